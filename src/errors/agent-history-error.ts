@@ -1,0 +1,29 @@
+const marker = Symbol.for('agent-history.error');
+
+/** The base of every error this package throws. `AgentHistoryError.isInstance(e)` works across copies of the package. */
+export class AgentHistoryError extends Error {
+  private readonly [marker] = true;
+  /** A stable, noun-first code: 'tenant-invalid', 'thread-not-found', … */
+  readonly code: string;
+
+  constructor({ code, message, cause }: { code: string; message: string; cause?: unknown }) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = new.target.name;
+    this.code = code;
+  }
+
+  static isInstance(error: unknown): error is AgentHistoryError {
+    return typeof error === 'object' && error !== null && marker in error;
+  }
+}
+
+/** Renders a value for an error message: quoted, and cut short when long. */
+export function describeValue(value: unknown): string {
+  let text: string;
+  try {
+    text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
+  } catch {
+    text = String(value);
+  }
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}

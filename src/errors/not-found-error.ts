@@ -1,0 +1,18 @@
+import { AgentHistoryError, describeValue } from './agent-history-error.js';
+
+/** What a {@link NotFoundError} was looking for. */
+export type NotFoundEntity = 'thread' | 'message' | 'run' | 'summary' | 'snapshot';
+
+/**
+ * The thread, message or run does not exist for this tenant. Another tenant's row raises exactly the same
+ * error as a missing one, so the error is no existence oracle.
+ */
+export class NotFoundError extends AgentHistoryError {
+  readonly entity: NotFoundEntity;
+  readonly id: unknown;
+  constructor({ entity, id }: { entity: NotFoundEntity; id: unknown }) {
+    super({ code: `${entity}-not-found`, message: `The ${entity} ${describeValue(id)} was not found.` });
+    this.entity = entity;
+    this.id = id;
+  }
+}

@@ -1,0 +1,31 @@
+/** `agent-history`: the conversation store. */
+export { createAgentHistory } from './store/create-agent-history.js';
+export type { AgentHistory, CreateAgentHistoryOptions, TenantHistory } from './store/create-agent-history.js';
+export { migrate, MIGRATIONS_FOLDER, type MigrateOptions } from './store/migrate.js';
+export { o200kTokenCounter, type TokenCounter } from './store/token-counter.js';
+export { withTenant, type TenantTransaction } from './tenant/with-tenant.js';
+export type { AgentHistoryDatabase } from './tenant/database.js';
+export type { AppendMessageOptions, AppendResult } from './store/append-message.js';
+export type { BeginAssistantMessageOptions, FinalStatus } from './store/assistant-lifecycle.js';
+export type { ContextView, WriteSnapshotInput, WriteSummaryInput } from './store/context-artifacts.js';
+export type { ListMessagesOptions, MessagePage } from './store/list-messages.js';
+export type { ExcludeMessagesOptions } from './store/message-state.js';
+export type { RedactMessageOptions } from './store/redact-message.js';
+export type { RetentionOptions } from './store/retention.js';
+export type { FinishRunOptions, StartRunOptions } from './store/runs.js';
+export type { SearchHit, SearchMessagesOptions } from './store/search-messages.js';
+export type { CreateThreadOptions, ListThreadsOptions, ThreadPage } from './store/threads.js';
+export type { StorableMessage } from './store/validate-message.js';
+export type {
+  ContextState,
+  MessageRole,
+  MessageStatus,
+  RunStatus,
+  RunUsage,
+  StoredMessage,
+  StoredRun,
+  StoredSnapshot,
+  StoredSummary,
+  StoredThread,
+} from './store/types.js';
+export * from './errors/index.js';

@@ -1,0 +1,320 @@
+import { sql, type SQL } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  check,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgEnum,
+  pgRole,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+  type PgSchema,
+} from 'drizzle-orm/pg-core';
+import { tenantIsolationPolicy } from './tenant-policy.js';
+import { tsvector } from './tsvector.js';
+
+/** A stored `UIMessage` part. The shape is the AI SDK's; the schema only requires a `type`. */
+export type StoredMessagePart = { type: string; [key: string]: unknown };
+
+/** Free-form JSON metadata. */
+export type StoredMetadata = Record<string, unknown>;
+
+/** The default name of the application role that every policy applies to. */
+export const DEFAULT_APP_ROLE = 'agent_history_app';
+
+export const MESSAGE_ROLES = ['system', 'user', 'assistant'] as const;
+export const MESSAGE_STATUSES = ['pending', 'streaming', 'completed', 'failed', 'cancelled'] as const;
+export const CONTEXT_STATES = ['eligible', 'excluded', 'redacted'] as const;
+export const RUN_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
+
+export interface DefineAgentTablesOptions {
+  /**
+   * The Postgres schema to create the tables and enums in.
+   * @default the `public` schema
+   * @example defineAgentTables({ schema: pgSchema('agent') })
+   */
+  schema?: PgSchema<string>;
+  /**
+   * The role that the tenant policies apply to. It is created by the package's migrations (idempotently);
+   * the pool's login role must be a member of it.
+   * @default 'agent_history_app'
+   */
+  appRole?: string;
+}
+
+const timestamps = {
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+};
+
+/**
+ * Creates the six agent-history tables, their enums and the application role.
+ *
+ * Every primary key and unique index starts with `tenant_id` and every foreign key is composite with it, so
+ * the tables distribute and co-locate by `tenant_id` on Citus unchanged. Row-level security is enabled on all
+ * six with one tenant predicate; FORCE, grants and the role itself come from the package's custom migration.
+ *
+ * @example
+ * export const { agentThread, agentMessage } = defineAgentTables({ schema: pgSchema('agent') });
+ */
+export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: DefineAgentTablesOptions = {}) {
+  const table = (schema ? schema.table.bind(schema) : pgTable) as typeof pgTable;
+  const enumType = (schema ? schema.enum.bind(schema) : pgEnum) as typeof pgEnum;
+  const role = pgRole(appRole).existing();
+
+  const messageRole = enumType('agent_message_role', MESSAGE_ROLES);
+  const messageStatus = enumType('agent_message_status', MESSAGE_STATUSES);
+  const contextState = enumType('agent_message_context_state', CONTEXT_STATES);
+  const runStatus = enumType('agent_run_status', RUN_STATUSES);
+
+  const agentThread = table(
+    'agent_thread',
+    {
+      tenantId: uuid('tenant_id').notNull(),
+      id: uuid('id').notNull().defaultRandom(),
+      /** The owner or end user of the thread, in the application's own id format. */
+      userId: text('user_id'),
+      title: text('title'),
+      metadata: jsonb('metadata').$type<StoredMetadata>().notNull().default(sql`'{}'::jsonb`),
+      /** The last sequence handed out; the next message gets `next_sequence + 1`. */
+      nextSequence: bigint('next_sequence', { mode: 'number' }).notNull().default(0),
+      /** When the newest message was appended, or when the thread was created: the thread list's order. */
+      lastMessageAt: timestamp('last_message_at', { withTimezone: true }).notNull().defaultNow(),
+      /** The thread this one was forked from (no foreign key: a fork outlives its parent). */
+      parentThreadId: uuid('parent_thread_id'),
+      forkedAtSequence: bigint('forked_at_sequence', { mode: 'number' }),
+      ...timestamps,
+      deletedAt: timestamp('deleted_at', { withTimezone: true }),
+    },
+    (t) => [
+      primaryKey({ name: 'agent_thread_pk', columns: [t.tenantId, t.id] }),
+      index('agent_thread_user_recent_idx')
+        .on(t.tenantId, t.userId, t.lastMessageAt.desc(), t.id.desc())
+        .where(sql`${t.deletedAt} is null`),
+      index('agent_thread_recent_idx')
+        .on(t.tenantId, t.lastMessageAt.desc(), t.id.desc())
+        .where(sql`${t.deletedAt} is null`),
+      check('agent_thread_next_sequence_nonnegative', sql`${t.nextSequence} >= 0`),
+      check('agent_thread_metadata_is_object', sql`jsonb_typeof(${t.metadata}) = 'object'`),
+      tenantIsolationPolicy('agent_thread_tenant_isolation', t.tenantId, role),
+    ],
+  ).enableRLS();
+
+  const agentRun = table(
+    'agent_run',
+    {
+      tenantId: uuid('tenant_id').notNull(),
+      id: uuid('id').notNull().defaultRandom(),
+      threadId: uuid('thread_id').notNull(),
+      status: runStatus('status').notNull().default('running'),
+      provider: text('provider'),
+      model: text('model'),
+      inputTokens: integer('input_tokens'),
+      outputTokens: integer('output_tokens'),
+      reasoningTokens: integer('reasoning_tokens'),
+      cachedInputTokens: integer('cached_input_tokens'),
+      error: jsonb('error').$type<StoredMetadata>(),
+      metadata: jsonb('metadata').$type<StoredMetadata>().notNull().default(sql`'{}'::jsonb`),
+      startedAt: timestamp('started_at', { withTimezone: true }).notNull().defaultNow(),
+      finishedAt: timestamp('finished_at', { withTimezone: true }),
+      ...timestamps,
+    },
+    (t) => [
+      primaryKey({ name: 'agent_run_pk', columns: [t.tenantId, t.id] }),
+      uniqueIndex('agent_run_thread_id_uidx').on(t.tenantId, t.threadId, t.id),
+      index('agent_run_thread_created_idx').on(t.tenantId, t.threadId, t.createdAt),
+      foreignKey({
+        name: 'agent_run_thread_fk',
+        columns: [t.tenantId, t.threadId],
+        foreignColumns: [agentThread.tenantId, agentThread.id],
+      }).onDelete('cascade'),
+      check('agent_run_finished_after_started', sql`${t.finishedAt} is null or ${t.finishedAt} >= ${t.startedAt}`),
+      tenantIsolationPolicy('agent_run_tenant_isolation', t.tenantId, role),
+    ],
+  ).enableRLS();
+
+  const agentMessage = table(
+    'agent_message',
+    {
+      tenantId: uuid('tenant_id').notNull(),
+      id: uuid('id').notNull().defaultRandom(),
+      threadId: uuid('thread_id').notNull(),
+      runId: uuid('run_id'),
+      /** Per-thread, gapless, starting at 1; allocated from `agent_thread.next_sequence`. */
+      sequence: bigint('sequence', { mode: 'number' }).notNull(),
+      /** The client's `UIMessage.id`, unique per thread. */
+      messageId: text('message_id').notNull(),
+      clientRequestId: text('client_request_id'),
+      role: messageRole('role').notNull(),
+      status: messageStatus('status').notNull().default('completed'),
+      parts: jsonb('parts').$type<StoredMessagePart[]>().notNull().default(sql`'[]'::jsonb`),
+      metadata: jsonb('metadata').$type<StoredMetadata>().notNull().default(sql`'{}'::jsonb`),
+      contextState: contextState('context_state').notNull().default('eligible'),
+      exclusionReason: text('exclusion_reason'),
+      /** Always included in the model's context, whatever the budget trims. */
+      pinned: boolean('pinned').notNull().default(false),
+      schemaVersion: integer('schema_version').notNull().default(1),
+      contentVersion: integer('content_version').notNull().default(1),
+      byteSize: integer('byte_size').notNull().default(0),
+      /** Raw token count of the parts, without per-model factors or overheads. */
+      tokenCount: integer('token_count'),
+      tokenCounterId: text('token_counter_id'),
+      /** A streaming message whose lease has expired belongs to a dead writer and is recovered as failed. */
+      leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
+      searchVector: tsvector('search_vector').generatedAlwaysAs(
+        (): SQL =>
+          sql`to_tsvector('simple'::regconfig, jsonb_path_query_array(${agentMessage.parts}, 'strict $[*] ? (@.type == "text").text'))`,
+      ),
+      ...timestamps,
+      completedAt: timestamp('completed_at', { withTimezone: true }),
+      redactedAt: timestamp('redacted_at', { withTimezone: true }),
+      deletedAt: timestamp('deleted_at', { withTimezone: true }),
+    },
+    (t) => [
+      primaryKey({ name: 'agent_message_pk', columns: [t.tenantId, t.id] }),
+      uniqueIndex('agent_message_thread_sequence_uidx').on(t.tenantId, t.threadId, t.sequence),
+      uniqueIndex('agent_message_thread_message_id_uidx').on(t.tenantId, t.threadId, t.messageId),
+      uniqueIndex('agent_message_client_request_uidx')
+        .on(t.tenantId, t.threadId, t.clientRequestId)
+        .where(sql`${t.clientRequestId} is not null`),
+      index('agent_message_run_idx').on(t.tenantId, t.threadId, t.runId).where(sql`${t.runId} is not null`),
+      index('agent_message_streaming_lease_idx')
+        .on(t.tenantId, t.leaseExpiresAt)
+        .where(sql`${t.status} in ('pending', 'streaming')`),
+      index('agent_message_search_idx').using('gin', t.searchVector),
+      foreignKey({
+        name: 'agent_message_thread_fk',
+        columns: [t.tenantId, t.threadId],
+        foreignColumns: [agentThread.tenantId, agentThread.id],
+      }).onDelete('cascade'),
+      // NO ACTION, not SET NULL: a composite SET NULL would null tenant_id. NO ACTION is RESTRICT checked at the
+      // end of the statement, so deleting a run that still has messages fails, while deleting the thread
+      // (which cascades to both) succeeds.
+      foreignKey({
+        name: 'agent_message_run_fk',
+        columns: [t.tenantId, t.threadId, t.runId],
+        foreignColumns: [agentRun.tenantId, agentRun.threadId, agentRun.id],
+      }).onDelete('no action'),
+      check('agent_message_sequence_positive', sql`${t.sequence} > 0`),
+      check('agent_message_parts_is_array', sql`jsonb_typeof(${t.parts}) = 'array'`),
+      check('agent_message_metadata_is_object', sql`jsonb_typeof(${t.metadata}) = 'object'`),
+      check('agent_message_content_version_positive', sql`${t.contentVersion} > 0`),
+      check('agent_message_message_id_length', sql`char_length(${t.messageId}) between 1 and 200`),
+      check('agent_message_client_request_id_length', sql`char_length(${t.clientRequestId}) between 1 and 200`),
+      tenantIsolationPolicy('agent_message_tenant_isolation', t.tenantId, role),
+    ],
+  ).enableRLS();
+
+  const agentSummary = table(
+    'agent_summary',
+    {
+      tenantId: uuid('tenant_id').notNull(),
+      id: uuid('id').notNull().defaultRandom(),
+      threadId: uuid('thread_id').notNull(),
+      /** The inclusive sequence range this summary stands for. */
+      fromSequence: bigint('from_sequence', { mode: 'number' }).notNull(),
+      throughSequence: bigint('through_sequence', { mode: 'number' }).notNull(),
+      content: text('content').notNull(),
+      tokenCount: integer('token_count').notNull(),
+      tokenCounterId: text('token_counter_id'),
+      summarizerModel: text('summarizer_model'),
+      policyVersion: text('policy_version').notNull(),
+      previousSummaryId: uuid('previous_summary_id'),
+      /** Set when a covered message is redacted: a stale summary is never used again. */
+      stale: boolean('stale').notNull().default(false),
+      ...timestamps,
+    },
+    (t) => [
+      primaryKey({ name: 'agent_summary_pk', columns: [t.tenantId, t.id] }),
+      index('agent_summary_thread_through_idx').on(t.tenantId, t.threadId, t.throughSequence),
+      foreignKey({
+        name: 'agent_summary_thread_fk',
+        columns: [t.tenantId, t.threadId],
+        foreignColumns: [agentThread.tenantId, agentThread.id],
+      }).onDelete('cascade'),
+      check('agent_summary_range', sql`${t.fromSequence} >= 1 and ${t.throughSequence} >= ${t.fromSequence}`),
+      tenantIsolationPolicy('agent_summary_tenant_isolation', t.tenantId, role),
+    ],
+  ).enableRLS();
+
+  const agentContextSnapshot = table(
+    'agent_context_snapshot',
+    {
+      tenantId: uuid('tenant_id').notNull(),
+      id: uuid('id').notNull().defaultRandom(),
+      threadId: uuid('thread_id').notNull(),
+      /** Per-thread version, 1, 2, 3…; written with an expected version, never overwritten. */
+      version: integer('version').notNull(),
+      /** Inclusive: the snapshot represents the log through this sequence; the tail starts after it. */
+      throughSequence: bigint('through_sequence', { mode: 'number' }).notNull(),
+      summaryId: uuid('summary_id'),
+      includedSequences: jsonb('included_sequences').$type<number[]>().notNull(),
+      pruned: jsonb('pruned').$type<unknown>().notNull().default(sql`'[]'::jsonb`),
+      budget: jsonb('budget').$type<unknown>().notNull().default(sql`'{}'::jsonb`),
+      policyVersion: text('policy_version').notNull(),
+      /** A hash of the final model messages, so a rebuild can be checked against what the model saw. */
+      messagesHash: text('messages_hash').notNull(),
+      stale: boolean('stale').notNull().default(false),
+      createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    },
+    (t) => [
+      primaryKey({ name: 'agent_context_snapshot_pk', columns: [t.tenantId, t.id] }),
+      uniqueIndex('agent_context_snapshot_thread_version_uidx').on(t.tenantId, t.threadId, t.version),
+      foreignKey({
+        name: 'agent_context_snapshot_thread_fk',
+        columns: [t.tenantId, t.threadId],
+        foreignColumns: [agentThread.tenantId, agentThread.id],
+      }).onDelete('cascade'),
+      check('agent_context_snapshot_version_positive', sql`${t.version} > 0`),
+      check('agent_context_snapshot_through_nonnegative', sql`${t.throughSequence} >= 0`),
+      tenantIsolationPolicy('agent_context_snapshot_tenant_isolation', t.tenantId, role),
+    ],
+  ).enableRLS();
+
+  const agentAuditEvent = table(
+    'agent_audit_event',
+    {
+      tenantId: uuid('tenant_id').notNull(),
+      id: uuid('id').notNull().defaultRandom(),
+      /** No foreign key: the record of a deletion must outlive what it deleted. */
+      threadId: uuid('thread_id'),
+      messageId: uuid('message_id'),
+      /** What happened, noun first: 'message-redacted', 'message-excluded', 'thread-deleted', … */
+      action: text('action').notNull(),
+      actor: text('actor').notNull(),
+      reason: text('reason'),
+      /** Never holds redacted content. */
+      details: jsonb('details').$type<StoredMetadata>().notNull().default(sql`'{}'::jsonb`),
+      createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    },
+    (t) => [
+      primaryKey({ name: 'agent_audit_event_pk', columns: [t.tenantId, t.id] }),
+      index('agent_audit_event_thread_idx').on(t.tenantId, t.threadId, t.createdAt),
+      tenantIsolationPolicy('agent_audit_event_tenant_isolation', t.tenantId, role),
+    ],
+  ).enableRLS();
+
+  return {
+    agentHistoryAppRole: role,
+    agentMessageRole: messageRole,
+    agentMessageStatus: messageStatus,
+    agentMessageContextState: contextState,
+    agentRunStatus: runStatus,
+    agentThread,
+    agentRun,
+    agentMessage,
+    agentSummary,
+    agentContextSnapshot,
+    agentAuditEvent,
+  };
+}
+
+/** The tables, enums and role of one agent-history installation. */
+export type AgentTables = ReturnType<typeof defineAgentTables>;

@@ -1,0 +1,32 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { pgPolicy, type AnyPgColumn, type PgRole } from 'drizzle-orm/pg-core';
+
+/**
+ * The one setting that carries the tenant of a transaction. Every policy reads it and the
+ * transaction helper writes it (with `set_config(…, true)`, so it never outlives the transaction).
+ */
+export const TENANT_SETTING = 'app.tenant_id';
+
+/**
+ * The current tenant as a uuid, or null when none is set.
+ *
+ * `nullif(…, '')` matters: once a connection has used the setting, it reads back as `''` instead of
+ * null, and `''::uuid` raises. Wrapped in `(select …)` so the planner evaluates it once per query.
+ */
+export const currentTenantId: SQL = sql.raw(
+  `(select nullif(current_setting('${TENANT_SETTING}', true), '')::uuid)`,
+);
+
+/** The tenant predicate shared by every policy: the row's tenant is the transaction's tenant. */
+export function tenantPredicate(tenantIdColumn: AnyPgColumn): SQL {
+  return sql`${tenantIdColumn} = ${currentTenantId}`;
+}
+
+/**
+ * One permissive policy for every command, for the application role: a row is visible and writable
+ * only inside a transaction whose tenant is the row's tenant. With no tenant set, no rows (fail closed).
+ */
+export function tenantIsolationPolicy(name: string, tenantIdColumn: AnyPgColumn, role: PgRole) {
+  const predicate = tenantPredicate(tenantIdColumn);
+  return pgPolicy(name, { as: 'permissive', for: 'all', to: role, using: predicate, withCheck: predicate });
+}

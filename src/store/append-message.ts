@@ -1,0 +1,123 @@
+import { sql } from 'drizzle-orm';
+import { NotFoundError } from '../errors/not-found-error.js';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { rowsOf } from '../tenant/database.js';
+import { countPartTokens } from './count-part-tokens.js';
+import { postgresErrorCode, type StoreContext } from './store-context.js';
+import { assertThreadId, assertUuid } from './threads.js';
+import { validateMessage, type StorableMessage } from './validate-message.js';
+import type { MessageStatus, StoredMessage } from './types.js';
+
+export interface AppendMessageOptions {
+  /** An idempotency key: a retry with the same key returns the stored row instead of appending again. */
+  clientRequestId?: string;
+  /** The run that produced the message (must belong to the same thread). */
+  runId?: string;
+  /** @default 'completed' */
+  status?: MessageStatus;
+  /** Always keep the message in the model's context. @default false */
+  pinned?: boolean;
+}
+
+/** The outcome of an append: the stored message, and whether this call created it. */
+export interface AppendResult<UI_MESSAGE extends StorableMessage = StorableMessage> {
+  created: boolean;
+  stored: StoredMessage<UI_MESSAGE>;
+}
+
+type AppendRow = {
+  inserted: boolean;
+  id: string;
+  sequence: string | number;
+  message_id: string;
+  client_request_id: string | null;
+  run_id: string | null;
+  role: StoredMessage['message']['role'];
+  status: MessageStatus;
+  parts: StoredMessage['message']['parts'] | null;
+  metadata: Record<string, unknown> | null;
+  context_state: StoredMessage['contextState'];
+  pinned: boolean;
+  byte_size: number;
+  token_count: number | null;
+  token_counter_id: string | null;
+  content_version: number;
+  lease_expires_at: string | Date | null;
+  created_at: string | Date;
+  updated_at: string | Date;
+  completed_at: string | Date | null;
+};
+
+const date = (value: string | Date | null): Date | null => (value === null ? null : new Date(value));
+
+/**
+ * Appends one `UIMessage` to a thread in one statement: the next sequence is taken from the thread row
+ * atomically with the insert, so sequences are gapless and unique under any concurrency. Idempotent by
+ * message id and by `clientRequestId`: a retry, or two identical requests racing, get the stored row back.
+ */
+export async function appendMessage<UI_MESSAGE extends StorableMessage>(
+  context: StoreContext,
+  threadId: string,
+  message: UI_MESSAGE,
+  options: AppendMessageOptions = {},
+): Promise<AppendResult<UI_MESSAGE>> {
+  const thread = assertThreadId(threadId);
+  const validated = validateMessage(message, { maxBytes: context.maxMessageBytes });
+  const runId = options.runId === undefined ? null : assertUuid('options.runId', options.runId);
+  const clientRequestId = options.clientRequestId ?? null;
+  if (clientRequestId !== null && (typeof clientRequestId !== 'string' || clientRequestId.length < 1 || clientRequestId.length > 200 || !clientRequestId.isWellFormed() || clientRequestId.includes('\u0000'))) {
+    throw new InvalidArgumentError({ argument: 'options.clientRequestId', value: clientRequestId, message: 'expected a string of 1 to 200 characters.' });
+  }
+  const status = options.status ?? 'completed';
+  const streaming = status === 'pending' || status === 'streaming';
+  const tokenCount = streaming ? null : countPartTokens(validated.parts, context.tokenCounter);
+  const leaseExpiresAt = streaming ? new Date(context.now().getTime() + context.leaseMs) : null;
+
+  const call = sql`select * from agent_history_append_message(
+    ${context.tenantId}::uuid, ${context.appRole}::text, ${thread}::uuid, ${validated.id}::text, ${clientRequestId}::text,
+    ${validated.role}::agent_message_role, ${status}::agent_message_status, ${validated.partsJson}::jsonb,
+    ${validated.metadataJson}::jsonb, ${runId}::uuid, ${validated.byteSize}::integer, ${tokenCount}::integer,
+    ${tokenCount === null ? null : context.tokenCounter.id}::text, ${leaseExpiresAt?.toISOString() ?? null}::timestamptz,
+    ${options.pinned ?? false}::boolean)`;
+
+  let rows: AppendRow[];
+  try {
+    rows = rowsOf<AppendRow>(await context.db.execute(call));
+  } catch (error) {
+    const code = postgresErrorCode(error);
+    // A racing identical request won: the whole statement rolled back (sequence bump included); read its row.
+    if (code === '23505') rows = rowsOf<AppendRow>(await context.db.execute(call));
+    else if (code === '23503') throw new NotFoundError({ entity: 'run', id: runId });
+    else throw error;
+  }
+  const [row] = rows;
+  if (!row) throw new NotFoundError({ entity: 'thread', id: threadId });
+  const storedMessage = { id: row.message_id, role: row.role, parts: row.parts ?? validated.parts } as StorableMessage;
+  const metadata = row.metadata ?? validated.metadata;
+  if (Object.keys(metadata).length > 0) storedMessage.metadata = metadata;
+  return {
+    created: row.inserted,
+    stored: {
+      rowId: row.id,
+      threadId: thread,
+      sequence: Number(row.sequence),
+      message: storedMessage as UI_MESSAGE,
+      status: row.status,
+      contextState: row.context_state,
+      exclusionReason: null,
+      pinned: row.pinned,
+      runId: row.run_id,
+      clientRequestId: row.client_request_id,
+      byteSize: row.byte_size,
+      tokenCount: row.token_count,
+      tokenCounterId: row.token_counter_id,
+      contentVersion: row.content_version,
+      leaseExpiresAt: date(row.lease_expires_at),
+      createdAt: date(row.created_at)!,
+      updatedAt: date(row.updated_at)!,
+      completedAt: date(row.completed_at),
+      redactedAt: null,
+      deletedAt: null,
+    },
+  };
+}

@@ -1,0 +1,181 @@
+import { and, eq, inArray, lt, sql } from 'drizzle-orm';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { MessageTooLargeError } from '../errors/message-too-large-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
+import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
+import { appendMessage, type AppendResult } from './append-message.js';
+import { countPartTokens } from './count-part-tokens.js';
+import { messageColumns, toStoredMessage } from './row-mapping.js';
+import { inTenant, type StoreContext } from './store-context.js';
+import { assertThreadId } from './threads.js';
+import type { StoredMessage } from './types.js';
+import { validateMetadata, validateParts } from './validate-message.js';
+
+export interface BeginAssistantMessageOptions {
+  /** The `UIMessage.id` the stream will use (pass the same id to `generateMessageId`). */
+  messageId: string;
+  runId?: string;
+  clientRequestId?: string;
+  metadata?: StoredMetadata;
+}
+
+/** Appends an empty assistant message in `pending` state, holding a lease for `leaseMs`. Idempotent. */
+export function beginAssistantMessage(context: StoreContext, threadId: string, options: BeginAssistantMessageOptions): Promise<AppendResult> {
+  return appendMessage(
+    context,
+    threadId,
+    { id: options.messageId, role: 'assistant', parts: [], metadata: options.metadata },
+    { status: 'pending', runId: options.runId, clientRequestId: options.clientRequestId },
+  );
+}
+
+export type FinalStatus = 'completed' | 'failed' | 'cancelled';
+
+function checkSize(context: StoreContext, messageId: string, parts: StoredMessagePart[], metadata: StoredMetadata | undefined) {
+  const byteSize = Buffer.byteLength(JSON.stringify(parts)) + Buffer.byteLength(JSON.stringify(metadata ?? {}));
+  if (byteSize > context.maxMessageBytes) throw new MessageTooLargeError({ messageId, byteSize, limit: context.maxMessageBytes });
+  return byteSize;
+}
+
+function assertMessageId(messageId: unknown): string {
+  if (typeof messageId !== 'string' || messageId.length === 0 || messageId.length > 200) {
+    throw new NotFoundError({ entity: 'message', id: messageId });
+  }
+  return messageId;
+}
+
+/**
+ * Saves the parts streamed so far (status `streaming`) and renews the lease, so a crash loses at most what
+ * came after the last checkpoint. Only a `pending` or `streaming` message can be checkpointed.
+ */
+export function checkpointMessage(
+  context: StoreContext,
+  threadId: string,
+  messageId: string,
+  { parts, metadata }: { parts: StoredMessagePart[]; metadata?: StoredMetadata },
+): Promise<StoredMessage> {
+  const thread = assertThreadId(threadId);
+  const id = assertMessageId(messageId);
+  const validParts = validateParts(parts, 'assistant');
+  const validMetadata = metadata === undefined ? undefined : validateMetadata(metadata);
+  const byteSize = checkSize(context, id, validParts, validMetadata);
+  const { agentMessage } = context.tables;
+  return inTenant(context, async (tx) => {
+    const [row] = await tx
+      .update(agentMessage)
+      .set({
+        parts: validParts,
+        ...(validMetadata === undefined ? {} : { metadata: validMetadata }),
+        status: 'streaming',
+        byteSize,
+        leaseExpiresAt: new Date(context.now().getTime() + context.leaseMs),
+        updatedAt: sql`now()`,
+      })
+      .where(
+        and(
+          eq(agentMessage.tenantId, context.tenantId),
+          eq(agentMessage.threadId, thread),
+          eq(agentMessage.messageId, id),
+          inArray(agentMessage.status, ['pending', 'streaming']),
+        ),
+      )
+      .returning(messageColumns(context.tables));
+    if (row) return toStoredMessage(row);
+    throw await explainMissing(context, tx, thread, id, 'checkpointed');
+  });
+}
+
+/**
+ * Ends an assistant message: `completed`, `failed` or `cancelled` (an abort keeps the partial parts). The token
+ * count is taken now. Finalizing again with the same status returns the stored message (a retried `onEnd`).
+ */
+export function finalizeMessage(
+  context: StoreContext,
+  threadId: string,
+  messageId: string,
+  { status, parts, metadata }: { status: FinalStatus; parts: StoredMessagePart[]; metadata?: StoredMetadata },
+): Promise<StoredMessage> {
+  const thread = assertThreadId(threadId);
+  const id = assertMessageId(messageId);
+  if (status !== 'completed' && status !== 'failed' && status !== 'cancelled') {
+    throw new InvalidArgumentError({ argument: 'status', value: status, message: 'expected completed, failed or cancelled.' });
+  }
+  const validParts = validateParts(parts, 'assistant');
+  const validMetadata = metadata === undefined ? undefined : validateMetadata(metadata);
+  const byteSize = checkSize(context, id, validParts, validMetadata);
+  const tokenCount = countPartTokens(validParts, context.tokenCounter);
+  const { agentMessage } = context.tables;
+  return inTenant(context, async (tx) => {
+    const [row] = await tx
+      .update(agentMessage)
+      .set({
+        parts: validParts,
+        ...(validMetadata === undefined ? {} : { metadata: validMetadata }),
+        status,
+        byteSize,
+        tokenCount,
+        tokenCounterId: context.tokenCounter.id,
+        leaseExpiresAt: null,
+        completedAt: sql`now()`,
+        updatedAt: sql`now()`,
+      })
+      .where(
+        and(
+          eq(agentMessage.tenantId, context.tenantId),
+          eq(agentMessage.threadId, thread),
+          eq(agentMessage.messageId, id),
+          inArray(agentMessage.status, ['pending', 'streaming']),
+        ),
+      )
+      .returning(messageColumns(context.tables));
+    if (row) return toStoredMessage(row);
+    const [existing] = await tx
+      .select(messageColumns(context.tables))
+      .from(agentMessage)
+      .where(and(eq(agentMessage.tenantId, context.tenantId), eq(agentMessage.threadId, thread), eq(agentMessage.messageId, id)));
+    if (existing?.status === status) return toStoredMessage(existing);
+    throw await explainMissing(context, tx, thread, id, `finalized as ${status}`);
+  });
+}
+
+async function explainMissing(context: StoreContext, tx: Parameters<Parameters<typeof inTenant>[1]>[0], threadId: string, messageId: string, verb: string) {
+  const { agentMessage } = context.tables;
+  const [existing] = await tx
+    .select({ status: agentMessage.status })
+    .from(agentMessage)
+    .where(and(eq(agentMessage.tenantId, context.tenantId), eq(agentMessage.threadId, threadId), eq(agentMessage.messageId, messageId)));
+  if (!existing) return new NotFoundError({ entity: 'message', id: messageId });
+  return new InvalidArgumentError({
+    argument: 'messageId',
+    value: messageId,
+    message: `the message is ${existing.status}; only a pending or streaming message can be ${verb}.`,
+  });
+}
+
+/**
+ * Marks as `failed` every pending or streaming message of the tenant whose lease has expired (its writer died),
+ * keeping the parts it had checkpointed. Returns the recovered messages.
+ */
+export function recoverAbandonedMessages(context: StoreContext): Promise<StoredMessage[]> {
+  const { agentMessage } = context.tables;
+  return inTenant(context, async (tx) => {
+    const rows = await tx
+      .update(agentMessage)
+      .set({
+        status: 'failed',
+        leaseExpiresAt: null,
+        completedAt: sql`now()`,
+        updatedAt: sql`now()`,
+        metadata: sql`${agentMessage.metadata} || '{"agentHistory":{"failure":"lease-expired"}}'::jsonb`,
+      })
+      .where(
+        and(
+          eq(agentMessage.tenantId, context.tenantId),
+          inArray(agentMessage.status, ['pending', 'streaming']),
+          lt(agentMessage.leaseExpiresAt, context.now()),
+        ),
+      )
+      .returning(messageColumns(context.tables));
+    return rows.map((row) => toStoredMessage(row)).sort((a, b) => a.sequence - b.sequence);
+  });
+}

@@ -1,0 +1,213 @@
+import { and, asc, desc, eq, gt, isNull, sql } from 'drizzle-orm';
+import { getTableColumns } from 'drizzle-orm';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { VersionConflictError } from '../errors/version-conflict-error.js';
+import { rowsOf } from '../tenant/database.js';
+import { messageColumns, toStoredMessage } from './row-mapping.js';
+import { inTenant, postgresErrorCode, type StoreContext } from './store-context.js';
+import { assertInteger, assertThreadId, requireThread } from './threads.js';
+import type { StoredMessage, StoredSnapshot, StoredSummary, StoredThread } from './types.js';
+
+export interface WriteSummaryInput {
+  fromSequence: number;
+  throughSequence: number;
+  content: string;
+  tokenCount: number;
+  tokenCounterId?: string | null;
+  summarizerModel?: string | null;
+  policyVersion: string;
+  previousSummaryId?: string | null;
+}
+
+export interface WriteSnapshotInput {
+  /** The version the writer read; the snapshot is written as `expectedVersion + 1`, or a conflict is raised. */
+  expectedVersion: number;
+  throughSequence: number;
+  summaryId?: string | null;
+  includedSequences: number[];
+  pruned?: unknown;
+  budget?: unknown;
+  policyVersion: string;
+  messagesHash: string;
+}
+
+/** What the context engine starts from (seed 004's `load`). */
+export interface ContextView {
+  thread: StoredThread;
+  /** The newest snapshot that is not stale, or null. */
+  snapshot: StoredSnapshot | null;
+  /** The snapshot's summary, when it has one and it is not stale. */
+  summary: StoredSummary | null;
+  /** The newest summary that is not stale (it may be newer than the snapshot's). */
+  latestSummary: StoredSummary | null;
+  /** Messages strictly after the snapshot's inclusive boundary, oldest first (the newest `maxTailMessages`). */
+  tail: StoredMessage[];
+  /** True when older tail messages were left out by `maxTailMessages`. */
+  tailTruncated: boolean;
+  /** The snapshot version a new snapshot must expect. */
+  currentVersion: number;
+}
+
+function summaryColumns(context: StoreContext) {
+  const { tenantId: _tenantId, updatedAt: _updatedAt, ...columns } = getTableColumns(context.tables.agentSummary);
+  return columns;
+}
+
+function snapshotColumns(context: StoreContext) {
+  const { tenantId: _tenantId, ...columns } = getTableColumns(context.tables.agentContextSnapshot);
+  return columns;
+}
+
+/**
+ * The newest valid snapshot, its summary and the tail strictly after its inclusive boundary, read in one
+ * repeatable-read transaction so the parts come from one state of the database. The tail holds every message
+ * (all states); the context engine filters. Its size is bounded by `maxTailMessages`, whatever the thread's length.
+ */
+export function loadContext(context: StoreContext, threadId: string, { maxTailMessages = 2000 }: { maxTailMessages?: number } = {}): Promise<ContextView> {
+  const thread = assertThreadId(threadId);
+  assertInteger('options.maxTailMessages', maxTailMessages, 1, 100_000);
+  const { agentContextSnapshot, agentSummary, agentMessage } = context.tables;
+  return inTenant(context, async (tx) => {
+    const threadRow = await requireThread(context, tx, thread);
+    const tenantThread = (table: typeof agentSummary | typeof agentContextSnapshot) =>
+      and(eq(table.tenantId, context.tenantId), eq(table.threadId, thread));
+    const [[snapshot], [latestSummary], [versionRow]] = await Promise.all([
+      tx.select(snapshotColumns(context)).from(agentContextSnapshot)
+        .where(and(tenantThread(agentContextSnapshot), eq(agentContextSnapshot.stale, false)))
+        .orderBy(desc(agentContextSnapshot.version)).limit(1),
+      tx.select(summaryColumns(context)).from(agentSummary)
+        .where(and(tenantThread(agentSummary), eq(agentSummary.stale, false)))
+        .orderBy(desc(agentSummary.throughSequence), desc(agentSummary.createdAt)).limit(1),
+      tx.select({ version: sql<number>`coalesce(max(${agentContextSnapshot.version}), 0)` }).from(agentContextSnapshot)
+        .where(tenantThread(agentContextSnapshot)),
+    ]);
+    let summary: StoredSummary | null = null;
+    if (snapshot?.summaryId) {
+      const [row] = await tx.select(summaryColumns(context)).from(agentSummary)
+        .where(and(tenantThread(agentSummary), eq(agentSummary.id, snapshot.summaryId), eq(agentSummary.stale, false)));
+      summary = row ? toSummary(row) : null;
+    }
+    const boundary = snapshot ? Number(snapshot.throughSequence) : 0;
+    const rows = await tx
+      .select(messageColumns(context.tables))
+      .from(agentMessage)
+      .where(and(eq(agentMessage.tenantId, context.tenantId), eq(agentMessage.threadId, thread), gt(agentMessage.sequence, boundary), isNull(agentMessage.deletedAt)))
+      .orderBy(desc(agentMessage.sequence))
+      .limit(maxTailMessages + 1);
+    const tail = rows.slice(0, maxTailMessages).reverse().map((row) => toStoredMessage(row));
+    return {
+      thread: threadRow,
+      snapshot: snapshot ? toSnapshot(snapshot) : null,
+      summary,
+      latestSummary: latestSummary ? toSummary(latestSummary) : null,
+      tail,
+      tailTruncated: rows.length > maxTailMessages,
+      currentVersion: Number(versionRow?.version ?? 0),
+    };
+  }, { isolationLevel: 'repeatable read' });
+}
+
+type SummaryRow = Omit<StoreContext['tables']['agentSummary']['$inferSelect'], 'tenantId' | 'updatedAt'>;
+type SnapshotRow = Omit<StoreContext['tables']['agentContextSnapshot']['$inferSelect'], 'tenantId'>;
+
+function toSummary(row: SummaryRow): StoredSummary {
+  return { ...row, fromSequence: Number(row.fromSequence), throughSequence: Number(row.throughSequence) };
+}
+
+function toSnapshot(row: SnapshotRow): StoredSnapshot {
+  return { ...row, throughSequence: Number(row.throughSequence) };
+}
+
+/**
+ * Stores a summary artifact over an inclusive sequence range of the thread. Empty content is refused, so a
+ * failed summarizer call can never write a summary.
+ */
+export function writeSummary(context: StoreContext, threadId: string, input: WriteSummaryInput): Promise<StoredSummary> {
+  const thread = assertThreadId(threadId);
+  if (typeof input.content !== 'string' || input.content.trim().length === 0) {
+    throw new InvalidArgumentError({ argument: 'summary.content', value: input.content, message: 'a summary must have content.' });
+  }
+  if (input.content.includes('\u0000') || !input.content.isWellFormed()) {
+    throw new InvalidArgumentError({ argument: 'summary.content', value: input.content, message: 'contains NUL or a lone surrogate.' });
+  }
+  assertInteger('summary.tokenCount', input.tokenCount, 0, 10_000_000);
+  return inTenant(context, async (tx) => {
+    const threadRow = await requireThread(context, tx, thread);
+    assertInteger('summary.fromSequence', input.fromSequence, 1, Math.max(1, threadRow.messageCount));
+    assertInteger('summary.throughSequence', input.throughSequence, input.fromSequence, threadRow.messageCount);
+    const [row] = await tx
+      .insert(context.tables.agentSummary)
+      .values({
+        tenantId: context.tenantId,
+        threadId: thread,
+        fromSequence: input.fromSequence,
+        throughSequence: input.throughSequence,
+        content: input.content,
+        tokenCount: input.tokenCount,
+        tokenCounterId: input.tokenCounterId ?? null,
+        summarizerModel: input.summarizerModel ?? null,
+        policyVersion: input.policyVersion,
+        previousSummaryId: input.previousSummaryId ?? null,
+      })
+      .returning(summaryColumns(context));
+    return toSummary(row!);
+  });
+}
+
+/**
+ * Writes snapshot `expectedVersion + 1`. When another writer got there first, nothing is written and a
+ * {@link VersionConflictError} is raised: a snapshot is never overwritten. The boundary is inclusive and must
+ * lie within the thread.
+ */
+export async function writeSnapshot(context: StoreContext, threadId: string, input: WriteSnapshotInput): Promise<StoredSnapshot> {
+  const thread = assertThreadId(threadId);
+  const expectedVersion = assertInteger('snapshot.expectedVersion', input.expectedVersion, 0, 2_000_000_000);
+  if (!Array.isArray(input.includedSequences) || input.includedSequences.some((sequence) => !Number.isSafeInteger(sequence) || sequence < 1)) {
+    throw new InvalidArgumentError({ argument: 'snapshot.includedSequences', value: input.includedSequences, message: 'expected positive integers.' });
+  }
+  const { agentContextSnapshot } = context.tables;
+  try {
+    return await inTenant(context, async (tx) => {
+      const threadRow = await requireThread(context, tx, thread);
+      assertInteger('snapshot.throughSequence', input.throughSequence, 0, threadRow.messageCount);
+      const rows = rowsOf<{ id: string }>(
+        await tx.execute(sql`
+          insert into ${agentContextSnapshot} (tenant_id, thread_id, version, through_sequence, summary_id, included_sequences,
+            pruned, budget, policy_version, messages_hash)
+          select ${context.tenantId}, ${thread}, ${expectedVersion + 1}, ${input.throughSequence}, ${input.summaryId ?? null},
+            ${JSON.stringify(input.includedSequences)}::jsonb, ${JSON.stringify(input.pruned ?? [])}::jsonb,
+            ${JSON.stringify(input.budget ?? {})}::jsonb, ${input.policyVersion}, ${input.messagesHash}
+          where (select coalesce(max(version), 0) from ${agentContextSnapshot}
+                 where tenant_id = ${context.tenantId} and thread_id = ${thread}) = ${expectedVersion}
+          returning id`),
+      );
+      if (rows.length === 0) {
+        const [current] = await tx
+          .select({ version: sql<number>`coalesce(max(${agentContextSnapshot.version}), 0)` })
+          .from(agentContextSnapshot)
+          .where(and(eq(agentContextSnapshot.tenantId, context.tenantId), eq(agentContextSnapshot.threadId, thread)));
+        throw new VersionConflictError({ entity: 'snapshot', expectedVersion, actualVersion: Number(current?.version) });
+      }
+      const [row] = await tx.select(snapshotColumns(context)).from(agentContextSnapshot)
+        .where(and(eq(agentContextSnapshot.tenantId, context.tenantId), eq(agentContextSnapshot.id, rows[0]!.id)));
+      return toSnapshot(row!);
+    });
+  } catch (error) {
+    // Two writers with the same expected version: the unique (thread, version) index lets one through.
+    if (postgresErrorCode(error) === '23505') throw new VersionConflictError({ entity: 'snapshot', expectedVersion });
+    throw error;
+  }
+}
+
+/** The thread's summaries, oldest range first (stale ones included, flagged). */
+export function listSummaries(context: StoreContext, threadId: string): Promise<StoredSummary[]> {
+  const thread = assertThreadId(threadId);
+  const { agentSummary } = context.tables;
+  return inTenant(context, async (tx) => {
+    await requireThread(context, tx, thread);
+    const rows = await tx.select(summaryColumns(context)).from(agentSummary)
+      .where(and(eq(agentSummary.tenantId, context.tenantId), eq(agentSummary.threadId, thread)))
+      .orderBy(asc(agentSummary.throughSequence), asc(agentSummary.createdAt));
+    return rows.map(toSummary);
+  });
+}

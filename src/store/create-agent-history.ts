@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { DEFAULT_APP_ROLE, defineAgentTables, type AgentTables } from '../schema/define-agent-tables.js';
+import type { AgentHistoryDatabase } from '../tenant/database.js';
+import { assertTenantId } from '../tenant/tenant-id.js';
+import { appendMessage, type AppendMessageOptions } from './append-message.js';
+import {
+  beginAssistantMessage,
+  checkpointMessage,
+  finalizeMessage,
+  recoverAbandonedMessages,
+  type BeginAssistantMessageOptions,
+  type FinalStatus,
+} from './assistant-lifecycle.js';
+import { listSummaries, loadContext, writeSnapshot, writeSummary, type WriteSnapshotInput, type WriteSummaryInput } from './context-artifacts.js';
+import { getMessage, listMessages, type ListMessagesOptions } from './list-messages.js';
+import { excludeMessages, includeMessages, pinMessage, type ExcludeMessagesOptions } from './message-state.js';
+import { redactMessage, type RedactMessageOptions } from './redact-message.js';
+import { deleteThreadsOlderThan, type RetentionOptions } from './retention.js';
+import { failRun, finishRun, getRun, startRun, type FinishRunOptions, type StartRunOptions } from './runs.js';
+import { searchMessages, type SearchMessagesOptions } from './search-messages.js';
+import type { StoreContext } from './store-context.js';
+import { createThread, deleteThread, forkThread, getThread, listThreads, softDeleteThread, updateThread, type CreateThreadOptions, type ListThreadsOptions } from './threads.js';
+import { o200kTokenCounter, type TokenCounter } from './token-counter.js';
+import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
+import type { RunUsage } from './types.js';
+import type { StorableMessage } from './validate-message.js';
+
+export interface CreateAgentHistoryOptions {
+  /** A Drizzle Postgres database (postgres-js, node-postgres, PGlite, …). */
+  db: AgentHistoryDatabase;
+  /** The tables, when they come from `defineAgentTables({ schema })`. @default the default instance */
+  tables?: AgentTables;
+  /**
+   * The role every store transaction switches to (`set_config('role', …, true)`); the pool's login role must be
+   * a member of it. `null` keeps the login role, which then must be subject to the policies itself.
+   * @default 'agent_history_app'
+   */
+  appRole?: string | null;
+  /** Counts tokens at write time. @default exact o200k (gpt-tokenizer) */
+  tokenCounter?: TokenCounter;
+  /** The largest message accepted, parts and metadata serialized. @default 1_048_576 (1 MiB) */
+  maxMessageBytes?: number;
+  /** How long a pending or streaming message belongs to its writer without a checkpoint. @default 60_000 ms */
+  leaseMs?: number;
+  /** @internal Test hooks: a clock and an id generator. */
+  _internal?: { now?: () => Date; generateId?: () => string };
+}
+
+/**
+ * Creates the conversation store. Every operation goes through `forTenant(tenantId)`, which validates the tenant
+ * id before any SQL and runs each call in its own transaction scoped to that tenant.
+ *
+ * @example
+ * const history = createAgentHistory({ db });
+ * const store = history.forTenant(tenantId);
+ * const thread = await store.createThread({ userId: 'u1', title: 'Trip' });
+ * await store.appendMessage(thread.id, { id: 'm1', role: 'user', parts: [{ type: 'text', text: 'Hi' }] });
+ */
+export function createAgentHistory({
+  db,
+  tables = defaultTables(),
+  appRole = DEFAULT_APP_ROLE,
+  tokenCounter = o200kTokenCounter,
+  maxMessageBytes = 1_048_576,
+  leaseMs = 60_000,
+  _internal = {},
+}: CreateAgentHistoryOptions) {
+  const now = _internal.now ?? (() => new Date());
+  const generateId = _internal.generateId ?? randomUUID;
+  return {
+    tables,
+    tokenCounter,
+    /** The store of one tenant. Throws `InvalidTenantError` for a missing or malformed tenant id. */
+    forTenant(tenantId: string) {
+      const context: StoreContext = { db, tables, tenantId: assertTenantId(tenantId), appRole, tokenCounter, maxMessageBytes, leaseMs, now, generateId };
+      return tenantHistory(context);
+    },
+  };
+}
+
+let defaults: AgentTables | undefined;
+function defaultTables(): AgentTables {
+  defaults ??= defineAgentTables();
+  return defaults;
+}
+
+function tenantHistory(context: StoreContext) {
+  return {
+    tenantId: context.tenantId,
+    createThread: (options?: CreateThreadOptions) => createThread(context, options),
+    getThread: (threadId: string) => getThread(context, threadId),
+    listThreads: (options?: ListThreadsOptions) => listThreads(context, options),
+    renameThread: (threadId: string, title: string | null) => updateThread(context, threadId, { title }),
+    updateThreadMetadata: (threadId: string, metadata: StoredMetadata) => updateThread(context, threadId, { metadata }),
+    softDeleteThread: (threadId: string, options?: { actor?: string; reason?: string }) => softDeleteThread(context, threadId, options),
+    deleteThread: (threadId: string, options?: { actor?: string; reason?: string }) => deleteThread(context, threadId, options),
+    forkThread: (threadId: string, options: { atSequence: number; id?: string; title?: string; userId?: string }) => forkThread(context, threadId, options),
+
+    startRun: (threadId: string, options?: StartRunOptions) => startRun(context, threadId, options),
+    finishRun: (runId: string, options: FinishRunOptions) => finishRun(context, runId, options),
+    failRun: (runId: string, error: unknown, usage?: RunUsage) => failRun(context, runId, error, usage),
+    getRun: (runId: string) => getRun(context, runId),
+
+    appendMessage: <UI_MESSAGE extends StorableMessage>(threadId: string, message: UI_MESSAGE, options?: AppendMessageOptions) =>
+      appendMessage(context, threadId, message, options),
+    beginAssistantMessage: (threadId: string, options: BeginAssistantMessageOptions) => beginAssistantMessage(context, threadId, options),
+    checkpointMessage: (threadId: string, messageId: string, update: { parts: StoredMessagePart[]; metadata?: StoredMetadata }) =>
+      checkpointMessage(context, threadId, messageId, update),
+    finalizeMessage: (threadId: string, messageId: string, update: { status: FinalStatus; parts: StoredMessagePart[]; metadata?: StoredMetadata }) =>
+      finalizeMessage(context, threadId, messageId, update),
+    recoverAbandonedMessages: () => recoverAbandonedMessages(context),
+    excludeMessages: (threadId: string, messageIds: string[], options: ExcludeMessagesOptions) => excludeMessages(context, threadId, messageIds, options),
+    includeMessages: (threadId: string, messageIds: string[], options?: { actor?: string; reason?: string }) => includeMessages(context, threadId, messageIds, options),
+    pinMessage: (threadId: string, messageId: string, pinned?: boolean) => pinMessage(context, threadId, messageId, pinned),
+    getMessage: (threadId: string, messageId: string) => getMessage(context, threadId, messageId),
+    listMessages: (threadId: string, options?: ListMessagesOptions) => listMessages(context, threadId, options),
+    searchMessages: (query: string, options?: SearchMessagesOptions) => searchMessages(context, query, options),
+    redactMessage: (threadId: string, messageId: string, options: RedactMessageOptions) => redactMessage(context, threadId, messageId, options),
+    deleteThreadsOlderThan: (options: RetentionOptions) => deleteThreadsOlderThan(context, options),
+
+    loadContext: (threadId: string, options?: { maxTailMessages?: number }) => loadContext(context, threadId, options),
+    writeSummary: (threadId: string, input: WriteSummaryInput) => writeSummary(context, threadId, input),
+    writeSnapshot: (threadId: string, input: WriteSnapshotInput) => writeSnapshot(context, threadId, input),
+    listSummaries: (threadId: string) => listSummaries(context, threadId),
+  };
+}
+
+/** The store of one tenant, as returned by `forTenant`. */
+export type TenantHistory = ReturnType<typeof tenantHistory>;
+/** The store, as returned by {@link createAgentHistory}. */
+export type AgentHistory = ReturnType<typeof createAgentHistory>;

@@ -1,0 +1,73 @@
+import { and, desc, eq, inArray, isNull, lt } from 'drizzle-orm';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
+import { MESSAGE_ROLES } from '../schema/define-agent-tables.js';
+import { messageColumns, toStoredMessage } from './row-mapping.js';
+import { inTenant, type StoreContext } from './store-context.js';
+import { assertInteger, assertThreadId, requireThread } from './threads.js';
+import type { MessageRole, StoredMessage } from './types.js';
+
+export interface ListMessagesOptions {
+  /** @default 50 (1 to 500) */
+  limit?: number;
+  /** Only messages older than this sequence: the previous page's `nextCursor`. */
+  before?: number;
+  /** Only these roles. */
+  roles?: MessageRole[];
+  /** Leave out messages excluded from the context (superseded answers). @default false */
+  onlyEligible?: boolean;
+}
+
+export interface MessagePage {
+  /** Newest first. */
+  messages: StoredMessage[];
+  /** Pass as `before` for the next (older) page; null on the last page. */
+  nextCursor: number | null;
+}
+
+/** A page of a thread's messages, newest first, keyset on the sequence (never OFFSET). */
+export function listMessages(context: StoreContext, threadId: string, options: ListMessagesOptions = {}): Promise<MessagePage> {
+  const thread = assertThreadId(threadId);
+  const limit = assertInteger('options.limit', options.limit ?? 50, 1, 500);
+  const before = options.before === undefined ? undefined : assertInteger('options.before', options.before, 1, Number.MAX_SAFE_INTEGER);
+  const roles = options.roles;
+  if (roles !== undefined && (!Array.isArray(roles) || roles.length === 0 || roles.some((role) => !(MESSAGE_ROLES as readonly string[]).includes(role)))) {
+    throw new InvalidArgumentError({ argument: 'options.roles', value: roles, message: `expected a non-empty array of ${MESSAGE_ROLES.join(', ')}.` });
+  }
+  const { agentMessage } = context.tables;
+  return inTenant(context, async (tx) => {
+    await requireThread(context, tx, thread);
+    const rows = await tx
+      .select(messageColumns(context.tables))
+      .from(agentMessage)
+      .where(
+        and(
+          eq(agentMessage.tenantId, context.tenantId),
+          eq(agentMessage.threadId, thread),
+          isNull(agentMessage.deletedAt),
+          before === undefined ? undefined : lt(agentMessage.sequence, before),
+          roles === undefined ? undefined : inArray(agentMessage.role, roles),
+          options.onlyEligible ? eq(agentMessage.contextState, 'eligible') : undefined,
+        ),
+      )
+      .orderBy(desc(agentMessage.sequence))
+      .limit(limit + 1);
+    const messages = rows.slice(0, limit).map((row) => toStoredMessage(row));
+    return { messages, nextCursor: rows.length > limit ? messages.at(-1)!.sequence : null };
+  });
+}
+
+/** One message by its `UIMessage.id`. */
+export function getMessage(context: StoreContext, threadId: string, messageId: string): Promise<StoredMessage> {
+  const thread = assertThreadId(threadId);
+  const { agentMessage } = context.tables;
+  return inTenant(context, async (tx) => {
+    await requireThread(context, tx, thread);
+    const [row] = await tx
+      .select(messageColumns(context.tables))
+      .from(agentMessage)
+      .where(and(eq(agentMessage.tenantId, context.tenantId), eq(agentMessage.threadId, thread), eq(agentMessage.messageId, String(messageId))));
+    if (!row) throw new NotFoundError({ entity: 'message', id: messageId });
+    return toStoredMessage(row);
+  });
+}

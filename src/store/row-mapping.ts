@@ -1,0 +1,53 @@
+import { getTableColumns } from 'drizzle-orm';
+import type { AgentTables } from '../schema/define-agent-tables.js';
+import type { StoredMessage, StoredThread } from './types.js';
+import type { StorableMessage } from './validate-message.js';
+
+/** The message columns a read needs: everything but the search vector. */
+export function messageColumns(tables: AgentTables) {
+  const { searchVector: _searchVector, tenantId: _tenantId, ...columns } = getTableColumns(tables.agentMessage);
+  return columns;
+}
+
+type MessageRow = Omit<AgentTables['agentMessage']['$inferSelect'], 'searchVector' | 'tenantId'>;
+
+/** Maps a message row to a {@link StoredMessage}; the `UIMessage` comes back exactly as it was stored. */
+export function toStoredMessage<UI_MESSAGE extends StorableMessage = StorableMessage>(row: MessageRow): StoredMessage<UI_MESSAGE> {
+  const message = { id: row.messageId, role: row.role, parts: row.parts } as StorableMessage;
+  if (row.metadata && Object.keys(row.metadata).length > 0) message.metadata = row.metadata;
+  return {
+    rowId: row.id,
+    threadId: row.threadId,
+    sequence: Number(row.sequence),
+    message: message as UI_MESSAGE,
+    status: row.status,
+    contextState: row.contextState,
+    exclusionReason: row.exclusionReason,
+    pinned: row.pinned,
+    runId: row.runId,
+    clientRequestId: row.clientRequestId,
+    byteSize: row.byteSize,
+    tokenCount: row.tokenCount,
+    tokenCounterId: row.tokenCounterId,
+    contentVersion: row.contentVersion,
+    leaseExpiresAt: row.leaseExpiresAt,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    completedAt: row.completedAt,
+    redactedAt: row.redactedAt,
+    deletedAt: row.deletedAt,
+  };
+}
+
+/** The thread columns a read needs. */
+export function threadColumns(tables: AgentTables) {
+  const { tenantId: _tenantId, ...columns } = getTableColumns(tables.agentThread);
+  return columns;
+}
+
+type ThreadRow = Omit<AgentTables['agentThread']['$inferSelect'], 'tenantId'>;
+
+export function toStoredThread(row: ThreadRow): StoredThread {
+  const { nextSequence, ...rest } = row;
+  return { ...rest, messageCount: Number(nextSequence) };
+}

@@ -1,0 +1,97 @@
+import { and, eq, sql } from 'drizzle-orm';
+import { getTableColumns } from 'drizzle-orm';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
+import type { StoredMetadata } from '../schema/define-agent-tables.js';
+import { isUuid } from '../tenant/tenant-id.js';
+import { inTenant, type StoreContext } from './store-context.js';
+import { assertThreadId, requireThread } from './threads.js';
+import { validateMetadata } from './validate-message.js';
+import type { RunUsage, StoredRun } from './types.js';
+
+export interface StartRunOptions {
+  provider?: string;
+  model?: string;
+  metadata?: StoredMetadata;
+}
+
+export interface FinishRunOptions {
+  status: 'completed' | 'failed' | 'cancelled';
+  usage?: RunUsage;
+  /** For a failed run: what went wrong (message, name, …). */
+  error?: StoredMetadata;
+}
+
+function runColumns(context: StoreContext) {
+  const { tenantId: _tenantId, createdAt: _createdAt, updatedAt: _updatedAt, ...columns } = getTableColumns(context.tables.agentRun);
+  return columns;
+}
+
+function assertRunId(runId: unknown): string {
+  if (!isUuid(runId)) throw new NotFoundError({ entity: 'run', id: runId });
+  return runId.toLowerCase();
+}
+
+function assertTokens(argument: string, value: number | undefined): number | null {
+  if (value === undefined) return null;
+  if (!Number.isSafeInteger(value) || value < 0) throw new InvalidArgumentError({ argument, value, message: 'expected a non-negative integer.' });
+  return value;
+}
+
+/** Starts a run (status `running`) on a live thread. */
+export function startRun(context: StoreContext, threadId: string, options: StartRunOptions = {}): Promise<StoredRun> {
+  const thread = assertThreadId(threadId);
+  const metadata = validateMetadata(options.metadata);
+  return inTenant(context, async (tx) => {
+    await requireThread(context, tx, thread);
+    const [row] = await tx
+      .insert(context.tables.agentRun)
+      .values({ tenantId: context.tenantId, threadId: thread, status: 'running', provider: options.provider ?? null, model: options.model ?? null, metadata })
+      .returning(runColumns(context));
+    return row as StoredRun;
+  });
+}
+
+/** Ends a run with its status and token usage. Finishing a finished run again returns it unchanged. */
+export function finishRun(context: StoreContext, runId: string, { status, usage = {}, error }: FinishRunOptions): Promise<StoredRun> {
+  const id = assertRunId(runId);
+  if (status !== 'completed' && status !== 'failed' && status !== 'cancelled') {
+    throw new InvalidArgumentError({ argument: 'status', value: status, message: 'expected completed, failed or cancelled.' });
+  }
+  const values = {
+    status,
+    inputTokens: assertTokens('usage.inputTokens', usage.inputTokens),
+    outputTokens: assertTokens('usage.outputTokens', usage.outputTokens),
+    reasoningTokens: assertTokens('usage.reasoningTokens', usage.reasoningTokens),
+    cachedInputTokens: assertTokens('usage.cachedInputTokens', usage.cachedInputTokens),
+    error: error === undefined ? null : validateMetadata(error),
+  };
+  const { agentRun } = context.tables;
+  return inTenant(context, async (tx) => {
+    const [row] = await tx
+      .update(agentRun)
+      .set({ ...values, finishedAt: sql`greatest(now(), ${agentRun.startedAt})`, updatedAt: sql`now()` })
+      .where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.id, id), sql`${agentRun.finishedAt} is null`))
+      .returning(runColumns(context));
+    if (row) return row as StoredRun;
+    const [existing] = await tx.select(runColumns(context)).from(agentRun).where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.id, id)));
+    if (!existing) throw new NotFoundError({ entity: 'run', id: runId });
+    return existing as StoredRun;
+  });
+}
+
+/** Ends a run as failed, recording the error's name and message. */
+export function failRun(context: StoreContext, runId: string, error: unknown, usage?: RunUsage): Promise<StoredRun> {
+  const details = error instanceof Error ? { name: error.name, message: error.message } : { message: String(error) };
+  return finishRun(context, runId, { status: 'failed', usage, error: details });
+}
+
+export function getRun(context: StoreContext, runId: string): Promise<StoredRun> {
+  const id = assertRunId(runId);
+  const { agentRun } = context.tables;
+  return inTenant(context, async (tx) => {
+    const [row] = await tx.select(runColumns(context)).from(agentRun).where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.id, id)));
+    if (!row) throw new NotFoundError({ entity: 'run', id: runId });
+    return row as StoredRun;
+  });
+}

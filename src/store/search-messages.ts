@@ -1,0 +1,75 @@
+import { sql } from 'drizzle-orm';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { rowsOf } from '../tenant/database.js';
+import { inTenant, type StoreContext } from './store-context.js';
+import { assertInteger, assertThreadId } from './threads.js';
+
+export interface SearchMessagesOptions {
+  /** Only this thread. */
+  threadId?: string;
+  /** Only threads of this user. */
+  userId?: string;
+  /** @default 20 (1 to 100) */
+  limit?: number;
+}
+
+export interface SearchHit {
+  threadId: string;
+  sequence: number;
+  messageId: string;
+  role: string;
+  rank: number;
+  /** The matching text with the matched words wrapped in `<b>…</b>`. */
+  snippet: string;
+  createdAt: Date;
+}
+
+const MAX_QUERY_LENGTH = 1000;
+
+/**
+ * Full-text search over the text parts of the tenant's messages (reasoning and tool traffic are not indexed),
+ * with web-search syntax (`"exact phrase"`, `or`, `-word`). Any string is a valid query: operators that make
+ * no sense are ignored, never an error. Ranked, with snippets; deleted threads and messages are left out.
+ */
+export function searchMessages(context: StoreContext, query: string, options: SearchMessagesOptions = {}): Promise<SearchHit[]> {
+  if (typeof query !== 'string' || query.trim().length === 0) {
+    throw new InvalidArgumentError({ argument: 'query', value: query, message: 'expected a non-empty search string.' });
+  }
+  if (query.length > MAX_QUERY_LENGTH || query.includes('\u0000') || !query.isWellFormed()) {
+    throw new InvalidArgumentError({ argument: 'query', value: query, message: `expected at most ${MAX_QUERY_LENGTH} characters, without NUL or lone surrogates.` });
+  }
+  const limit = assertInteger('options.limit', options.limit ?? 20, 1, 100);
+  const threadId = options.threadId === undefined ? null : assertThreadId(options.threadId);
+  const userId = options.userId ?? null;
+  const { agentMessage, agentThread } = context.tables;
+  return inTenant(context, async (tx) => {
+    const rows = rowsOf<{ thread_id: string; sequence: string; message_id: string; role: string; rank: number; snippet: string; created_at: string | Date }>(
+      await tx.execute(sql`
+        with q as (select websearch_to_tsquery('simple', ${query}) as query)
+        select m.thread_id, m.sequence, m.message_id, m.role, ts_rank(m.search_vector, q.query) as rank,
+          ts_headline('simple',
+            (select string_agg(value #>> '{}', ' ') from jsonb_array_elements(jsonb_path_query_array(m.parts, 'strict $[*] ? (@.type == "text").text'))),
+            q.query, 'MaxFragments=2, MaxWords=20, MinWords=5') as snippet,
+          m.created_at
+        from ${agentMessage} m
+        join ${agentThread} t on t.tenant_id = m.tenant_id and t.id = m.thread_id
+        cross join q
+        where m.tenant_id = ${context.tenantId}
+          and m.search_vector @@ q.query
+          and m.deleted_at is null and t.deleted_at is null
+          and (${threadId}::uuid is null or m.thread_id = ${threadId}::uuid)
+          and (${userId}::text is null or t.user_id = ${userId}::text)
+        order by rank desc, m.created_at desc
+        limit ${limit}`),
+    );
+    return rows.map((row) => ({
+      threadId: row.thread_id,
+      sequence: Number(row.sequence),
+      messageId: row.message_id,
+      role: row.role,
+      rank: Number(row.rank),
+      snippet: row.snippet ?? '',
+      createdAt: new Date(row.created_at),
+    }));
+  });
+}

@@ -1,0 +1,36 @@
+import type { AgentTables } from '../schema/define-agent-tables.js';
+import type { AgentHistoryDatabase } from '../tenant/database.js';
+import { withTenant, type TenantTransaction } from '../tenant/with-tenant.js';
+import type { TokenCounter } from './token-counter.js';
+
+/** What every store operation of one tenant shares. Internal. */
+export interface StoreContext {
+  db: AgentHistoryDatabase;
+  tables: AgentTables;
+  tenantId: string;
+  appRole: string | null;
+  tokenCounter: TokenCounter;
+  maxMessageBytes: number;
+  leaseMs: number;
+  now: () => Date;
+  generateId: () => string;
+}
+
+/** Runs `work` in a transaction scoped to the context's tenant and role. */
+export function inTenant<RESULT>(
+  context: StoreContext,
+  work: (tx: TenantTransaction) => Promise<RESULT>,
+  { isolationLevel }: { isolationLevel?: 'repeatable read' } = {},
+): Promise<RESULT> {
+  return withTenant(context.db, { tenantId: context.tenantId, role: context.appRole, isolationLevel }, work);
+}
+
+/** The Postgres error code behind a Drizzle error, looking through `cause`s. */
+export function postgresErrorCode(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}

@@ -1,0 +1,231 @@
+import { and, desc, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
+import type { StoredMetadata } from '../schema/define-agent-tables.js';
+import { isUuid } from '../tenant/tenant-id.js';
+import type { TenantTransaction } from '../tenant/with-tenant.js';
+import { validateMetadata } from './validate-message.js';
+import { inTenant, type StoreContext } from './store-context.js';
+import { threadColumns, toStoredThread } from './row-mapping.js';
+import { recordAudit } from './audit.js';
+import type { StoredThread } from './types.js';
+
+export interface CreateThreadOptions {
+  /** The thread id. @default a random uuid */
+  id?: string;
+  /** The owner or end user, in the application's own id format. */
+  userId?: string;
+  title?: string;
+  metadata?: StoredMetadata;
+}
+
+export interface ListThreadsOptions {
+  /** Only this user's threads. */
+  userId?: string;
+  /** @default 20 (1 to 200) */
+  limit?: number;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+export interface ThreadPage {
+  threads: StoredThread[];
+  /** Pass as `cursor` for the next (older) page; null on the last page. */
+  nextCursor: string | null;
+}
+
+/** Throws {@link InvalidArgumentError} unless `value` is a uuid. */
+export function assertUuid(argument: string, value: unknown): string {
+  if (!isUuid(value)) throw new InvalidArgumentError({ argument, value, message: 'expected a uuid.' });
+  return value.toLowerCase();
+}
+
+/** Throws {@link InvalidArgumentError} unless `value` is an integer in range. */
+export function assertInteger(argument: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new InvalidArgumentError({ argument, value, message: `expected an integer from ${min} to ${max}.` });
+  }
+  return value;
+}
+
+function assertOptionalText(argument: string, value: unknown, maxLength: number): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string' || value.length > maxLength || value.includes('\u0000') || !value.isWellFormed()) {
+    throw new InvalidArgumentError({ argument, value, message: `expected a string of at most ${maxLength} characters, without NUL or lone surrogates.` });
+  }
+  return value;
+}
+
+/** Locks and returns a live thread of the tenant, or throws {@link NotFoundError}. */
+export async function requireThread(context: StoreContext, tx: TenantTransaction, threadId: string, { lock = false } = {}) {
+  const { agentThread } = context.tables;
+  const query = tx
+    .select(threadColumns(context.tables))
+    .from(agentThread)
+    .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, threadId), isNull(agentThread.deletedAt)));
+  const [row] = lock ? await query.for('update') : await query;
+  if (!row) throw new NotFoundError({ entity: 'thread', id: threadId });
+  return toStoredThread(row);
+}
+
+export function createThread(context: StoreContext, options: CreateThreadOptions = {}): Promise<StoredThread> {
+  const id = options.id === undefined ? context.generateId() : assertUuid('options.id', options.id);
+  const userId = assertOptionalText('options.userId', options.userId, 200);
+  const title = assertOptionalText('options.title', options.title, 1000);
+  const metadata = validateMetadata(options.metadata);
+  return inTenant(context, async (tx) => {
+    const [row] = await tx
+      .insert(context.tables.agentThread)
+      .values({ tenantId: context.tenantId, id, userId, title, metadata })
+      .returning(threadColumns(context.tables));
+    return toStoredThread(row!);
+  });
+}
+
+export function getThread(context: StoreContext, threadId: string): Promise<StoredThread> {
+  const id = assertThreadId(threadId);
+  return inTenant(context, (tx) => requireThread(context, tx, id));
+}
+
+/** A thread id that is not a uuid cannot exist: the same {@link NotFoundError} as a missing one. */
+export function assertThreadId(threadId: unknown): string {
+  if (!isUuid(threadId)) throw new NotFoundError({ entity: 'thread', id: threadId });
+  return threadId.toLowerCase();
+}
+
+function encodeCursor(thread: StoredThread): string {
+  return Buffer.from(JSON.stringify([thread.lastMessageAt.toISOString(), thread.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): [Date, string] {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    const date = new Date(at);
+    if (!Number.isNaN(date.getTime()) && isUuid(id)) return [date, id];
+  } catch {
+    // fall through to the typed error
+  }
+  throw new InvalidArgumentError({ argument: 'options.cursor', value: cursor, message: 'not a cursor returned by listThreads.' });
+}
+
+/** Newest activity first, keyset-paged on (last_message_at, id). */
+export function listThreads(context: StoreContext, options: ListThreadsOptions = {}): Promise<ThreadPage> {
+  const limit = assertInteger('options.limit', options.limit ?? 20, 1, 200);
+  const userId = assertOptionalText('options.userId', options.userId, 200);
+  const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+  const { agentThread } = context.tables;
+  return inTenant(context, async (tx) => {
+    const rows = await tx
+      .select(threadColumns(context.tables))
+      .from(agentThread)
+      .where(
+        and(
+          eq(agentThread.tenantId, context.tenantId),
+          isNull(agentThread.deletedAt),
+          userId === null ? undefined : eq(agentThread.userId, userId),
+          after === undefined
+            ? undefined
+            : or(
+                lt(agentThread.lastMessageAt, after[0]),
+                and(eq(agentThread.lastMessageAt, after[0]), lt(agentThread.id, after[1])),
+              ),
+        ),
+      )
+      .orderBy(desc(agentThread.lastMessageAt), desc(agentThread.id))
+      .limit(limit + 1);
+    const threads = rows.slice(0, limit).map(toStoredThread);
+    return { threads, nextCursor: rows.length > limit ? encodeCursor(threads.at(-1)!) : null };
+  });
+}
+
+export function updateThread(
+  context: StoreContext,
+  threadId: string,
+  changes: { title?: string | null; metadata?: StoredMetadata },
+): Promise<StoredThread> {
+  const id = assertThreadId(threadId);
+  const set: { title?: string | null; metadata?: StoredMetadata; updatedAt: ReturnType<typeof sql> } = { updatedAt: sql`now()` };
+  if (changes.title !== undefined) set.title = assertOptionalText('title', changes.title, 1000);
+  if (changes.metadata !== undefined) set.metadata = validateMetadata(changes.metadata);
+  const { agentThread } = context.tables;
+  return inTenant(context, async (tx) => {
+    const [row] = await tx
+      .update(agentThread)
+      .set(set)
+      .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, id), isNull(agentThread.deletedAt)))
+      .returning(threadColumns(context.tables));
+    if (!row) throw new NotFoundError({ entity: 'thread', id });
+    return toStoredThread(row);
+  });
+}
+
+/** Hides the thread from reads and refuses appends; the rows stay until a hard delete or retention. */
+export function softDeleteThread(context: StoreContext, threadId: string, { actor = 'system', reason }: { actor?: string; reason?: string } = {}) {
+  const id = assertThreadId(threadId);
+  const { agentThread } = context.tables;
+  return inTenant(context, async (tx) => {
+    const [row] = await tx
+      .update(agentThread)
+      .set({ deletedAt: sql`now()`, updatedAt: sql`now()` })
+      .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, id), isNull(agentThread.deletedAt)))
+      .returning({ id: agentThread.id });
+    if (!row) throw new NotFoundError({ entity: 'thread', id });
+    await recordAudit(context, tx, { action: 'thread-soft-deleted', threadId: id, actor, reason });
+  });
+}
+
+/** Deletes the thread with its runs, messages, summaries and snapshots (cascade). Soft-deleted threads too. */
+export function deleteThread(context: StoreContext, threadId: string, { actor = 'system', reason }: { actor?: string; reason?: string } = {}) {
+  const id = assertThreadId(threadId);
+  const { agentThread } = context.tables;
+  return inTenant(context, async (tx) => {
+    const [row] = await tx
+      .delete(agentThread)
+      .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, id)))
+      .returning({ id: agentThread.id });
+    if (!row) throw new NotFoundError({ entity: 'thread', id });
+    await recordAudit(context, tx, { action: 'thread-deleted', threadId: id, actor, reason });
+  });
+}
+
+/**
+ * A new thread holding copies of the messages 1..`atSequence` of `threadId` (same ids, parts, states and
+ * sequences); the new thread continues from `atSequence + 1`. The source is untouched.
+ */
+export function forkThread(
+  context: StoreContext,
+  threadId: string,
+  { atSequence, id, title, userId }: { atSequence: number; id?: string; title?: string; userId?: string },
+): Promise<StoredThread> {
+  const sourceId = assertThreadId(threadId);
+  const newId = id === undefined ? context.generateId() : assertUuid('options.id', id);
+  return inTenant(context, async (tx) => {
+    const source = await requireThread(context, tx, sourceId);
+    assertInteger('options.atSequence', atSequence, 0, source.messageCount);
+    const { agentThread, agentMessage } = context.tables;
+    const [row] = await tx
+      .insert(agentThread)
+      .values({
+        tenantId: context.tenantId,
+        id: newId,
+        userId: userId === undefined ? source.userId : assertOptionalText('options.userId', userId, 200),
+        title: title === undefined ? source.title : assertOptionalText('options.title', title, 1000),
+        metadata: source.metadata,
+        nextSequence: atSequence,
+        parentThreadId: source.id,
+        forkedAtSequence: atSequence,
+      })
+      .returning(threadColumns(context.tables));
+    await tx.execute(sql`
+      insert into ${agentMessage} (tenant_id, thread_id, sequence, message_id, client_request_id, role, status, parts,
+        metadata, context_state, exclusion_reason, pinned, schema_version, content_version, byte_size, token_count,
+        token_counter_id, created_at, completed_at, redacted_at, deleted_at)
+      select tenant_id, ${newId}, sequence, message_id, null, role,
+        case when status in ('pending', 'streaming') then 'failed' else status end,
+        parts, metadata, context_state, exclusion_reason, pinned, schema_version, content_version, byte_size,
+        token_count, token_counter_id, created_at, coalesce(completed_at, now()), redacted_at, deleted_at
+      from ${agentMessage}
+      where tenant_id = ${context.tenantId} and thread_id = ${sourceId} and sequence <= ${atSequence}`);
+    return toStoredThread(row!);
+  });
+}

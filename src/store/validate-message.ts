@@ -1,0 +1,126 @@
+import { InvalidMessageError } from '../errors/invalid-message-error.js';
+import { MessageTooLargeError } from '../errors/message-too-large-error.js';
+import { MESSAGE_ROLES, type StoredMessagePart, type StoredMetadata } from '../schema/define-agent-tables.js';
+
+/** The shape of an AI SDK `UIMessage` as the store sees it (no dependency on `ai`). */
+export interface StorableMessage<METADATA = unknown> {
+  id: string;
+  role: 'system' | 'user' | 'assistant';
+  parts: StoredMessagePart[];
+  metadata?: METADATA;
+}
+
+/** A message that passed validation, with its serialized size. */
+export interface ValidatedMessage {
+  id: string;
+  role: StorableMessage['role'];
+  parts: StoredMessagePart[];
+  metadata: StoredMetadata;
+  partsJson: string;
+  metadataJson: string;
+  byteSize: number;
+}
+
+const MAX_ID_LENGTH = 200;
+const MAX_DEPTH = 64;
+
+/**
+ * Checks that a value is JSON that Postgres `jsonb` accepts: no NUL characters and no lone UTF-16 surrogates
+ * in any string or key, no non-finite numbers, no cycles or functions. Throws {@link InvalidMessageError}
+ * naming the path of the first offending value.
+ */
+export function assertStorableJson(value: unknown, path: string, depth = 0): void {
+  if (depth > MAX_DEPTH) throw new InvalidMessageError({ path, value: '…', message: `nested deeper than ${MAX_DEPTH} levels.` });
+  switch (typeof value) {
+    case 'string':
+      assertStorableString(value, path);
+      return;
+    case 'number':
+      if (!Number.isFinite(value)) throw new InvalidMessageError({ path, value: String(value), message: 'not a finite number.' });
+      return;
+    case 'boolean':
+      return;
+    case 'undefined':
+      return;
+    case 'object':
+      if (value === null) return;
+      if (Array.isArray(value)) {
+        value.forEach((item, index) => assertStorableJson(item, `${path}[${index}]`, depth + 1));
+        return;
+      }
+      if (value instanceof Date) return;
+      for (const [key, item] of Object.entries(value)) {
+        assertStorableString(key, `${path} key`);
+        assertStorableJson(item, `${path}.${key}`, depth + 1);
+      }
+      return;
+    default:
+      throw new InvalidMessageError({ path, value: typeof value, message: 'not a JSON value.' });
+  }
+}
+
+function assertStorableString(value: string, path: string): void {
+  if (value.includes('\u0000')) throw new InvalidMessageError({ path, value, message: 'contains a NUL character.' });
+  if (!value.isWellFormed()) throw new InvalidMessageError({ path, value, message: 'contains a lone UTF-16 surrogate.' });
+}
+
+/** Validates a message's parts on their own (used by checkpoints and finalization). */
+export function validateParts(parts: unknown, role: string): StoredMessagePart[] {
+  if (!Array.isArray(parts)) throw new InvalidMessageError({ path: 'parts', value: parts, message: 'must be an array.' });
+  if (parts.length === 0 && role !== 'assistant') {
+    throw new InvalidMessageError({ path: 'parts', value: parts, message: `a ${role} message needs at least one part.` });
+  }
+  parts.forEach((part, index) => {
+    if (typeof part !== 'object' || part === null || Array.isArray(part)) {
+      throw new InvalidMessageError({ path: `parts[${index}]`, value: part, message: 'must be an object.' });
+    }
+    const type = (part as { type?: unknown }).type;
+    if (typeof type !== 'string' || type.length === 0) {
+      throw new InvalidMessageError({ path: `parts[${index}].type`, value: type, message: 'must be a non-empty string.' });
+    }
+    if ((type === 'text' || type === 'reasoning') && typeof (part as { text?: unknown }).text !== 'string') {
+      throw new InvalidMessageError({ path: `parts[${index}].text`, value: (part as { text?: unknown }).text, message: 'must be a string.' });
+    }
+    if ((type.startsWith('tool-') || type === 'dynamic-tool') && typeof (part as { toolCallId?: unknown }).toolCallId !== 'string') {
+      throw new InvalidMessageError({
+        path: `parts[${index}].toolCallId`,
+        value: (part as { toolCallId?: unknown }).toolCallId,
+        message: 'a tool part needs a string toolCallId.',
+      });
+    }
+  });
+  assertStorableJson(parts, 'parts');
+  return parts as StoredMessagePart[];
+}
+
+/** Validates metadata: undefined (stored as `{}`) or a plain JSON object. */
+export function validateMetadata(metadata: unknown): StoredMetadata {
+  if (metadata === undefined || metadata === null) return {};
+  if (typeof metadata !== 'object' || Array.isArray(metadata)) {
+    throw new InvalidMessageError({ path: 'metadata', value: metadata, message: 'must be a JSON object.' });
+  }
+  assertStorableJson(metadata, 'metadata');
+  return metadata as StoredMetadata;
+}
+
+/** Validates a `UIMessage`'s structure and size. Throws a typed error naming the offending value. */
+export function validateMessage(message: unknown, { maxBytes }: { maxBytes: number }): ValidatedMessage {
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) {
+    throw new InvalidMessageError({ path: 'message', value: message, message: 'must be an object.' });
+  }
+  const { id, role, parts, metadata } = message as Record<string, unknown>;
+  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_LENGTH) {
+    throw new InvalidMessageError({ path: 'id', value: id, message: `must be a string of 1 to ${MAX_ID_LENGTH} characters.` });
+  }
+  assertStorableString(id, 'id');
+  if (typeof role !== 'string' || !(MESSAGE_ROLES as readonly string[]).includes(role)) {
+    throw new InvalidMessageError({ path: 'role', value: role, message: `must be one of ${MESSAGE_ROLES.join(', ')}.` });
+  }
+  const validParts = validateParts(parts, role);
+  const validMetadata = validateMetadata(metadata);
+  const partsJson = JSON.stringify(validParts);
+  const metadataJson = JSON.stringify(validMetadata);
+  const byteSize = Buffer.byteLength(partsJson) + Buffer.byteLength(metadataJson);
+  if (byteSize > maxBytes) throw new MessageTooLargeError({ messageId: id, byteSize, limit: maxBytes });
+  return { id, role: role as ValidatedMessage['role'], parts: validParts, metadata: validMetadata, partsJson, metadataJson, byteSize };
+}
