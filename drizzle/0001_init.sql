@@ -91,6 +91,7 @@ CREATE TABLE "agent_run" (
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL,
 	CONSTRAINT "agent_run_pk" PRIMARY KEY("tenant_id","id"),
+	CONSTRAINT "agent_run_thread_id_unique" UNIQUE("tenant_id","thread_id","id"),
 	CONSTRAINT "agent_run_finished_after_started" CHECK ("agent_run"."finished_at" is null or "agent_run"."finished_at" >= "agent_run"."started_at")
 );
 --> statement-breakpoint
@@ -147,7 +148,6 @@ CREATE UNIQUE INDEX "agent_message_client_request_uidx" ON "agent_message" USING
 CREATE INDEX "agent_message_run_idx" ON "agent_message" USING btree ("tenant_id","thread_id","run_id") WHERE "agent_message"."run_id" is not null;--> statement-breakpoint
 CREATE INDEX "agent_message_streaming_lease_idx" ON "agent_message" USING btree ("tenant_id","lease_expires_at") WHERE "agent_message"."status" in ('pending', 'streaming');--> statement-breakpoint
 CREATE INDEX "agent_message_search_idx" ON "agent_message" USING gin ("search_vector");--> statement-breakpoint
-CREATE UNIQUE INDEX "agent_run_thread_id_uidx" ON "agent_run" USING btree ("tenant_id","thread_id","id");--> statement-breakpoint
 CREATE INDEX "agent_run_thread_created_idx" ON "agent_run" USING btree ("tenant_id","thread_id","created_at");--> statement-breakpoint
 CREATE INDEX "agent_summary_thread_through_idx" ON "agent_summary" USING btree ("tenant_id","thread_id","through_sequence");--> statement-breakpoint
 CREATE INDEX "agent_thread_user_recent_idx" ON "agent_thread" USING btree ("tenant_id","user_id","last_message_at" DESC NULLS LAST,"id" DESC NULLS LAST) WHERE "agent_thread"."deleted_at" is null;--> statement-breakpoint

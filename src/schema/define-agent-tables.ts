@@ -13,6 +13,7 @@ import {
   primaryKey,
   text,
   timestamp,
+  unique,
   uniqueIndex,
   uuid,
   type PgSchema,
@@ -128,7 +129,7 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
     },
     (t) => [
       primaryKey({ name: 'agent_run_pk', columns: [t.tenantId, t.id] }),
-      uniqueIndex('agent_run_thread_id_uidx').on(t.tenantId, t.threadId, t.id),
+      unique('agent_run_thread_id_unique').on(t.tenantId, t.threadId, t.id),
       index('agent_run_thread_created_idx').on(t.tenantId, t.threadId, t.createdAt),
       foreignKey({
         name: 'agent_run_thread_fk',

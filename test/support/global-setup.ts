@@ -1,0 +1,84 @@
+import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import type { TestProject } from 'vitest/node';
+import { migrate } from '../../src/store/migrate.js';
+import { startPostgresCluster, type PostgresCluster } from './postgres-cluster.js';
+
+export const TEMPLATE_DATABASE = 'agent_history_template';
+export const APP_LOGIN = 'agent_history_login';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** A superuser URL of the PostgreSQL 15 server, without the database name. */
+    postgresServerUrl: string;
+    /** The file of a migrated PGlite database, dumped once and loaded per test file. */
+    pgliteDumpPath: string;
+  }
+}
+
+/**
+ * Runs once per `npm test`: starts a throwaway PostgreSQL 15 cluster (or uses DATABASE_URL), migrates a template
+ * database that each test file clones, creates the application login role, and dumps a migrated PGlite database.
+ * A missing server fails the run; nothing is skipped.
+ */
+export default async function setup(project: TestProject) {
+  let cluster: PostgresCluster | undefined;
+  let serverUrl: string;
+  if (process.env.DATABASE_URL) {
+    const url = new URL(process.env.DATABASE_URL);
+    url.pathname = '';
+    serverUrl = url.toString().replace(/\/$/, '');
+  } else {
+    cluster = await startPostgresCluster({ settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' } });
+    serverUrl = cluster.url('').replace(/\/$/, '');
+  }
+  const folder = mkdtempSync(join(tmpdir(), 'agent-history-pglite-'));
+  const pgliteDumpPath = join(folder, 'migrated.tar');
+  const teardown = () => {
+    rmSync(folder, { recursive: true, force: true });
+    cluster?.stop();
+  };
+  try {
+    await prepareServer(serverUrl);
+    const lite = await PGlite.create();
+    await migrate(drizzlePglite({ client: lite }));
+    const dump = await lite.dumpDataDir('none');
+    writeFileSync(pgliteDumpPath, Buffer.from(await dump.arrayBuffer()));
+    await lite.close();
+  } catch (error) {
+    teardown();
+    throw error;
+  }
+  project.provide('postgresServerUrl', serverUrl);
+  project.provide('pgliteDumpPath', pgliteDumpPath);
+  return teardown;
+}
+
+async function prepareServer(serverUrl: string) {
+  const admin = postgres(`${serverUrl}/postgres`, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`drop database if exists ${TEMPLATE_DATABASE}`);
+    await admin.unsafe(`create database ${TEMPLATE_DATABASE}`);
+    const templateClient = postgres(`${serverUrl}/${TEMPLATE_DATABASE}`, { max: 1, onnotice: () => {} });
+    try {
+      await migrate(drizzlePostgres({ client: templateClient }));
+      // The pool's login role: not superuser, not owner, no BYPASSRLS, NOINHERIT (fails closed without the role switch).
+      await templateClient.unsafe(`
+        do $$ begin
+          if not exists (select 1 from pg_roles where rolname = '${APP_LOGIN}') then
+            create role ${APP_LOGIN} login noinherit nosuperuser nobypassrls;
+          end if;
+        end $$;
+        grant agent_history_app to ${APP_LOGIN};`);
+    } finally {
+      await templateClient.end();
+    }
+  } finally {
+    await admin.end();
+  }
+}

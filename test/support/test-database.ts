@@ -1,0 +1,66 @@
+import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import { inject } from 'vitest';
+import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
+import { rowsOf } from '../../src/tenant/database.js';
+import { APP_LOGIN, TEMPLATE_DATABASE } from './global-setup.js';
+
+/** The databases every contract suite runs on. */
+export const BACKENDS = ['pglite', 'postgres'] as const;
+export type Backend = (typeof BACKENDS)[number];
+
+/** A fresh, migrated database for one test file. */
+export interface TestDatabase {
+  backend: Backend;
+  /**
+   * What the store uses. On PostgreSQL 15: a pool logged in as a plain login role (not superuser, not owner,
+   * no BYPASSRLS) that reaches the tables only through the application role. On PGlite: its one connection.
+   */
+  db: AgentHistoryDatabase;
+  /** A superuser connection, for reading the database directly (it bypasses row-level security). */
+  admin: { query<ROW = Record<string, unknown>>(text: string, params?: unknown[]): Promise<ROW[]> };
+  /** For PostgreSQL 15 only: a URL as the app login, for extra pools. */
+  appUrl?: string;
+  /** For PostgreSQL 15 only: a superuser URL of this database. */
+  adminUrl?: string;
+  close(): Promise<void>;
+}
+
+export async function openTestDatabase(backend: Backend, { poolSize = 10 }: { poolSize?: number } = {}): Promise<TestDatabase> {
+  if (backend === 'pglite') {
+    const client = await PGlite.create({ loadDataDir: new Blob([readFileSync(inject('pgliteDumpPath'))]) });
+    return {
+      backend,
+      db: drizzlePglite({ client }) as unknown as AgentHistoryDatabase,
+      admin: { query: async (text, params) => (await client.query(text, params as unknown[])).rows as never[] },
+      close: () => client.close(),
+    };
+  }
+  const server = inject('postgresServerUrl');
+  const database = `t_${randomUUID().replaceAll('-', '')}`;
+  const maintenance = postgres(`${server}/postgres`, { max: 1, onnotice: () => {} });
+  await maintenance.unsafe(`create database ${database} template ${TEMPLATE_DATABASE}`);
+  await maintenance.end();
+  const adminUrl = `${server}/${database}`;
+  const appUrl = adminUrl.replace('postgres://postgres@', `postgres://${APP_LOGIN}@`);
+  const adminClient = postgres(adminUrl, { max: 2, onnotice: () => {} });
+  const appClient = postgres(appUrl, { max: poolSize, onnotice: () => {} });
+  return {
+    backend,
+    db: drizzlePostgres({ client: appClient }) as unknown as AgentHistoryDatabase,
+    admin: { query: async (text, params) => rowsOf(await adminClient.unsafe(text, params as never[])) },
+    appUrl,
+    adminUrl,
+    close: async () => {
+      await appClient.end();
+      await adminClient.end();
+      const cleanup = postgres(`${server}/postgres`, { max: 1, onnotice: () => {} });
+      await cleanup.unsafe(`drop database if exists ${database} with (force)`);
+      await cleanup.end();
+    },
+  };
+}
