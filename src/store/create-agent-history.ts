@@ -85,43 +85,45 @@ function defaultTables(): AgentTables {
 }
 
 function tenantHistory(context: StoreContext) {
+  // Every method is async, so bad input always arrives as a rejected promise, never as a synchronous throw
+  // that escapes a `.catch()` chain (e.g. a fire-and-forget finalize in `onEnd`).
   return {
     tenantId: context.tenantId,
-    createThread: (options?: CreateThreadOptions) => createThread(context, options),
-    getThread: (threadId: string) => getThread(context, threadId),
-    listThreads: (options?: ListThreadsOptions) => listThreads(context, options),
-    renameThread: (threadId: string, title: string | null) => updateThread(context, threadId, { title }),
-    updateThreadMetadata: (threadId: string, metadata: StoredMetadata) => updateThread(context, threadId, { metadata }),
-    softDeleteThread: (threadId: string, options?: { actor?: string; reason?: string }) => softDeleteThread(context, threadId, options),
-    deleteThread: (threadId: string, options?: { actor?: string; reason?: string }) => deleteThread(context, threadId, options),
-    forkThread: (threadId: string, options: { atSequence: number; id?: string; title?: string; userId?: string }) => forkThread(context, threadId, options),
+    createThread: async (options?: CreateThreadOptions) => createThread(context, options),
+    getThread: async (threadId: string) => getThread(context, threadId),
+    listThreads: async (options?: ListThreadsOptions) => listThreads(context, options),
+    renameThread: async (threadId: string, title: string | null) => updateThread(context, threadId, { title }),
+    updateThreadMetadata: async (threadId: string, metadata: StoredMetadata) => updateThread(context, threadId, { metadata }),
+    softDeleteThread: async (threadId: string, options?: { actor?: string; reason?: string }) => softDeleteThread(context, threadId, options),
+    deleteThread: async (threadId: string, options?: { actor?: string; reason?: string }) => deleteThread(context, threadId, options),
+    forkThread: async (threadId: string, options: { atSequence: number; id?: string; title?: string; userId?: string }) => forkThread(context, threadId, options),
 
-    startRun: (threadId: string, options?: StartRunOptions) => startRun(context, threadId, options),
-    finishRun: (runId: string, options: FinishRunOptions) => finishRun(context, runId, options),
-    failRun: (runId: string, error: unknown, usage?: RunUsage) => failRun(context, runId, error, usage),
-    getRun: (runId: string) => getRun(context, runId),
+    startRun: async (threadId: string, options?: StartRunOptions) => startRun(context, threadId, options),
+    finishRun: async (runId: string, options: FinishRunOptions) => finishRun(context, runId, options),
+    failRun: async (runId: string, error: unknown, usage?: RunUsage) => failRun(context, runId, error, usage),
+    getRun: async (runId: string) => getRun(context, runId),
 
-    appendMessage: <UI_MESSAGE extends StorableMessage>(threadId: string, message: UI_MESSAGE, options?: AppendMessageOptions) =>
+    appendMessage: async <UI_MESSAGE extends StorableMessage>(threadId: string, message: UI_MESSAGE, options?: AppendMessageOptions) =>
       appendMessage(context, threadId, message, options),
-    beginAssistantMessage: (threadId: string, options: BeginAssistantMessageOptions) => beginAssistantMessage(context, threadId, options),
-    checkpointMessage: (threadId: string, messageId: string, update: { parts: StoredMessagePart[]; metadata?: StoredMetadata }) =>
+    beginAssistantMessage: async (threadId: string, options: BeginAssistantMessageOptions) => beginAssistantMessage(context, threadId, options),
+    checkpointMessage: async (threadId: string, messageId: string, update: { parts: StoredMessagePart[]; metadata?: StoredMetadata }) =>
       checkpointMessage(context, threadId, messageId, update),
-    finalizeMessage: (threadId: string, messageId: string, update: { status: FinalStatus; parts: StoredMessagePart[]; metadata?: StoredMetadata }) =>
+    finalizeMessage: async (threadId: string, messageId: string, update: { status: FinalStatus; parts: StoredMessagePart[]; metadata?: StoredMetadata }) =>
       finalizeMessage(context, threadId, messageId, update),
-    recoverAbandonedMessages: () => recoverAbandonedMessages(context),
-    excludeMessages: (threadId: string, messageIds: string[], options: ExcludeMessagesOptions) => excludeMessages(context, threadId, messageIds, options),
-    includeMessages: (threadId: string, messageIds: string[], options?: { actor?: string; reason?: string }) => includeMessages(context, threadId, messageIds, options),
-    pinMessage: (threadId: string, messageId: string, pinned?: boolean) => pinMessage(context, threadId, messageId, pinned),
-    getMessage: (threadId: string, messageId: string) => getMessage(context, threadId, messageId),
-    listMessages: (threadId: string, options?: ListMessagesOptions) => listMessages(context, threadId, options),
-    searchMessages: (query: string, options?: SearchMessagesOptions) => searchMessages(context, query, options),
-    redactMessage: (threadId: string, messageId: string, options: RedactMessageOptions) => redactMessage(context, threadId, messageId, options),
-    deleteThreadsOlderThan: (options: RetentionOptions) => deleteThreadsOlderThan(context, options),
+    recoverAbandonedMessages: async () => recoverAbandonedMessages(context),
+    excludeMessages: async (threadId: string, messageIds: string[], options: ExcludeMessagesOptions) => excludeMessages(context, threadId, messageIds, options),
+    includeMessages: async (threadId: string, messageIds: string[], options?: { actor?: string; reason?: string }) => includeMessages(context, threadId, messageIds, options),
+    pinMessage: async (threadId: string, messageId: string, pinned?: boolean) => pinMessage(context, threadId, messageId, pinned),
+    getMessage: async (threadId: string, messageId: string) => getMessage(context, threadId, messageId),
+    listMessages: async (threadId: string, options?: ListMessagesOptions) => listMessages(context, threadId, options),
+    searchMessages: async (query: string, options?: SearchMessagesOptions) => searchMessages(context, query, options),
+    redactMessage: async (threadId: string, messageId: string, options: RedactMessageOptions) => redactMessage(context, threadId, messageId, options),
+    deleteThreadsOlderThan: async (options: RetentionOptions) => deleteThreadsOlderThan(context, options),
 
-    loadContext: (threadId: string, options?: { maxTailMessages?: number }) => loadContext(context, threadId, options),
-    writeSummary: (threadId: string, input: WriteSummaryInput) => writeSummary(context, threadId, input),
-    writeSnapshot: (threadId: string, input: WriteSnapshotInput) => writeSnapshot(context, threadId, input),
-    listSummaries: (threadId: string) => listSummaries(context, threadId),
+    loadContext: async (threadId: string, options?: { maxTailMessages?: number }) => loadContext(context, threadId, options),
+    writeSummary: async (threadId: string, input: WriteSummaryInput) => writeSummary(context, threadId, input),
+    writeSnapshot: async (threadId: string, input: WriteSnapshotInput) => writeSnapshot(context, threadId, input),
+    listSummaries: async (threadId: string) => listSummaries(context, threadId),
   };
 }
 
