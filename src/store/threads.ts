@@ -93,15 +93,18 @@ export function assertThreadId(threadId: unknown): string {
   return threadId.toLowerCase();
 }
 
-function encodeCursor(thread: StoredThread): string {
-  return Buffer.from(JSON.stringify([thread.lastMessageAt.toISOString(), thread.id])).toString('base64url');
+// The cursor carries last_message_at as text with microseconds: a JS Date keeps milliseconds only, and a
+// cursor rounded to them would skip every thread whose activity falls in the same millisecond.
+const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+function encodeCursor(at: string, id: string): string {
+  return Buffer.from(JSON.stringify([at, id])).toString('base64url');
 }
 
-function decodeCursor(cursor: string): [Date, string] {
+function decodeCursor(cursor: string): [string, string] {
   try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    const date = new Date(at);
-    if (!Number.isNaN(date.getTime()) && isUuid(id)) return [date, id];
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
+    if (typeof at === 'string' && CURSOR_TIME.test(at) && !Number.isNaN(new Date(at).getTime()) && isUuid(id)) return [at, id];
   } catch {
     // fall through to the typed error
   }
@@ -116,7 +119,10 @@ export function listThreads(context: StoreContext, options: ListThreadsOptions =
   const { agentThread } = context.tables;
   return inTenant(context, async (tx) => {
     const rows = await tx
-      .select(threadColumns(context.tables))
+      .select({
+        ...threadColumns(context.tables),
+        cursorAt: sql<string>`to_char(${agentThread.lastMessageAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`,
+      })
       .from(agentThread)
       .where(
         and(
@@ -126,15 +132,19 @@ export function listThreads(context: StoreContext, options: ListThreadsOptions =
           after === undefined
             ? undefined
             : or(
-                lt(agentThread.lastMessageAt, after[0]),
-                and(eq(agentThread.lastMessageAt, after[0]), lt(agentThread.id, after[1])),
+                sql`${agentThread.lastMessageAt} < ${after[0]}::timestamptz`,
+                and(sql`${agentThread.lastMessageAt} = ${after[0]}::timestamptz`, lt(agentThread.id, after[1])),
               ),
         ),
       )
       .orderBy(desc(agentThread.lastMessageAt), desc(agentThread.id))
       .limit(limit + 1);
-    const threads = rows.slice(0, limit).map(toStoredThread);
-    return { threads, nextCursor: rows.length > limit ? encodeCursor(threads.at(-1)!) : null };
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      threads: page.map(({ cursorAt: _cursorAt, ...row }) => toStoredThread(row)),
+      nextCursor: rows.length > limit && last ? encodeCursor(last.cursorAt, last.id) : null,
+    };
   });
 }
 
