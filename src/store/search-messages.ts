@@ -19,12 +19,25 @@ export interface SearchHit {
   messageId: string;
   role: string;
   rank: number;
-  /** The matching text with the matched words wrapped in `<b>…</b>`. */
+  /** HTML: the matching text, escaped, with the matched words wrapped in `<b>…</b>`. Safe to render as HTML. */
   snippet: string;
   createdAt: Date;
 }
 
 const MAX_QUERY_LENGTH = 1000;
+
+// ts_headline marks the matches with these control characters (removed from the text first), so the user's
+// text can be HTML-escaped before the markers become <b> tags: a snippet never carries the user's own markup.
+const MARK_START = '\u0002'; // chr(2) in the query
+const MARK_STOP = '\u0003'; // chr(3)
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+function toHtmlSnippet(marked: string): string {
+  return marked
+    .replace(/[&<>"']/g, (character) => HTML_ESCAPES[character]!)
+    .replaceAll(MARK_START, '<b>')
+    .replaceAll(MARK_STOP, '</b>');
+}
 
 /**
  * Full-text search over the text parts of the tenant's messages (reasoning and tool traffic are not indexed),
@@ -48,8 +61,8 @@ export function searchMessages(context: StoreContext, query: string, options: Se
         with q as (select websearch_to_tsquery('simple', ${query}) as query)
         select m.thread_id, m.sequence, m.message_id, m.role, ts_rank(m.search_vector, q.query) as rank,
           ts_headline('simple',
-            (select string_agg(value #>> '{}', ' ') from jsonb_array_elements(jsonb_path_query_array(m.parts, 'strict $[*] ? (@.type == "text").text'))),
-            q.query, 'MaxFragments=2, MaxWords=20, MinWords=5') as snippet,
+            translate((select string_agg(value #>> '{}', ' ') from jsonb_array_elements(jsonb_path_query_array(m.parts, 'strict $[*] ? (@.type == "text").text'))), chr(2) || chr(3), ''),
+            q.query, 'StartSel=' || chr(2) || ', StopSel=' || chr(3) || ', MaxFragments=2, MaxWords=20, MinWords=5') as snippet,
           m.created_at
         from ${agentMessage} m
         join ${agentThread} t on t.tenant_id = m.tenant_id and t.id = m.thread_id
@@ -68,7 +81,7 @@ export function searchMessages(context: StoreContext, query: string, options: Se
       messageId: row.message_id,
       role: row.role,
       rank: Number(row.rank),
-      snippet: row.snippet ?? '',
+      snippet: toHtmlSnippet(row.snippet ?? ''),
       createdAt: new Date(row.created_at),
     }));
   });
