@@ -1,0 +1,45 @@
+import { AgentHistoryError } from '../errors/agent-history-error.js';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { InvalidMessageError } from '../errors/invalid-message-error.js';
+import { InvalidTenantError } from '../errors/invalid-tenant-error.js';
+import { MessageTooLargeError } from '../errors/message-too-large-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
+import { VersionConflictError } from '../errors/version-conflict-error.js';
+import { ChatConflictError } from './chat-conflict-error.js';
+
+/** The JSON body of an error response: `{ error: { code, message, … } }`. */
+export interface ChatErrorBody {
+  error: { code: string; message: string; messageId?: string; status?: string };
+}
+
+/**
+ * The HTTP status for an error of this package: 400 invalid message or argument, 404 unknown or foreign thread
+ * or message, 409 conflict (double submit, answer in progress, stale version), 413 message too large, 500 else.
+ */
+export function chatErrorStatus(error: unknown): number {
+  if (error instanceof ChatConflictError || error instanceof VersionConflictError) return 409;
+  if (error instanceof MessageTooLargeError) return 413;
+  if (error instanceof NotFoundError) return 404;
+  if (error instanceof InvalidMessageError || error instanceof InvalidArgumentError || error instanceof InvalidTenantError) return 400;
+  return 500;
+}
+
+/**
+ * An error as a JSON `Response` with {@link chatErrorStatus}. The message of a 4xx error (the validation
+ * message, the missing id) is sent as it is; a 500 sends a generic message and logs the error.
+ *
+ * @example
+ * try { return (await streamChatTurn(options)).toResponse(); } catch (error) { return chatErrorResponse(error); }
+ */
+export function chatErrorResponse(error: unknown, { log = console.error }: { log?: (...values: unknown[]) => void } = {}): Response {
+  const status = chatErrorStatus(error);
+  let body: ChatErrorBody;
+  if (status === 500 || !AgentHistoryError.isInstance(error)) {
+    log('agent-history: chat request failed', error);
+    body = { error: { code: 'internal-error', message: 'The request failed.' } };
+  } else {
+    body = { error: { code: error.code, message: error.message } };
+    if (error instanceof ChatConflictError) Object.assign(body.error, { messageId: error.messageId, status: error.status });
+  }
+  return Response.json(body, { status });
+}

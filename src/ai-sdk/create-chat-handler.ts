@@ -1,0 +1,99 @@
+import type { ToolSet, UIMessage } from 'ai';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import type { TenantHistory } from '../store/create-agent-history.js';
+import { chatErrorResponse } from './chat-error-response.js';
+import type { ChatTrigger } from './plan-chat-turn.js';
+import { stopChat } from './stop-chat.js';
+import { streamChatTurn, type ChatTurnSettings } from './stream-chat-turn.js';
+
+/** The body a chat route accepts. useChat's default body (`{ id, messages, trigger, messageId }`) works too. */
+export interface ChatRequestBody {
+  /** The thread (useChat's `id`). */
+  threadId: string;
+  /** The new user message; only this one is needed, the history is in the store. */
+  message?: unknown;
+  /** @default 'submit-message' */
+  trigger?: ChatTrigger;
+  /** The edited user message, or the assistant message to regenerate. */
+  messageId?: string;
+  /** An idempotency key for the request. */
+  requestId?: string;
+}
+
+export interface CreateChatHandlerOptions<UI_MESSAGE extends UIMessage = UIMessage, TOOLS extends ToolSet = ToolSet>
+  extends ChatTurnSettings<UI_MESSAGE, TOOLS> {
+  /** The store of the request's tenant: authenticate here (throw a `Response` to answer 401/403 yourself). */
+  getHistory: (request: Request) => TenantHistory | Promise<TenantHistory>;
+}
+
+/**
+ * Route handlers for a chat: `POST` answers a turn (submit, edit or regenerate) as a UI message stream, `stop`
+ * stops the thread's answer and keeps it. Errors become JSON responses (400, 404, 409, 413).
+ *
+ * @example
+ * // app/api/chat/route.ts
+ * const chat = createChatHandler({ getHistory: async () => history.forTenant(await tenantOf()), model: { agent }, tools });
+ * export const POST = chat.POST;
+ * // app/api/chat/stop/route.ts
+ * export const POST = chat.stop;
+ */
+export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOLS extends ToolSet = ToolSet>({
+  getHistory,
+  ...settings
+}: CreateChatHandlerOptions<UI_MESSAGE, TOOLS>) {
+  return {
+    /** Answers a chat request with a UI message stream. */
+    POST: async (request: Request): Promise<Response> => {
+      try {
+        const body = parseChatRequest(await readJson(request));
+        const history = await getHistory(request);
+        const turn = await streamChatTurn<UI_MESSAGE, TOOLS>({ ...settings, ...body, history });
+        return turn.toResponse();
+      } catch (error) {
+        if (error instanceof Response) return error;
+        return chatErrorResponse(error);
+      }
+    },
+    /** Stops the answer of `{ threadId }`; responds with the stopped message (or `{ message: null }`). */
+    stop: async (request: Request): Promise<Response> => {
+      try {
+        const body = (await readJson(request)) as { threadId?: unknown; id?: unknown };
+        const threadId = body.threadId ?? body.id;
+        if (typeof threadId !== 'string') throw new InvalidArgumentError({ argument: 'threadId', value: threadId, message: 'expected a thread id.' });
+        const stored = await stopChat({ history: await getHistory(request), threadId });
+        return Response.json({ message: stored?.message ?? null, status: stored?.status ?? null });
+      } catch (error) {
+        if (error instanceof Response) return error;
+        return chatErrorResponse(error);
+      }
+    },
+  };
+}
+
+async function readJson(request: Request): Promise<unknown> {
+  try {
+    return await request.json();
+  } catch {
+    throw new InvalidArgumentError({ argument: 'body', value: '…', message: 'expected a JSON body.' });
+  }
+}
+
+/** Reads a chat request body: ours, or useChat's default one (the last of `messages` is the new message). */
+export function parseChatRequest(body: unknown): ChatRequestBody {
+  if (typeof body !== 'object' || body === null) throw new InvalidArgumentError({ argument: 'body', value: body, message: 'expected a JSON object.' });
+  const raw = body as Record<string, unknown>;
+  const threadId = raw.threadId ?? raw.id;
+  if (typeof threadId !== 'string') throw new InvalidArgumentError({ argument: 'threadId', value: threadId, message: 'expected a thread id.' });
+  const trigger = raw.trigger ?? 'submit-message';
+  if (trigger !== 'submit-message' && trigger !== 'regenerate-message') {
+    throw new InvalidArgumentError({ argument: 'trigger', value: trigger, message: 'expected submit-message or regenerate-message.' });
+  }
+  const optionalString = (name: string) => {
+    const value = raw[name];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== 'string') throw new InvalidArgumentError({ argument: name, value, message: 'expected a string.' });
+    return value;
+  };
+  const message = raw.message ?? (Array.isArray(raw.messages) && trigger === 'submit-message' ? raw.messages.at(-1) : undefined);
+  return { threadId, trigger, message, messageId: optionalString('messageId'), requestId: optionalString('requestId') };
+}

@@ -1,0 +1,210 @@
+import {
+  convertToModelMessages,
+  createIdGenerator,
+  createUIMessageStreamResponse,
+  type InferUIMessageChunk,
+  type ModelMessage,
+  type ToolSet,
+  type UIMessage,
+} from 'ai';
+import type { TenantHistory } from '../store/create-agent-history.js';
+import type { StartRunOptions } from '../store/runs.js';
+import type { StoredMessage } from '../store/types.js';
+import { registerActiveTurn } from './active-turns.js';
+import { ChatConflictError } from './chat-conflict-error.js';
+import type { ChatContextManager, ChatContextManagerOption, ChatModelSource } from './chat-model-source.js';
+import { persistUIMessageStream, type PersistUIMessageStreamOptions } from './persist-ui-message-stream.js';
+import { planChatTurn, type ChatTrigger } from './plan-chat-turn.js';
+import type { ChatSchemas } from './validate-chat-messages.js';
+
+type PersistOptions<UI_MESSAGE extends UIMessage, TOOLS extends ToolSet> = PersistUIMessageStreamOptions<UI_MESSAGE, TOOLS>;
+
+/** Settings shared by every turn of a chat route. */
+export interface ChatTurnSettings<UI_MESSAGE extends UIMessage = UIMessage, TOOLS extends ToolSet = ToolSet> extends ChatSchemas<UI_MESSAGE> {
+  /** The model: an agent, or a `streamText` call. */
+  model: ChatModelSource<TOOLS>;
+  /** The tools (for `streamText` sources, to type and map tool parts; an agent's own tools are used otherwise). */
+  tools?: TOOLS & ChatSchemas<UI_MESSAGE>['tools'];
+  /** The context engine (`createContextManager(...)`), or a function making one per turn. */
+  contextManager?: ChatContextManagerOption<TOOLS>;
+  /** Ids of new assistant messages (and of edited user messages). @default createIdGenerator({ prefix: 'msg', size: 16 }) */
+  generateMessageId?: () => string;
+  /** How many of the newest messages are read to validate the request and to build the context. @default 200 */
+  historyLimit?: number;
+  /** @default 'continue' */
+  onDisconnect?: PersistOptions<UI_MESSAGE, TOOLS>['onDisconnect'];
+  /** Metadata streamed with each answer (usage is added under `usage`). */
+  messageMetadata?: PersistOptions<UI_MESSAGE, TOOLS>['messageMetadata'];
+  /** @default 'usage' */
+  usageMetadataKey?: string | false;
+  /** @default true */
+  sendReasoning?: boolean;
+  /** @default false */
+  sendSources?: boolean;
+  /** The error text sent to the client when the model fails. */
+  onError?: (error: unknown) => string;
+  /** What is recorded on each run (provider, model, metadata). */
+  run?: StartRunOptions;
+  /** @default console.error */
+  onPersistError?: (error: unknown) => void;
+}
+
+export interface StreamChatTurnOptions<UI_MESSAGE extends UIMessage = UIMessage, TOOLS extends ToolSet = ToolSet> extends ChatTurnSettings<UI_MESSAGE, TOOLS> {
+  /** The tenant's store (`createAgentHistory({ db }).forTenant(tenantId)`). */
+  history: TenantHistory;
+  /** An existing thread of the tenant (another tenant's or a missing one is `NotFoundError`). */
+  threadId: string;
+  /** @default 'submit-message' */
+  trigger?: ChatTrigger;
+  /** The new user message (for `submit-message`). Only this message is sent; the history is read from the store. */
+  message?: unknown;
+  /**
+   * For `submit-message`: the id of the user message being edited (useChat's `sendMessage({ messageId })`).
+   * For `regenerate-message`: the assistant message to regenerate (default: the last answer).
+   */
+  messageId?: string;
+  /** An idempotency key of the request, stored as the user message's `clientRequestId`. */
+  requestId?: string;
+  /** Aborting it stops the answer like {@link stopChat} (the partial answer is kept as `cancelled`). */
+  abortSignal?: AbortSignal;
+}
+
+/** A turn being answered. */
+export interface ChatTurn<UI_MESSAGE extends UIMessage = UIMessage> {
+  threadId: string;
+  runId: string;
+  /** The stored user message (its id may differ from the request's after an edit). */
+  userMessageId: string;
+  assistantMessageId: string;
+  /** Messages this turn took out of the context (superseded by an edit or a regeneration). */
+  excludedMessageIds: string[];
+  /** The UI message stream for the client. */
+  stream: ReadableStream<InferUIMessageChunk<UI_MESSAGE>>;
+  /** The stream as an HTTP response (server-sent events), with the turn's ids in `x-agent-history-*` headers. */
+  toResponse(init?: ResponseInit): Response;
+  /** Settles when the answer is stored as completed, failed or cancelled. */
+  done: Promise<StoredMessage>;
+}
+
+const defaultMessageId = createIdGenerator({ prefix: 'msg', size: 16 });
+
+/**
+ * Answers one chat request and persists everything on the way: validates the incoming message with the stored
+ * history (400, nothing written), stores it idempotently, refuses a double submit (`ChatConflictError`, 409),
+ * starts a run, begins the assistant message, streams the model with the context manager's `prepareStep`,
+ * checkpoints each step and finalizes the answer (completed, failed, or cancelled with its partial parts) with
+ * the usage on the run and in the message metadata, also when the client disconnects.
+ *
+ * @example
+ * const turn = await streamChatTurn({ history: store, threadId, message, model: { agent }, tools });
+ * return turn.toResponse();
+ */
+export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, TOOLS extends ToolSet = ToolSet>(
+  options: StreamChatTurnOptions<UI_MESSAGE, TOOLS>,
+): Promise<ChatTurn<UI_MESSAGE>> {
+  const { history, threadId, model, generateMessageId = defaultMessageId, historyLimit = 200 } = options;
+  const plan = await planChatTurn<UI_MESSAGE>({
+    history,
+    threadId,
+    trigger: options.trigger ?? 'submit-message',
+    message: options.message,
+    messageId: options.messageId,
+    requestId: options.requestId,
+    historyLimit,
+    generateMessageId,
+    tools: options.tools,
+    metadataSchema: options.metadataSchema,
+    dataSchemas: options.dataSchemas,
+  });
+
+  const run = await history.startRun(threadId, {
+    ...options.run,
+    metadata: { ...options.run?.metadata, trigger: options.trigger ?? 'submit-message', userMessageId: plan.userMessage.id },
+  });
+  const begun = await history.beginAssistantMessage(threadId, { messageId: generateMessageId(), runId: run.id, clientRequestId: plan.answerKey });
+  if (!begun.created) {
+    // A racing duplicate got there first: this request writes nothing more.
+    await history.finishRun(run.id, { status: 'cancelled', error: { message: 'duplicate request' } });
+    const reason = begun.stored.status === 'pending' || begun.stored.status === 'streaming' ? 'answer-in-progress' : 'answer-exists';
+    throw new ChatConflictError({ reason, messageId: begun.stored.message.id, status: begun.stored.status });
+  }
+  const assistantMessageId = begun.stored.message.id;
+  const abortController = new AbortController();
+  if (options.abortSignal) {
+    if (options.abortSignal.aborted) abortController.abort(options.abortSignal.reason);
+    else options.abortSignal.addEventListener('abort', () => abortController.abort(options.abortSignal!.reason), { once: true });
+  }
+
+  let persisted: ReturnType<typeof persistUIMessageStream<UI_MESSAGE, TOOLS>>;
+  try {
+    const manager = await resolveContextManager(options.contextManager, { history, threadId, runId: run.id });
+    const messages: ModelMessage[] = manager?.initialMessages
+      ? await manager.initialMessages({ threadId, messages: plan.contextMessages })
+      : await convertToModelMessages(plan.contextMessages, { tools: options.tools, ignoreIncompleteToolCalls: true });
+    const { stream, tools } = await startModel(model, { messages, abortSignal: abortController.signal, prepareStep: manager?.prepareStep });
+    persisted = persistUIMessageStream<UI_MESSAGE, TOOLS>({
+      history,
+      threadId,
+      runId: run.id,
+      messageId: assistantMessageId,
+      stream,
+      tools: options.tools ?? tools,
+      originalMessages: [plan.userMessage],
+      abortController,
+      onDisconnect: options.onDisconnect,
+      messageMetadata: options.messageMetadata,
+      usageMetadataKey: options.usageMetadataKey,
+      sendReasoning: options.sendReasoning,
+      sendSources: options.sendSources,
+      onError: options.onError,
+      onPersistError: options.onPersistError,
+    });
+  } catch (error) {
+    await history.finalizeMessage(threadId, assistantMessageId, { status: 'failed', parts: [] }).catch(() => {});
+    await history.failRun(run.id, error).catch(() => {});
+    throw error;
+  }
+
+  registerActiveTurn(history.tenantId, threadId, {
+    runId: run.id,
+    assistantMessageId,
+    abort: () => abortController.abort(),
+    done: persisted.done,
+  });
+  const ids = { threadId, runId: run.id, userMessageId: plan.userMessage.id, assistantMessageId };
+  return {
+    ...ids,
+    excludedMessageIds: plan.excludedMessageIds,
+    stream: persisted.stream,
+    done: persisted.done,
+    toResponse: (init = {}) => {
+      const headers = new Headers(init.headers);
+      headers.set('x-agent-history-thread-id', ids.threadId);
+      headers.set('x-agent-history-run-id', ids.runId);
+      headers.set('x-agent-history-user-message-id', ids.userMessageId);
+      headers.set('x-agent-history-message-id', ids.assistantMessageId);
+      return createUIMessageStreamResponse({ ...init, headers, stream: persisted.stream });
+    },
+  };
+}
+
+async function resolveContextManager<TOOLS extends ToolSet>(
+  option: ChatContextManagerOption<TOOLS> | undefined,
+  input: { history: TenantHistory; threadId: string; runId: string },
+): Promise<ChatContextManager<TOOLS> | undefined> {
+  if (option === undefined) return undefined;
+  return typeof option === 'function' ? await option(input) : option;
+}
+
+async function startModel<TOOLS extends ToolSet>(
+  source: ChatModelSource<TOOLS>,
+  input: { messages: ModelMessage[]; abortSignal: AbortSignal; prepareStep?: ChatContextManager<TOOLS>['prepareStep'] },
+) {
+  if (source.streamText) {
+    const result = await source.streamText(input);
+    return { stream: result.stream, tools: undefined };
+  }
+  const agent = typeof source.agent === 'function' ? source.agent({ prepareStep: input.prepareStep }) : source.agent;
+  const result = await agent.stream({ messages: input.messages, abortSignal: input.abortSignal });
+  return { stream: result.stream, tools: agent.tools };
+}
