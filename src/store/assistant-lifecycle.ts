@@ -1,4 +1,4 @@
-import { and, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, eq, inArray, lt, ne, sql } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { MessageTooLargeError } from '../errors/message-too-large-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
@@ -46,7 +46,8 @@ function assertMessageId(messageId: unknown): string {
 
 /**
  * Saves the parts streamed so far (status `streaming`) and renews the lease, so a crash loses at most what
- * came after the last checkpoint. Only a `pending` or `streaming` message can be checkpointed.
+ * came after the last checkpoint. Only a `pending` or `streaming` message can be checkpointed (or finalized), and
+ * not once it has been redacted.
  */
 export function checkpointMessage(
   context: StoreContext,
@@ -77,6 +78,8 @@ export function checkpointMessage(
           eq(agentMessage.threadId, thread),
           eq(agentMessage.messageId, id),
           inArray(agentMessage.status, ['pending', 'streaming']),
+          // A message redacted while it streams takes no more content: the writer would undo the redaction.
+          ne(agentMessage.contextState, 'redacted'),
         ),
       )
       .returning(messageColumns(context.tables));
@@ -125,6 +128,8 @@ export function finalizeMessage(
           eq(agentMessage.threadId, thread),
           eq(agentMessage.messageId, id),
           inArray(agentMessage.status, ['pending', 'streaming']),
+          // A message redacted while it streams takes no more content: the writer would undo the redaction.
+          ne(agentMessage.contextState, 'redacted'),
         ),
       )
       .returning(messageColumns(context.tables));
@@ -141,10 +146,13 @@ export function finalizeMessage(
 async function explainMissing(context: StoreContext, tx: Parameters<Parameters<typeof inTenant>[1]>[0], threadId: string, messageId: string, verb: string) {
   const { agentMessage } = context.tables;
   const [existing] = await tx
-    .select({ status: agentMessage.status })
+    .select({ status: agentMessage.status, contextState: agentMessage.contextState })
     .from(agentMessage)
     .where(and(eq(agentMessage.tenantId, context.tenantId), eq(agentMessage.threadId, threadId), eq(agentMessage.messageId, messageId)));
   if (!existing) return new NotFoundError({ entity: 'message', id: messageId });
+  if (existing.contextState === 'redacted' && (existing.status === 'pending' || existing.status === 'streaming')) {
+    return new InvalidArgumentError({ argument: 'messageId', value: messageId, message: 'the message was redacted while it was being written; it takes no more content.' });
+  }
   return new InvalidArgumentError({
     argument: 'messageId',
     value: messageId,
