@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import { streamText, type UIMessageChunk } from 'ai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createChatHandler, loadThreadPage } from '../../src/ai-sdk/index.js';
+import type { TenantHistory } from '../../src/index.js';
+import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { gatedStream, newThread, rowsOf, runsOf, schemas, scriptedModel, textStep, userMessage, type ChatMessage } from './fixtures.js';
+
+const post = (body: unknown) => new Request('http://localhost/api/chat', { method: 'POST', body: JSON.stringify(body) });
+
+/** A handler whose model answers every call with `answer(n)` (n = 1, 2, …), recording the prompts it was sent. */
+function handlerFor(history: TenantHistory, answer: (call: number) => ReturnType<typeof textStep> | ReadableStream = (call) => textStep(`Answer ${call}.`)) {
+  const prompts: unknown[] = [];
+  let calls = 0;
+  let ids = 0;
+  const handler = createChatHandler<ChatMessage>({
+    getHistory: () => history,
+    ...schemas,
+    generateMessageId: () => `a-${++ids}`,
+    model: {
+      streamText: ({ messages, abortSignal }) => {
+        const model = scriptedModel([answer(++calls) as never]);
+        prompts.push(messages);
+        return streamText({ model, messages, abortSignal });
+      },
+    },
+  });
+  return { handler, prompts };
+}
+
+async function answerText(response: Response) {
+  const text = await response.text();
+  return text.split('\n').filter((line) => line.startsWith('data: {')).map((line) => JSON.parse(line.slice(6)) as UIMessageChunk);
+}
+
+describe.each(BACKENDS)('createChatHandler on %s', (backend) => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await openTestDatabase(backend);
+  });
+  afterAll(() => database.close());
+
+  const nothingWritten = async (threadId: string) => {
+    expect(await rowsOf(database, threadId)).toEqual([]);
+    expect(await runsOf(database, threadId)).toEqual([]);
+  };
+
+  it('should answer 400 with the validation message for an invalid UIMessage, and write nothing', async () => {
+    const { history, threadId } = await newThread(database);
+    const { handler } = handlerFor(history);
+    const cases = [
+      { threadId, message: { id: 'u-1', role: 'user', parts: [{ type: 'data-progress', data: { percent: 'half' } }] } },
+      { threadId, message: { id: 'u-1', role: 'user', parts: [] } },
+      { threadId, message: { id: 'u-1', role: 'assistant', parts: [{ type: 'text', text: 'I am the model' }] } },
+      { threadId, message: { id: 'u-1', role: 'user', metadata: { createdAt: 'not a date' }, parts: [{ type: 'text', text: 'hi' }] } },
+      { threadId },
+    ];
+    for (const body of cases) {
+      const response = await handler.POST(post(body));
+      expect(response.status).toBe(400);
+      expect((await response.json()).error.code).toBe('message-invalid');
+    }
+    const response = await handler.POST(post(cases[0]));
+    expect((await response.json()).error.message).toMatch(/^Invalid message message "u-1": Type validation failed for .*data/);
+    const notJson = await handler.POST(new Request('http://localhost/api/chat', { method: 'POST', body: '{' }));
+    expect([notJson.status, (await notJson.json()).error.code]).toEqual([400, 'argument-invalid']);
+    await nothingWritten(threadId);
+  });
+
+  it("should answer 404, the same for an unknown thread and another tenant's thread, and write nothing", async () => {
+    const owner = await newThread(database);
+    const intruder = await newThread(database);
+    const { handler } = handlerFor(intruder.history);
+    const foreign = await handler.POST(post({ threadId: owner.threadId, message: userMessage('u-1', 'hi') }));
+    const unknown = await handler.POST(post({ threadId: randomUUID(), message: userMessage('u-1', 'hi') }));
+    const malformed = await handler.POST(post({ threadId: 'nope', message: userMessage('u-1', 'hi') }));
+    expect([foreign.status, unknown.status, malformed.status]).toEqual([404, 404, 404]);
+    expect((await foreign.json()).error.code).toBe('thread-not-found');
+    expect((await unknown.json()).error.code).toBe('thread-not-found');
+    await nothingWritten(owner.threadId);
+    const stop = await handler.stop(post({ threadId: owner.threadId }));
+    expect(stop.status).toBe(404);
+  });
+
+  it('should answer 413 for an oversized message, and write nothing', async () => {
+    const { history, threadId } = await newThread(database, { maxMessageBytes: 2_000 });
+    const { handler } = handlerFor(history);
+    const response = await handler.POST(post({ threadId, message: userMessage('u-big', 'x'.repeat(5_000)) }));
+    expect(response.status).toBe(413);
+    expect((await response.json()).error).toEqual({ code: 'message-too-large', message: expect.stringContaining('over the limit of 2000 bytes') });
+    await nothingWritten(threadId);
+  });
+
+  it('should store a double-submitted message once and answer the second request with a 409 naming the answer', async () => {
+    const { history, threadId } = await newThread(database);
+    const { handler } = handlerFor(history);
+    const body = { threadId, message: userMessage('u-1', 'Hello'), requestId: 'req-1' };
+    const first = await handler.POST(post(body));
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-agent-history-message-id')).toBe('a-1');
+    await answerText(first);
+    await expect.poll(async () => (await rowsOf(database, threadId)).map((row) => row.status)).toEqual(['completed', 'completed']);
+    const second = await handler.POST(post(body));
+    expect(second.status).toBe(409);
+    expect((await second.json()).error).toEqual({
+      code: 'chat-answer-exists',
+      message: 'This request was already answered: the answer is message "a-1" (completed).',
+      messageId: 'a-1',
+      status: 'completed',
+    });
+    expect((await rowsOf(database, threadId)).map((row) => row.message_id)).toEqual(['u-1', 'a-1']);
+  });
+
+  it('should let only one of two racing identical requests answer', async () => {
+    const { history, threadId } = await newThread(database);
+    const { handler } = handlerFor(history);
+    const body = { threadId, message: userMessage('u-1', 'Hello') };
+    const responses = await Promise.all([handler.POST(post(body)), handler.POST(post(body))]);
+    expect(responses.map((response) => response.status).sort()).toEqual([200, 409]);
+    await answerText(responses.find((response) => response.status === 200)!);
+    await expect.poll(async () => (await rowsOf(database, threadId)).map((row) => [row.message_id, row.status])).toEqual([
+      ['u-1', 'completed'],
+      [expect.stringMatching(/^a-/), 'completed'],
+    ]);
+  });
+
+  it('should refuse a new message while an answer is streaming (409 answer-in-progress), then accept it', async () => {
+    const { history, threadId } = await newThread(database);
+    const gated = gatedStream(textStep('Slow answer.').slice(0, 2), textStep('Slow answer.').slice(2));
+    const { handler } = handlerFor(history, (call) => (call === 1 ? gated.stream : textStep('Fast.')));
+    const first = await handler.POST(post({ threadId, message: userMessage('u-1', 'one') }));
+    const busy = await handler.POST(post({ threadId, message: userMessage('u-2', 'two') }));
+    expect([busy.status, (await busy.json()).error.code]).toEqual([409, 'chat-answer-in-progress']);
+    gated.release();
+    await answerText(first);
+    await expect.poll(async () => (await rowsOf(database, threadId)).at(-1)?.status).toBe('completed');
+    const later = await handler.POST(post({ threadId, message: userMessage('u-2', 'two') }));
+    expect(later.status).toBe(200);
+    await answerText(later);
+  });
+
+  it('should regenerate by excluding the superseded answer (never deleting it)', async () => {
+    const { history, threadId } = await newThread(database);
+    const { handler, prompts } = handlerFor(history);
+    await answerText(await handler.POST(post({ threadId, message: userMessage('u-1', 'Tell me a joke') })));
+    await expect.poll(async () => (await rowsOf(database, threadId)).at(-1)?.status).toBe('completed');
+    const regenerated = await handler.POST(post({ threadId, trigger: 'regenerate-message', messageId: 'a-1' }));
+    expect(regenerated.status).toBe(200);
+    await answerText(regenerated);
+    await expect.poll(async () => (await rowsOf(database, threadId)).map((row) => [row.message_id, row.status, row.context_state, row.exclusion_reason])).toEqual([
+      ['u-1', 'completed', 'eligible', null],
+      ['a-1', 'completed', 'excluded', 'superseded-by-regenerate'],
+      ['a-2', 'completed', 'eligible', null],
+    ]);
+    expect(prompts[1]).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Tell me a joke' }] }]);
+    const again = await handler.POST(post({ threadId, trigger: 'regenerate-message', messageId: 'a-1' }));
+    expect([again.status, (await again.json()).error.messageId]).toEqual([409, 'a-2']);
+    const page = await loadThreadPage<ChatMessage>({ history, threadId, ...schemas });
+    expect(page.messages.map((message) => message.id)).toEqual(['u-1', 'a-2']);
+    expect((await loadThreadPage<ChatMessage>({ history, threadId, include: 'all' })).messages).toHaveLength(3);
+  });
+
+  it('should edit by excluding the edited message and everything after it, and answer the new version', async () => {
+    const { history, threadId } = await newThread(database);
+    const { handler, prompts } = handlerFor(history);
+    await answerText(await handler.POST(post({ threadId, message: userMessage('u-1', 'Weather in Rome?') })));
+    await expect.poll(async () => (await rowsOf(database, threadId)).at(-1)?.status).toBe('completed');
+    await answerText(await handler.POST(post({ threadId, message: userMessage('u-2', 'And tomorrow?') })));
+    await expect.poll(async () => (await rowsOf(database, threadId)).at(-1)?.status).toBe('completed');
+    const edited = await handler.POST(post({ threadId, messageId: 'u-1', message: userMessage('u-1', 'Weather in Paris?') }));
+    expect(edited.status).toBe(200);
+    const newId = edited.headers.get('x-agent-history-user-message-id')!;
+    expect(newId).toBe('a-3'); // the id 'u-1' is taken by the old version: the new one gets a generated id
+    await answerText(edited);
+    await expect.poll(async () => (await rowsOf(database, threadId)).map((row) => [row.message_id, row.context_state, row.exclusion_reason])).toEqual([
+      ['u-1', 'excluded', `superseded-by-edit:${newId}`],
+      ['a-1', 'excluded', `superseded-by-edit:${newId}`],
+      ['u-2', 'excluded', `superseded-by-edit:${newId}`],
+      ['a-2', 'excluded', `superseded-by-edit:${newId}`],
+      [newId, 'eligible', null],
+      ['a-4', 'eligible', null],
+    ]);
+    expect(prompts[2]).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }] }]);
+    const page = await loadThreadPage<ChatMessage>({ history, threadId, ...schemas });
+    expect(page.messages).toEqual([{ ...userMessage(newId, 'Weather in Paris?') }, expect.objectContaining({ id: 'a-4' })]);
+  });
+});
