@@ -1,0 +1,190 @@
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import type { StoredContextMessageStatus } from './context-store.js';
+
+/** What the prune stage removes (losslessly for validity: tool calls and results always go in pairs). */
+export interface ContextPrunePolicy {
+  /**
+   * Which reasoning to drop: outside the newest `reasoningTurns` turns, everywhere, or none. Providers ignore
+   * (or reject) old reasoning, so dropping it is the cheapest saving.
+   * @default 'outside-newest-turns'
+   */
+  reasoning: 'outside-newest-turns' | 'all' | 'none';
+  /**
+   * Turns whose reasoning is kept.
+   * @default 1
+   */
+  reasoningTurns: number;
+  /**
+   * When to drop old tool traffic (calls, results and approvals outside the newest `toolTrafficTurns` turns):
+   * only when the context does not fit, always, or never.
+   * @default 'when-over-budget'
+   */
+  toolTraffic: 'when-over-budget' | 'outside-newest-turns' | 'none';
+  /**
+   * Turns whose tool traffic is kept.
+   * @default 2
+   */
+  toolTrafficTurns: number;
+  /**
+   * Whether messages left empty are removed (the current input is always kept).
+   * @default 'remove'
+   */
+  emptyMessages: 'remove' | 'keep';
+}
+
+/** How summaries are made and sized. */
+export interface ContextSummaryPolicy {
+  /**
+   * Tokens reserved for a new summary when turns are folded into one.
+   * @default 2000
+   */
+  reserveTokens: number;
+  /**
+   * When the context must be compacted, keep the newest turns up to this share of the budget, so that the next
+   * turns fit without compacting again (fewer summaries, fewer snapshots).
+   * @default 0.7
+   */
+  targetRatio: number;
+  /**
+   * A summarizer call that takes longer is aborted and counts as failed.
+   * @default 60000
+   */
+  timeoutMs: number;
+  /**
+   * The largest transcript one summarizer call receives, in tokens; more turns are folded in several rounds.
+   * @default 32000
+   */
+  inputMaxTokens: number;
+  /**
+   * Characters of one tool input or output shown in the summarizer's transcript.
+   * @default 2000
+   */
+  toolOutputCharacters: number;
+}
+
+/** The optional memory step: relevant earlier messages found by the store's search. */
+export interface ContextMemoryPolicy {
+  /**
+   * `search` asks `store.searchMessages` with the current input's text; `off` skips the step.
+   * @default 'off'
+   */
+  mode: 'off' | 'search';
+  /**
+   * How many messages to ask for.
+   * @default 5
+   */
+  limit: number;
+  /**
+   * The largest memory message, in raw tokens.
+   * @default 2000
+   */
+  maxTokens: number;
+  /**
+   * Characters quoted from one message.
+   * @default 1000
+   */
+  messageCharacters: number;
+}
+
+/** How oversized tool outputs are shortened when even the newest turn does not fit. */
+export interface ContextToolOutputPreviewPolicy {
+  /**
+   * The first preview size, in raw tokens.
+   * @default 1000
+   */
+  tokens: number;
+  /**
+   * Previews are halved down to this size while the context does not fit.
+   * @default 64
+   */
+  minimumTokens: number;
+}
+
+/** Every knob of the context engine. */
+export interface ContextPolicy {
+  /**
+   * Stored with every summary and snapshot. Change it when you change the policy.
+   * @default 'agent-history/context-v1'
+   */
+  version: string;
+  /**
+   * Assistant statuses that may reach the model (see {@link filterStoredMessages}).
+   * @default ['completed', 'cancelled', 'failed']
+   */
+  assistantStatuses: StoredContextMessageStatus[];
+  /** See {@link ContextPrunePolicy}. */
+  prune: ContextPrunePolicy;
+  /** See {@link ContextSummaryPolicy}. */
+  summary: ContextSummaryPolicy;
+  /** See {@link ContextMemoryPolicy}. */
+  memory: ContextMemoryPolicy;
+  /** See {@link ContextToolOutputPreviewPolicy}. */
+  toolOutputPreview: ContextToolOutputPreviewPolicy;
+  /**
+   * What a snapshot write that lost to a concurrent writer does: throw the `VersionConflictError`, or record it
+   * in the report and go on (the model call does not depend on the snapshot).
+   * @default 'throw'
+   */
+  snapshotConflicts: 'throw' | 'report';
+}
+
+/** A partial policy: any field left out takes its default. */
+export type ContextPolicyInput = {
+  [KEY in keyof ContextPolicy]?: ContextPolicy[KEY] extends readonly unknown[] | string ? ContextPolicy[KEY] : Partial<ContextPolicy[KEY]>;
+};
+
+/** The defaults of {@link ContextPolicy}. */
+export const defaultContextPolicy: Readonly<ContextPolicy> = Object.freeze({
+  version: 'agent-history/context-v1',
+  assistantStatuses: ['completed', 'cancelled', 'failed'],
+  prune: { reasoning: 'outside-newest-turns', reasoningTurns: 1, toolTraffic: 'when-over-budget', toolTrafficTurns: 2, emptyMessages: 'remove' },
+  summary: { reserveTokens: 2000, targetRatio: 0.7, timeoutMs: 60_000, inputMaxTokens: 32_000, toolOutputCharacters: 2000 },
+  memory: { mode: 'off', limit: 5, maxTokens: 2000, messageCharacters: 1000 },
+  toolOutputPreview: { tokens: 1000, minimumTokens: 64 },
+  snapshotConflicts: 'throw',
+} satisfies ContextPolicy);
+
+/** Fills a partial policy with the defaults and checks every value; a bad one throws `InvalidArgumentError` naming it. */
+export function resolveContextPolicy(input: ContextPolicyInput = {}): ContextPolicy {
+  const policy: ContextPolicy = {
+    version: input.version ?? defaultContextPolicy.version,
+    assistantStatuses: [...(input.assistantStatuses ?? defaultContextPolicy.assistantStatuses)],
+    prune: { ...defaultContextPolicy.prune, ...input.prune },
+    summary: { ...defaultContextPolicy.summary, ...input.summary },
+    memory: { ...defaultContextPolicy.memory, ...input.memory },
+    toolOutputPreview: { ...defaultContextPolicy.toolOutputPreview, ...input.toolOutputPreview },
+    snapshotConflicts: input.snapshotConflicts ?? defaultContextPolicy.snapshotConflicts,
+  };
+  if (typeof policy.version !== 'string' || policy.version === '') fail('policy.version', policy.version, 'expected a non-empty string.');
+  oneOf('policy.prune.reasoning', policy.prune.reasoning, ['outside-newest-turns', 'all', 'none']);
+  oneOf('policy.prune.toolTraffic', policy.prune.toolTraffic, ['when-over-budget', 'outside-newest-turns', 'none']);
+  oneOf('policy.prune.emptyMessages', policy.prune.emptyMessages, ['remove', 'keep']);
+  oneOf('policy.memory.mode', policy.memory.mode, ['off', 'search']);
+  oneOf('policy.snapshotConflicts', policy.snapshotConflicts, ['throw', 'report']);
+  for (const status of policy.assistantStatuses) oneOf('policy.assistantStatuses', status, ['pending', 'streaming', 'completed', 'failed', 'cancelled']);
+  integer('policy.prune.reasoningTurns', policy.prune.reasoningTurns, 0);
+  integer('policy.prune.toolTrafficTurns', policy.prune.toolTrafficTurns, 0);
+  integer('policy.summary.reserveTokens', policy.summary.reserveTokens, 0);
+  integer('policy.summary.timeoutMs', policy.summary.timeoutMs, 1);
+  integer('policy.summary.inputMaxTokens', policy.summary.inputMaxTokens, 256);
+  integer('policy.summary.toolOutputCharacters', policy.summary.toolOutputCharacters, 0);
+  integer('policy.memory.limit', policy.memory.limit, 1);
+  integer('policy.memory.maxTokens', policy.memory.maxTokens, 1);
+  integer('policy.memory.messageCharacters', policy.memory.messageCharacters, 1);
+  integer('policy.toolOutputPreview.minimumTokens', policy.toolOutputPreview.minimumTokens, 16);
+  integer('policy.toolOutputPreview.tokens', policy.toolOutputPreview.tokens, policy.toolOutputPreview.minimumTokens);
+  if (!(policy.summary.targetRatio > 0 && policy.summary.targetRatio <= 1)) fail('policy.summary.targetRatio', policy.summary.targetRatio, 'expected a share above 0 and at most 1.');
+  return policy;
+}
+
+function fail(argument: string, value: unknown, message: string): never {
+  throw new InvalidArgumentError({ argument, value, message });
+}
+
+function oneOf(argument: string, value: unknown, allowed: readonly string[]): void {
+  if (!allowed.includes(value as string)) fail(argument, value, `expected one of ${allowed.map((item) => `'${item}'`).join(', ')}.`);
+}
+
+function integer(argument: string, value: unknown, minimum: number): void {
+  if (!Number.isSafeInteger(value) || (value as number) < minimum) fail(argument, value, `expected an integer of at least ${minimum}.`);
+}

@@ -1,0 +1,157 @@
+import type { ModelMessage } from '@ai-sdk/provider-utils';
+import type { ContextMeasure } from './context-measure.js';
+import { addTokenTallies, type TokenTally } from './count-message-tokens.js';
+
+interface SegmentBase {
+  /** The model messages of the segment, in order. */
+  messages: ModelMessage[];
+  /** Their raw token tally. */
+  tokens: TokenTally;
+}
+
+/**
+ * The model messages converted from one stored message (one sequence), or, for messages not stored yet
+ * (the current request's steps), one assistant message with the tool messages that answer it. A segment
+ * always holds a tool call together with its result, so keeping or dropping whole segments never orphans one.
+ */
+export interface MessageSegment extends SegmentBase {
+  kind: 'message';
+  /** The stored message's sequence, or null when the messages are not stored yet or of unknown origin. */
+  sequence: number | null;
+  /** Pinned segments are kept whatever the budget (and never pruned). */
+  pinned: boolean;
+}
+
+/** The summary of earlier turns, placed first as a `user` message (never a system message). */
+export interface SummarySegment extends SegmentBase {
+  kind: 'summary';
+  /** The stored summary's id. */
+  summaryId: string;
+  /** The first sequence the summary covers (inclusive). */
+  fromSequence: number;
+  /** The last sequence the summary covers (inclusive). */
+  throughSequence: number;
+  /** The summary text without the header (what a summarizer extends). */
+  content: string;
+}
+
+/** Relevant earlier messages found by search, quoted in one `user` message after the summary. */
+export interface MemorySegment extends SegmentBase {
+  kind: 'memory';
+  /** The sequences quoted, in the order they appear. */
+  sequences: number[];
+}
+
+/** A unit the stages keep or drop as a whole. */
+export type ContextSegment = MessageSegment | SummarySegment | MemorySegment;
+
+/**
+ * A turn: one user message and everything it caused (DESIGN principle 6), as the indices of its message
+ * segments. Segments before the first user message form a turn of their own.
+ */
+export interface ContextTurn {
+  /** Indices into the segment array, ascending. */
+  indices: number[];
+}
+
+/** Groups the message segments into turns; summary and memory segments belong to no turn. */
+export function groupTurns(segments: readonly ContextSegment[]): ContextTurn[] {
+  const turns: ContextTurn[] = [];
+  let current: ContextTurn | undefined;
+  segments.forEach((segment, index) => {
+    if (segment.kind !== 'message') return;
+    if (!current || segment.messages[0]?.role === 'user') {
+      current = { indices: [] };
+      turns.push(current);
+    }
+    current.indices.push(index);
+  });
+  return turns;
+}
+
+/** The model messages of the segments, in order. */
+export function renderSegments(segments: readonly ContextSegment[]): ModelMessage[] {
+  return segments.flatMap((segment) => segment.messages);
+}
+
+/** The raw tally of the segments. */
+export function tallySegments(segments: readonly ContextSegment[]): TokenTally {
+  return addTokenTallies(...segments.map((segment) => segment.tokens));
+}
+
+/** The model-estimated tokens of the segments (summed per segment, each rounded up). */
+export function estimateSegments(segments: readonly ContextSegment[], measure: ContextMeasure): number {
+  let total = 0;
+  for (const segment of segments) total += measure.estimate(segment.tokens);
+  return total;
+}
+
+/** The index of the segment holding the newest user message (the current input), or -1. */
+export function findCurrentInputIndex(segments: readonly ContextSegment[]): number {
+  for (let index = segments.length - 1; index >= 0; index--) {
+    const segment = segments[index]!;
+    if (segment.kind === 'message' && segment.messages[0]?.role === 'user') return index;
+  }
+  return -1;
+}
+
+/** The tool ids a message mentions. */
+export interface MessageToolIds {
+  /** Ids of tool calls that are not provider-executed (they need a result in a tool message). */
+  calls: string[];
+  /** Ids of tool results. */
+  results: string[];
+  /** Approval requests: approval id and call id. */
+  approvalRequests: Array<{ approvalId: string; toolCallId: string }>;
+  /** Approval ids of approval responses. */
+  approvalResponses: string[];
+}
+
+const toolIdMemo = new WeakMap<ModelMessage, MessageToolIds>();
+const noToolIds: MessageToolIds = Object.freeze({ calls: [], results: [], approvalRequests: [], approvalResponses: [] }) as MessageToolIds;
+
+/** The tool ids in a message (memoised per message object). */
+export function messageToolIds(message: ModelMessage): MessageToolIds {
+  if (typeof message.content === 'string' || message.role === 'user' || message.role === 'system') return noToolIds;
+  const cached = toolIdMemo.get(message);
+  if (cached) return cached;
+  const ids: MessageToolIds = { calls: [], results: [], approvalRequests: [], approvalResponses: [] };
+  for (const part of message.content) {
+    if (part.type === 'tool-call' && part.providerExecuted !== true) ids.calls.push(part.toolCallId);
+    else if (part.type === 'tool-result') ids.results.push(part.toolCallId);
+    else if (part.type === 'tool-approval-request') ids.approvalRequests.push({ approvalId: part.approvalId, toolCallId: part.toolCallId });
+    else if (part.type === 'tool-approval-response') ids.approvalResponses.push(part.approvalId);
+  }
+  const result = ids.calls.length + ids.results.length + ids.approvalRequests.length + ids.approvalResponses.length === 0 ? noToolIds : ids;
+  toolIdMemo.set(message, result);
+  return result;
+}
+
+/**
+ * True when the segments hold tool work that is not finished: a call without a result, or an approval
+ * request without a response. Such a turn is always kept.
+ */
+export function hasUnfinishedToolWork(segments: readonly ContextSegment[]): boolean {
+  const open = new Set<string>();
+  const approvals = new Set<string>();
+  for (const segment of segments) {
+    for (const message of segment.messages) {
+      const ids = messageToolIds(message);
+      for (const id of ids.calls) open.add(id);
+      for (const id of ids.results) open.delete(id);
+      for (const request of ids.approvalRequests) approvals.add(request.approvalId);
+      for (const id of ids.approvalResponses) approvals.delete(id);
+    }
+  }
+  return open.size > 0 || approvals.size > 0;
+}
+
+/** Builds a message segment, counting its messages with the measure. */
+export function createMessageSegment({ messages, sequence, pinned = false, measure }: { messages: ModelMessage[]; sequence: number | null; pinned?: boolean; measure: ContextMeasure }): MessageSegment {
+  return { kind: 'message', sequence, pinned, messages, tokens: addTokenTallies(...messages.map((message) => measure.countMessage(message))) };
+}
+
+/** A copy of the segment with other messages, recounted. */
+export function withMessages<SEGMENT extends ContextSegment>(segment: SEGMENT, messages: ModelMessage[], measure: ContextMeasure): SEGMENT {
+  return { ...segment, messages, tokens: addTokenTallies(...messages.map((message) => measure.countMessage(message))) };
+}

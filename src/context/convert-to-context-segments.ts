@@ -1,0 +1,90 @@
+import type { ModelMessage } from '@ai-sdk/provider-utils';
+import type { ContextMeasure } from './context-measure.js';
+import type { StoredContextMessage } from './context-store.js';
+import { sumRemovedTokens, type ContextRemoval } from './context-removal.js';
+import { createMessageSegment, type MessageSegment } from './context-segment.js';
+import { convertUIMessageToModelMessages, type ConvertUIMessageOptions } from './convert-ui-message.js';
+import { fileText } from './count-message-tokens.js';
+import { storedTokenCountId } from './count-stored-message-tokens.js';
+
+/** What {@link convertToContextSegments} did. */
+export interface ConvertStageReport {
+  stage: 'convert';
+  /** Stored messages that produced no model message (only sources, step markers or data parts). */
+  removed: ContextRemoval[];
+  /** How many model messages were produced. */
+  messages: number;
+  /** Sequences whose stored token count was used as it is. */
+  storedCounts: number;
+  /** Sequences that had to be tokenized (no stored count, another counter, or changed by an earlier stage). */
+  countedSequences: number[];
+  /** Always 0: conversion removes nothing that costs tokens. */
+  tokensSaved: number;
+}
+
+/** Options of {@link convertToContextSegments}. */
+export interface ConvertToContextSegmentsOptions extends ConvertUIMessageOptions {
+  /** Validated and filtered stored messages, oldest first. */
+  messages: readonly StoredContextMessage[];
+  /** The counter and profile. */
+  measure: ContextMeasure;
+}
+
+/**
+ * Stage 4: converts each stored message to model messages ({@link convertUIMessageToModelMessages}) and keeps
+ * them together as one segment that remembers the message's sequence. The stored count is used as it is when
+ * its `tokenCounterId` matches {@link storedTokenCountId} (images and files are priced from the parts, which
+ * needs no tokenizing); otherwise the messages are counted. With `convertToolOutput`, messages with tool
+ * parts are always counted, because the stored count assumed the default output conversion.
+ */
+export function convertToContextSegments({ messages, measure, ...conversion }: ConvertToContextSegmentsOptions): { segments: MessageSegment[]; report: ConvertStageReport } {
+  const segments: MessageSegment[] = [];
+  const removed: ContextRemoval[] = [];
+  const countedSequences: number[] = [];
+  let storedCounts = 0;
+  let modelMessageCount = 0;
+  const countId = storedTokenCountId(measure.tokenCounter);
+  for (const stored of messages) {
+    const modelMessages = convertUIMessageToModelMessages(stored.message, conversion);
+    if (modelMessages.length === 0) {
+      removed.push({ sequence: stored.sequence, reason: 'message-empty', tokens: 0 });
+      continue;
+    }
+    modelMessageCount += modelMessages.length;
+    const pinned = stored.pinned === true;
+    const usable =
+      stored.tokenCount != null &&
+      stored.tokenCounterId === countId &&
+      !(conversion.convertToolOutput && stored.message.parts.some((part) => part.type === 'dynamic-tool' || part.type.startsWith('tool-')));
+    if (usable) {
+      storedCounts += 1;
+      segments.push({ kind: 'message', sequence: stored.sequence, pinned, messages: modelMessages, tokens: { text: stored.tokenCount!, ...countAttachments(modelMessages), messages: modelMessages.length } });
+    } else {
+      countedSequences.push(stored.sequence);
+      segments.push(createMessageSegment({ messages: modelMessages, sequence: stored.sequence, pinned, measure }));
+    }
+  }
+  return { segments, report: { stage: 'convert', removed, messages: modelMessageCount, storedCounts, countedSequences, tokensSaved: sumRemovedTokens(removed) } };
+}
+
+/** Images and files in messages, without tokenizing (text files are part of the stored text count). */
+function countAttachments(messages: readonly ModelMessage[]): { images: number; files: number } {
+  let images = 0;
+  let files = 0;
+  const visit = (part: { type: string; [key: string]: unknown }) => {
+    if (part.type !== 'file' && part.type !== 'image' && part.type !== 'reasoning-file' && !part.type.startsWith('image-') && !part.type.startsWith('file-')) return;
+    if (fileText(part) !== undefined) return;
+    if (part.type.startsWith('image') || String(part.mediaType ?? '').startsWith('image/')) images += 1;
+    else files += 1;
+  };
+  for (const message of messages) {
+    if (typeof message.content === 'string') continue;
+    for (const part of message.content as Array<{ type: string; [key: string]: unknown }>) {
+      if (part.type === 'tool-result') {
+        const output = part.output as { type: string; value?: unknown };
+        if (output?.type === 'content' && Array.isArray(output.value)) for (const item of output.value) visit(item);
+      } else visit(part);
+    }
+  }
+  return { images, files };
+}

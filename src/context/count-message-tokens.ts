@@ -1,0 +1,166 @@
+import type { ModelMessage } from '@ai-sdk/provider-utils';
+import type { TokenCounter } from './token-counter.js';
+
+/**
+ * The raw size of one or more model messages: o200k text tokens, plus images and files (priced by the
+ * model profile when the budget is computed), plus how many messages carry per-message framing.
+ */
+export interface TokenTally {
+  /** Raw text tokens: text, reasoning, tool names, JSON inputs and outputs. */
+  text: number;
+  /** Image parts (including images inside tool results). */
+  images: number;
+  /** Other file parts (PDF, audio, …). */
+  files: number;
+  /** Model messages, each charged the profile's per-message framing. */
+  messages: number;
+}
+
+/** A tally of nothing. */
+export const emptyTokenTally: TokenTally = Object.freeze({ text: 0, images: 0, files: 0, messages: 0 });
+
+/** Adds tallies. */
+export function addTokenTallies(...tallies: TokenTally[]): TokenTally {
+  const sum = { text: 0, images: 0, files: 0, messages: 0 };
+  for (const tally of tallies) {
+    sum.text += tally.text;
+    sum.images += tally.images;
+    sum.files += tally.files;
+    sum.messages += tally.messages;
+  }
+  return sum;
+}
+
+const messageMemo = new WeakMap<TokenCounter, WeakMap<object, TokenTally>>();
+const jsonMemo = new WeakMap<TokenCounter, WeakMap<object, number>>();
+
+/**
+ * Counts one model message the way the budget reads it: text and reasoning as their text; a tool call as its
+ * name plus its JSON input; a tool result as its name plus its output (text, JSON, error, denial reason, or
+ * each item of `content`); images and files by count; approvals and unknown parts as JSON. Provider options
+ * are not sent as content and are not counted. The result is memoised per message object, so a message the
+ * engine has seen is never tokenized again.
+ */
+export function countModelMessageTokens(message: ModelMessage, tokenCounter: TokenCounter): TokenTally {
+  let memo = messageMemo.get(tokenCounter);
+  if (!memo) messageMemo.set(tokenCounter, (memo = new WeakMap()));
+  const cached = memo.get(message);
+  if (cached) return cached;
+  const tally = { text: 0, images: 0, files: 0, messages: 1 };
+  const { content } = message;
+  if (typeof content === 'string') {
+    tally.text += tokenCounter.count(content);
+  } else {
+    for (const part of content as ReadonlyArray<{ type: string; [key: string]: unknown }>) countPart(part, tally, tokenCounter);
+  }
+  const frozen = Object.freeze(tally);
+  memo.set(message, frozen);
+  return frozen;
+}
+
+/** Sums {@link countModelMessageTokens} over messages. */
+export function countModelMessagesTokens(messages: readonly ModelMessage[], tokenCounter: TokenCounter): TokenTally {
+  return addTokenTallies(...messages.map((message) => countModelMessageTokens(message, tokenCounter)));
+}
+
+function countPart(part: { type: string; [key: string]: unknown }, tally: TokenTally, counter: TokenCounter): void {
+  switch (part.type) {
+    case 'text':
+    case 'reasoning':
+      tally.text += counter.count(String(part.text ?? ''));
+      return;
+    case 'tool-call':
+      tally.text += counter.count(String(part.toolName ?? '')) + countJson(part.input ?? {}, counter);
+      return;
+    case 'tool-result':
+      tally.text += counter.count(String(part.toolName ?? ''));
+      countToolOutput(part.output as { type: string; [key: string]: unknown } | undefined, tally, counter);
+      return;
+    case 'file':
+    case 'image':
+    case 'reasoning-file':
+      countFile(part, tally, counter);
+      return;
+    case 'tool-approval-request':
+      tally.text += countJson({ approvalId: part.approvalId, toolCallId: part.toolCallId, reason: part.reason }, counter);
+      return;
+    case 'tool-approval-response':
+      tally.text += countJson({ approvalId: part.approvalId, approved: part.approved, reason: part.reason }, counter);
+      return;
+    default: {
+      const { providerOptions: _providerOptions, ...rest } = part;
+      tally.text += countJson(rest, counter);
+    }
+  }
+}
+
+function countToolOutput(output: { type: string; [key: string]: unknown } | undefined, tally: TokenTally, counter: TokenCounter): void {
+  if (!output) return;
+  switch (output.type) {
+    case 'text':
+    case 'error-text':
+      tally.text += counter.count(String(output.value ?? ''));
+      return;
+    case 'json':
+    case 'error-json':
+      tally.text += countJson(output.value, counter);
+      return;
+    case 'execution-denied':
+      tally.text += counter.count(String(output.reason ?? ''));
+      return;
+    case 'content':
+      for (const item of (output.value as Array<{ type: string; [key: string]: unknown }>) ?? []) {
+        if (item.type === 'text') tally.text += counter.count(String(item.text ?? ''));
+        else if ('mediaType' in item || item.type.startsWith('image') || item.type.startsWith('file')) countFile(item, tally, counter);
+        else tally.text += countJson(item, counter);
+      }
+      return;
+    default:
+      tally.text += countJson(output, counter);
+  }
+}
+
+function countFile(part: { type: string; [key: string]: unknown }, tally: TokenTally, counter: TokenCounter): void {
+  const text = fileText(part);
+  if (text !== undefined) tally.text += counter.count(text);
+  else if (isImage(part)) tally.images += 1;
+  else tally.files += 1;
+}
+
+/** The text of a text file (`{ type: 'text' }` data or a `data:text/…` URL), or undefined. */
+export function fileText(part: { type: string; [key: string]: unknown }): string | undefined {
+  const data = part.data as unknown;
+  if (typeof data === 'object' && data !== null && (data as { type?: unknown }).type === 'text') {
+    return String((data as { text?: unknown }).text ?? '');
+  }
+  const mediaType = String(part.mediaType ?? '');
+  if (!/^text\/|^application\/json/.test(mediaType)) return undefined;
+  const url = typeof data === 'object' && data !== null && (data as { type?: unknown }).type === 'url' ? (data as { url: unknown }).url : data;
+  const href = url instanceof URL ? url.href : typeof url === 'string' ? url : undefined;
+  if (href === undefined || !href.startsWith('data:')) return undefined;
+  const comma = href.indexOf(',');
+  const header = href.slice(0, comma);
+  const body = href.slice(comma + 1);
+  try {
+    return header.endsWith(';base64') ? Buffer.from(body, 'base64').toString('utf8') : decodeURIComponent(body);
+  } catch {
+    return body;
+  }
+}
+
+function isImage(part: { type: string; [key: string]: unknown }): boolean {
+  return part.type.startsWith('image') || String(part.mediaType ?? '').startsWith('image/');
+}
+
+function countJson(value: unknown, counter: TokenCounter): number {
+  if (value === undefined) return 0;
+  if (typeof value === 'string') return counter.count(JSON.stringify(value));
+  if (typeof value !== 'object' || value === null) return counter.count(String(value));
+  let memo = jsonMemo.get(counter);
+  if (!memo) jsonMemo.set(counter, (memo = new WeakMap()));
+  const cached = memo.get(value);
+  if (cached !== undefined) return cached;
+  const tokens = counter.count(JSON.stringify(value) ?? '');
+  memo.set(value, tokens);
+  return tokens;
+}

@@ -1,0 +1,107 @@
+import type { StoredContextMessage, StoredContextMessageStatus } from './context-store.js';
+import { isToolUIPart, type ContextUIPart } from './context-ui-message.js';
+import { sumRemovedTokens, type ContextRemoval } from './context-removal.js';
+
+/** A tool part that the filter closed with an explicit error result. */
+export interface ClosedToolCall {
+  /** The message the tool part is in. */
+  sequence: number;
+  /** The call's id. */
+  toolCallId: string;
+  /** The state it was left in. */
+  previousState: string;
+}
+
+/** What {@link filterStoredMessages} did. */
+export interface FilterStageReport {
+  stage: 'filter';
+  /** Messages left out: deleted, excluded, redacted, unfinished or system messages. */
+  removed: ContextRemoval[];
+  /** Incomplete tool calls turned into explicit error results (never dropped silently). */
+  closedToolCalls: ClosedToolCall[];
+  /** Stored tokens of what was removed. */
+  tokensSaved: number;
+}
+
+/** Options of {@link filterStoredMessages}. */
+export interface FilterStoredMessagesOptions {
+  /** The messages to filter, oldest first. */
+  messages: readonly StoredContextMessage[];
+  /**
+   * The statuses an assistant message may have to reach the model. `pending` and `streaming` messages belong
+   * to a writer that is still running (or crashed and awaits recovery) and are left out.
+   * @default ['completed', 'cancelled', 'failed']
+   */
+  assistantStatuses?: readonly StoredContextMessageStatus[];
+}
+
+/**
+ * Stage 3: keeps what may reach the model. Leaves out soft-deleted, `excluded` and `redacted` messages,
+ * system messages (instructions come from the application, and `streamText` rejects system messages),
+ * and assistant messages whose status is not in `assistantStatuses`.
+ *
+ * Then it closes every tool call that cannot be completed any more, so that no call reaches the model
+ * without a result (`MissingToolResultsError`) and none is dropped silently: an `input-streaming`,
+ * `input-available` or preliminary call, or an approval request nobody answered, becomes an `output-error`
+ * part whose text says why; an answered approval that the conversation moved past (a newer user message
+ * exists) becomes `output-error` (approved, never run) or `output-denied`. Answered approvals after the
+ * newest user message are unfinished tool work and are kept as they are. Idempotent.
+ */
+export function filterStoredMessages({ messages, assistantStatuses = ['completed', 'cancelled', 'failed'] }: FilterStoredMessagesOptions): { messages: StoredContextMessage[]; report: FilterStageReport } {
+  const removed: ContextRemoval[] = [];
+  const kept: StoredContextMessage[] = [];
+  for (const stored of messages) {
+    const reason =
+      stored.deletedAt != null ? 'message-deleted'
+      : stored.contextState === 'excluded' ? 'message-excluded'
+      : stored.contextState === 'redacted' ? 'message-redacted'
+      : stored.message.role === 'system' ? 'message-system'
+      : stored.message.role === 'assistant' && !assistantStatuses.includes(stored.status) ? 'message-unfinished'
+      : undefined;
+    if (reason) removed.push({ sequence: stored.sequence, reason, tokens: stored.tokenCount ?? 0 });
+    else kept.push(stored);
+  }
+  const lastUserSequence = kept.reduce((last, stored) => (stored.message.role === 'user' ? Math.max(last, stored.sequence) : last), 0);
+  const closedToolCalls: ClosedToolCall[] = [];
+  const result = kept.map((stored) => {
+    if (stored.message.role !== 'assistant') return stored;
+    let changed = false;
+    const parts = stored.message.parts.map((part) => {
+      const closed = closeToolPart(part, stored.status, stored.sequence < lastUserSequence);
+      if (closed === part) return part;
+      changed = true;
+      closedToolCalls.push({ sequence: stored.sequence, toolCallId: String(part.toolCallId), previousState: String(part.state) });
+      return closed;
+    });
+    return changed ? { ...stored, message: { ...stored.message, parts }, tokenCount: null, tokenCounterId: null } : stored;
+  });
+  return { messages: result, report: { stage: 'filter', removed, closedToolCalls, tokensSaved: sumRemovedTokens(removed) } };
+}
+
+function closeToolPart(part: ContextUIPart, status: StoredContextMessageStatus, supersededByUser: boolean): ContextUIPart {
+  if (!isToolUIPart(part)) return part;
+  const { approval, preliminary: _preliminary, ...rest } = part as ContextUIPart & { approval?: { approved?: boolean; reason?: string } };
+  const error = (errorText: string): ContextUIPart => ({ ...rest, state: 'output-error', input: part.input ?? null, errorText });
+  switch (part.state) {
+    case 'input-streaming':
+    case 'input-available':
+      return error(`The tool call did not complete: ${unfinishedCause(status)}`);
+    case 'output-available':
+      return part.preliminary === true ? error('The tool call did not complete: only a preliminary result was recorded.') : part;
+    case 'approval-requested':
+      return error('The tool call was not run: approval was requested but never given.');
+    case 'approval-responded':
+      if (!supersededByUser) return part;
+      return approval?.approved === false
+        ? { ...rest, state: 'output-denied', approval }
+        : error('The tool call was approved but never run: the conversation moved on first.');
+    default:
+      return part;
+  }
+}
+
+function unfinishedCause(status: StoredContextMessageStatus): string {
+  if (status === 'cancelled') return 'the response was cancelled before the result arrived.';
+  if (status === 'failed') return 'the response failed before the result arrived.';
+  return 'no result was recorded.';
+}

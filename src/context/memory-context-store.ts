@@ -1,0 +1,189 @@
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { VersionConflictError } from '../errors/version-conflict-error.js';
+import type { ContextStore, LoadedContext, NewContextSnapshot, NewContextSummary, StoredContextMessage, StoredContextMessageStatus, StoredContextSnapshot, StoredContextState, StoredContextSummary } from './context-store.js';
+import type { ContextUIMessage } from './context-ui-message.js';
+
+/** What {@link MemoryContextStore.appendMessage} takes. */
+export interface AppendMemoryMessageInput {
+  /** The `UIMessage` to store. */
+  message: ContextUIMessage;
+  /** @default 'completed' */
+  status?: StoredContextMessageStatus;
+  /** @default 'eligible' */
+  contextState?: StoredContextState;
+  /** @default false */
+  pinned?: boolean;
+  /** @default null */
+  tokenCount?: number | null;
+  /** @default null */
+  tokenCounterId?: string | null;
+}
+
+/** An in-memory {@link ContextStore} for one thread, with helpers to write and inspect it. */
+export interface MemoryContextStore extends ContextStore {
+  /** Appends a message with the next sequence and returns it. */
+  appendMessage(input: AppendMemoryMessageInput): StoredContextMessage;
+  /** Changes a stored message (status, parts, context state, deletion, …). */
+  updateMessage(sequence: number, patch: Partial<Omit<StoredContextMessage, 'sequence'>>): StoredContextMessage;
+  /** Redacts a message and marks every summary and snapshot that covers it stale, as the Postgres store does. */
+  redactMessage(sequence: number): void;
+  /** Every stored message, oldest first (copies). */
+  readonly messages: readonly StoredContextMessage[];
+  /** Every summary written, oldest first (copies). */
+  readonly summaries: readonly StoredContextSummary[];
+  /** Every snapshot written, oldest first (copies). */
+  readonly snapshots: readonly StoredContextSnapshot[];
+}
+
+/** Options of {@link createMemoryContextStore}. */
+export interface CreateMemoryContextStoreOptions {
+  /** Messages to start with; their sequences must be 1, 2, 3…. */
+  messages?: readonly StoredContextMessage[];
+  /** Test hooks. */
+  _internal?: {
+    /**
+     * Makes summary and snapshot ids.
+     * @default a counter: `summary-1`, `snapshot-1`, …
+     */
+    generateId?: (kind: 'summary' | 'snapshot') => string;
+  };
+}
+
+/**
+ * A {@link ContextStore} kept in memory: it enforces the same contract as the Postgres store (snapshot
+ * `expectedVersion` with {@link VersionConflictError}, never overwriting; summaries with content and a valid
+ * inclusive range; the replay tail strictly after the snapshot boundary; stale summaries after a redaction).
+ * For tests, benchmarks and the offline demo.
+ *
+ * @example
+ * const store = createMemoryContextStore();
+ * store.appendMessage({ message: { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Hi' }] } });
+ */
+export function createMemoryContextStore({ messages: initial = [], _internal = {} }: CreateMemoryContextStoreOptions = {}): MemoryContextStore {
+  const counters = { summary: 0, snapshot: 0 };
+  const generateId = _internal.generateId ?? ((kind: 'summary' | 'snapshot') => `${kind}-${++counters[kind]}`);
+  const messages: StoredContextMessage[] = [];
+  const summaries: Array<StoredContextSummary & { createdOrder: number }> = [];
+  const snapshots: Array<StoredContextSnapshot & { stale: boolean }> = [];
+  let order = 0;
+  initial.forEach((message, index) => {
+    if (message.sequence !== index + 1) throw new InvalidArgumentError({ argument: `messages[${index}].sequence`, value: message.sequence, message: `expected ${index + 1}: sequences are gapless from 1.` });
+    messages.push(structuredClone(message));
+  });
+  const lastSequence = () => messages.length;
+  const requireMessage = (sequence: number) => {
+    const message = messages[sequence - 1];
+    if (!message) throw new InvalidArgumentError({ argument: 'sequence', value: sequence, message: `the thread has messages 1 to ${lastSequence()}.` });
+    return message;
+  };
+  const currentVersion = () => snapshots.reduce((max, snapshot) => Math.max(max, snapshot.version), 0);
+  const strip = <T extends object>(value: T, ...keys: string[]): T => {
+    const copy = structuredClone(value) as Record<string, unknown>;
+    for (const key of keys) delete copy[key];
+    return copy as T;
+  };
+
+  return {
+    get messages() {
+      return messages.map((message) => structuredClone(message));
+    },
+    get summaries() {
+      return summaries.map((summary) => strip(summary, 'createdOrder'));
+    },
+    get snapshots() {
+      return snapshots.map((snapshot) => structuredClone(snapshot));
+    },
+
+    appendMessage({ message, status = 'completed', contextState = 'eligible', pinned = false, tokenCount = null, tokenCounterId = null }) {
+      const stored: StoredContextMessage = { sequence: lastSequence() + 1, message: structuredClone(message), status, contextState, pinned, tokenCount, tokenCounterId, deletedAt: null };
+      messages.push(stored);
+      return structuredClone(stored);
+    },
+
+    updateMessage(sequence, patch) {
+      const message = requireMessage(sequence);
+      Object.assign(message, structuredClone(patch));
+      return structuredClone(message);
+    },
+
+    redactMessage(sequence) {
+      const message = requireMessage(sequence);
+      message.contextState = 'redacted';
+      message.message = { ...message.message, parts: [] };
+      for (const summary of summaries) if (summary.fromSequence <= sequence && sequence <= summary.throughSequence) summary.stale = true;
+      for (const snapshot of snapshots) {
+        const summary = summaries.find((candidate) => candidate.id === snapshot.summaryId);
+        if (snapshot.includedSequences.includes(sequence) || summary?.stale) snapshot.stale = true;
+      }
+    },
+
+    async loadContext(): Promise<LoadedContext> {
+      await Promise.resolve();
+      const snapshot = [...snapshots].reverse().find((candidate) => !candidate.stale) ?? null;
+      const boundary = snapshot?.throughSequence ?? 0;
+      const latestSummary = summaries.filter((summary) => !summary.stale).sort((a, b) => b.throughSequence - a.throughSequence || b.createdOrder - a.createdOrder)[0] ?? null;
+      const live = messages.filter((message) => message.deletedAt === null);
+      return {
+        snapshot: snapshot ? strip(snapshot, 'stale') : null,
+        latestSummary: latestSummary ? strip(latestSummary, 'createdOrder') : null,
+        tail: live.filter((message) => message.sequence > boundary).map((message) => structuredClone(message)),
+        pinned: live.filter((message) => message.pinned === true && message.sequence <= boundary).map((message) => structuredClone(message)),
+        currentVersion: currentVersion(),
+      };
+    },
+
+    async writeSummary(input: NewContextSummary): Promise<StoredContextSummary> {
+      await Promise.resolve();
+      if (typeof input.content !== 'string' || input.content.trim() === '') throw new InvalidArgumentError({ argument: 'summary.content', value: input.content, message: 'a summary must have content.' });
+      if (!Number.isSafeInteger(input.fromSequence) || input.fromSequence < 1) throw new InvalidArgumentError({ argument: 'summary.fromSequence', value: input.fromSequence, message: 'expected a sequence of 1 or more.' });
+      if (!Number.isSafeInteger(input.throughSequence) || input.throughSequence < input.fromSequence || input.throughSequence > lastSequence()) {
+        throw new InvalidArgumentError({ argument: 'summary.throughSequence', value: input.throughSequence, message: `expected a sequence from ${input.fromSequence} to ${lastSequence()}.` });
+      }
+      const summary = {
+        id: generateId('summary'),
+        fromSequence: input.fromSequence,
+        throughSequence: input.throughSequence,
+        content: input.content,
+        tokenCount: input.tokenCount,
+        policyVersion: input.policyVersion,
+        previousSummaryId: input.previousSummaryId,
+        stale: false,
+        createdOrder: ++order,
+      };
+      summaries.push(summary);
+      return strip(summary, 'createdOrder');
+    },
+
+    async writeSnapshot(input: NewContextSnapshot): Promise<StoredContextSnapshot> {
+      await Promise.resolve();
+      const actualVersion = currentVersion();
+      if (input.expectedVersion !== actualVersion) throw new VersionConflictError({ entity: 'snapshot', expectedVersion: input.expectedVersion, actualVersion });
+      if (!Number.isSafeInteger(input.throughSequence) || input.throughSequence < 0 || input.throughSequence > lastSequence()) {
+        throw new InvalidArgumentError({ argument: 'snapshot.throughSequence', value: input.throughSequence, message: `expected a sequence from 0 to ${lastSequence()}.` });
+      }
+      if (input.includedSequences.some((sequence) => !Number.isSafeInteger(sequence) || sequence < 1 || sequence > lastSequence())) {
+        throw new InvalidArgumentError({ argument: 'snapshot.includedSequences', value: input.includedSequences, message: `expected sequences from 1 to ${lastSequence()}.` });
+      }
+      const snapshot = { ...structuredClone({ ...input, expectedVersion: undefined }), id: generateId('snapshot'), version: actualVersion + 1, stale: false };
+      delete (snapshot as { expectedVersion?: number }).expectedVersion;
+      snapshots.push(snapshot as StoredContextSnapshot & { stale: boolean });
+      return strip(snapshot, 'stale');
+    },
+
+    async searchMessages({ query, limit }) {
+      await Promise.resolve();
+      const words = [...new Set(query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word.length >= 3))];
+      if (words.length === 0) return [];
+      return messages
+        .filter((message) => message.deletedAt === null && message.contextState === 'eligible')
+        .map((message) => {
+          const text = message.message.parts.filter((part) => part.type === 'text').map((part) => String(part.text).toLowerCase()).join(' ');
+          return { message, score: words.reduce((score, word) => score + (text.includes(word) ? 1 : 0), 0) };
+        })
+        .filter((entry) => entry.score > 0)
+        .sort((a, b) => b.score - a.score || b.message.sequence - a.message.sequence)
+        .slice(0, limit)
+        .map((entry) => structuredClone(entry.message));
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import type { ModelMessage } from '@ai-sdk/provider-utils';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { createContextMeasure } from './context-measure.js';
+import { resolveContextPolicy, type ContextPolicyInput } from './context-policy.js';
+import { renderSegments, type ContextSegment } from './context-segment.js';
+import { readSnapshotPruning } from './context-snapshot-pruning.js';
+import type { StoredContextMessage, StoredContextSnapshot, StoredContextSummary } from './context-store.js';
+import { convertToContextSegments } from './convert-to-context-segments.js';
+import type { ConvertUIMessageOptions } from './convert-ui-message.js';
+import { filterStoredMessages } from './filter-stored-messages.js';
+import { hashContextMessages } from './hash-context-messages.js';
+import { createMemorySegment } from './memory-segment.js';
+import { resolveModelProfile } from './model-profile.js';
+import { applyContextPruning } from './prune-context.js';
+import { createSummarySegment } from './summary-segment.js';
+import type { TokenCounter } from './token-counter.js';
+import { applyToolOutputPreviews } from './trim-context.js';
+import { validateStoredMessages } from './validate-stored-messages.js';
+
+/** Options of {@link rebuildContextFromSnapshot}. */
+export interface RebuildContextFromSnapshotOptions extends ConvertUIMessageOptions {
+  /** The snapshot to rebuild. */
+  snapshot: StoredContextSnapshot;
+  /** The snapshot's summary (its `summaryId`), or null when it has none. */
+  summary: StoredContextSummary | null;
+  /** Stored messages: at least the snapshot's included and memory sequences (more are ignored). */
+  messages: readonly StoredContextMessage[];
+  /** The counter (previews are cut by tokens, so it must be the one that built the context). */
+  tokenCounter: TokenCounter;
+  /** The policy the context was built with (statuses, memory sizes). */
+  policy?: ContextPolicyInput;
+}
+
+/**
+ * Rebuilds the stored part of a context from a snapshot and the log (seed 004): the summary message, the
+ * memory message, and the included messages with the recorded pruning and previews applied, through the same
+ * stage functions that built it. `hash` equals the snapshot's `messagesHash` as long as the log and summary are
+ * unchanged (a redaction makes the store mark the snapshot stale).
+ */
+export function rebuildContextFromSnapshot({ snapshot, summary, messages, tokenCounter, policy: policyInput, ...conversion }: RebuildContextFromSnapshotOptions): { messages: ModelMessage[]; hash: string; matches: boolean } {
+  if (snapshot.summaryId !== null && summary?.id !== snapshot.summaryId) {
+    throw new InvalidArgumentError({ argument: 'summary', value: summary?.id ?? null, message: `expected the snapshot's summary ${JSON.stringify(snapshot.summaryId)}.` });
+  }
+  const policy = resolveContextPolicy(policyInput);
+  const pruning = readSnapshotPruning(snapshot.pruned);
+  const measure = createContextMeasure({ tokenCounter, profile: resolveModelProfile({ modelId: 'gpt-4o' }) });
+  const included = new Set(snapshot.includedSequences);
+  const bySequence = new Map(messages.map((message) => [message.sequence, message]));
+  const validated = validateStoredMessages({ messages: messages.filter((message) => included.has(message.sequence)) });
+  const filtered = filterStoredMessages({ messages: validated.messages, assistantStatuses: policy.assistantStatuses });
+  const converted = convertToContextSegments({ messages: filtered.messages, measure, ...conversion });
+  const segments: ContextSegment[] = [];
+  if (snapshot.summaryId !== null && summary) segments.push(createSummarySegment({ summary, measure }));
+  if (pruning.memorySequences.length > 0) {
+    const quoted = pruning.memorySequences.map((sequence) => bySequence.get(sequence)).filter((message): message is StoredContextMessage => message !== undefined);
+    const memory = createMemorySegment({ messages: quoted, measure, maxTokens: policy.memory.maxTokens, messageCharacters: policy.memory.messageCharacters });
+    if (memory) segments.push(memory);
+  }
+  segments.push(...converted.segments);
+  const reasoning = new Set(pruning.reasoningSequences);
+  const pruned = applyContextPruning({
+    segments,
+    measure,
+    reasoningFrom: (segment) => segment.sequence !== null && reasoning.has(segment.sequence),
+    toolCallIds: new Set(pruning.toolCallIds),
+    emptyMessages: pruning.emptyMessages,
+  });
+  const previewed = applyToolOutputPreviews({ segments: pruned.segments, previews: pruning.previews, measure });
+  const result = renderSegments(previewed.segments);
+  const hash = hashContextMessages(result);
+  return { messages: result, hash, matches: hash === snapshot.messagesHash };
+}

@@ -1,0 +1,90 @@
+import type { ContextMeasure } from './context-measure.js';
+import { sumRemovedTokens, type ContextRemoval } from './context-removal.js';
+import { estimateSegments, groupTurns, hasUnfinishedToolWork, type ContextSegment, type MessageSegment } from './context-segment.js';
+
+/** What {@link selectContext} did. */
+export interface SelectStageReport {
+  stage: 'select';
+  /** Segments of the older turns that did not fit (to be summarized, or trimmed). */
+  removed: ContextRemoval[];
+  /** Turns kept. */
+  keptTurns: number;
+  /** Turns set aside. */
+  overflowTurns: number;
+  /** Estimated tokens set aside. */
+  tokensSaved: number;
+}
+
+/** Options of {@link selectContext}. */
+export interface SelectContextOptions {
+  /** The pruned context, in order. */
+  segments: readonly ContextSegment[];
+  /** Prices segments. */
+  measure: ContextMeasure;
+  /** The budget for all messages. When the context fits it, nothing is selected away. */
+  messageBudget: number;
+  /**
+   * The size to select down to when it does not fit: lower than `messageBudget` to leave room for a new
+   * summary and for the next turns (see `ContextSummaryPolicy.targetRatio`).
+   * @default messageBudget
+   */
+  targetTokens?: number;
+  /**
+   * How set-aside turns are reported: `turn-summarized` when a summarizer will fold them, else `turn-trimmed`.
+   * @default 'turn-trimmed'
+   */
+  overflowReason?: 'turn-summarized' | 'turn-trimmed';
+}
+
+/**
+ * Stage 6: when the context does not fit, keeps the newest whole turns that fit `targetTokens`, plus (always)
+ * the summary, the memory, pinned messages, the newest turn and any turn with unfinished tool work or a
+ * pending approval. The older turns are set aside as `overflow` (oldest first, pinned segments excluded) for
+ * the summarizer. Turns are kept newest first and contiguously: once a turn does not fit, no older one is
+ * kept. Idempotent.
+ */
+export function selectContext({ segments, measure, messageBudget, targetTokens = messageBudget, overflowReason = 'turn-trimmed' }: SelectContextOptions): { segments: ContextSegment[]; overflow: MessageSegment[][]; report: SelectStageReport } {
+  const turns = groupTurns(segments);
+  if (estimateSegments(segments, measure) <= messageBudget) {
+    return { segments: [...segments], overflow: [], report: { stage: 'select', removed: [], keptTurns: turns.length, overflowTurns: 0, tokensSaved: 0 } };
+  }
+  const required = turns.map((turn, position) => position === turns.length - 1 || hasUnfinishedToolWork(turn.indices.map((index) => segments[index]!)));
+  const turnOf = new Map<number, number>();
+  turns.forEach((turn, position) => {
+    for (const index of turn.indices) turnOf.set(index, position);
+  });
+  let kept = 0;
+  segments.forEach((segment, index) => {
+    if (segment.kind !== 'message' || segment.pinned || required[turnOf.get(index)!]) kept += measure.estimate(segment.tokens);
+  });
+  const dropped = new Set<number>();
+  const overflow: MessageSegment[][] = [];
+  let stopped = false;
+  let keptTurns = 0;
+  for (let position = turns.length - 1; position >= 0; position--) {
+    const turn = turns[position]!;
+    if (required[position]) {
+      keptTurns += 1;
+      continue;
+    }
+    const optional = turn.indices.filter((index) => !(segments[index] as MessageSegment).pinned);
+    const cost = optional.reduce((sum, index) => sum + measure.estimate(segments[index]!.tokens), 0);
+    if (!stopped && kept + cost <= targetTokens) {
+      kept += cost;
+      keptTurns += 1;
+      continue;
+    }
+    stopped = true;
+    for (const index of optional) dropped.add(index);
+    if (optional.length > 0) overflow.unshift(optional.map((index) => segments[index] as MessageSegment));
+  }
+  const removed: ContextRemoval[] = [...dropped].sort((a, b) => a - b).map((index) => {
+    const segment = segments[index] as MessageSegment;
+    return { sequence: segment.sequence, reason: overflowReason, tokens: measure.estimate(segment.tokens) };
+  });
+  return {
+    segments: segments.filter((_segment, index) => !dropped.has(index)),
+    overflow,
+    report: { stage: 'select', removed, keptTurns, overflowTurns: overflow.length, tokensSaved: sumRemovedTokens(removed) },
+  };
+}

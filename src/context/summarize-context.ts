@@ -1,0 +1,112 @@
+import type { ContextMeasure } from './context-measure.js';
+import type { ContextSummaryPolicy } from './context-policy.js';
+import type { MessageSegment, SummarySegment } from './context-segment.js';
+import type { ContextStore } from './context-store.js';
+import type { ContextSummarizer } from './context-summarizer.js';
+import { renderSummaryTranscript } from './summary-prompt.js';
+import { createSummarySegment } from './summary-segment.js';
+
+/** Options of {@link summarizeContext}. */
+export interface SummarizeContextOptions {
+  /** The turns to fold in, oldest first (stored messages only). */
+  overflow: readonly MessageSegment[][];
+  /** The summary being extended, or null. */
+  previous: SummarySegment | null;
+  /** Writes the summary text. */
+  summarizer: ContextSummarizer;
+  /** Stores the new summary. */
+  store: Pick<ContextStore, 'writeSummary'>;
+  /** Counts transcripts and the summary. */
+  measure: ContextMeasure;
+  /** Sizes and timeout. */
+  policy: ContextSummaryPolicy;
+  /** Stored with the summary. */
+  policyVersion: string;
+}
+
+/** The outcome of {@link summarizeContext}. */
+export type SummarizeContextResult =
+  | { status: 'created'; summary: SummarySegment; rounds: number }
+  | { status: 'failed'; error: string; rounds: number };
+
+/**
+ * Stage 7's side effect: extends the running summary incrementally, previous summary plus the oldest turns
+ * that do not fit, into a new artifact over the inclusive range `[previous.from ?? first, last folded]`. Turns
+ * are folded in rounds whose transcript stays under `policy.inputMaxTokens` (the summarizer has a window too).
+ * Each call is aborted after `policy.timeoutMs`. A call that throws, times out or returns nothing fails the
+ * whole summarization and nothing is written (peers.md pain point E); the engine then trims instead.
+ */
+export async function summarizeContext({ overflow, previous, summarizer, store, measure, policy, policyVersion }: SummarizeContextOptions): Promise<SummarizeContextResult> {
+  const turns = overflow.filter((turn) => turn.length > 0);
+  const sequences = turns.flat().map((segment) => segment.sequence);
+  if (turns.length === 0 || sequences.some((sequence) => sequence === null)) {
+    return { status: 'failed', error: 'only stored messages can be summarized', rounds: 0 };
+  }
+  const rounds: MessageSegment[][][] = [];
+  let round: MessageSegment[][] = [];
+  let roundTokens = 0;
+  for (const turn of turns) {
+    const tokens = measure.tokenCounter.count(renderSummaryTranscript({ messages: turn.flatMap((segment) => segment.messages), toolOutputCharacters: policy.toolOutputCharacters }));
+    if (round.length > 0 && roundTokens + tokens > policy.inputMaxTokens) {
+      rounds.push(round);
+      round = [];
+      roundTokens = 0;
+    }
+    round.push(turn);
+    roundTokens += tokens;
+  }
+  rounds.push(round);
+  const fromSequence = previous?.fromSequence ?? Math.min(...(sequences as number[]));
+  let content = previous?.content ?? null;
+  let calls = 0;
+  for (const roundTurns of rounds) {
+    const segments = roundTurns.flat();
+    const messages = segments.flatMap((segment) => segment.messages);
+    const throughSequence = Math.max(...segments.map((segment) => segment.sequence as number));
+    calls += 1;
+    const controller = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const timeout = new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => {
+          controller.abort(new Error(`the summarizer timed out after ${policy.timeoutMs} ms`));
+          reject(new Error(`the summarizer timed out after ${policy.timeoutMs} ms`));
+        }, policy.timeoutMs);
+      });
+      const text = await Promise.race([
+        summarizer.summarize({
+          previousSummary: content,
+          transcript: renderSummaryTranscript({ messages, toolOutputCharacters: policy.toolOutputCharacters }),
+          messages,
+          fromSequence,
+          throughSequence,
+          maxOutputTokens: policy.reserveTokens,
+          abortSignal: controller.signal,
+        }),
+        timeout,
+      ]);
+      if (typeof text !== 'string' || text.trim() === '') return { status: 'failed', error: 'the summarizer returned no text', rounds: calls };
+      content = text.trim();
+    } catch (error) {
+      return { status: 'failed', error: error instanceof Error ? error.message : String(error), rounds: calls };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  const throughSequence = Math.max(...(sequences as number[]));
+  try {
+    const stored = await store.writeSummary({
+      fromSequence,
+      throughSequence,
+      content: content!,
+      tokenCount: measure.tokenCounter.count(content!),
+      tokenCounterId: measure.tokenCounter.id,
+      summarizerModel: summarizer.id,
+      policyVersion,
+      previousSummaryId: previous?.summaryId ?? null,
+    });
+    return { status: 'created', summary: createSummarySegment({ summary: stored, measure }), rounds: calls };
+  } catch (error) {
+    return { status: 'failed', error: `the summary could not be stored: ${error instanceof Error ? error.message : String(error)}`, rounds: calls };
+  }
+}

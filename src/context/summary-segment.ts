@@ -1,0 +1,18 @@
+import type { ModelMessage } from '@ai-sdk/provider-utils';
+import type { ContextMeasure } from './context-measure.js';
+import type { StoredContextSummary } from './context-store.js';
+import type { SummarySegment } from './context-segment.js';
+
+/** The text of the summary message: a header naming the covered range, then the summary. */
+export function renderSummaryText({ fromSequence, throughSequence, content }: Pick<StoredContextSummary, 'fromSequence' | 'throughSequence' | 'content'>): string {
+  return `[Summary of the earlier conversation, messages ${fromSequence} to ${throughSequence}. It replaces those messages.]\n\n${content}`;
+}
+
+/**
+ * The summary as a context segment: one `user` message (never a system message: `streamText` rejects those),
+ * placed first.
+ */
+export function createSummarySegment({ summary, measure }: { summary: Pick<StoredContextSummary, 'id' | 'fromSequence' | 'throughSequence' | 'content'>; measure: ContextMeasure }): SummarySegment {
+  const message: ModelMessage = { role: 'user', content: [{ type: 'text', text: renderSummaryText(summary) }] };
+  return { kind: 'summary', summaryId: summary.id, fromSequence: summary.fromSequence, throughSequence: summary.throughSequence, content: summary.content, messages: [message], tokens: measure.countMessage(message) };
+}
