@@ -1,0 +1,64 @@
+import {
+  countStoredMessageTokens,
+  createContextMeasure,
+  createMemoryContextStore,
+  loadO200kTokenCounter,
+  resolveModelProfile,
+  storedTokenCountId,
+  type ContextUIMessage,
+  type ContextUIPart,
+  type MemoryContextStore,
+  type ModelProfile,
+  type StoredContextMessage,
+} from '../../src/context/index.js';
+
+/** The default counter, loaded once per test file. */
+export const tokenCounter = await loadO200kTokenCounter();
+
+/** A small OpenAI-family profile: factor 1, 4 tokens per message, 3 % margin. */
+export function smallProfile(contextWindow = 4000, maxOutputTokens = 500): ModelProfile {
+  return resolveModelProfile({ modelId: 'gpt-4o', overrides: { contextWindow, maxOutputTokens } });
+}
+
+/** A measure over {@link smallProfile}. */
+export function smallMeasure(contextWindow = 4000) {
+  return createContextMeasure({ tokenCounter, profile: smallProfile(contextWindow) });
+}
+
+export const user = (id: string, text: string): ContextUIMessage => ({ id, role: 'user', parts: [{ type: 'text', text }] });
+
+export const assistant = (id: string, ...parts: ContextUIPart[]): ContextUIMessage => ({ id, role: 'assistant', parts });
+
+export const text = (value: string): ContextUIPart => ({ type: 'text', text: value });
+
+export const reasoning = (value: string): ContextUIPart => ({ type: 'reasoning', text: value });
+
+export const stepStart: ContextUIPart = { type: 'step-start' };
+
+/** A finished `tool-${name}` part. */
+export const toolResult = (name: string, toolCallId: string, input: unknown, output: unknown): ContextUIPart => ({ type: `tool-${name}`, toolCallId, state: 'output-available', input, output });
+
+/** A stored row with defaults (completed, eligible, no stored count). */
+export function stored(sequence: number, message: ContextUIMessage, extra: Partial<StoredContextMessage> = {}): StoredContextMessage {
+  return { sequence, message, status: 'completed', contextState: 'eligible', pinned: false, tokenCount: null, tokenCounterId: null, deletedAt: null, ...extra };
+}
+
+/** Stored rows 1, 2, 3… for the messages. */
+export function storedAll(messages: readonly ContextUIMessage[]): StoredContextMessage[] {
+  return messages.map((message, index) => stored(index + 1, message));
+}
+
+/** A memory store holding the messages with stored token counts (as a store writes them). */
+export function storeOf(messages: readonly ContextUIMessage[], extra: (index: number) => Partial<StoredContextMessage> = () => ({})): MemoryContextStore {
+  const store = createMemoryContextStore();
+  messages.forEach((message, index) => {
+    const { status, contextState, pinned } = extra(index);
+    store.appendMessage({ message, status, contextState, pinned, tokenCount: countStoredMessageTokens({ message, tokenCounter }), tokenCounterId: storedTokenCountId(tokenCounter) });
+  });
+  return store;
+}
+
+/** `count` words of filler, about one token each. */
+export function words(count: number, word = 'word'): string {
+  return Array.from({ length: count }, () => word).join(' ');
+}
