@@ -80,7 +80,7 @@ export function filterStoredMessages({ messages, assistantStatuses = ['completed
 
 function closeToolPart(part: ContextUIPart, status: StoredContextMessageStatus, supersededByUser: boolean): ContextUIPart {
   if (!isToolUIPart(part)) return part;
-  const { approval, preliminary: _preliminary, ...rest } = part as ContextUIPart & { approval?: { approved?: boolean; reason?: string } };
+  const { approval, preliminary: _preliminary, output: _output, ...rest } = part as ContextUIPart & { approval?: { approved?: boolean; reason?: string } };
   const error = (errorText: string): ContextUIPart => ({ ...rest, state: 'output-error', input: part.input ?? null, errorText });
   switch (part.state) {
     case 'input-streaming':

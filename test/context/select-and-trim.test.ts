@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import {
+  convertToContextSegments,
+  createMemorySegment,
+  createMessageSegment,
+  createSummarySegment,
+  defaultContextPolicy,
+  estimateSegments,
+  groupTurns,
+  renderSegments,
+  selectContext,
+  toolOutputPreviewMarker,
+  trimContext,
+  type ContextSegment,
+  type ContextUIMessage,
+} from '../../src/context/index.js';
+import { assistant, smallMeasure, stepStart, stored, text, tokenCounter, toolResult, user, words } from './fixtures.js';
+
+const measure = smallMeasure();
+const fourTurns: ContextUIMessage[] = [
+  user('u1', `Turn one. ${words(100, 'alpha')}`),
+  assistant('a1', text(`Answer one. ${words(100, 'beta')}`)),
+  user('u2', `Turn two. ${words(100, 'gamma')}`),
+  assistant('a2', text(`Answer two. ${words(100, 'delta')}`)),
+  user('u3', `Turn three. ${words(100, 'epsilon')}`),
+  assistant('a3', text(`Answer three. ${words(100, 'zeta')}`)),
+  user('u4', 'Turn four: the newest question.'),
+];
+const segmentsOf = (messages: ContextUIMessage[], pinned: number[] = [], firstSequence = 1) =>
+  convertToContextSegments({ messages: messages.map((message, index) => stored(firstSequence + index, message, { pinned: pinned.includes(firstSequence + index) })), measure }).segments;
+const summary = createSummarySegment({ summary: { id: 'summary-1', fromSequence: 1, throughSequence: 10, content: '## Goals\n- Plan a trip' }, measure });
+const memory = createMemorySegment({ messages: [stored(3, user('m', 'I am allergic to peanuts'))], measure, maxTokens: 200, messageCharacters: 200 })!;
+const sequences = (segments: readonly ContextSegment[]) => segments.map((segment) => (segment.kind === 'message' ? segment.sequence : segment.kind));
+const cost = (segments: readonly ContextSegment[]) => estimateSegments(segments, measure);
+
+describe('selectContext', () => {
+  it('should keep everything, as the same objects, when the context fits', () => {
+    const input = segmentsOf(fourTurns);
+    const { segments, overflow, report } = selectContext({ segments: input, measure, messageBudget: cost(input) });
+    expect(segments).toEqual(input);
+    expect(overflow).toEqual([]);
+    expect(report).toEqual({ stage: 'select', removed: [], keptTurns: 4, overflowTurns: 0, tokensSaved: 0 });
+  });
+
+  it('should keep the newest whole turns that fit the target and set older ones aside, oldest first', () => {
+    const input = [summary, ...segmentsOf(fourTurns)];
+    const newestTwo = cost([summary, ...input.slice(-3)]);
+    const { segments, overflow, report } = selectContext({ segments: input, measure, messageBudget: cost(input) - 1, targetTokens: newestTwo, overflowReason: 'turn-summarized' });
+    expect(sequences(segments)).toEqual(['summary', 5, 6, 7]);
+    expect(overflow.map((turn) => turn.map((segment) => segment.sequence))).toEqual([[1, 2], [3, 4]]);
+    expect(report).toMatchObject({ keptTurns: 2, overflowTurns: 2, removed: [1, 2, 3, 4].map((sequence) => expect.objectContaining({ sequence, reason: 'turn-summarized' })) });
+  });
+
+  it('should keep pinned messages, the memory and a turn with unfinished tool work whatever the target', () => {
+    const pending = createMessageSegment({ messages: [{ role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c9', toolName: 'deploy', input: {} }] }], sequence: 2, measure });
+    const input = [memory, ...segmentsOf(fourTurns.slice(0, 1), [], 1), pending, ...segmentsOf(fourTurns.slice(2), [3], 3)];
+    const { segments, overflow } = selectContext({ segments: input, measure, messageBudget: 1, targetTokens: 1 });
+    expect(sequences(segments)).toEqual(['memory', 1, 2, 3, 7]);
+    expect(overflow.map((turn) => turn.map((segment) => segment.sequence))).toEqual([[4], [5, 6]]);
+  });
+
+  it('should be idempotent', () => {
+    const input = [summary, ...segmentsOf(fourTurns, [2])];
+    const options = { measure, messageBudget: cost(input) - 1, targetTokens: Math.floor(cost(input) / 2) };
+    const once = selectContext({ segments: input, ...options });
+    const twice = selectContext({ segments: once.segments, ...options });
+    expect(twice.segments).toEqual(once.segments);
+    expect(twice.overflow).toEqual([]);
+  });
+});
+
+const hugeReport = JSON.stringify({ rows: Array.from({ length: 3000 }, (_row, index) => ({ id: index, name: `row ${index}`, status: index % 3 ? 'ok' : 'failed', note: 'lorem ipsum dolor sit amet' })) });
+const hugeToolTurn: ContextUIMessage[] = [
+  user('u9', 'Summarize the report'),
+  assistant('a9', stepStart, toolResult('fetchReport', 'c-big', { id: 7 }, hugeReport), stepStart, text('Working on it.')),
+];
+const preview = defaultContextPolicy.toolOutputPreview;
+
+describe('trimContext', () => {
+  it('should drop whole turns, oldest first, and keep pinned messages', () => {
+    const input = segmentsOf(fourTurns, [2]);
+    const budget = cost(input) - cost(input.slice(2, 4));
+    const { segments, report } = trimContext({ segments: input, measure, messageBudget: budget, preview });
+    expect(sequences(segments)).toEqual([2, 5, 6, 7]);
+    expect(report.removed.map((removal) => [removal.sequence, removal.reason])).toEqual([[1, 'turn-trimmed'], [3, 'turn-trimmed'], [4, 'turn-trimmed']]);
+    expect(report.overBudgetTokens).toBe(0);
+    expect(cost(segments)).toBeLessThanOrEqual(budget);
+  });
+
+  it('should drop the memory before the summary, and the summary only after previews', () => {
+    const input = [summary, memory, ...segmentsOf(fourTurns.slice(-1), [], 7)];
+    const { segments, report } = trimContext({ segments: input, measure, messageBudget: cost(input) - 1, preview });
+    expect(sequences(segments)).toEqual(['summary', 7]);
+    expect(report.removed.map((removal) => removal.reason)).toEqual(['memory-dropped']);
+    const tighter = trimContext({ segments: input, measure, messageBudget: cost(input.slice(2)), preview });
+    expect(sequences(tighter.segments)).toEqual([7]);
+    expect(tighter.report.removed.map((removal) => removal.reason)).toEqual(['memory-dropped', 'summary-dropped']);
+  });
+
+  it('should turn an oversized tool output of the newest turn into a marked preview, keeping the call with its result', () => {
+    const input = [...segmentsOf(fourTurns.slice(0, 2)), ...segmentsOf(hugeToolTurn, [], 3)];
+    const budget = 2000;
+    const { segments, report } = trimContext({ segments: input, measure, messageBudget: budget, preview });
+    expect(sequences(segments)).toEqual([3, 4]);
+    const messages = renderSegments(segments);
+    expect(messages[0]).toEqual({ role: 'user', content: [{ type: 'text', text: 'Summarize the report' }] });
+    expect(messages[1]).toEqual({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c-big', toolName: 'fetchReport', input: { id: 7 } }] });
+    const result = (messages[2]!.content as Array<{ type: string; toolCallId: string; output: { type: string; value: string } }>)[0]!;
+    expect(result).toMatchObject({ type: 'tool-result', toolCallId: 'c-big', output: { type: 'text' } });
+    expect(result.output.value.startsWith(`${toolOutputPreviewMarker} the first `)).toBe(true);
+    expect(result.output.value).toContain(`of ${tokenCounter.count(hugeReport)} tokens are shown; the full output is in the conversation log.]\n{"rows":[{"id":0,`);
+    expect(tokenCounter.count(result.output.value)).toBeLessThanOrEqual(preview.tokens);
+    expect(report.previews).toEqual([{ toolCallId: 'c-big', maxTokens: preview.tokens }]);
+    expect(report.overBudgetTokens).toBe(0);
+    expect(cost(segments)).toBeLessThanOrEqual(budget);
+  });
+
+  it('should halve previews when the first size is not enough', () => {
+    const input = segmentsOf(hugeToolTurn, [], 3);
+    const { report, segments } = trimContext({ segments: input, measure, messageBudget: 300, preview });
+    expect(report.previews).toEqual([{ toolCallId: 'c-big', maxTokens: 250 }]);
+    expect(cost(segments)).toBeLessThanOrEqual(300);
+  });
+
+  it('should report what is still over budget when nothing more can be cut, and never cut the newest input', () => {
+    const input = segmentsOf([user('u1', words(500))]);
+    const { segments, report } = trimContext({ segments: input, measure, messageBudget: 100, preview });
+    expect(segments).toEqual(input);
+    expect(report.overBudgetTokens).toBe(cost(input) - 100);
+  });
+
+  it('should be idempotent', () => {
+    const input = [summary, memory, ...segmentsOf(fourTurns.slice(0, 6), [2]), ...segmentsOf(hugeToolTurn, [], 7)];
+    for (const budget of [100_000, 3000, 1500, 600]) {
+      const once = trimContext({ segments: input, measure, messageBudget: budget, preview });
+      const twice = trimContext({ segments: once.segments, measure, messageBudget: budget, preview });
+      expect(renderSegments(twice.segments)).toEqual(renderSegments(once.segments));
+      expect(twice.report.removed).toEqual([]);
+      expect(groupTurns(twice.segments)).toEqual(groupTurns(once.segments));
+    }
+  });
+});
