@@ -185,6 +185,7 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       uniqueIndex('agent_message_client_request_uidx')
         .on(t.tenantId, t.threadId, t.clientRequestId)
         .where(sql`${t.clientRequestId} is not null`),
+      index('agent_message_pinned_idx').on(t.tenantId, t.threadId, t.sequence).where(sql`${t.pinned}`),
       index('agent_message_run_idx').on(t.tenantId, t.threadId, t.runId).where(sql`${t.runId} is not null`),
       index('agent_message_streaming_lease_idx')
         .on(t.tenantId, t.leaseExpiresAt)

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNull, lte, sql } from 'drizzle-orm';
 import { getTableColumns } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { VersionConflictError } from '../errors/version-conflict-error.js';
@@ -42,6 +42,8 @@ export interface ContextView {
   latestSummary: StoredSummary | null;
   /** Messages strictly after the snapshot's inclusive boundary, oldest first (the newest `maxTailMessages`). */
   tail: StoredMessage[];
+  /** Pinned messages at or before the snapshot's boundary, oldest first (they stay in every context). */
+  pinned: StoredMessage[];
   /** True when older tail messages were left out by `maxTailMessages`. */
   tailTruncated: boolean;
   /** The snapshot version a new snapshot must expect. */
@@ -95,12 +97,29 @@ export function loadContext(context: StoreContext, threadId: string, { maxTailMe
       .orderBy(desc(agentMessage.sequence))
       .limit(maxTailMessages + 1);
     const tail = rows.slice(0, maxTailMessages).reverse().map((row) => toStoredMessage(row));
+    const pinnedRows =
+      boundary === 0
+        ? []
+        : await tx
+            .select(messageColumns(context.tables))
+            .from(agentMessage)
+            .where(
+              and(
+                eq(agentMessage.tenantId, context.tenantId),
+                eq(agentMessage.threadId, thread),
+                lte(agentMessage.sequence, boundary),
+                eq(agentMessage.pinned, true),
+                isNull(agentMessage.deletedAt),
+              ),
+            )
+            .orderBy(asc(agentMessage.sequence));
     return {
       thread: threadRow,
       snapshot: snapshot ? toSnapshot(snapshot) : null,
       summary,
       latestSummary: latestSummary ? toSummary(latestSummary) : null,
       tail,
+      pinned: pinnedRows.map((row) => toStoredMessage(row)),
       tailTruncated: rows.length > maxTailMessages,
       currentVersion: Number(versionRow?.version ?? 0),
     };
