@@ -94,6 +94,8 @@ interface CompactInput {
   instructions: ContextInstructions;
   observation: { observedInputTokens: number | null; estimatedInputTokens: number | null };
   started: number;
+  /** Whether to run the memory step (once per request, when the context is built from the store). */
+  memory: boolean;
 }
 
 /**
@@ -191,8 +193,11 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
     let segments = selected.segments;
     let newSummary = false;
     if (selected.overflow.length > 0) {
+      // The summarizer reads the turns as they were before pruning, so that dropped tool traffic is not lost.
+      const original = new Map(input.segments.flatMap((segment) => (segment.kind === 'message' && segment.sequence !== null ? [[segment.sequence, segment] as const] : [])));
+      const overflow = selected.overflow.map((turn) => turn.map((segment) => (segment.sequence !== null ? original.get(segment.sequence) : undefined) ?? segment));
       const outcome = summarizer
-        ? await summarizeContext({ overflow: selected.overflow, previous: previousSummary, summarizer, store, measure, policy: policy.summary, policyVersion: policy.version })
+        ? await summarizeContext({ overflow, previous: previousSummary, summarizer, store, measure, policy: policy.summary, policyVersion: policy.version })
         : { status: 'failed' as const, error: 'no summarizer is configured', rounds: 0 };
       if (outcome.status === 'created') {
         newSummary = true;
@@ -209,9 +214,18 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
         }
       }
     }
+    const memoryStages: ContextStageReport[] = [];
+    if (input.memory) {
+      const memory = await findMemory(segments, measure);
+      memoryStages.push(memory.report);
+      if (memory.segment) {
+        const after = segments.findIndex((segment) => segment.kind === 'summary') + 1;
+        segments = [...segments.slice(0, after), memory.segment, ...segments.slice(after)];
+      }
+    }
     const trimmed = trimContext({ segments, measure, messageBudget, preview: policy.toolOutputPreview });
     const final = trimmed.segments;
-    const stages: ContextStageReport[] = [...input.stages, pruned.report, selected.report, summarize, trimmed.report];
+    const stages: ContextStageReport[] = [...input.stages, pruned.report, selected.report, summarize, ...memoryStages, trimmed.report];
 
     // What this call compacted in the stored part of the context (a snapshot is written only then).
     const storedRemovals = (reason: ContextRemoval['reason'], removed: readonly ContextRemoval[]) => removed.filter((entry) => entry.reason === reason && entry.sequence !== null);
@@ -322,17 +336,16 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
       if (converted.segments.length === 0) throw new ContextEmptyError({ loadedMessages: bySequence.size });
       const segments: ContextSegment[] = [];
       if (summary) segments.push(createSummarySegment({ summary, measure }));
-      const memory = await findMemory(converted.segments, measure);
-      if (memory.segment) segments.push(memory.segment);
       segments.push(...converted.segments);
       const { segments: final, report } = await compact({
         trigger: 'initial-messages',
         stepNumber: null,
         segments,
-        stages: [validated.report, filtered.report, converted.report, memory.report],
+        stages: [validated.report, filtered.report, converted.report],
         instructions,
         observation: { observedInputTokens: null, estimatedInputTokens: null },
         started,
+        memory: true,
       });
       emit(report);
       return { messages: renderSegments(final), report };
@@ -344,7 +357,7 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
       const observation = { observedInputTokens: lastStepInputTokens ?? null, estimatedInputTokens: lastStepInputTokens !== undefined ? (lastEstimate ?? null) : null };
       if (lastStepInputTokens !== undefined && lastEstimate !== undefined) calibrator.observe({ estimatedTokens: lastEstimate, actualTokens: lastStepInputTokens });
       const segments = parse(messages, createContextMeasure({ tokenCounter, profile, calibration: calibrator.factor }));
-      const { segments: final, report } = await compact({ trigger: 'prepare-step', stepNumber, segments, stages: [], instructions, observation, started });
+      const { segments: final, report } = await compact({ trigger: 'prepare-step', stepNumber, segments, stages: [], instructions, observation, started, memory: false });
       const output = renderSegments(final);
       const changed = output.length !== messages.length || output.some((message, index) => message !== messages[index]);
       const finalReport = { ...report, changed };

@@ -3,6 +3,9 @@ import { VersionConflictError } from '../errors/version-conflict-error.js';
 import type { ContextStore, LoadedContext, NewContextSnapshot, NewContextSummary, StoredContextMessage, StoredContextMessageStatus, StoredContextSnapshot, StoredContextState, StoredContextSummary } from './context-store.js';
 import type { ContextUIMessage } from './context-ui-message.js';
 
+// Words too common to make a message relevant (the search is a plain word match, enough for tests and demos).
+const stopWords = new Set(['the', 'and', 'for', 'our', 'you', 'your', 'what', 'how', 'from', 'with', 'that', 'this', 'are', 'was', 'were', 'has', 'have', 'not', 'but', 'can', 'should', 'would', 'about']);
+
 /** What {@link MemoryContextStore.appendMessage} takes. */
 export interface AppendMemoryMessageInput {
   /** The `UIMessage` to store. */
@@ -172,7 +175,7 @@ export function createMemoryContextStore({ messages: initial = [], _internal = {
 
     async searchMessages({ query, limit }) {
       await Promise.resolve();
-      const words = [...new Set(query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word.length >= 3))];
+      const words = [...new Set(query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word.length >= 3 && !stopWords.has(word)))];
       if (words.length === 0) return [];
       return messages
         .filter((message) => message.deletedAt === null && message.contextState === 'eligible')
