@@ -43,7 +43,7 @@ describe('createContextEngine', () => {
       const store = storeOf([...tripTurns(1, 1), question('Anything else?')]);
       const { messages, report } = await engineFor(store).buildInitialContext();
       expect(messages).toEqual([
-        { role: 'user', content: [{ type: 'text', text: (tripTurns(1, 1)[0]!.parts[0] as { text: string }).text }] },
+        { role: 'user', content: [{ type: 'text', text: String(tripTurns(1, 1)[0]!.parts[0]!.text) }] },
         { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'search', input: { day: 1 } }] },
         { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'search', output: { type: 'json', value: { hits: ['museum 1', 'park 1'] } } }] },
         { role: 'assistant', content: [{ type: 'text', text: `On day 1, visit museum 1. ${words(40, 'detail')}` }] },
@@ -75,7 +75,7 @@ describe('createContextEngine', () => {
       ]);
       expect(store.summaries).toEqual([{ id: 'summary-1', fromSequence: 1, throughSequence: through, content: summaryText, tokenCount: tokenCounter.count(summaryText), policyVersion: 'agent-history/context-v1', previousSummaryId: null, stale: false }]);
       expect(messages[0]).toEqual({ role: 'user', content: [{ type: 'text', text: renderSummaryText({ fromSequence: 1, throughSequence: through, content: summaryText }) }] });
-      expect(messages[1]).toEqual({ role: 'user', content: [{ type: 'text', text: (store.messages[through]!.message.parts[0] as { text: string }).text }] });
+      expect(messages[1]).toEqual({ role: 'user', content: [{ type: 'text', text: String(store.messages[through]!.message.parts[0]!.text) }] });
       expect(messages.some((message) => message.role === 'system')).toBe(false);
       expect(report.stages.find((stage) => stage.stage === 'summarize')).toMatchObject({ status: 'created', summaryId: 'summary-1', fromSequence: 1, throughSequence: through, rounds: 1, error: null });
       expect(report.budget.remainingTokens).toBeGreaterThanOrEqual(0);
