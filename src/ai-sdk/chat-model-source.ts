@@ -5,6 +5,12 @@ import type { TenantHistory } from '../store/create-agent-history.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type ChatAgent<TOOLS extends ToolSet = ToolSet> = Agent<never, TOOLS, any, any>;
 
+/** Which turn a model call is for. */
+export interface ChatTurnIdentity {
+  threadId: string;
+  runId: string;
+}
+
 /** What a chat turn streams from: an agent, or a `streamText` call of the application's. */
 export type ChatModelSource<TOOLS extends ToolSet = ToolSet> =
   | {
@@ -12,12 +18,12 @@ export type ChatModelSource<TOOLS extends ToolSet = ToolSet> =
        * A `ToolLoopAgent`, or a function that builds one with the context manager's `prepareStep` (an agent takes
        * `prepareStep` only in its constructor).
        */
-      agent: ChatAgent<TOOLS> | ((input: { prepareStep?: PrepareStepFunction<TOOLS> }) => ChatAgent<TOOLS>);
+      agent: ChatAgent<TOOLS> | ((input: ChatTurnIdentity & { prepareStep?: PrepareStepFunction<TOOLS> }) => ChatAgent<TOOLS>);
       streamText?: never;
     }
   | {
       /** Calls `streamText` with the given messages, abort signal and `prepareStep`, and returns its result. */
-      streamText: (input: {
+      streamText: (input: ChatTurnIdentity & {
         messages: ModelMessage[];
         abortSignal: AbortSignal;
         prepareStep?: PrepareStepFunction<TOOLS>;

@@ -16,6 +16,6 @@ export { chatErrorResponse, chatErrorStatus, type ChatErrorBody } from './chat-e
 export { ChatConflictError, type ChatConflictReason } from './chat-conflict-error.js';
 export { INTERRUPTED_TOOL_ERROR, settleInterruptedParts } from './settle-interrupted-parts.js';
 export { addUsage, toMessageUsage, toRunUsage, type MessageUsage } from './usage.js';
-export type { ChatAgent, ChatContextManager, ChatContextManagerOption, ChatModelSource } from './chat-model-source.js';
+export type { ChatAgent, ChatContextManager, ChatContextManagerOption, ChatModelSource, ChatTurnIdentity } from './chat-model-source.js';
 // TODO(context engine): re-export createContextManager and the summarizer from './context-manager.js' and
 // './summarizer.js' once those files exist.

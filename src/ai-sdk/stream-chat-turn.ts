@@ -12,7 +12,7 @@ import type { StartRunOptions } from '../store/runs.js';
 import type { StoredMessage } from '../store/types.js';
 import { registerActiveTurn } from './active-turns.js';
 import { ChatConflictError } from './chat-conflict-error.js';
-import type { ChatContextManager, ChatContextManagerOption, ChatModelSource } from './chat-model-source.js';
+import type { ChatContextManager, ChatContextManagerOption, ChatModelSource, ChatTurnIdentity } from './chat-model-source.js';
 import { persistUIMessageStream, type PersistUIMessageStreamOptions } from './persist-ui-message-stream.js';
 import { planChatTurn, type ChatTrigger } from './plan-chat-turn.js';
 import type { ChatSchemas } from './validate-chat-messages.js';
@@ -141,7 +141,13 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
     const messages: ModelMessage[] = manager?.initialMessages
       ? await manager.initialMessages({ threadId, messages: plan.contextMessages })
       : await convertToModelMessages(plan.contextMessages, { tools: options.tools, ignoreIncompleteToolCalls: true });
-    const { stream, tools } = await startModel(model, { messages, abortSignal: abortController.signal, prepareStep: manager?.prepareStep });
+    const { stream, tools } = await startModel(model, {
+      threadId,
+      runId: run.id,
+      messages,
+      abortSignal: abortController.signal,
+      prepareStep: manager?.prepareStep,
+    });
     persisted = persistUIMessageStream<UI_MESSAGE, TOOLS>({
       history,
       threadId,
@@ -198,13 +204,13 @@ async function resolveContextManager<TOOLS extends ToolSet>(
 
 async function startModel<TOOLS extends ToolSet>(
   source: ChatModelSource<TOOLS>,
-  input: { messages: ModelMessage[]; abortSignal: AbortSignal; prepareStep?: ChatContextManager<TOOLS>['prepareStep'] },
+  input: ChatTurnIdentity & { messages: ModelMessage[]; abortSignal: AbortSignal; prepareStep?: ChatContextManager<TOOLS>['prepareStep'] },
 ) {
   if (source.streamText) {
     const result = await source.streamText(input);
     return { stream: result.stream, tools: undefined };
   }
-  const agent = typeof source.agent === 'function' ? source.agent({ prepareStep: input.prepareStep }) : source.agent;
+  const agent = typeof source.agent === 'function' ? source.agent({ threadId: input.threadId, runId: input.runId, prepareStep: input.prepareStep }) : source.agent;
   const result = await agent.stream({ messages: input.messages, abortSignal: input.abortSignal });
   return { stream: result.stream, tools: agent.tools };
 }

@@ -1,0 +1,141 @@
+'use client';
+
+import { useChat } from '@ai-sdk/react';
+import { DefaultChatTransport } from 'ai';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import type { ChatMessage } from '../../lib/tools';
+import { ContextInspector } from './context-inspector';
+import { MessageView } from './message-view';
+import { ThreadSidebar, type ThreadSummary } from './thread-sidebar';
+
+interface ChatAppProps {
+  threadId: string;
+  initialMessages: ChatMessage[];
+  /** Stored status per message id (a stopped answer is `cancelled`). */
+  initialStatuses: Record<string, string>;
+  initialCursor: number | null;
+  threads: ThreadSummary[];
+}
+
+export function ChatApp({ threadId, initialMessages, initialStatuses, initialCursor, threads }: ChatAppProps) {
+  const [statuses, setStatuses] = useState(initialStatuses);
+  const [cursor, setCursor] = useState(initialCursor);
+  const [loadingOlder, setLoadingOlder] = useState(false);
+  const [input, setInput] = useState('');
+  const [reportsVersion, setReportsVersion] = useState(0);
+  const scroller = useRef<HTMLDivElement>(null);
+  const keepOffset = useRef<number | null>(null);
+
+  const transport = useMemo(
+    () =>
+      new DefaultChatTransport<ChatMessage>({
+        api: '/api/chat',
+        // Only the new message travels: the server reads the history from the store.
+        prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => ({
+          body: { threadId: id, trigger, messageId, message: trigger === 'submit-message' ? messages.at(-1) : undefined },
+        }),
+      }),
+    [],
+  );
+  const { messages, setMessages, sendMessage, regenerate, stop, status, error } = useChat<ChatMessage>({
+    id: threadId,
+    messages: initialMessages,
+    transport,
+    onFinish: ({ message, isAbort }) => {
+      setStatuses((current) => ({ ...current, [message.id]: isAbort ? 'cancelled' : 'completed' }));
+      setReportsVersion((version) => version + 1);
+    },
+  });
+  const busy = status === 'submitted' || status === 'streaming';
+
+  // Start at the newest message; keep the reading position when an older page is put on top.
+  useLayoutEffect(() => {
+    const element = scroller.current;
+    if (!element) return;
+    if (keepOffset.current !== null) {
+      element.scrollTop = element.scrollHeight - keepOffset.current;
+      keepOffset.current = null;
+    } else if (element.scrollHeight - element.scrollTop - element.clientHeight < 160 || messages.length <= initialMessages.length) {
+      element.scrollTop = element.scrollHeight;
+    }
+  }, [messages, initialMessages.length]);
+
+  const loadOlder = useCallback(async () => {
+    if (cursor === null || loadingOlder || !scroller.current) return;
+    setLoadingOlder(true);
+    try {
+      const response = await fetch(`/api/threads/${threadId}/messages?before=${cursor}`);
+      const page = (await response.json()) as { messages: ChatMessage[]; entries: Array<{ id: string; status: string }>; nextCursor: number | null };
+      keepOffset.current = scroller.current.scrollHeight - scroller.current.scrollTop;
+      setMessages((current) => [...page.messages.filter((older) => !current.some((message) => message.id === older.id)), ...current]);
+      setStatuses((current) => ({ ...Object.fromEntries(page.entries.map((entry) => [entry.id, entry.status])), ...current }));
+      setCursor(page.nextCursor);
+    } finally {
+      setLoadingOlder(false);
+    }
+  }, [cursor, loadingOlder, setMessages, threadId]);
+
+  useEffect(() => {
+    // A short first page may not fill the window: then there is nothing to scroll, so load on.
+    const element = scroller.current;
+    if (element && cursor !== null && element.scrollHeight <= element.clientHeight) void loadOlder();
+  }, [cursor, loadOlder, messages.length]);
+
+  const stopAnswer = async () => {
+    // useChat's stop() only closes the connection (the server would finish the answer); the stop endpoint
+    // cancels it and keeps what was written.
+    await fetch('/api/chat/stop', { method: 'POST', body: JSON.stringify({ threadId }) });
+    await stop();
+  };
+
+  const lastAssistant = [...messages].reverse().find((message) => message.role === 'assistant');
+
+  return (
+    <div className="app">
+      <ThreadSidebar threadId={threadId} threads={threads} />
+      <main className="chat">
+        <div className="messages" ref={scroller} data-testid="messages" onScroll={(event) => event.currentTarget.scrollTop < 40 && void loadOlder()}>
+          {cursor !== null && (
+            <button className="older" data-testid="load-older" onClick={() => void loadOlder()} disabled={loadingOlder}>
+              {loadingOlder ? 'Loading…' : 'Load older messages'}
+            </button>
+          )}
+          {cursor === null && messages.length > 0 && <div className="start">Start of the conversation</div>}
+          {messages.length === 0 && <div className="empty">Ask about the weather in a city, or for a long story (you can stop it).</div>}
+          {messages.map((message) => (
+            <MessageView key={message.id} message={message} status={statuses[message.id]} streaming={busy && message.id === messages.at(-1)?.id && message.role === 'assistant'} />
+          ))}
+        </div>
+        {error && (
+          <div className="error" data-testid="chat-error">
+            {error.message}
+          </div>
+        )}
+        <form
+          className="composer"
+          onSubmit={(event) => {
+            event.preventDefault();
+            if (!input.trim() || busy) return;
+            void sendMessage({ text: input.trim() });
+            setInput('');
+          }}
+        >
+          <input data-testid="composer" value={input} onChange={(event) => setInput(event.target.value)} placeholder="Message…" autoFocus />
+          {busy ? (
+            <button type="button" data-testid="stop" onClick={() => void stopAnswer()}>
+              Stop
+            </button>
+          ) : (
+            <button type="submit" data-testid="send" disabled={!input.trim()}>
+              Send
+            </button>
+          )}
+          <button type="button" data-testid="regenerate" disabled={busy || !lastAssistant} onClick={() => void regenerate({ messageId: lastAssistant?.id })}>
+            Regenerate
+          </button>
+        </form>
+      </main>
+      <ContextInspector threadId={threadId} version={reportsVersion} />
+    </div>
+  );
+}

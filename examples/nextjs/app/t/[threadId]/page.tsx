@@ -1,0 +1,32 @@
+import { NotFoundError } from 'agent-history';
+import { loadThreadPage } from 'agent-history/ai-sdk';
+import { notFound } from 'next/navigation';
+import { ChatApp } from '../../components/chat-app';
+import { PAGE_SIZE } from '../../../lib/chat';
+import { DEMO_USER_ID, tenantHistory } from '../../../lib/tenant';
+import { metadataSchema, tools, type ChatMessage } from '../../../lib/tools';
+
+export const dynamic = 'force-dynamic';
+
+export default async function ThreadPage({ params }: { params: Promise<{ threadId: string }> }) {
+  const { threadId } = await params;
+  const history = await tenantHistory();
+  try {
+    const [page, threads] = await Promise.all([
+      loadThreadPage<ChatMessage>({ history, threadId, limit: PAGE_SIZE, tools, metadataSchema }),
+      history.listThreads({ userId: DEMO_USER_ID, limit: 50 }),
+    ]);
+    return (
+      <ChatApp
+        threadId={threadId}
+        initialMessages={page.messages}
+        initialStatuses={Object.fromEntries(page.entries.map((entry) => [entry.id, entry.status]))}
+        initialCursor={page.nextCursor}
+        threads={threads.threads.map((thread) => ({ id: thread.id, title: thread.title ?? 'Untitled', messageCount: thread.messageCount }))}
+      />
+    );
+  } catch (error) {
+    if (error instanceof NotFoundError || (error as { code?: string }).code === 'thread-not-found') notFound();
+    throw error;
+  }
+}
