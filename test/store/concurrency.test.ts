@@ -9,7 +9,7 @@ import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-d
 // a time, so there the same tests check the logic only; the races themselves exist on the real server alone.
 const POOL_SIZE = 40;
 const userMessage = (id: string, text = id) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
-const range = (from: number, through: number) => Array.from({ length: through - from + 1 }, (_, index) => from + index);
+const range = (from: number, through: number) => Array.from({ length: Math.max(0, through - from + 1) }, (_, index) => from + index);
 const settle = <RESULT>(calls: Array<Promise<RESULT>>) => Promise.allSettled(calls);
 class RollBack extends Error {}
 const fulfilled = <RESULT>(results: Array<PromiseSettledResult<RESULT>>) => {
@@ -186,6 +186,34 @@ describe.each(BACKENDS)('concurrent writes on %s', (backend) => {
       expect(stale).toBeInstanceOf(VersionConflictError);
       expect((stale as VersionConflictError).message).toBe('Stale snapshot version: expected 2, but the current version is 5.');
       expect((await tenant.loadContext(thread.id)).snapshot?.messagesHash).toBe(winners[4]);
+    });
+  });
+
+  describe('loadContext', () => {
+    it('should read the snapshot, its version and the tail from one state of the thread while appends and snapshots race', async () => {
+      const tenant = store();
+      const thread = await tenant.createThread();
+      for (const index of range(1, 4)) await tenant.appendMessage(thread.id, userMessage(`m${index}`));
+      const views: Array<Awaited<ReturnType<TenantHistory['loadContext']>>> = [];
+      const writers = range(1, 8).map(async (writer) => {
+        for (const index of range(1, 12)) await tenant.appendMessage(thread.id, userMessage(`w${writer}-${index}`));
+      });
+      const snapshotter = (async () => {
+        for (const _ of range(1, 12)) {
+          const view = await tenant.loadContext(thread.id);
+          await tenant.writeSnapshot(thread.id, { expectedVersion: view.currentVersion, throughSequence: view.thread.messageCount, includedSequences: [], policyVersion: 'p1', messagesHash: 'h' })
+            .catch((error: unknown) => { if (!(error instanceof VersionConflictError)) throw error; });
+        }
+      })();
+      const readers = range(1, 6).map(async () => {
+        for (const _ of range(1, 12)) views.push(await tenant.loadContext(thread.id));
+      });
+      await Promise.all([...writers, snapshotter, ...readers]);
+      expect(views).toHaveLength(72);
+      for (const view of views) {
+        const boundary = view.snapshot?.throughSequence ?? 0;
+        expect([view.tail.map((stored) => stored.sequence), view.currentVersion]).toEqual([range(boundary + 1, view.thread.messageCount), view.snapshot?.version ?? 0]);
+      }
     });
   });
 

@@ -203,6 +203,10 @@ describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
           const thread = await store.createThread();
           await store.appendMessage(thread.id, userMessage(`m${index}`, 'hi'));
           await store.listMessages(thread.id);
+          // Failed calls (a rolled-back transaction, a failed autocommit statement) must reset the connection too.
+          await expect(store.getThread(randomUUID())).rejects.toThrow(NotFoundError);
+          await expect(store.appendMessage(randomUUID(), userMessage('x', 'hi'))).rejects.toThrow(NotFoundError);
+          await expect(store.writeSnapshot(thread.id, { expectedVersion: 5, throughSequence: 0, includedSequences: [], policyVersion: 'p', messagesHash: 'h' })).rejects.toThrow('Stale');
         })),
       );
       const probe = sql`select pg_backend_pid() as pid, current_user as who, coalesce(current_setting('app.tenant_id', true), '<unset>') as tenant from pg_sleep(0.3)`;
