@@ -1,0 +1,46 @@
+// Every knob of `npm run bench` comes from an environment variable, so a run is reproducible from its results JSON.
+
+const env = process.env;
+const integer = (name: string, fallback: number) => (env[name] ? Number(env[name]) : fallback);
+const list = (name: string, fallback: number[]) => (env[name] ? env[name]!.split(',').map((item) => Number(item.trim())) : fallback);
+const names = (name: string, fallback: string[]) => (env[name] ? env[name]!.split(',').map((item) => item.trim()).filter(Boolean) : fallback);
+
+export type BenchConfig = ReturnType<typeof loadConfig>;
+
+/** Full sizes by default; `BENCH_QUICK=1` shrinks every workload for a smoke run. */
+export function loadConfig() {
+  const quick = env.BENCH_QUICK === '1';
+  return {
+    quick,
+    /** Repetitions of the whole suite; min / median / max are taken over them. */
+    runs: integer('BENCH_RUNS', 3),
+    /** Which workloads to run. */
+    workloads: names('BENCH_WORKLOADS', ['w1', 'w2', 'w3', 'w4', 'w5']),
+    /** Which peers to run in W1-W3 (agent-history always runs). */
+    peers: names('BENCH_PEERS', ['bare-insert', 'bare-agent-table', 'mastra-pg']),
+    w1: { threads: integer('BENCH_W1_THREADS', quick ? 8 : 50), messages: integer('BENCH_W1_MESSAGES', quick ? 10 : 40), concurrency: integer('BENCH_W1_CONCURRENCY', 8) },
+    w2: { appenders: integer('BENCH_W2_APPENDERS', 32), messages: integer('BENCH_W2_MESSAGES', quick ? 96 : 500) },
+    w3: {
+      sizes: list('BENCH_W3_SIZES', quick ? [10, 200, 2_000] : [10, 1_000, 10_000, 100_000]),
+      /** The largest thread Mastra is seeded with and read whole (its whole-thread read is slow: ~23 s at 10,000). */
+      mastraMaxSize: integer('BENCH_W3_MASTRA_MAX', quick ? 2_000 : 10_000),
+      /** Messages after the snapshot boundary in the "snapshot + tail" context load. */
+      snapshotTail: integer('BENCH_W3_SNAPSHOT_TAIL', 8),
+      /** Timed rounds per operation (every size, and first / deep page, interleaved within a round). */
+      rounds: integer('BENCH_W3_ROUNDS', quick ? 10 : 30),
+      /** Timed rounds of the whole-thread read. */
+      wholeRounds: integer('BENCH_W3_WHOLE_ROUNDS', 3),
+    },
+    w4: { sizes: list('BENCH_W4_SIZES', [50, 600, 2_000]) },
+    w5: {
+      w1: { threads: integer('BENCH_W5_THREADS', quick ? 8 : 50), messages: integer('BENCH_W5_MESSAGES', quick ? 10 : 40), concurrency: 8 },
+      sizes: list('BENCH_W5_SIZES', quick ? [10, 200] : [10, 1_000, 10_000]),
+      demo: env.BENCH_DEMO !== '0',
+    },
+    /** Load pg_stat_statements (a little overhead for every peer) and print the top statements per workload. */
+    profile: env.BENCH_PROFILE === '1',
+    seed: integer('BENCH_MESSAGE_SEED', 42),
+    /** Diagnosis only: e.g. `off` (ALTER DATABASE … SET synchronous_commit) to take the WAL flush out of W1 / W2. */
+    synchronousCommit: env.BENCH_SYNC_COMMIT && /^[a-z_]+$/.test(env.BENCH_SYNC_COMMIT) ? env.BENCH_SYNC_COMMIT : null,
+  };
+}

@@ -1,0 +1,79 @@
+// agent-history as an application uses it: `forTenant(t).appendMessage(...)` over a postgres-js pool logged in as
+// a plain login role, so every call switches to `agent_history_app` and row-level security applies.
+import { randomUUID } from 'node:crypto';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import { createAgentHistory } from '../../src/store/create-agent-history.js';
+import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
+import type { AppendPeer } from './peer.js';
+
+export type TenantStore = ReturnType<ReturnType<typeof createAgentHistory>['forTenant']>;
+
+/** A pool as the app login and the store of one fresh tenant. */
+export function openAgentHistory(appUrl: string, poolSize: number) {
+  const client = postgres(appUrl, { max: poolSize, onnotice: () => {} });
+  const history = createAgentHistory({ db: drizzle({ client }) as unknown as AgentHistoryDatabase });
+  const tenantId = randomUUID();
+  return { client, history, tenantId, store: history.forTenant(tenantId) };
+}
+
+/** Every message of a thread, oldest first, paging through `listMessages` (newest first, keyset). */
+export async function loadWholeThread(store: TenantStore, threadId: string, pageSize = 500) {
+  const pages = [];
+  let before: number | undefined;
+  do {
+    const page = await store.listMessages(threadId, { limit: pageSize, before });
+    pages.push(page.messages);
+    before = page.nextCursor ?? undefined;
+  } while (before !== undefined);
+  return pages.flat().reverse();
+}
+
+/** What W2 checks on agent-history's own order key, by direct SQL. */
+export interface SequenceCheck {
+  rows: number;
+  distinctSequences: number;
+  minSequence: number;
+  maxSequence: number;
+  nextSequence: number;
+  /** Adjacent pairs (by sequence) whose commit timestamps go backwards: a later sequence committed first. */
+  commitOrderInversions: number;
+  /** Adjacent pairs (by sequence) with the same commit timestamp (not an inversion; 1 µs resolution). */
+  commitTimestampTies: number;
+}
+
+export function agentHistoryPeer({ appUrl, adminUrl, poolSize }: { appUrl: string; adminUrl: string; poolSize: number }): AppendPeer & {
+  checkSequences(threadId: string): Promise<SequenceCheck>;
+} {
+  const { client, store } = openAgentHistory(appUrl, poolSize);
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  return {
+    name: 'agent-history',
+    createThread: async () => (await store.createThread()).id,
+    append: async (threadId, message) => {
+      await store.appendMessage(threadId, message);
+    },
+    loadAllIds: async (threadId) => (await loadWholeThread(store, threadId)).map((stored) => stored.message.id),
+    idsByCommit: async (threadId) =>
+      (await admin<{ message_id: string }[]>`select message_id from agent_message where thread_id = ${threadId}
+        order by pg_xact_commit_timestamp(xmin), sequence`).map((row) => row.message_id),
+    checkSequences: async (threadId) => {
+      const [row] = await admin<SequenceCheck[]>`
+        with m as (
+          select sequence, pg_xact_commit_timestamp(xmin) as committed_at,
+            lag(pg_xact_commit_timestamp(xmin)) over (order by sequence) as previous_committed_at
+          from agent_message where thread_id = ${threadId})
+        select count(*)::int as "rows", count(distinct sequence)::int as "distinctSequences",
+          coalesce(min(sequence), 0)::int as "minSequence", coalesce(max(sequence), 0)::int as "maxSequence",
+          (select next_sequence from agent_thread where id = ${threadId})::int as "nextSequence",
+          count(*) filter (where committed_at < previous_committed_at)::int as "commitOrderInversions",
+          count(*) filter (where committed_at = previous_committed_at)::int as "commitTimestampTies"
+        from m`;
+      return row!;
+    },
+    close: async () => {
+      await client.end({ timeout: 5 });
+      await admin.end({ timeout: 5 });
+    },
+  };
+}

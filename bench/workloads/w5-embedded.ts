@@ -1,0 +1,59 @@
+// W5 the embedded default: the same store on PGlite (in memory, one connection, every statement serialized):
+// W1 against a bare INSERT on the same PGlite, and W3's reads. PGlite is created and migrated once per process.
+import { randomUUID } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle } from 'drizzle-orm/pglite';
+import { createAgentHistory } from '../../src/store/create-agent-history.js';
+import { migrate } from '../../src/store/migrate.js';
+import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
+import { loadWholeThread } from '../peers/agent-history-peer.js';
+import { BARE_DDL } from '../peers/bare-insert-peer.js';
+import type { AppendPeer } from '../peers/peer.js';
+import type { AdminQuery } from './w3-agent-history.js';
+
+export async function openEmbedded() {
+  const started = performance.now();
+  const client = await PGlite.create();
+  const createMs = performance.now() - started;
+  const db = drizzle({ client }) as unknown as AgentHistoryDatabase;
+  await migrate(db);
+  const migrateMs = performance.now() - started - createMs;
+  for (const statement of BARE_DDL) await client.exec(statement);
+  const admin: AdminQuery = async (text, params) => (await client.query<Record<string, unknown>>(text, params)).rows;
+  const history = createAgentHistory({ db });
+  return {
+    client,
+    admin,
+    createMs,
+    migrateMs,
+    /** A fresh tenant's store (the PGlite login is superuser; every store call switches to agent_history_app, so RLS applies). */
+    tenant: () => history.forTenant(randomUUID()),
+    close: () => client.close(),
+  };
+}
+
+export type Embedded = Awaited<ReturnType<typeof openEmbedded>>;
+
+export function embeddedAgentHistoryPeer(embedded: Embedded): Pick<AppendPeer, 'createThread' | 'append' | 'loadAllIds'> {
+  const store = embedded.tenant();
+  return {
+    createThread: async () => (await store.createThread()).id,
+    append: async (threadId, message) => {
+      await store.appendMessage(threadId, message);
+    },
+    loadAllIds: async (threadId) => (await loadWholeThread(store, threadId)).map((stored) => stored.message.id),
+  };
+}
+
+export function embeddedBarePeer({ client }: Embedded): Pick<AppendPeer, 'createThread' | 'append' | 'loadAllIds'> {
+  return {
+    createThread: async () => randomUUID(),
+    append: async (threadId, message) => {
+      await client.query('insert into raw_message (id, thread_id, role, parts) values ($1, $2, $3, $4::text::json)', [
+        message.id, threadId, message.role, JSON.stringify(message.parts),
+      ]);
+    },
+    loadAllIds: async (threadId) =>
+      (await client.query<{ id: string }>('select id from raw_message where thread_id = $1 order by created_at, id', [threadId])).rows.map((row) => row.id),
+  };
+}
