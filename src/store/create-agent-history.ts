@@ -24,6 +24,7 @@ import { o200kTokenCounter, type TokenCounter } from './token-counter.js';
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
 import type { RunUsage } from './types.js';
 import type { StorableMessage } from './validate-message.js';
+import { createThreadContextStore } from './thread-context-store.js';
 
 export interface CreateAgentHistoryOptions {
   /** A Drizzle Postgres database (postgres-js, node-postgres, PGlite, …). */
@@ -124,6 +125,8 @@ function tenantHistory(context: StoreContext) {
     writeSummary: async (threadId: string, input: WriteSummaryInput) => writeSummary(context, threadId, input),
     writeSnapshot: async (threadId: string, input: WriteSnapshotInput) => writeSnapshot(context, threadId, input),
     listSummaries: async (threadId: string) => listSummaries(context, threadId),
+    /** The context engine's persistence for one thread: pass it as `createContextManager({ store })`. */
+    contextStore: (threadId: string, options?: { maxTailMessages?: number }) => createThreadContextStore(context, threadId, options),
   };
 }
 
