@@ -72,7 +72,9 @@ describe.each(BACKENDS)('threads and runs on %s', (backend) => {
       expect(pages.flat().map((thread) => thread.id)).toEqual(expected.map((row) => row.id));
       const everyone = await allPages(tenant, { limit: 5 });
       expect(everyone.map((page) => page.length)).toEqual([5, 5, 4]);
-      expect(new Set(everyone.flat().map((thread) => thread.id)).size).toBe(14);
+      const everyoneExpected = await database.admin.query<{ id: string }>(`select id from agent_thread where tenant_id = $1 order by last_message_at desc, id desc`, [tenant.tenantId]);
+      expect(everyone.flat().map((thread) => thread.id)).toEqual(everyoneExpected.map((row) => row.id));
+      expect(everyoneExpected).toHaveLength(14);
     });
 
     it('should not skip threads whose last activity differs by microseconds only', async () => {
