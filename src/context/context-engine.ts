@@ -24,7 +24,7 @@ import { summarizeContext } from './summarize-context.js';
 import { createSummarySegment } from './summary-segment.js';
 import { loadO200kTokenCounter, type TokenCounter } from './token-counter.js';
 import { countToolDefinitionTokens, estimateToolDefinitionTokens, type ToolDefinition } from './tool-definition-tokens.js';
-import { trimContext } from './trim-context.js';
+import { previewOversizedOutputs, trimContext } from './trim-context.js';
 import { validateStoredMessages } from './validate-stored-messages.js';
 
 /** Instructions as the AI SDK takes them: a string, a system message, or several. */
@@ -185,7 +185,10 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
     const initialBudget = budgetFor(input.segments);
     const messageBudget = initialBudget.availableTokens + initialBudget.currentInputTokens;
 
-    const pruned = pruneContext({ segments: input.segments, measure, messageBudget, policy: policy.prune });
+    const prunedOnly = pruneContext({ segments: input.segments, measure, messageBudget, policy: policy.prune });
+    // A huge tool output in the newest turn is shortened before anything is selected or summarized for it.
+    const previewed = previewOversizedOutputs({ segments: prunedOnly.segments, measure, messageBudget, preview: policy.toolOutputPreview });
+    const pruned = { ...prunedOnly, segments: previewed.segments };
     const previousSummary = (pruned.segments.find((segment) => segment.kind === 'summary') as SummarySegment | undefined) ?? null;
     const target = summarizer ? Math.floor(messageBudget * policy.summary.targetRatio) - policy.summary.reserveTokens : messageBudget;
     let selected = selectContext({ segments: pruned.segments, measure, messageBudget, targetTokens: target, overflowReason: summarizer ? 'turn-summarized' : 'turn-trimmed' });
@@ -223,7 +226,17 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
         segments = [...segments.slice(0, after), memory.segment, ...segments.slice(after)];
       }
     }
-    const trimmed = trimContext({ segments, measure, messageBudget, preview: policy.toolOutputPreview });
+    const trimmedOnly = trimContext({ segments, measure, messageBudget, preview: policy.toolOutputPreview });
+    const trimmed = {
+      segments: trimmedOnly.segments,
+      previews: [...previewed.previews, ...trimmedOnly.previews],
+      report: {
+        ...trimmedOnly.report,
+        removed: [...previewed.report.removed, ...trimmedOnly.report.removed],
+        previews: [...previewed.previews, ...trimmedOnly.previews],
+        tokensSaved: previewed.report.tokensSaved + trimmedOnly.report.tokensSaved,
+      },
+    };
     const final = trimmed.segments;
     const stages: ContextStageReport[] = [...input.stages, pruned.report, selected.report, summarize, ...memoryStages, trimmed.report];
 

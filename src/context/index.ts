@@ -73,5 +73,5 @@ export { buildSummaryPrompt, renderSummaryTranscript, summarySections } from './
 export { createSummarySegment, renderSummaryText } from './summary-segment.js';
 export { type TokenCounter, loadO200kTokenCounter, o200kTokenCounterId } from './token-counter.js';
 export { type ToolDefinition, countToolDefinitionTokens, estimateToolDefinitionTokens } from './tool-definition-tokens.js';
-export { type ApplyToolOutputPreviewsOptions, type ToolOutputPreview, type TrimContextOptions, type TrimStageReport, applyToolOutputPreviews, trimContext } from './trim-context.js';
+export { type ApplyToolOutputPreviewsOptions, type ToolOutputPreview, type TrimContextOptions, type TrimStageReport, applyToolOutputPreviews, previewOversizedOutputs, trimContext } from './trim-context.js';
 export { type PartMigration, type ValidateStageReport, validateStoredMessages } from './validate-stored-messages.js';

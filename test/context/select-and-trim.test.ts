@@ -97,12 +97,12 @@ describe('trimContext', () => {
     expect(tighter.report.removed.map((removal) => removal.reason)).toEqual(['memory-dropped', 'summary-dropped']);
   });
 
-  it('should turn an oversized tool output of the newest turn into a marked preview, keeping the call with its result', () => {
+  it('should turn an oversized tool output of the newest turn into a marked preview, keeping the call with its result and the older turns that then fit', () => {
     const input = [...segmentsOf(fourTurns.slice(0, 2)), ...segmentsOf(hugeToolTurn, [], 3)];
     const budget = 2000;
     const { segments, report } = trimContext({ segments: input, measure, messageBudget: budget, preview });
-    expect(sequences(segments)).toEqual([3, 4]);
-    const messages = renderSegments(segments);
+    expect(sequences(segments)).toEqual([1, 2, 3, 4]);
+    const messages = renderSegments(segments).slice(2);
     expect(messages[0]).toEqual({ role: 'user', content: [{ type: 'text', text: 'Summarize the report' }] });
     expect(messages[1]).toEqual({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c-big', toolName: 'fetchReport', input: { id: 7 } }] });
     const result = (messages[2]!.content as Array<{ type: string; toolCallId: string; output: { type: string; value: string } }>)[0]!;
