@@ -2,6 +2,7 @@
 // (after the context engine's prepareStep) and answers like a tool-using assistant would.
 import { simulateReadableStream } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
+import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
 
 type PromptMessage = { role: string; content: string | Array<{ type: string; text?: string; toolName?: string; output?: unknown }> };
 
@@ -49,7 +50,7 @@ export function createDemoModel() {
     doStream: async ({ prompt }) => {
       const answer = respond(prompt as unknown as PromptMessage[]);
       const id = `call-${++callCount}`;
-      const chunks = answer.toolCall
+      const chunks: LanguageModelV4StreamPart[] = answer.toolCall
         ? [
             { type: 'tool-call' as const, toolCallId: id, toolName: answer.toolCall.toolName, input: JSON.stringify(answer.toolCall.input) },
             { type: 'finish' as const, finishReason: { unified: 'tool-calls' as const, raw: undefined }, usage: answer.usage },

@@ -8,7 +8,7 @@
 // With OPENAI_API_KEY set, the same run uses gpt-4o-mini instead of the local rule-based model.
 import { randomUUID } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
-import { ToolLoopAgent, isStepCount, tool, type LanguageModel } from 'ai';
+import { ToolLoopAgent, isStepCount, tool, type LanguageModel, type UIMessage } from 'ai';
 import { drizzle } from 'drizzle-orm/pglite';
 import { z } from 'zod';
 import { createAgentHistory, migrate } from '../src/index.js';
@@ -71,7 +71,7 @@ async function main() {
 
   for (const [index, text] of conversation.entries()) {
     log(`\n[${elapsed()}] turn ${index + 1}: user › ${text}`);
-    const turn = await streamChatTurn({
+    const turn = await streamChatTurn<UIMessage, typeof tools>({
       history: store,
       threadId: thread.id,
       message: { id: `user-${index + 1}`, role: 'user', parts: [{ type: 'text', text }] },

@@ -2,7 +2,7 @@
 export { createAgentHistory } from './store/create-agent-history.js';
 export type { AgentHistory, CreateAgentHistoryOptions, TenantHistory } from './store/create-agent-history.js';
 export { migrate, MIGRATIONS_FOLDER, type MigrateOptions } from './store/migrate.js';
-export { o200kTokenCounter, type TokenCounter } from './store/token-counter.js';
+export { loadO200kTokenCounter, type TokenCounter } from './context/token-counter.js';
 export { withTenant, type TenantTransaction } from './tenant/with-tenant.js';
 export type { AgentHistoryDatabase } from './tenant/database.js';
 export type { AppendMessageOptions, AppendResult } from './store/append-message.js';

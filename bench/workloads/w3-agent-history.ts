@@ -8,8 +8,8 @@
 //   whole            every page of listMessages (500 per page), oldest first
 // Sequence q of a thread of S messages carries template (S - q) mod 256, so the newest 50 of every thread carry
 // byte-identical payloads; the deep page's `before` is aligned to the template period for the same reason.
-import { countPartTokens } from '../../src/store/count-part-tokens.js';
-import { o200kTokenCounter } from '../../src/store/token-counter.js';
+import { countStoredMessageTokens, storedTokenCountId } from '../../src/context/count-stored-message-tokens.js';
+import { loadO200kTokenCounter } from '../../src/context/token-counter.js';
 import type { ContextView } from '../../src/store/context-artifacts.js';
 import type { MessagePage } from '../../src/store/list-messages.js';
 import type { StoredMessage } from '../../src/store/types.js';
@@ -37,9 +37,10 @@ export function deepPageBefore(size: number): number {
 }
 
 export async function loadTemplates(admin: AdminQuery, factory: MessageFactory) {
+  const tokenCounter = await loadO200kTokenCounter();
   const rows = factory.templates.map((template, idx) => {
     const partsJson = JSON.stringify(template.parts);
-    return { idx, role: template.role, parts: template.parts, byteSize: Buffer.byteLength(partsJson) + 2, tokenCount: countPartTokens(template.parts, o200kTokenCounter) };
+    return { idx, role: template.role, parts: template.parts, byteSize: Buffer.byteLength(partsJson) + 2, tokenCount: countStoredMessageTokens({ message: { id: `template-${idx}`, role: template.role, parts: template.parts } as never, tokenCounter }) };
   });
   await admin(`create table if not exists bench_template (idx int primary key, role agent_message_role not null, parts jsonb not null,
     byte_size int not null, token_count int not null)`);
@@ -51,6 +52,7 @@ export async function seedAgentHistoryThreads(
   { store, admin, sizes, snapshotTail }: { store: TenantStore; admin: AdminQuery; sizes: number[]; snapshotTail: number },
 ): Promise<SeededThread[]> {
   const seeded: SeededThread[] = [];
+  const tokenCounterId = storedTokenCountId(await loadO200kTokenCounter());
   for (const size of sizes) {
     const started = performance.now();
     const thread = await store.createThread({ title: `w3-${size}` });
@@ -60,7 +62,7 @@ export async function seedAgentHistoryThreads(
        select $1::uuid, $2::uuid, q, 'seed-' || q, t.role, 'completed', t.parts, '{}'::jsonb, t.byte_size, t.token_count, $4::text,
          now() - make_interval(secs => $3::int - q), now() - make_interval(secs => $3::int - q), now() - make_interval(secs => $3::int - q)
        from generate_series(1, $3::int) q join bench_template t on t.idx = ($3::int - q) % ${TEMPLATE_COUNT}`,
-      [store.tenantId, thread.id, size, o200kTokenCounter.id],
+      [store.tenantId, thread.id, size, tokenCounterId],
     );
     await admin(`update agent_thread set next_sequence = $2::bigint, last_message_at = now() where id = $1::uuid`, [thread.id, size]);
     const boundary = Math.max(1, size - snapshotTail);

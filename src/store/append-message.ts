@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { rowsOf } from '../tenant/database.js';
-import { countPartTokens } from './count-part-tokens.js';
+import { storedTokenCount } from './stored-token-count.js';
 import { postgresErrorCode, type StoreContext } from './store-context.js';
 import { assertThreadId, assertUuid } from './threads.js';
 import { validateMessage, type StorableMessage } from './validate-message.js';
@@ -70,14 +70,14 @@ export async function appendMessage<UI_MESSAGE extends StorableMessage>(
   }
   const status = options.status ?? 'completed';
   const streaming = status === 'pending' || status === 'streaming';
-  const tokenCount = streaming ? null : countPartTokens(validated.parts, context.tokenCounter);
+  const counted = streaming ? null : await storedTokenCount(context, validated);
   const leaseExpiresAt = streaming ? new Date(context.now().getTime() + context.leaseMs) : null;
 
   const call = sql`select * from agent_history_append_message(
     ${context.tenantId}::uuid, ${context.appRole}::text, ${thread}::uuid, ${validated.id}::text, ${clientRequestId}::text,
     ${validated.role}::agent_message_role, ${status}::agent_message_status, ${validated.partsJson}::jsonb,
-    ${validated.metadataJson}::jsonb, ${runId}::uuid, ${validated.byteSize}::integer, ${tokenCount}::integer,
-    ${tokenCount === null ? null : context.tokenCounter.id}::text, ${leaseExpiresAt?.toISOString() ?? null}::timestamptz,
+    ${validated.metadataJson}::jsonb, ${runId}::uuid, ${validated.byteSize}::integer, ${counted?.tokenCount ?? null}::integer,
+    ${counted?.tokenCounterId ?? null}::text, ${leaseExpiresAt?.toISOString() ?? null}::timestamptz,
     ${options.pinned ?? false}::boolean)`;
 
   let rows: AppendRow[];

@@ -4,7 +4,7 @@ import { MessageTooLargeError } from '../errors/message-too-large-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
 import { appendMessage, type AppendResult } from './append-message.js';
-import { countPartTokens } from './count-part-tokens.js';
+import { storedTokenCount } from './stored-token-count.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { assertThreadId } from './threads.js';
@@ -92,7 +92,7 @@ export function checkpointMessage(
  * Ends an assistant message: `completed`, `failed` or `cancelled` (an abort keeps the partial parts). The token
  * count is taken now. Finalizing again with the same status returns the stored message (a retried `onEnd`).
  */
-export function finalizeMessage(
+export async function finalizeMessage(
   context: StoreContext,
   threadId: string,
   messageId: string,
@@ -106,7 +106,7 @@ export function finalizeMessage(
   const validParts = validateParts(parts, 'assistant');
   const validMetadata = metadata === undefined ? undefined : validateMetadata(metadata);
   const byteSize = checkSize(context, id, validParts, validMetadata);
-  const tokenCount = countPartTokens(validParts, context.tokenCounter);
+  const { tokenCount, tokenCounterId } = await storedTokenCount(context, { id, role: 'assistant', parts: validParts });
   const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {
     const [row] = await tx
@@ -117,7 +117,7 @@ export function finalizeMessage(
         status,
         byteSize,
         tokenCount,
-        tokenCounterId: context.tokenCounter.id,
+        tokenCounterId,
         leaseExpiresAt: null,
         completedAt: sql`now()`,
         updatedAt: sql`now()`,

@@ -20,7 +20,7 @@ import { failRun, finishRun, getRun, startRun, type FinishRunOptions, type Start
 import { searchMessages, type SearchMessagesOptions } from './search-messages.js';
 import type { StoreContext } from './store-context.js';
 import { createThread, deleteThread, forkThread, getThread, listThreads, softDeleteThread, updateThread, type CreateThreadOptions, type ListThreadsOptions } from './threads.js';
-import { o200kTokenCounter, type TokenCounter } from './token-counter.js';
+import { loadO200kTokenCounter, type TokenCounter } from '../context/token-counter.js';
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
 import type { RunUsage } from './types.js';
 import type { StorableMessage } from './validate-message.js';
@@ -38,7 +38,7 @@ export interface CreateAgentHistoryOptions {
    */
   appRole?: string | null;
   /** Counts tokens at write time. @default exact o200k (gpt-tokenizer) */
-  tokenCounter?: TokenCounter;
+  tokenCounter?: TokenCounter | Promise<TokenCounter>;
   /** The largest message accepted, parts and metadata serialized. @default 1_048_576 (1 MiB) */
   maxMessageBytes?: number;
   /** How long a pending or streaming message belongs to its writer without a checkpoint. @default 60_000 ms */
@@ -61,12 +61,13 @@ export function createAgentHistory({
   db,
   tables = defaultTables(),
   appRole = DEFAULT_APP_ROLE,
-  tokenCounter = o200kTokenCounter,
+  tokenCounter: tokenCounterOption,
   maxMessageBytes = 1_048_576,
   leaseMs = 60_000,
   _internal = {},
 }: CreateAgentHistoryOptions) {
   const now = _internal.now ?? (() => new Date());
+  const tokenCounter = Promise.resolve(tokenCounterOption ?? loadO200kTokenCounter());
   const generateId = _internal.generateId ?? randomUUID;
   return {
     tables,

@@ -1,18 +1,20 @@
-import { and, eq, gte, lte, sql } from 'drizzle-orm';
+import { and, eq, gte, inArray, lte, sql } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
 import { recordAudit } from './audit.js';
-import { countPartTokens } from './count-part-tokens.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
+import { rowsOf } from '../tenant/database.js';
+import type { TenantTransaction } from '../tenant/with-tenant.js';
 import { inTenant, type StoreContext } from './store-context.js';
+import { storedTokenCount } from './stored-token-count.js';
 import { assertThreadId, requireThread } from './threads.js';
 import type { StoredMessage } from './types.js';
 
 export interface RedactMessageOptions {
   /**
    * The secrets to cut out, wherever they occur in the message's parts and metadata (also in the thread's title
-   * and metadata). Leave out to redact the whole message.
+   * and metadata and its runs' errors and metadata). Leave out to redact the whole message.
    */
   spans?: string[];
   /** What replaces each span, or the whole text. @default '[redacted]' */
@@ -38,10 +40,11 @@ export function replaceSpans<VALUE>(value: VALUE, spans: readonly string[], repl
 /**
  * Redacts a message: the text in its parts and metadata is replaced (whole message, or the given spans), its
  * context state becomes `redacted`, `content_version` goes up by one, an audit event records who and why
- * (never what), and every summary covering it is marked stale with its content wiped, every snapshot covering
- * it stale. Afterwards the secret is in no table (the search vector is regenerated from the new parts).
+ * (never what), every summary covering it is marked stale with its content wiped, and every snapshot covering
+ * it is marked stale. The same is done to its copies in every thread forked from (or into) this one. Afterwards
+ * the secret is in no table (the search vector is regenerated from the new parts).
  */
-export function redactMessage(context: StoreContext, threadId: string, messageId: string, options: RedactMessageOptions): Promise<StoredMessage> {
+export async function redactMessage(context: StoreContext, threadId: string, messageId: string, options: RedactMessageOptions): Promise<StoredMessage> {
   const thread = assertThreadId(threadId);
   const { spans, replacement = '[redacted]', actor, reason } = options;
   if (spans !== undefined && (!Array.isArray(spans) || spans.length === 0 || spans.some((span) => typeof span !== 'string' || span.length === 0))) {
@@ -52,9 +55,9 @@ export function redactMessage(context: StoreContext, threadId: string, messageId
   if (spans?.some((span) => replacement.includes(span))) {
     throw new InvalidArgumentError({ argument: 'options.replacement', value: replacement, message: 'must not contain a span it replaces.' });
   }
-  const { agentMessage, agentSummary, agentContextSnapshot, agentThread } = context.tables;
+  const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {
-    const threadRow = await requireThread(context, tx, thread, { lock: true });
+    await requireThread(context, tx, thread, { lock: true });
     const [row] = await tx
       .select(messageColumns(context.tables))
       .from(agentMessage)
@@ -62,76 +65,172 @@ export function redactMessage(context: StoreContext, threadId: string, messageId
       .for('update');
     if (!row) throw new NotFoundError({ entity: 'message', id: messageId });
 
-    const parts: StoredMessagePart[] =
-      spans === undefined
-        ? row.role === 'assistant' && row.parts.length === 0
-          ? []
-          : [{ type: 'text', text: replacement }]
-        : replaceSpans(row.parts, spans, replacement);
-    const metadata: StoredMetadata = spans === undefined ? {} : replaceSpans(row.metadata, spans, replacement);
-    const [updated] = await tx
-      .update(agentMessage)
-      .set({
-        parts,
-        metadata,
-        contextState: 'redacted',
-        exclusionReason: null,
-        contentVersion: sql`${agentMessage.contentVersion} + 1`,
-        byteSize: Buffer.byteLength(JSON.stringify(parts)) + Buffer.byteLength(JSON.stringify(metadata)),
-        tokenCount: countPartTokens(parts, context.tokenCounter),
-        tokenCounterId: context.tokenCounter.id,
-        redactedAt: sql`now()`,
-        updatedAt: sql`now()`,
-      })
-      .where(and(eq(agentMessage.tenantId, context.tenantId), eq(agentMessage.id, row.id)))
-      .returning(messageColumns(context.tables));
+    // The copies a fork made: the same message (id and sequence) in every thread of the fork family.
+    const family = await forkFamily(context, tx, thread);
+    const copies = await tx
+      .select(messageColumns(context.tables))
+      .from(agentMessage)
+      .where(
+        and(
+          eq(agentMessage.tenantId, context.tenantId),
+          inArray(agentMessage.threadId, family),
+          eq(agentMessage.messageId, row.messageId),
+          eq(agentMessage.sequence, row.sequence),
+        ),
+      )
+      .for('update');
+    let redactedOriginal: StoredMessage | undefined;
+    for (const target of copies) {
+      const redacted = await redactRow(context, tx, target, { spans, replacement });
+      const staleness = await invalidateDerived(context, tx, target.threadId, target.sequence, { spans, replacement });
+      await recordAudit(context, tx, {
+        action: 'message-redacted',
+        actor,
+        reason,
+        threadId: target.threadId,
+        messageRowId: target.id,
+        details: {
+          mode: spans === undefined ? 'whole-message' : 'spans',
+          spanCount: spans?.length ?? 0,
+          contentVersion: redacted.contentVersion,
+          forkCopy: target.id !== row.id,
+          ...staleness,
+        },
+      });
+      if (target.id === row.id) redactedOriginal = redacted;
+    }
+    return redactedOriginal!;
+  });
+}
 
-    if (spans !== undefined) {
-      const title = threadRow.title === null ? null : replaceSpans(threadRow.title, spans, replacement);
-      const threadMetadata = replaceSpans(threadRow.metadata, spans, replacement);
+type MessageRow = Parameters<typeof toStoredMessage>[0];
+
+/** Every thread of the tenant connected to `threadId` through fork links (ancestors, descendants, siblings). */
+async function forkFamily(context: StoreContext, tx: TenantTransaction, threadId: string): Promise<string[]> {
+  const { agentThread } = context.tables;
+  const rows = rowsOf<{ id: string }>(
+    await tx.execute(sql`
+      with recursive up(id, parent) as (
+        select id, parent_thread_id from ${agentThread} where tenant_id = ${context.tenantId} and id = ${threadId}
+        union
+        select t.id, t.parent_thread_id from ${agentThread} t join up on t.id = up.parent where t.tenant_id = ${context.tenantId}
+      ), root as (
+        select id from up where parent is null or not exists (select 1 from ${agentThread} p where p.tenant_id = ${context.tenantId} and p.id = up.parent)
+      ), down(id) as (
+        select id from root
+        union
+        select t.id from ${agentThread} t join down on t.parent_thread_id = down.id where t.tenant_id = ${context.tenantId}
+      )
+      select id from down union select ${threadId}::uuid`),
+  );
+  return rows.map((row) => row.id);
+}
+
+async function redactRow(
+  context: StoreContext,
+  tx: TenantTransaction,
+  row: MessageRow,
+  { spans, replacement }: { spans: string[] | undefined; replacement: string },
+): Promise<StoredMessage> {
+  const { agentMessage } = context.tables;
+  const parts: StoredMessagePart[] =
+    spans === undefined
+      ? row.role === 'assistant' && row.parts.length === 0
+        ? []
+        : [{ type: 'text', text: replacement }]
+      : replaceSpans(row.parts, spans, replacement);
+  const metadata: StoredMetadata = spans === undefined ? {} : replaceSpans(row.metadata, spans, replacement);
+  const counted = await storedTokenCount(context, { id: row.messageId, role: row.role, parts });
+  const [updated] = await tx
+    .update(agentMessage)
+    .set({
+      parts,
+      metadata,
+      contextState: 'redacted',
+      exclusionReason: null,
+      contentVersion: sql`${agentMessage.contentVersion} + 1`,
+      byteSize: Buffer.byteLength(JSON.stringify(parts)) + Buffer.byteLength(JSON.stringify(metadata)),
+      tokenCount: counted.tokenCount,
+      tokenCounterId: counted.tokenCounterId,
+      redactedAt: sql`now()`,
+      updatedAt: sql`now()`,
+    })
+    .where(and(eq(agentMessage.tenantId, context.tenantId), eq(agentMessage.id, row.id)))
+    .returning(messageColumns(context.tables));
+  return toStoredMessage(updated!);
+}
+
+/**
+ * Withdraws what was derived from the message in one thread: covering summaries are wiped and marked stale
+ * (a summary may paraphrase the secret), covering snapshots marked stale. With spans, the thread's title and
+ * metadata, its runs' errors and metadata and the snapshots' JSON are scrubbed too.
+ */
+async function invalidateDerived(
+  context: StoreContext,
+  tx: TenantTransaction,
+  threadId: string,
+  sequence: number,
+  { spans, replacement }: { spans: string[] | undefined; replacement: string },
+): Promise<{ staleSummaries: number; staleSnapshots: number }> {
+  const { agentSummary, agentContextSnapshot, agentThread, agentRun } = context.tables;
+  const staleSummaries = await tx
+    .update(agentSummary)
+    .set({ stale: true, content: '[summary withdrawn: a covered message was redacted]', updatedAt: sql`now()` })
+    .where(
+      and(
+        eq(agentSummary.tenantId, context.tenantId),
+        eq(agentSummary.threadId, threadId),
+        lte(agentSummary.fromSequence, sequence),
+        gte(agentSummary.throughSequence, sequence),
+      ),
+    )
+    .returning({ id: agentSummary.id });
+  const staleSnapshots = await tx
+    .update(agentContextSnapshot)
+    .set({ stale: true })
+    .where(
+      and(
+        eq(agentContextSnapshot.tenantId, context.tenantId),
+        eq(agentContextSnapshot.threadId, threadId),
+        gte(agentContextSnapshot.throughSequence, sequence),
+      ),
+    )
+    .returning({ id: agentContextSnapshot.id });
+  if (spans !== undefined) {
+    const scrub = <VALUE>(value: VALUE) => replaceSpans(value, spans, replacement);
+    const [threadRow] = await tx
+      .select({ title: agentThread.title, metadata: agentThread.metadata })
+      .from(agentThread)
+      .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, threadId)));
+    if (threadRow) {
       await tx
         .update(agentThread)
-        .set({ title, metadata: threadMetadata })
-        .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, thread)));
+        .set({ title: threadRow.title === null ? null : scrub(threadRow.title), metadata: scrub(threadRow.metadata) })
+        .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, threadId)));
     }
-    // A summary may paraphrase the secret, so a covering summary is wiped, not just flagged.
-    const staleSummaries = await tx
-      .update(agentSummary)
-      .set({ stale: true, content: '[summary withdrawn: a covered message was redacted]', updatedAt: sql`now()` })
-      .where(
-        and(
-          eq(agentSummary.tenantId, context.tenantId),
-          eq(agentSummary.threadId, thread),
-          lte(agentSummary.fromSequence, row.sequence),
-          gte(agentSummary.throughSequence, row.sequence),
-        ),
-      )
-      .returning({ id: agentSummary.id });
-    const staleSnapshots = await tx
-      .update(agentContextSnapshot)
-      .set({ stale: true })
-      .where(
-        and(
-          eq(agentContextSnapshot.tenantId, context.tenantId),
-          eq(agentContextSnapshot.threadId, thread),
-          gte(agentContextSnapshot.throughSequence, row.sequence),
-        ),
-      )
-      .returning({ id: agentContextSnapshot.id });
-    await recordAudit(context, tx, {
-      action: 'message-redacted',
-      actor,
-      reason,
-      threadId: thread,
-      messageRowId: row.id,
-      details: {
-        mode: spans === undefined ? 'whole-message' : 'spans',
-        spanCount: spans?.length ?? 0,
-        contentVersion: updated!.contentVersion,
-        staleSummaries: staleSummaries.length,
-        staleSnapshots: staleSnapshots.length,
-      },
-    });
-    return toStoredMessage(updated!);
-  });
+    const runs = await tx
+      .select({ id: agentRun.id, error: agentRun.error, metadata: agentRun.metadata })
+      .from(agentRun)
+      .where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.threadId, threadId)));
+    for (const run of runs) {
+      const error = run.error === null ? null : scrub(run.error);
+      const metadata = scrub(run.metadata);
+      if (JSON.stringify(error) === JSON.stringify(run.error) && JSON.stringify(metadata) === JSON.stringify(run.metadata)) continue;
+      await tx.update(agentRun).set({ error, metadata }).where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.id, run.id)));
+    }
+    const snapshots = await tx
+      .select({ id: agentContextSnapshot.id, pruned: agentContextSnapshot.pruned, budget: agentContextSnapshot.budget })
+      .from(agentContextSnapshot)
+      .where(and(eq(agentContextSnapshot.tenantId, context.tenantId), eq(agentContextSnapshot.threadId, threadId)));
+    for (const snapshot of snapshots) {
+      const pruned = scrub(snapshot.pruned);
+      const budget = scrub(snapshot.budget);
+      if (JSON.stringify(pruned) === JSON.stringify(snapshot.pruned) && JSON.stringify(budget) === JSON.stringify(snapshot.budget)) continue;
+      await tx
+        .update(agentContextSnapshot)
+        .set({ pruned, budget })
+        .where(and(eq(agentContextSnapshot.tenantId, context.tenantId), eq(agentContextSnapshot.id, snapshot.id)));
+    }
+  }
+  return { staleSummaries: staleSummaries.length, staleSnapshots: staleSnapshots.length };
 }

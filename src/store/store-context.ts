@@ -1,7 +1,7 @@
 import type { AgentTables } from '../schema/define-agent-tables.js';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
 import { withTenant, type TenantTransaction } from '../tenant/with-tenant.js';
-import type { TokenCounter } from './token-counter.js';
+import type { TokenCounter } from '../context/token-counter.js';
 
 /** What every store operation of one tenant shares. Internal. */
 export interface StoreContext {
@@ -9,7 +9,8 @@ export interface StoreContext {
   tables: AgentTables;
   tenantId: string;
   appRole: string | null;
-  tokenCounter: TokenCounter;
+  /** Loaded once (the tokenizer is imported lazily) and shared. */
+  tokenCounter: Promise<TokenCounter>;
   maxMessageBytes: number;
   leaseMs: number;
   now: () => Date;

@@ -96,7 +96,7 @@ describe.each(BACKENDS)('redactMessage on %s', (backend) => {
         action: 'message-redacted',
         actor: 'admin:7',
         reason: 'user asked to remove a password',
-        details: { mode: 'whole-message', spanCount: 0, contentVersion: 2, staleSummaries: 1, staleSnapshots: 1 },
+        details: { mode: 'whole-message', spanCount: 0, contentVersion: 2, forkCopy: false, staleSummaries: 1, staleSnapshots: 1 },
       },
     ]);
     expect(await readSummaries(thread.id)).toEqual([
@@ -147,8 +147,8 @@ describe.each(BACKENDS)('redactMessage on %s', (backend) => {
     const [threadRow] = await database.admin.query<{ title: string; metadata: unknown }>('select title, metadata from agent_thread where id = $1', [thread.id]);
     expect(threadRow).toEqual({ title: 'Card [redacted] declined', metadata: { card: '[redacted]', '[redacted]': true } });
     expect((await readAudit(thread.id)).map((event) => [event.actor, event.reason, event.details])).toEqual([
-      ['support:3', 'pci', { mode: 'spans', spanCount: 1, contentVersion: 2, staleSummaries: 1, staleSnapshots: 0 }],
-      ['support:3', 'pci', { mode: 'spans', spanCount: 1, contentVersion: 2, staleSummaries: 0, staleSnapshots: 0 }],
+      ['support:3', 'pci', { mode: 'spans', spanCount: 1, contentVersion: 2, forkCopy: false, staleSummaries: 1, staleSnapshots: 0 }],
+      ['support:3', 'pci', { mode: 'spans', spanCount: 1, contentVersion: 2, forkCopy: false, staleSummaries: 0, staleSnapshots: 0 }],
     ]);
     expect((await store.listSummaries(thread.id)).map((stored) => [stored.id, stored.stale])).toEqual([[summary.id, true]]);
     expect((await store.searchMessages('thanks')).map((hit) => hit.messageId)).toEqual(['m-1']);
