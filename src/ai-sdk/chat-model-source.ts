@@ -1,15 +1,34 @@
-import type { Agent, ModelMessage, PrepareStepFunction, StreamTextResult, ToolSet, UIMessage } from 'ai';
+import type { ModelMessage, PrepareStepFunction, TextStreamPart, ToolSet, UIMessage } from 'ai';
 import type { TenantHistory } from '../store/create-agent-history.js';
 
-/** Any AI SDK agent (a `ToolLoopAgent`) whose tools are `TOOLS`. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type ChatAgent<TOOLS extends ToolSet = ToolSet> = Agent<never, TOOLS, any, any>;
+/** What a chat turn needs of a model result: its stream (`streamText`'s result, `agent.stream()`'s result). */
+export interface ChatStreamResult<TOOLS extends ToolSet = ToolSet> {
+  readonly stream: ReadableStream<TextStreamPart<TOOLS>>;
+}
+
+/**
+ * What a chat turn needs of an agent: a `ToolLoopAgent` (or any AI SDK `Agent`) fits. Kept structural so that an
+ * agent with concrete tools is accepted whatever the inferred tool set.
+ */
+export interface ChatAgent<TOOLS extends ToolSet = ToolSet> {
+  readonly tools: TOOLS;
+  stream(options: { messages: ModelMessage[]; abortSignal?: AbortSignal }): PromiseLike<ChatStreamResult<TOOLS>>;
+}
 
 /** Which turn a model call is for. */
 export interface ChatTurnIdentity {
   threadId: string;
   runId: string;
 }
+
+/**
+ * The context manager's `prepareStep` as a turn hands it to the model source. Typed loosely on purpose: an
+ * agent with concrete tools does not accept a `PrepareStepFunction<ToolSet>` (the tool names clash), so it is
+ * generic over the tools, like the context manager's own `prepareStep`.
+ */
+export type TurnPrepareStep = <TOOLS extends ToolSet>(
+  options: Parameters<PrepareStepFunction<TOOLS>>[0],
+) => ReturnType<PrepareStepFunction<TOOLS>>;
 
 /** What a chat turn streams from: an agent, or a `streamText` call of the application's. */
 export type ChatModelSource<TOOLS extends ToolSet = ToolSet> =
@@ -18,7 +37,7 @@ export type ChatModelSource<TOOLS extends ToolSet = ToolSet> =
        * A `ToolLoopAgent`, or a function that builds one with the context manager's `prepareStep` (an agent takes
        * `prepareStep` only in its constructor).
        */
-      agent: ChatAgent<TOOLS> | ((input: ChatTurnIdentity & { prepareStep?: PrepareStepFunction<TOOLS> }) => ChatAgent<TOOLS>);
+      agent: ChatAgent<TOOLS> | ((input: ChatTurnIdentity & { prepareStep?: TurnPrepareStep }) => ChatAgent<TOOLS>);
       streamText?: never;
     }
   | {
@@ -26,9 +45,8 @@ export type ChatModelSource<TOOLS extends ToolSet = ToolSet> =
       streamText: (input: ChatTurnIdentity & {
         messages: ModelMessage[];
         abortSignal: AbortSignal;
-        prepareStep?: PrepareStepFunction<TOOLS>;
-      }) => // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      StreamTextResult<TOOLS, any, any> | PromiseLike<StreamTextResult<TOOLS, any, any>>;
+        prepareStep?: TurnPrepareStep;
+      }) => ChatStreamResult<TOOLS> | PromiseLike<ChatStreamResult<TOOLS>>;
       agent?: never;
     };
 
@@ -40,7 +58,7 @@ export interface ChatContextManager<TOOLS extends ToolSet = ToolSet> {
   /** The model messages of the first step. @default `convertToModelMessages` of the thread's eligible messages */
   initialMessages?: (input: { threadId: string; messages: UIMessage[] }) => PromiseLike<ModelMessage[]> | ModelMessage[];
   /** Runs before every step (pruning, summary, budget). */
-  prepareStep?: PrepareStepFunction<TOOLS>;
+  prepareStep?: PrepareStepFunction<TOOLS> | TurnPrepareStep;
 }
 
 /** A context manager, or a function that makes one per turn (it gets the store, the thread and the run). */

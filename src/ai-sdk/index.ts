@@ -16,6 +16,17 @@ export { chatErrorResponse, chatErrorStatus, type ChatErrorBody } from './chat-e
 export { ChatConflictError, type ChatConflictReason } from './chat-conflict-error.js';
 export { INTERRUPTED_TOOL_ERROR, settleInterruptedParts } from './settle-interrupted-parts.js';
 export { addUsage, toMessageUsage, toRunUsage, type MessageUsage } from './usage.js';
-export type { ChatAgent, ChatContextManager, ChatContextManagerOption, ChatModelSource, ChatTurnIdentity } from './chat-model-source.js';
-// TODO(context engine): re-export createContextManager and the summarizer from './context-manager.js' and
-// './summarizer.js' once those files exist.
+export type { ChatAgent, ChatStreamResult, ChatContextManager, ChatContextManagerOption, ChatModelSource, ChatTurnIdentity, TurnPrepareStep } from './chat-model-source.js';
+export {
+  createContextManager,
+  toolDefinitionsOf,
+  type ContextManager,
+  type ContextManagerModel,
+  type CreateContextManagerOptions,
+} from './context-manager.js';
+export {
+  createGenerateTextSummarizer,
+  createOfflineSummarizer,
+  type CreateGenerateTextSummarizerOptions,
+  type CreateOfflineSummarizerOptions,
+} from './summarizer.js';

@@ -12,7 +12,7 @@ import type { StartRunOptions } from '../store/runs.js';
 import type { StoredMessage } from '../store/types.js';
 import { registerActiveTurn } from './active-turns.js';
 import { ChatConflictError } from './chat-conflict-error.js';
-import type { ChatContextManager, ChatContextManagerOption, ChatModelSource, ChatTurnIdentity } from './chat-model-source.js';
+import type { ChatContextManager, ChatContextManagerOption, ChatModelSource, ChatTurnIdentity, TurnPrepareStep } from './chat-model-source.js';
 import { persistUIMessageStream, type PersistUIMessageStreamOptions } from './persist-ui-message-stream.js';
 import { planChatTurn, type ChatTrigger } from './plan-chat-turn.js';
 import type { ChatSchemas } from './validate-chat-messages.js';
@@ -146,7 +146,7 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
       runId: run.id,
       messages,
       abortSignal: abortController.signal,
-      prepareStep: manager?.prepareStep,
+      prepareStep: manager?.prepareStep as unknown as TurnPrepareStep | undefined,
     });
     persisted = persistUIMessageStream<UI_MESSAGE, TOOLS>({
       history,
@@ -204,7 +204,7 @@ async function resolveContextManager<TOOLS extends ToolSet>(
 
 async function startModel<TOOLS extends ToolSet>(
   source: ChatModelSource<TOOLS>,
-  input: ChatTurnIdentity & { messages: ModelMessage[]; abortSignal: AbortSignal; prepareStep?: ChatContextManager<TOOLS>['prepareStep'] },
+  input: ChatTurnIdentity & { messages: ModelMessage[]; abortSignal: AbortSignal; prepareStep?: TurnPrepareStep },
 ) {
   if (source.streamText) {
     const result = await source.streamText(input);

@@ -1,0 +1,223 @@
+// Drives the built example in headless Chromium (Debian's /usr/bin/chromium through playwright-core):
+// sends messages, regenerates, stops a long answer midway and checks after a reload that the partial answer
+// was kept, pages back through the history, searches, and saves screenshots. Run by e2e/run.sh.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Page } from 'playwright-core';
+
+const APP_DIR = join(import.meta.dirname, '..');
+const SCREENSHOTS = join(import.meta.dirname, 'screenshots');
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+const results: Array<{ name: string; ok: boolean; error?: string }> = [];
+async function step(name: string, body: () => Promise<void>) {
+  const started = Date.now();
+  try {
+    await body();
+    results.push({ name, ok: true });
+    console.log(`  ✓ ${name} (${Date.now() - started} ms)`);
+  } catch (error) {
+    results.push({ name, ok: false, error: String(error) });
+    console.log(`  ✗ ${name}: ${String(error)}`);
+    throw error;
+  }
+}
+
+function assert(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new Error(message);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function startApp(port: number, dataDir: string): Promise<ChildProcess> {
+  const server = spawn(join(APP_DIR, 'node_modules/.bin/next'), ['start', '-H', '127.0.0.1', '-p', String(port)], {
+    cwd: APP_DIR,
+    env: { ...process.env, PGLITE_DIR: dataDir, CHAT_PAGE_SIZE: '6', SCRIPTED_MODEL_DELAY_MS: '10', SCRIPTED_STORY_DELAY_MS: '150', OPENAI_API_KEY: '', DATABASE_URL: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  server.stdout!.on('data', (chunk) => (output += chunk));
+  server.stderr!.on('data', (chunk) => (output += chunk));
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (server.exitCode !== null) throw new Error(`next start exited (${server.exitCode}):\n${output}`);
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/api/threads`);
+      if (response.ok) return server;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  server.kill();
+  throw new Error(`the app did not start within 60 s:\n${output}`);
+}
+
+const assistantTexts = (page: Page) => page.locator('[data-testid="message-assistant"]').allInnerTexts();
+
+async function send(page: Page, text: string) {
+  await page.getByTestId('composer').fill(text);
+  await page.getByTestId('send').click();
+}
+
+/** Waits until the chat is idle again (the Send button is back). */
+async function idle(page: Page) {
+  await page.getByTestId('send').waitFor({ state: 'visible', timeout: 30_000 });
+}
+
+async function lastAssistantText(page: Page) {
+  return (await page.locator('[data-testid="message-assistant"]').last().locator('[data-testid="message-text"]').allInnerTexts()).join('');
+}
+
+async function main() {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const work = mkdtempSync(join(tmpdir(), 'agent-history-e2e-'));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  console.log(`e2e: app on ${base}, data in ${work}`);
+  const server = await startApp(port, join(work, 'pglite'));
+  const context = await chromium.launchPersistentContext(join(work, 'profile'), {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: CHROMIUM_FLAGS,
+    viewport: { width: 1280, height: 800 },
+  });
+  try {
+    const page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(20_000);
+    let threadUrl = '';
+
+    await step('opens a thread', async () => {
+      await page.goto(base);
+      await page.waitForURL(/\/t\/[0-9a-f-]{36}$/);
+      threadUrl = page.url();
+      await page.getByTestId('composer').waitFor();
+    });
+
+    await step('sends a message that runs a tool over two steps, with usage and a context bar per step', async () => {
+      await send(page, 'weather in Oslo');
+      await page.getByTestId('tool-weather').filter({ hasText: '°C' }).waitFor();
+      await page.locator('[data-testid="message-text"]', { hasText: 'The weather tool says' }).waitFor();
+      await idle(page);
+      await page.locator('[data-testid="budget-bar"]').nth(1).waitFor();
+      assert((await page.locator('[data-testid="budget-bar"]').count()) === 2, 'expected two budget bars (two steps)');
+      await page.screenshot({ path: join(SCREENSHOTS, '01-tool-turn.png') });
+    });
+
+    await step('sends five more messages', async () => {
+      for (let number = 1; number <= 5; number++) {
+        await send(page, `note number ${number} about apples`);
+        await page.locator('[data-testid="message-text"]', { hasText: `note number ${number} about apples”` }).waitFor();
+        await idle(page);
+      }
+    });
+
+    await step('regenerates the last answer (the old one is excluded, not deleted)', async () => {
+      const before = await lastAssistantText(page);
+      assert(before.includes('Answer #6'), `unexpected last answer: ${before}`);
+      await page.getByTestId('regenerate').click();
+      await page.locator('[data-testid="message-text"]', { hasText: 'Answer #7' }).waitFor();
+      await idle(page);
+      const texts = await assistantTexts(page);
+      assert(!texts.some((text) => text.includes('Answer #6')), 'the superseded answer is still shown');
+      await page.screenshot({ path: join(SCREENSHOTS, '02-regenerated.png') });
+    });
+
+    let partial = '';
+    await step('stops a long answer midway', async () => {
+      await send(page, 'tell me a long story');
+      await page.getByTestId('stop').waitFor();
+      // Stop once the story has streamed a dozen words (and long before its end).
+      await page.waitForFunction(() => {
+        const messages = document.querySelectorAll('[data-testid="message-assistant"]');
+        const text = messages[messages.length - 1]?.querySelector('[data-testid="message-text"]')?.textContent ?? '';
+        return text.startsWith('Once upon a time') && text.split(' ').length > 12;
+      });
+      await page.getByTestId('stop').click();
+      await idle(page);
+      partial = await lastAssistantText(page);
+      assert(partial.startsWith('Once upon a time'), `unexpected partial answer: ${partial}`);
+      assert(!partial.includes('very last word'), 'the answer was not stopped midway');
+      await page.screenshot({ path: join(SCREENSHOTS, '03-stopped.png') });
+    });
+
+    await step('after a reload, the partial answer is still there, marked stopped, and the regenerated answer replaced the old one', async () => {
+      await page.reload();
+      await page.getByTestId('composer').waitFor();
+      const last = page.locator('[data-testid="message-assistant"]').last();
+      const stored = (await last.locator('[data-testid="message-text"]').allInnerTexts()).join('');
+      assert(stored.startsWith(partial.trim()), `stored partial answer ${JSON.stringify(stored)} does not start with ${JSON.stringify(partial)}`);
+      assert(!stored.includes('very last word'), 'the stored answer is complete, not partial');
+      assert((await last.getAttribute('data-status')) === 'cancelled', 'the stopped answer is not stored as cancelled');
+      assert((await last.getByTestId('status-badge').innerText()) === 'stopped', 'no "stopped" badge');
+      const texts = await assistantTexts(page);
+      assert(texts.some((text) => text.includes('Answer #7')) && !texts.some((text) => text.includes('Answer #6')), 'regenerate did not survive the reload');
+      await page.screenshot({ path: join(SCREENSHOTS, '04-after-reload.png') });
+    });
+
+    await step('pages back to the start of the thread on scroll', async () => {
+      assert((await page.locator('[data-testid="message-user"]', { hasText: 'weather in Oslo' }).count()) === 0, 'the first page already holds the oldest message');
+      for (let attempt = 0; attempt < 10 && (await page.getByText('Start of the conversation').count()) === 0; attempt++) {
+        await page.getByTestId('messages').evaluate((element) => element.scrollTo({ top: 0 }));
+        await page.waitForTimeout(300);
+      }
+      await page.getByText('Start of the conversation').waitFor();
+      const first = page.locator('[data-testid="message-user"]').first();
+      assert((await first.innerText()).includes('weather in Oslo'), 'the oldest message is not first');
+      assert((await page.locator('[data-testid="message-user"]').count()) === 7, 'expected all 7 user messages after paging');
+      await page.screenshot({ path: join(SCREENSHOTS, '05-paged-to-start.png') });
+    });
+
+    await step('searches across threads from a new chat and opens the hit', async () => {
+      await page.getByTestId('new-chat').click();
+      await page.waitForURL((url) => url.href !== threadUrl && /\/t\/[0-9a-f-]{36}$/.test(url.pathname));
+      await page.getByTestId('search').fill('apples');
+      await page.getByTestId('search-hit').first().waitFor();
+      assert((await page.getByTestId('search-hit').count()) >= 5, 'expected the five apple notes among the hits');
+      await page.screenshot({ path: join(SCREENSHOTS, '06-search.png') });
+      await page.getByTestId('search-hit').first().click();
+      await page.waitForURL(threadUrl);
+      await page.locator('[data-testid="message-text"]', { hasText: 'apples' }).first().waitFor();
+      assert((await page.getByTestId('thread-link').count()) === 2, 'expected two threads in the list');
+      await page.screenshot({ path: join(SCREENSHOTS, '07-back-from-search.png') });
+    });
+  } finally {
+    await context.close().catch(() => {});
+    server.kill('SIGTERM');
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+const started = Date.now();
+main().then(
+  () => {
+    console.log(`e2e: ${results.length} passed, 0 failed (${Math.round((Date.now() - started) / 1000)} s); screenshots in ${SCREENSHOTS}`);
+  },
+  (error: unknown) => {
+    const failed = results.filter((result) => !result.ok).length || 1;
+    console.error(error);
+    console.log(`e2e: ${results.filter((result) => result.ok).length} passed, ${failed} failed`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# End-to-end test of the example in headless Chromium: installs what it needs, builds the app, starts it on a
+# free loopback port with a fresh PGlite database and the scripted model, and drives it (e2e/chat.e2e.ts).
+# Run from anywhere: bash examples/nextjs/e2e/run.sh   (after `npm ci` at the repository root)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+APP_DIR="$(pwd)"
+ROOT_DIR="$(cd ../.. && pwd)"
+# The repository's own Node 22 (a devDependency at the root) comes first, for npm, next and the test.
+export PATH="$ROOT_DIR/node_modules/.bin:$PATH"
+export NEXT_TELEMETRY_DISABLED=1
+
+if [ ! -x /usr/bin/chromium ]; then
+  echo "e2e: installing Debian's chromium…"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
+echo "e2e: building agent-history (the example installs the packed package)…"
+(cd "$ROOT_DIR" && npm run build --silent)
+
+echo "e2e: npm ci in examples/nextjs…"
+npm ci --no-audit --no-fund --loglevel=error
+
+echo "e2e: next build…"
+npx next build > "$APP_DIR/e2e/.next-build.log" 2>&1 || { tail -50 "$APP_DIR/e2e/.next-build.log"; exit 1; }
+
+echo "e2e: driving the app in Chromium…"
+node e2e/chat.e2e.ts
