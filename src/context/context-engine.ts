@@ -146,7 +146,10 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
   }
 
   function register(segments: readonly ContextSegment[]) {
-    for (const segment of segments) segment.messages.forEach((message, position) => registry.set(message, { segment, position }));
+    for (const segment of segments) {
+      if (segment.messages.length > 0 && registry.get(segment.messages[0]!)?.segment === segment) continue;
+      segment.messages.forEach((message, position) => registry.set(message, { segment, position }));
+    }
   }
 
   function parse(messages: readonly ModelMessage[], measure: ContextMeasure): ContextSegment[] {
@@ -190,7 +193,10 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
     const previewed = previewOversizedOutputs({ segments: prunedOnly.segments, measure, messageBudget, preview: policy.toolOutputPreview });
     const pruned = { ...prunedOnly, segments: previewed.segments };
     const previousSummary = (pruned.segments.find((segment) => segment.kind === 'summary') as SummarySegment | undefined) ?? null;
-    const target = summarizer ? Math.floor(messageBudget * policy.summary.targetRatio) - policy.summary.reserveTokens : messageBudget;
+    // Compact below the budget (to `targetRatio`), so that the next steps and turns fit without compacting again:
+    // fewer summaries and snapshots, and a stable prefix for provider prompt caches.
+    const trimTarget = Math.floor(messageBudget * policy.summary.targetRatio);
+    const target = summarizer ? trimTarget - policy.summary.reserveTokens : trimTarget;
     let selected = selectContext({ segments: pruned.segments, measure, messageBudget, targetTokens: target, overflowReason: summarizer ? 'turn-summarized' : 'turn-trimmed' });
     let summarize: SummarizeStageReport = { stage: 'summarize', status: previousSummary ? 'reused' : 'not-needed', summaryId: previousSummary?.summaryId ?? null, fromSequence: previousSummary?.fromSequence ?? null, throughSequence: previousSummary?.throughSequence ?? null, rounds: 0, error: null, removed: [], tokensSaved: 0 };
     let segments = selected.segments;
@@ -212,7 +218,7 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
         summarize = { ...summarize, status: summarizer ? 'failed' : 'skipped', rounds: outcome.rounds, error: outcome.error };
         if (summarizer) {
           // Fall back to trimming: select again against the whole budget, reporting the turns as trimmed.
-          selected = selectContext({ segments: pruned.segments, measure, messageBudget, overflowReason: 'turn-trimmed' });
+          selected = selectContext({ segments: pruned.segments, measure, messageBudget, targetTokens: trimTarget, overflowReason: 'turn-trimmed' });
           segments = selected.segments;
         }
       }

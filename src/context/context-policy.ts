@@ -40,8 +40,9 @@ export interface ContextSummaryPolicy {
    */
   reserveTokens: number;
   /**
-   * When the context must be compacted, keep the newest turns up to this share of the budget, so that the next
-   * turns fit without compacting again (fewer summaries, fewer snapshots).
+   * When the context must be compacted (summarized, or trimmed without a summarizer), keep the newest turns up to
+   * this share of the budget, so that the next steps and turns fit without compacting again: fewer summaries and
+   * snapshots, and a stable prefix for provider prompt caches.
    * @default 0.7
    */
   targetRatio: number;

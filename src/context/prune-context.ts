@@ -108,7 +108,7 @@ export function applyContextPruning({ segments, measure, reasoningFrom, toolCall
       removed.push({ sequence: segment.sequence, reason, tokens: measure.estimate(current.tokens) - measure.estimate(next.tokens), ...(toolCallId ? { toolCallId } : {}) });
       current = next;
     };
-    if (reasoningFrom(segment, index)) {
+    if (reasoningFrom(segment, index) && current.messages.some(hasReasoning)) {
       step(current.messages.map(removeReasoning), 'reasoning-pruned');
       if (current !== segment && segment.sequence !== null) reasoningSequences.push(segment.sequence);
     }
@@ -119,7 +119,7 @@ export function applyContextPruning({ segments, measure, reasoningFrom, toolCall
         for (const id of mentioned) removedToolCallIds.add(id);
       }
     }
-    if (emptyMessages === 'remove') {
+    if (emptyMessages === 'remove' && current.messages.some(isEmpty)) {
       step(current.messages.filter((message, position) => !isEmpty(message) || (index === currentInput && position === 0)), 'message-empty');
     }
     if (current.messages.length > 0) output.push(current);
@@ -174,9 +174,12 @@ function segmentToolCallIds(segment: ContextSegment, approvalToCall: ReadonlyMap
   return [...ids];
 }
 
+function hasReasoning(message: ModelMessage): boolean {
+  return message.role === 'assistant' && typeof message.content !== 'string' && message.content.some((part) => part.type === 'reasoning' || part.type === 'reasoning-file');
+}
+
 function removeReasoning(message: ModelMessage): ModelMessage {
-  if (message.role !== 'assistant' || typeof message.content === 'string') return message;
-  if (!message.content.some((part) => part.type === 'reasoning' || part.type === 'reasoning-file')) return message;
+  if (message.role !== 'assistant' || typeof message.content === 'string' || !hasReasoning(message)) return message;
   const content = message.content.filter((part) => part.type !== 'reasoning' && part.type !== 'reasoning-file');
   return content.length === message.content.length ? message : { ...message, content };
 }
