@@ -9,6 +9,7 @@ import type { ValidateStageReport } from './validate-stored-messages.js';
 
 /** What the memory step did. */
 export interface MemoryStageReport {
+  /** The stage's tag. */
   stage: 'memory';
   /** `off` by policy; `unavailable` when the store cannot search; `none` when nothing relevant was found. */
   status: 'off' | 'unavailable' | 'none' | 'found';
@@ -22,6 +23,7 @@ export interface MemoryStageReport {
 
 /** What the summarize stage did. */
 export interface SummarizeStageReport {
+  /** The stage's tag. */
   stage: 'summarize';
   /**
    * `not-needed`: no summary and everything fits; `reused`: the stored summary was used as it is; `created`: a

@@ -15,6 +15,7 @@ interface SegmentBase {
  * always holds a tool call together with its result, so keeping or dropping whole segments never orphans one.
  */
 export interface MessageSegment extends SegmentBase {
+  /** The segment's tag. */
   kind: 'message';
   /** The stored message's sequence, or null when the messages are not stored yet or of unknown origin. */
   sequence: number | null;
@@ -24,6 +25,7 @@ export interface MessageSegment extends SegmentBase {
 
 /** The summary of earlier turns, placed first as a `user` message (never a system message). */
 export interface SummarySegment extends SegmentBase {
+  /** The segment's tag. */
   kind: 'summary';
   /** The stored summary's id. */
   summaryId: string;
@@ -37,6 +39,7 @@ export interface SummarySegment extends SegmentBase {
 
 /** Relevant earlier messages found by search, quoted in one `user` message after the summary. */
 export interface MemorySegment extends SegmentBase {
+  /** The segment's tag. */
   kind: 'memory';
   /** The sequences quoted, in the order they appear. */
   sequences: number[];

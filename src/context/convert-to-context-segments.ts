@@ -9,6 +9,7 @@ import { storedTokenCountId } from './count-stored-message-tokens.js';
 
 /** What {@link convertToContextSegments} did. */
 export interface ConvertStageReport {
+  /** The stage's tag. */
   stage: 'convert';
   /** Stored messages that produced no model message (only sources, step markers or data parts). */
   removed: ContextRemoval[];

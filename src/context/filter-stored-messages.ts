@@ -14,6 +14,7 @@ export interface ClosedToolCall {
 
 /** What {@link filterStoredMessages} did. */
 export interface FilterStageReport {
+  /** The stage's tag. */
   stage: 'filter';
   /** Messages left out: deleted, excluded, redacted, unfinished or system messages. */
   removed: ContextRemoval[];

@@ -16,6 +16,7 @@ export interface ContextPruning {
 
 /** What {@link pruneContext} did. */
 export interface PruneStageReport {
+  /** The stage's tag. */
   stage: 'prune';
   /** Reasoning, tool traffic and empty messages removed, per segment. */
   removed: ContextRemoval[];

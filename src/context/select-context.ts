@@ -4,6 +4,7 @@ import { estimateSegments, groupTurns, hasUnfinishedToolWork, type ContextSegmen
 
 /** What {@link selectContext} did. */
 export interface SelectStageReport {
+  /** The stage's tag. */
   stage: 'select';
   /** Segments of the older turns that did not fit (to be summarized, or trimmed). */
   removed: ContextRemoval[];

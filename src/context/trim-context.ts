@@ -15,6 +15,7 @@ export interface ToolOutputPreview {
 
 /** What {@link trimContext} did. */
 export interface TrimStageReport {
+  /** The stage's tag. */
   stage: 'trim';
   /** Whole turns, the memory or the summary dropped, and outputs previewed. */
   removed: ContextRemoval[];

@@ -8,6 +8,7 @@ export type PartMigration = 'tool-invocation-to-tool-part' | 'raw-input-to-input
 
 /** What {@link validateStoredMessages} did. */
 export interface ValidateStageReport {
+  /** The stage's tag. */
   stage: 'validate';
   /** Messages and parts left out because they are malformed. */
   removed: ContextRemoval[];

@@ -185,6 +185,30 @@ describe('createContextEngine', () => {
       expect(rebuilt.hash).toBe(snapshot.messagesHash);
       expect(rebuilt.matches).toBe(true);
     });
+
+    it('should write a snapshot when a step compacts stored turns, and rebuild its stored part from the log', async () => {
+      const store = storeOf([...tripTurns(1, 6), question('Compare all the days')]);
+      const engine = engineFor(store, undefined, { profile: smallProfile(2000, 200) });
+      const { messages } = await engine.buildInitialContext();
+      expect(store.snapshots).toEqual([]);
+      const notes = words(900, 'note');
+      const step = [...messages, { role: 'assistant' as const, content: [{ type: 'reasoning' as const, text: 'compare' }, { type: 'tool-call' as const, toolCallId: 'c-notes', toolName: 'notes', input: {} }] }, { role: 'tool' as const, content: [{ type: 'tool-result' as const, toolCallId: 'c-notes', toolName: 'notes', output: { type: 'text' as const, value: notes } }] }];
+      const result = await engine.prepareStep({ messages: step, stepNumber: 1 });
+      expect(result.report.snapshot).toMatchObject({ status: 'written', version: 1 });
+      expect(result.messages!.slice(-2)).toEqual(step.slice(-2));
+      const snapshot = store.snapshots[0]!;
+      const trimmed = result.report.stages.flatMap((stage) => stage.removed).filter((removal) => removal.reason === 'turn-trimmed').map((removal) => removal.sequence as number);
+      expect(trimmed.length).toBeGreaterThan(0);
+      expect(snapshot.throughSequence).toBe(Math.max(...trimmed));
+      expect(snapshot.includedSequences.every((sequence) => sequence > snapshot.throughSequence)).toBe(true);
+      const rebuilt = rebuildContextFromSnapshot({ snapshot, summary: null, messages: store.messages, tokenCounter });
+      expect(rebuilt.messages).toEqual(result.messages!.slice(0, -2));
+      expect(rebuilt.matches).toBe(true);
+      // The next request starts after the boundary and needs no new snapshot.
+      const next = await engineFor(store, undefined, { profile: smallProfile(2000, 200) }).buildInitialContext();
+      expect(next.report.snapshot.status).toBe('not-needed');
+      expect(next.messages).toEqual(rebuilt.messages);
+    });
   });
 
   describe('memory', () => {
