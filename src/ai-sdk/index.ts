@@ -24,6 +24,7 @@ export {
   type ContextManagerModel,
   type CreateContextManagerOptions,
 } from './context-manager.js';
+export type { ContextBudget, ContextReport, ContextStageReport } from '../context/index.js';
 export {
   createGenerateTextSummarizer,
   createOfflineSummarizer,
