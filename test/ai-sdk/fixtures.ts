@@ -88,7 +88,7 @@ export async function readAnswer(stream: ReadableStream<UIMessageChunk>) {
 }
 
 /** A new tenant's store with one thread, on the given database. */
-export async function newThread(database: TestDatabase, options: { maxMessageBytes?: number } = {}) {
+export async function newThread(database: TestDatabase, options: { maxMessageBytes?: number; leaseMs?: number } = {}) {
   const history = createAgentHistory({ db: database.db, ...options }).forTenant(randomUUID());
   const thread = await history.createThread({ userId: 'u1', title: 'Weather' });
   return { history, threadId: thread.id };

@@ -166,4 +166,75 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
     expect(stopped?.message.parts).toEqual([{ type: 'step-start' }, { type: 'text', text: 'Stopped right ', state: 'done' }]);
     expect(await stopChat({ history, threadId })).toBeNull();
   });
+
+  it('should stop an answer streaming in another process from its last checkpoint, settling unfinished tool calls', async () => {
+    const { history, threadId } = await newThread(database);
+    await history.appendMessage(threadId, userMessage('u-1', 'Weather?'));
+    const run = await history.startRun(threadId);
+    await history.beginAssistantMessage(threadId, { messageId: 'a-elsewhere', runId: run.id });
+    await history.checkpointMessage(threadId, 'a-elsewhere', {
+      parts: [
+        { type: 'step-start' },
+        { type: 'text', text: 'Let me check', state: 'streaming' },
+        { type: 'tool-weather', toolCallId: 'call-1', state: 'input-available', input: { city: 'Rome' } },
+      ],
+    });
+    const stopped = await stopChat({ history, threadId });
+    expect(stopped?.status).toBe('cancelled');
+    expect(stopped?.message.parts).toEqual([
+      { type: 'step-start' },
+      { type: 'text', text: 'Let me check', state: 'done' },
+      { type: 'tool-weather', toolCallId: 'call-1', state: 'output-error', input: { city: 'Rome' }, errorText: 'The answer was interrupted before this tool call finished.' },
+    ]);
+    expect((await runsOf(database, threadId)).map((row) => row.status)).toEqual(['cancelled']);
+  });
+
+  it('should keep the answer finalized elsewhere (a stop in another process) and stop its own model call', async () => {
+    const { history, threadId } = await newThread(database);
+    const second = gatedStream(weatherCallStep('Oslo', 'call-2').slice(0, 1), weatherCallStep('Oslo', 'call-2').slice(1));
+    const model = scriptedModel([weatherCallStep('Oslo'), second.stream, textStep('Never shown.')]);
+    const turn = await streamChatTurn<ChatMessage, typeof tools>({
+      history,
+      threadId,
+      message: userMessage('u-1', 'Weather in Oslo?'),
+      model: { agent: new ToolLoopAgent({ model, tools }) },
+      ...schemas,
+    });
+    const reader = turn.stream.getReader();
+    for (let chunk = await reader.read(); chunk.value?.type !== 'tool-output-available'; chunk = await reader.read());
+    await expect.poll(async () => (await rowsOf(database, threadId))[1]?.status).toBe('streaming');
+    // Another process stops the answer: it finalizes the row from its checkpoint (step 1).
+    const row = await history.getMessage(threadId, turn.assistantMessageId);
+    await history.finalizeMessage(threadId, turn.assistantMessageId, { status: 'cancelled', parts: row.message.parts });
+    second.release();
+    void (async () => {
+      while (!(await reader.read()).done);
+    })();
+    const stored = await turn.done;
+    expect(stored.status).toBe('cancelled');
+    expect(stored.message.parts).toEqual(row.message.parts);
+    expect(JSON.stringify(stored.message.parts)).not.toContain('Never shown');
+    expect((await runsOf(database, threadId)).map((run) => run.status)).toEqual(['cancelled']);
+  });
+
+  it('should recover an answer whose writer died (lease expired) instead of refusing the next message', async () => {
+    const { history, threadId } = await newThread(database, { leaseMs: 1 });
+    await history.appendMessage(threadId, userMessage('u-1', 'Hello'));
+    await history.beginAssistantMessage(threadId, { messageId: 'a-dead' });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const turn = await streamChatTurn<ChatMessage, typeof tools>({
+      history,
+      threadId,
+      message: userMessage('u-2', 'Anyone there?'),
+      model: { streamText: ({ messages, abortSignal }) => streamText({ model: scriptedModel([textStep('Yes.')]), messages, abortSignal }) },
+    });
+    await readAnswer(turn.stream as ReadableStream<UIMessageChunk>);
+    await turn.done;
+    expect((await rowsOf(database, threadId)).map((row) => [row.message_id, row.status])).toEqual([
+      ['u-1', 'completed'],
+      ['a-dead', 'failed'],
+      ['u-2', 'completed'],
+      [turn.assistantMessageId, 'completed'],
+    ]);
+  });
 });
