@@ -1,6 +1,6 @@
 import { ToolLoopAgent, isStepCount, type LanguageModel } from 'ai';
 import { createChatHandler } from 'agent-history/ai-sdk';
-import { createEstimatingReportSource } from './context-report';
+import { createContextManagerReportSource } from './context-report';
 import { createScriptedModel } from './scripted-model';
 import { tenantHistory } from './tenant';
 import { metadataSchema, tools, type ChatMessage } from './tools';
@@ -19,8 +19,16 @@ async function chatModel(): Promise<{ model: LanguageModel; provider: string; mo
 
 const selected = await chatModel();
 
-/** The context inspector's data (a stub until the library's context manager reports per step). */
-export const contextReports = createEstimatingReportSource({ instructions: INSTRUCTIONS, toolSet: tools });
+/** The library's context manager for every turn, keeping its per-step reports for the context inspector. */
+export const contextReports = createContextManagerReportSource({
+  instructions: INSTRUCTIONS,
+  toolSet: tools,
+  modelId: selected.provider === 'openai' ? selected.modelId : 'gpt-4o-mini',
+  summaryModel: selected.provider === 'openai' ? selected.model : undefined,
+  // The real window with a real model; a small one with the scripted model, so compaction shows quickly.
+  contextWindow: selected.provider === 'openai' ? undefined : 4_000,
+  maxOutputTokens: 500,
+});
 
 /** The chat route: persistence, stop, regenerate and edit, all from agent-history. */
 export const chat = createChatHandler<ChatMessage, typeof tools>({
@@ -28,9 +36,10 @@ export const chat = createChatHandler<ChatMessage, typeof tools>({
   tools,
   metadataSchema,
   model: {
-    agent: ({ prepareStep }) => new ToolLoopAgent({ model: selected.model, instructions: INSTRUCTIONS, tools, prepareStep, stopWhen: isStepCount(5) }),
+    agent: ({ prepareStep }) =>
+      new ToolLoopAgent({ model: selected.model, instructions: INSTRUCTIONS, tools, prepareStep, maxOutputTokens: 500, stopWhen: isStepCount(5) }),
   },
-  contextManager: ({ threadId, runId }) => contextReports.contextManagerFor({ threadId, runId }),
+  contextManager: ({ history, threadId, runId }) => contextReports.contextManagerFor({ history, threadId, runId }),
   run: { provider: selected.provider, model: selected.modelId },
 });
 

@@ -6,10 +6,10 @@ import type { ContextStepReport } from '../../lib/context-report';
 const COLORS: Record<string, string> = {
   instructions: '#7c3aed',
   tools: '#db2777',
-  summary: '#f59e0b',
   history: '#2563eb',
   input: '#059669',
-  steps: '#0891b2',
+  reserve: '#f59e0b',
+  margin: '#9ca3af',
   free: '#e5e7eb',
 };
 
@@ -56,7 +56,14 @@ export function ContextInspector({ threadId, version }: { threadId: string; vers
                     />
                   ))}
                 </div>
-                <span className="step-used">{report.contextWindow - (report.segments.find((segment) => segment.kind === 'free')?.tokens ?? 0)} / {report.contextWindow}</span>
+                <span className="step-used">
+                  {report.contextWindow - (report.segments.find((segment) => segment.kind === 'free')?.tokens ?? 0)} / {report.contextWindow} tokens
+                  {report.notes.map((note) => (
+                    <span key={note} className="note" data-testid="context-note">
+                      {note}
+                    </span>
+                  ))}
+                </span>
               </div>
             ))}
         </div>
