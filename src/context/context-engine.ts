@@ -118,6 +118,7 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
   let knownVersion = 0;
   let knownSnapshot: StoredContextSnapshot | null = null;
   let loadedBoundary = 0;
+  let loaded = false;
   const cumulative = { reasoning: new Set<number>(), toolCallIds: new Set<string>(), previews: new Map<string, number>(), trimmed: new Set<number>() };
 
   async function resources() {
@@ -258,7 +259,9 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
     for (const sequence of trimmedStored) cumulative.trimmed.add(sequence);
 
     let snapshot: ContextSnapshotReport = { status: 'not-needed', version: knownVersion || null, throughSequence: null, messagesHash: null };
-    if (newSummary || trimmedStored.length > 0 || previewedStored.length > 0 || toolPrunedStored.length > 0 || droppedArtifacts) {
+    // Only an engine that loaded the thread knows its version and boundary; one that only ever saw a caller's
+    // messages never writes a snapshot (it would conflict or describe the wrong log).
+    if (loaded && (newSummary || trimmedStored.length > 0 || previewedStored.length > 0 || toolPrunedStored.length > 0 || droppedArtifacts)) {
       snapshot = await writeSnapshot(final, pruned.pruning.emptyMessages, (segments.find((segment) => segment.kind === 'summary') as SummarySegment | undefined) ?? previousSummary, budgetFor(final));
     }
 
@@ -334,17 +337,18 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
     async buildInitialContext({ instructions = options.instructions } = {}) {
       const started = now();
       const { tokenCounter } = await resources();
-      const loaded = await store.loadContext();
-      knownVersion = loaded.currentVersion;
-      knownSnapshot = loaded.snapshot;
-      loadedBoundary = loaded.snapshot?.throughSequence ?? 0;
+      const view = await store.loadContext();
+      loaded = true;
+      knownVersion = view.currentVersion;
+      knownSnapshot = view.snapshot;
+      loadedBoundary = view.snapshot?.throughSequence ?? 0;
       cumulative.reasoning.clear();
       cumulative.toolCallIds.clear();
       cumulative.previews.clear();
       cumulative.trimmed.clear();
-      const summary = loaded.latestSummary && !loaded.latestSummary.stale ? loaded.latestSummary : null;
+      const summary = view.latestSummary && !view.latestSummary.stale ? view.latestSummary : null;
       const bySequence = new Map<number, StoredContextMessage>();
-      for (const message of [...loaded.pinned, ...loaded.tail]) bySequence.set(message.sequence, message);
+      for (const message of [...view.pinned, ...view.tail]) bySequence.set(message.sequence, message);
       const candidates = [...bySequence.values()]
         .sort((a, b) => a.sequence - b.sequence)
         .filter((message) => message.pinned === true || message.sequence > (summary?.throughSequence ?? 0));

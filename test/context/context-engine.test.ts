@@ -1,3 +1,4 @@
+import type { ModelMessage } from '@ai-sdk/provider-utils';
 import { describe, expect, it } from 'vitest';
 import {
   ContextEmptyError,
@@ -245,6 +246,21 @@ describe('createContextEngine', () => {
       expect(first.messages!.at(-2)).toBe(step.at(-2));
       const second = await engine.prepareStep({ messages: first.messages!, stepNumber: 2 });
       expect(second.messages).toBeUndefined();
+    });
+
+    it('should compact messages it did not build (no sequences) without writing a summary or a snapshot', async () => {
+      const store = storeOf([question('unused')]);
+      await store.writeSnapshot({ expectedVersion: 0, throughSequence: 0, summaryId: null, includedSequences: [1], pruned: {}, budget: {}, policyVersion: 'v', messagesHash: 'h' });
+      const { summarizer, calls } = recording();
+      const engine = engineFor(store, summarizer);
+      const callerMessages: ModelMessage[] = tripTurns(1, 10).map((message): ModelMessage => (message.role === 'user' ? { role: 'user', content: [{ type: 'text', text: String(message.parts[0]!.text) }] } : { role: 'assistant', content: [{ type: 'text', text: 'ok' }] }));
+      const result = await engine.prepareStep({ messages: [...callerMessages, { role: 'user', content: 'last question' }], stepNumber: 0 });
+      expect(result.messages!.at(-1)).toEqual({ role: 'user', content: 'last question' });
+      expect(result.report.budget.remainingTokens).toBeGreaterThanOrEqual(0);
+      expect(result.report.stages.find((stage) => stage.stage === 'summarize')).toMatchObject({ status: 'failed', error: 'only stored messages can be summarized' });
+      expect(calls).toEqual([]);
+      expect(store.summaries).toEqual([]);
+      expect(store.snapshots).toHaveLength(1);
     });
 
     it('should calibrate from the previous step’s reported input tokens', async () => {
