@@ -7,7 +7,7 @@ import { ContextEmptyError } from './context-empty-error.js';
 import { createContextMeasure, estimateTokens, type ContextMeasure } from './context-measure.js';
 import { resolveContextPolicy, type ContextPolicy, type ContextPolicyInput } from './context-policy.js';
 import type { ContextRemoval } from './context-removal.js';
-import type { ContextReport, ContextSnapshotReport, ContextStageReport, MemoryStageReport, SummarizeStageReport } from './context-report.js';
+import type { ContextReport, ContextSnapshotReport, ContextStageReport, SummarizeStageReport } from './context-report.js';
 import { createMessageSegment, estimateSegments, findCurrentInputIndex, renderSegments, type ContextSegment, type SummarySegment } from './context-segment.js';
 import type { ContextSnapshotPruning } from './context-snapshot-pruning.js';
 import type { ContextStore, StoredContextMessage, StoredContextSnapshot } from './context-store.js';
@@ -16,7 +16,7 @@ import { convertToContextSegments } from './convert-to-context-segments.js';
 import type { ConvertUIMessageOptions } from './convert-ui-message.js';
 import { filterStoredMessages } from './filter-stored-messages.js';
 import { hashContextMessages } from './hash-context-messages.js';
-import { createMemorySegment } from './memory-segment.js';
+import { findRelevantMemory } from './find-relevant-memory.js';
 import type { ModelProfile } from './model-profile.js';
 import { pruneContext } from './prune-context.js';
 import { selectContext } from './select-context.js';
@@ -226,7 +226,7 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
     }
     const memoryStages: ContextStageReport[] = [];
     if (input.memory) {
-      const memory = await findMemory(segments, measure);
+      const memory = await findRelevantMemory({ store, segments, measure, policy });
       memoryStages.push(memory.report);
       if (memory.segment) {
         const after = segments.findIndex((segment) => segment.kind === 'summary') + 1;
@@ -388,19 +388,4 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
       return { messages: changed && output.length > 0 ? output : undefined, report: finalReport };
     },
   };
-
-  async function findMemory(segments: readonly ContextSegment[], measure: ContextMeasure): Promise<{ segment: ContextSegment | null; report: MemoryStageReport }> {
-    const empty = (status: MemoryStageReport['status']): { segment: null; report: MemoryStageReport } => ({ segment: null, report: { stage: 'memory', status, sequences: [], removed: [], tokensSaved: 0 } });
-    if (policy.memory.mode === 'off') return empty('off');
-    if (!store.searchMessages) return empty('unavailable');
-    const current = segments[findCurrentInputIndex(segments)];
-    const query = current ? renderSegments([current]).flatMap((message) => (typeof message.content === 'string' ? [message.content] : message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])))).join(' ').slice(0, 500).trim() : '';
-    if (query === '') return empty('none');
-    const present = new Set(segments.flatMap((segment) => (segment.kind === 'message' && segment.sequence !== null ? [segment.sequence] : [])));
-    const found = await store.searchMessages({ query, limit: policy.memory.limit });
-    const eligible = filterStoredMessages({ messages: validateStoredMessages({ messages: found.filter((message) => !present.has(message.sequence)) }).messages, assistantStatuses: policy.assistantStatuses }).messages;
-    const segment = createMemorySegment({ messages: eligible, measure, maxTokens: policy.memory.maxTokens, messageCharacters: policy.memory.messageCharacters });
-    if (!segment) return empty('none');
-    return { segment, report: { stage: 'memory', status: 'found', sequences: segment.sequences, removed: [], tokensSaved: 0 } };
-  }
 }

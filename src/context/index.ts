@@ -51,6 +51,7 @@ export { type TokenTally, addTokenTallies, countModelMessageTokens, countModelMe
 export { countStoredMessageTokens, storedTokenCountId } from './count-stored-message-tokens.js';
 export { type ClosedToolCall, type FilterStageReport, type FilterStoredMessagesOptions, filterStoredMessages } from './filter-stored-messages.js';
 export { guardLongRuns } from './guard-long-runs.js';
+export { type FindRelevantMemoryOptions, findRelevantMemory } from './find-relevant-memory.js';
 export { hashContextMessages } from './hash-context-messages.js';
 export { type AppendMemoryMessageInput, type CreateMemoryContextStoreOptions, type MemoryContextStore, createMemoryContextStore } from './memory-context-store.js';
 export { type CreateMemorySegmentOptions, createMemorySegment } from './memory-segment.js';
