@@ -1,5 +1,6 @@
 import type { BenchConfig } from './config.js';
-import { appendTable, evaluateTargets, loadTable, targetsTable } from './report.js';
+import { appendTable, evaluateTargets, fmtSpread, loadTable, prepareStepTable, targetsTable } from './report.js';
+import { spread } from './stats.js';
 
 /** The console / markdown report of one `npm run bench`. */
 export function renderReport(results: { meta: Record<string, any>; runs: any[] }, config: BenchConfig): string {
@@ -26,12 +27,16 @@ export function renderReport(results: { meta: Record<string, any>; runs: any[] }
     const mastraSizes = config.w3.sizes.filter((size) => size <= config.w3.mastraMaxSize);
     if (config.peers.includes('mastra-pg')) out.push('### W3 Mastra', '', loadTable(runs, (run) => run.w3?.['mastra-pg'], peerOps, mastraSizes), '');
   }
-  if (config.workloads.includes('w4')) out.push('## W4 prepareStep', '', '```json', JSON.stringify(runs.map((run) => run.w4), null, 1).slice(0, 6000), '```', '');
+  if (config.workloads.includes('w4')) out.push('## W4 prepareStep (bench/prepare-step.ts)', '', prepareStepTable(runs), '');
   if (config.workloads.includes('w5')) {
     out.push('## W5 embedded default (PGlite in memory)', '', `PGlite create ${runs[0]?.w5?.open?.createMs} ms, migrate ${runs[0]?.w5?.open?.migrateMs} ms.`, '');
     out.push(`W1 on PGlite (${config.w5.w1.threads} × ${config.w5.w1.messages}):`, '', appendTable(runs.map((run) => ({ w1: run.w5?.w1 })), 'w1', ['agent-history', 'bare-insert']), '');
     out.push('W3 on PGlite (p50 ms):', '', loadTable(runs, (run) => run.w5?.w3, ahOps, config.w5.sizes), '');
-    out.push(`Demo: ${runs.map((run) => JSON.stringify(run.w5?.demo ?? null)).join('; ')}`, '');
+    const demos = runs.map((run) => run.w5?.demo).filter(Boolean);
+    const walls = demos.filter((demo: any) => demo.wallMs !== undefined);
+    out.push(walls.length
+      ? `Demo (\`npm run demo\` as a child process, wall time): ${fmtSpread(spread(walls.map((demo: any) => demo.wallMs / 1000)), 1)} s over ${walls.length} run(s); exit codes ${walls.map((demo: any) => demo.exitCode).join(', ')}.`
+      : `Demo: ${demos.map((demo: any) => demo.skipped).join('; ') || 'not run'}.`, '');
   }
   return out.join('\n');
 }

@@ -132,3 +132,22 @@ export function loadTable(runs: Json[], key: (run: Json) => Json[] | undefined, 
   }
   return lines.join('\n');
 }
+
+/** W4: what bench/prepare-step.ts returned, per size and scenario, over the runs that had it. */
+export function prepareStepTable(runs: Json[]): string {
+  const measured = runs.filter((run) => Array.isArray(run.w4?.result));
+  if (measured.length === 0) return `Not measured: ${runs.map((run) => run.w4?.skipped ?? 'not run').join('; ')}.`;
+  const lines = [
+    `Runs with W4: ${measured.length} of ${runs.length}.`,
+    '',
+    '| messages | scenario | model messages at the step | prepareStep median ms | p95 ms | recount-everything baseline median ms | speedup |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  const keys = measured[0].w4.result.map((row: Json) => `${row.messages}|${row.scenario}`);
+  for (const key of keys) {
+    const pick = (field: string) => perRun(measured, (run) => run.w4.result.find((row: Json) => `${row.messages}|${row.scenario}` === key)?.[field]);
+    const [messages, scenario] = key.split('|');
+    lines.push(`| ${messages} | ${scenario} | ${fmtSpread(pick('stepMessages'), 0)} | ${fmtSpread(pick('medianMs'), 2)} | ${fmtSpread(pick('p95Ms'), 1)} | ${fmtSpread(pick('baselineMedianMs'), 1)} | ${fmtSpread(pick('speedup'), 1)}× |`);
+  }
+  return lines.join('\n');
+}
