@@ -20,7 +20,7 @@ echo "e2e: building agent-history (the example installs the packed package)…"
 (cd "$ROOT_DIR" && npm run build --silent)
 
 echo "e2e: npm ci in examples/nextjs…"
-npm ci --no-audit --no-fund --loglevel=error
+npm ci --prefer-offline --no-audit --no-fund --loglevel=error
 
 echo "e2e: next build…"
 npx next build > "$APP_DIR/e2e/.next-build.log" 2>&1 || { tail -50 "$APP_DIR/e2e/.next-build.log"; exit 1; }
