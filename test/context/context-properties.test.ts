@@ -28,6 +28,8 @@ import { tokenCounter } from './fixtures.js';
 /** Default number of generated conversations per property; PROPERTY_RUNS raises it. */
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 800);
 const casesRun = { engine: 0, step: 0, stages: 0 };
+/** Generous on a loaded two-core machine: about 10 ms a case is typical, 60 ms the worst seen. */
+const timeout = 60_000 + RUNS * 150;
 afterAll(() => {
   console.log(`context property cases run: ${casesRun.engine} engine, ${casesRun.step} prepareStep, ${casesRun.stages} stage (total ${casesRun.engine + casesRun.step + casesRun.stages})`);
 });
@@ -260,7 +262,7 @@ describe('context engine properties', () => {
       }),
       { numRuns: RUNS, seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined },
     );
-  });
+  }, timeout);
 
   it('should keep every step of a tool loop within budget and return undefined for its own output', async () => {
     const responses = fc.array(fc.record({ name: fc.constantFrom('weather', 'search'), output }), { minLength: 1, maxLength: 3 });
@@ -281,7 +283,7 @@ describe('context engine properties', () => {
       }),
       { numRuns: Math.ceil(RUNS / 2) },
     );
-  });
+  }, timeout);
 
   it('should make every stage idempotent: stage(stage(x)) equals stage(x)', () => {
     fc.assert(
@@ -304,5 +306,5 @@ describe('context engine properties', () => {
       }),
       { numRuns: RUNS },
     );
-  });
+  }, timeout);
 });
