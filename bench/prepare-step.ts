@@ -137,7 +137,7 @@ async function measure(size: number, scenario: PrepareStepBenchResult['scenario'
   let messages: ModelMessage[] = initial;
   const times: number[] = [];
   const stepMessages: ModelMessage[][] = [];
-  const warmup = 5;
+  const warmup = 10;
   for (let step = 1; step <= steps + warmup; step++) {
     const toolCallId = `live-${step}`;
     messages = [
