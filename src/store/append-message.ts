@@ -4,6 +4,7 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { rowsOf } from '../tenant/database.js';
 import { storedTokenCount } from './stored-token-count.js';
 import { postgresErrorCode, type StoreContext } from './store-context.js';
+import { MESSAGE_STATUSES } from '../schema/define-agent-tables.js';
 import { assertThreadId, assertUuid } from './threads.js';
 import { validateMessage, type StorableMessage } from './validate-message.js';
 import type { MessageStatus, StoredMessage } from './types.js';
@@ -69,6 +70,11 @@ export async function appendMessage<UI_MESSAGE extends StorableMessage>(
     throw new InvalidArgumentError({ argument: 'options.clientRequestId', value: clientRequestId, message: 'expected a string of 1 to 200 characters.' });
   }
   const status = options.status ?? 'completed';
+  if (!(MESSAGE_STATUSES as readonly unknown[]).includes(status)) {
+    throw new InvalidArgumentError({ argument: 'options.status', value: status, message: `expected one of ${MESSAGE_STATUSES.join(', ')}.` });
+  }
+  const pinned = options.pinned ?? false;
+  if (typeof pinned !== 'boolean') throw new InvalidArgumentError({ argument: 'options.pinned', value: pinned, message: 'expected a boolean.' });
   const streaming = status === 'pending' || status === 'streaming';
   const counted = streaming ? null : await storedTokenCount(context, validated);
   const leaseExpiresAt = streaming ? new Date(context.now().getTime() + context.leaseMs) : null;
@@ -78,7 +84,7 @@ export async function appendMessage<UI_MESSAGE extends StorableMessage>(
     ${validated.role}::agent_message_role, ${status}::agent_message_status, ${validated.partsJson}::jsonb,
     ${validated.metadataJson}::jsonb, ${runId}::uuid, ${validated.byteSize}::integer, ${counted?.tokenCount ?? null}::integer,
     ${counted?.tokenCounterId ?? null}::text, ${leaseExpiresAt?.toISOString() ?? null}::timestamptz,
-    ${options.pinned ?? false}::boolean)`;
+    ${pinned}::boolean)`;
 
   let rows: AppendRow[];
   try {

@@ -5,7 +5,9 @@ import { VersionConflictError } from '../errors/version-conflict-error.js';
 import { rowsOf } from '../tenant/database.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { inTenant, postgresErrorCode, type StoreContext } from './store-context.js';
-import { assertInteger, assertThreadId, requireThread } from './threads.js';
+import { assertInteger, assertOptionalText, assertThreadId, assertUuid, requireThread } from './threads.js';
+import { AgentHistoryError } from '../errors/agent-history-error.js';
+import { assertStorableJson } from './validate-message.js';
 import type { StoredMessage, StoredSnapshot, StoredSummary, StoredThread } from './types.js';
 
 export interface WriteSummaryInput {
@@ -137,6 +139,29 @@ function toSnapshot(row: SnapshotRow): StoredSnapshot {
   return { ...row, throughSequence: Number(row.throughSequence) };
 }
 
+/** A required short string (a policy version, a hash): typed errors instead of a NOT NULL or encoding failure in SQL. */
+function assertRequiredText(argument: string, value: unknown): string {
+  const text = assertOptionalText(argument, value, 200);
+  if (text === null || text.length === 0) throw new InvalidArgumentError({ argument, value, message: 'expected a non-empty string.' });
+  return text;
+}
+
+/** Null, or a uuid. */
+function assertOptionalUuid(argument: string, value: unknown): string | null {
+  return value === undefined || value === null ? null : assertUuid(argument, value);
+}
+
+/** The JSON text of a value `jsonb` accepts (no cycles, NUL, lone surrogates, non-finite numbers), or InvalidArgumentError. */
+function jsonArgument(argument: string, value: unknown): string {
+  try {
+    assertStorableJson(value, argument);
+  } catch (error) {
+    if (!AgentHistoryError.isInstance(error)) throw error;
+    throw new InvalidArgumentError({ argument, value: (error as { value?: unknown }).value, message: error.message });
+  }
+  return JSON.stringify(value);
+}
+
 /**
  * Stores a summary artifact over an inclusive sequence range of the thread. Empty content is refused, so a
  * failed summarizer call can never write a summary.
@@ -150,6 +175,10 @@ export function writeSummary(context: StoreContext, threadId: string, input: Wri
     throw new InvalidArgumentError({ argument: 'summary.content', value: input.content, message: 'contains NUL or a lone surrogate.' });
   }
   assertInteger('summary.tokenCount', input.tokenCount, 0, 10_000_000);
+  const policyVersion = assertRequiredText('summary.policyVersion', input.policyVersion);
+  const tokenCounterId = assertOptionalText('summary.tokenCounterId', input.tokenCounterId, 200);
+  const summarizerModel = assertOptionalText('summary.summarizerModel', input.summarizerModel, 200);
+  const previousSummaryId = assertOptionalUuid('summary.previousSummaryId', input.previousSummaryId);
   return inTenant(context, async (tx) => {
     const threadRow = await requireThread(context, tx, thread);
     assertInteger('summary.fromSequence', input.fromSequence, 1, Math.max(1, threadRow.messageCount));
@@ -163,10 +192,10 @@ export function writeSummary(context: StoreContext, threadId: string, input: Wri
         throughSequence: input.throughSequence,
         content: input.content,
         tokenCount: input.tokenCount,
-        tokenCounterId: input.tokenCounterId ?? null,
-        summarizerModel: input.summarizerModel ?? null,
-        policyVersion: input.policyVersion,
-        previousSummaryId: input.previousSummaryId ?? null,
+        tokenCounterId,
+        summarizerModel,
+        policyVersion,
+        previousSummaryId,
       })
       .returning(summaryColumns(context));
     return toSummary(row!);
@@ -184,6 +213,11 @@ export async function writeSnapshot(context: StoreContext, threadId: string, inp
   if (!Array.isArray(input.includedSequences) || input.includedSequences.some((sequence) => !Number.isSafeInteger(sequence) || sequence < 1)) {
     throw new InvalidArgumentError({ argument: 'snapshot.includedSequences', value: input.includedSequences, message: 'expected positive integers.' });
   }
+  const policyVersion = assertRequiredText('snapshot.policyVersion', input.policyVersion);
+  const messagesHash = assertRequiredText('snapshot.messagesHash', input.messagesHash);
+  const summaryId = assertOptionalUuid('snapshot.summaryId', input.summaryId);
+  const pruned = jsonArgument('snapshot.pruned', input.pruned ?? []);
+  const budget = jsonArgument('snapshot.budget', input.budget ?? {});
   const { agentContextSnapshot } = context.tables;
   try {
     return await inTenant(context, async (tx) => {
@@ -193,9 +227,9 @@ export async function writeSnapshot(context: StoreContext, threadId: string, inp
         await tx.execute(sql`
           insert into ${agentContextSnapshot} (tenant_id, thread_id, version, through_sequence, summary_id, included_sequences,
             pruned, budget, policy_version, messages_hash)
-          select ${context.tenantId}, ${thread}, ${expectedVersion + 1}, ${input.throughSequence}, ${input.summaryId ?? null},
-            ${JSON.stringify(input.includedSequences)}::jsonb, ${JSON.stringify(input.pruned ?? [])}::jsonb,
-            ${JSON.stringify(input.budget ?? {})}::jsonb, ${input.policyVersion}, ${input.messagesHash}
+          select ${context.tenantId}, ${thread}, ${expectedVersion + 1}, ${input.throughSequence}, ${summaryId},
+            ${JSON.stringify(input.includedSequences)}::jsonb, ${pruned}::jsonb,
+            ${budget}::jsonb, ${policyVersion}, ${messagesHash}
           where (select coalesce(max(version), 0) from ${agentContextSnapshot}
                  where tenant_id = ${context.tenantId} and thread_id = ${thread}) = ${expectedVersion}
           returning id`),

@@ -52,6 +52,9 @@ export async function redactMessage(context: StoreContext, threadId: string, mes
   }
   if (typeof actor !== 'string' || actor.length === 0) throw new InvalidArgumentError({ argument: 'options.actor', value: actor, message: 'expected a non-empty string.' });
   if (typeof reason !== 'string' || reason.length === 0) throw new InvalidArgumentError({ argument: 'options.reason', value: reason, message: 'expected a non-empty string.' });
+  if (typeof replacement !== 'string' || replacement.length > 1000 || replacement.includes('\u0000') || !replacement.isWellFormed()) {
+    throw new InvalidArgumentError({ argument: 'options.replacement', value: replacement, message: 'expected a string of at most 1000 characters, without NUL or lone surrogates.' });
+  }
   if (spans?.some((span) => replacement.includes(span))) {
     throw new InvalidArgumentError({ argument: 'options.replacement', value: replacement, message: 'must not contain a span it replaces.' });
   }

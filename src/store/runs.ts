@@ -5,7 +5,7 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import type { StoredMetadata } from '../schema/define-agent-tables.js';
 import { isUuid } from '../tenant/tenant-id.js';
 import { inTenant, type StoreContext } from './store-context.js';
-import { assertThreadId, requireThread } from './threads.js';
+import { assertOptionalText, assertThreadId, requireThread } from './threads.js';
 import { validateMetadata } from './validate-message.js';
 import type { RunUsage, StoredRun } from './types.js';
 
@@ -35,6 +35,8 @@ function assertRunId(runId: unknown): string {
 function assertTokens(argument: string, value: number | undefined): number | null {
   if (value === undefined) return null;
   if (!Number.isSafeInteger(value) || value < 0) throw new InvalidArgumentError({ argument, value, message: 'expected a non-negative integer.' });
+  // The columns are int4: a larger count would fail in Postgres with an untyped error.
+  if (value > 2_147_483_647) throw new InvalidArgumentError({ argument, value, message: 'expected at most 2147483647.' });
   return value;
 }
 
@@ -42,11 +44,13 @@ function assertTokens(argument: string, value: number | undefined): number | nul
 export function startRun(context: StoreContext, threadId: string, options: StartRunOptions = {}): Promise<StoredRun> {
   const thread = assertThreadId(threadId);
   const metadata = validateMetadata(options.metadata);
+  const provider = assertOptionalText('options.provider', options.provider, 200);
+  const model = assertOptionalText('options.model', options.model, 200);
   return inTenant(context, async (tx) => {
     await requireThread(context, tx, thread);
     const [row] = await tx
       .insert(context.tables.agentRun)
-      .values({ tenantId: context.tenantId, threadId: thread, status: 'running', provider: options.provider ?? null, model: options.model ?? null, metadata })
+      .values({ tenantId: context.tenantId, threadId: thread, status: 'running', provider, model, metadata })
       .returning(runColumns(context));
     return row as StoredRun;
   });

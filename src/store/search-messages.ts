@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { rowsOf } from '../tenant/database.js';
 import { inTenant, type StoreContext } from './store-context.js';
-import { assertInteger, assertThreadId } from './threads.js';
+import { assertInteger, assertOptionalText, assertThreadId } from './threads.js';
 
 export interface SearchMessagesOptions {
   /** Only this thread. */
@@ -53,7 +53,7 @@ export function searchMessages(context: StoreContext, query: string, options: Se
   }
   const limit = assertInteger('options.limit', options.limit ?? 20, 1, 100);
   const threadId = options.threadId === undefined ? null : assertThreadId(options.threadId);
-  const userId = options.userId ?? null;
+  const userId = assertOptionalText('options.userId', options.userId, 200);
   const { agentMessage, agentThread } = context.tables;
   return inTenant(context, async (tx) => {
     const rows = rowsOf<{ thread_id: string; sequence: string; message_id: string; role: string; rank: number; snippet: string; created_at: string | Date }>(

@@ -48,7 +48,8 @@ export function assertInteger(argument: string, value: unknown, min: number, max
   return value;
 }
 
-function assertOptionalText(argument: string, value: unknown, maxLength: number): string | null {
+/** Null for undefined or null; otherwise the string, or {@link InvalidArgumentError} (too long, not a string, NUL, lone surrogate). */
+export function assertOptionalText(argument: string, value: unknown, maxLength: number): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== 'string' || value.length > maxLength || value.includes('\u0000') || !value.isWellFormed()) {
     throw new InvalidArgumentError({ argument, value, message: `expected a string of at most ${maxLength} characters, without NUL or lone surrogates.` });
