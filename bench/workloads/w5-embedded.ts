@@ -53,9 +53,10 @@ export function embeddedBarePeer({ client }: Embedded): Pick<AppendPeer, 'create
         message.id, threadId, message.role, JSON.stringify(message.parts),
       ]);
     },
-    // PGlite's now() has millisecond resolution, so created_at ties; ctid (insertion order in this append-only,
-    // single-connection table) breaks them the way the server's microseconds do on PostgreSQL.
+    // PGlite's now() has millisecond resolution, so created_at ties; the inserting transaction's id (one autocommit
+    // transaction per INSERT on the single connection, so increasing) breaks them as the server's microseconds
+    // do on PostgreSQL. (ctid does not: the free-space map puts small rows into earlier pages.)
     loadAllIds: async (threadId) =>
-      (await client.query<{ id: string }>('select id from raw_message where thread_id = $1 order by created_at, ctid', [threadId])).rows.map((row) => row.id),
+      (await client.query<{ id: string }>('select id from raw_message where thread_id = $1 order by created_at, xmin::text::bigint', [threadId])).rows.map((row) => row.id),
   };
 }
