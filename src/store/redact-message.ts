@@ -102,6 +102,12 @@ export async function redactMessage(context: StoreContext, threadId: string, mes
       });
       if (target.id === row.id) redactedOriginal = redacted;
     }
+    // A fork made before the message holds no copy of it, but it copied the thread's title and metadata: with
+    // spans, those threads are scrubbed too, so the secret is left in no thread of the family.
+    if (spans !== undefined) {
+      const withCopy = new Set(copies.map((copy) => copy.threadId));
+      for (const familyThread of family) if (!withCopy.has(familyThread)) await scrubThreadSpans(context, tx, familyThread, spans, replacement);
+    }
     return redactedOriginal!;
   });
 }
@@ -175,7 +181,7 @@ async function invalidateDerived(
   sequence: number,
   { spans, replacement }: { spans: string[] | undefined; replacement: string },
 ): Promise<{ staleSummaries: number; staleSnapshots: number }> {
-  const { agentSummary, agentContextSnapshot, agentThread, agentRun } = context.tables;
+  const { agentSummary, agentContextSnapshot } = context.tables;
   const staleSummaries = await tx
     .update(agentSummary)
     .set({ stale: true, content: '[summary withdrawn: a covered message was redacted]', updatedAt: sql`now()` })
@@ -199,41 +205,45 @@ async function invalidateDerived(
       ),
     )
     .returning({ id: agentContextSnapshot.id });
-  if (spans !== undefined) {
-    const scrub = <VALUE>(value: VALUE) => replaceSpans(value, spans, replacement);
-    const [threadRow] = await tx
-      .select({ title: agentThread.title, metadata: agentThread.metadata })
-      .from(agentThread)
-      .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, threadId)));
-    if (threadRow) {
-      await tx
-        .update(agentThread)
-        .set({ title: threadRow.title === null ? null : scrub(threadRow.title), metadata: scrub(threadRow.metadata) })
-        .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, threadId)));
-    }
-    const runs = await tx
-      .select({ id: agentRun.id, error: agentRun.error, metadata: agentRun.metadata })
-      .from(agentRun)
-      .where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.threadId, threadId)));
-    for (const run of runs) {
-      const error = run.error === null ? null : scrub(run.error);
-      const metadata = scrub(run.metadata);
-      if (JSON.stringify(error) === JSON.stringify(run.error) && JSON.stringify(metadata) === JSON.stringify(run.metadata)) continue;
-      await tx.update(agentRun).set({ error, metadata }).where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.id, run.id)));
-    }
-    const snapshots = await tx
-      .select({ id: agentContextSnapshot.id, pruned: agentContextSnapshot.pruned, budget: agentContextSnapshot.budget })
-      .from(agentContextSnapshot)
-      .where(and(eq(agentContextSnapshot.tenantId, context.tenantId), eq(agentContextSnapshot.threadId, threadId)));
-    for (const snapshot of snapshots) {
-      const pruned = scrub(snapshot.pruned);
-      const budget = scrub(snapshot.budget);
-      if (JSON.stringify(pruned) === JSON.stringify(snapshot.pruned) && JSON.stringify(budget) === JSON.stringify(snapshot.budget)) continue;
-      await tx
-        .update(agentContextSnapshot)
-        .set({ pruned, budget })
-        .where(and(eq(agentContextSnapshot.tenantId, context.tenantId), eq(agentContextSnapshot.id, snapshot.id)));
-    }
-  }
+  if (spans !== undefined) await scrubThreadSpans(context, tx, threadId, spans, replacement);
   return { staleSummaries: staleSummaries.length, staleSnapshots: staleSnapshots.length };
+}
+
+/** Cuts the spans out of a thread's title and metadata, its runs' errors and metadata, and its snapshots' JSON. */
+async function scrubThreadSpans(context: StoreContext, tx: TenantTransaction, threadId: string, spans: string[], replacement: string): Promise<void> {
+  const { agentContextSnapshot, agentThread, agentRun } = context.tables;
+  const scrub = <VALUE>(value: VALUE) => replaceSpans(value, spans, replacement);
+  const [threadRow] = await tx
+    .select({ title: agentThread.title, metadata: agentThread.metadata })
+    .from(agentThread)
+    .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, threadId)));
+  if (threadRow) {
+    await tx
+      .update(agentThread)
+      .set({ title: threadRow.title === null ? null : scrub(threadRow.title), metadata: scrub(threadRow.metadata) })
+      .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, threadId)));
+  }
+  const runs = await tx
+    .select({ id: agentRun.id, error: agentRun.error, metadata: agentRun.metadata })
+    .from(agentRun)
+    .where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.threadId, threadId)));
+  for (const run of runs) {
+    const error = run.error === null ? null : scrub(run.error);
+    const metadata = scrub(run.metadata);
+    if (JSON.stringify(error) === JSON.stringify(run.error) && JSON.stringify(metadata) === JSON.stringify(run.metadata)) continue;
+    await tx.update(agentRun).set({ error, metadata }).where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.id, run.id)));
+  }
+  const snapshots = await tx
+    .select({ id: agentContextSnapshot.id, pruned: agentContextSnapshot.pruned, budget: agentContextSnapshot.budget })
+    .from(agentContextSnapshot)
+    .where(and(eq(agentContextSnapshot.tenantId, context.tenantId), eq(agentContextSnapshot.threadId, threadId)));
+  for (const snapshot of snapshots) {
+    const pruned = scrub(snapshot.pruned);
+    const budget = scrub(snapshot.budget);
+    if (JSON.stringify(pruned) === JSON.stringify(snapshot.pruned) && JSON.stringify(budget) === JSON.stringify(snapshot.budget)) continue;
+    await tx
+      .update(agentContextSnapshot)
+      .set({ pruned, budget })
+      .where(and(eq(agentContextSnapshot.tenantId, context.tenantId), eq(agentContextSnapshot.id, snapshot.id)));
+  }
 }
