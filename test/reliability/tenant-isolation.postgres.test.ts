@@ -1,0 +1,3 @@
+import { defineIsolationSuite } from './support/isolation-suite.js';
+
+defineIsolationSuite('postgres');
