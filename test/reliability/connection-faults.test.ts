@@ -111,7 +111,7 @@ describe('connection and server faults on a private postgres cluster', () => {
     let running = true;
     const done = (async () => {
       while (running) {
-        await sleep(random.between(100, 300));
+        await sleep(random.between(50, 150));
         const killed = await admin<{ killed: boolean }[]>`
           select pg_terminate_backend(pid) as killed from pg_stat_activity
           where usename = ${APP_LOGIN} and datname = current_database() and state <> 'idle' and pid <> pg_backend_pid()

@@ -9,7 +9,9 @@ import { scaled, scaledTimeout } from './support/reliability-scale.js';
 import { seededRandom, type SeededRandom } from './support/seeded-random.js';
 
 const TENANTS = 3;
+/** Threads per tenant in the deletion test (scaled), and in each retention round (fixed: the rounds are scaled). */
 const THREADS_PER_TENANT = { postgres: scaled(30), pglite: scaled(12) };
+const RETENTION_THREADS_PER_TENANT = { postgres: 30, pglite: 12 };
 const RETENTION_ROUNDS = { postgres: scaled(6), pglite: scaled(3) };
 const DAY = 86_400_000;
 
@@ -29,15 +31,18 @@ async function fillThread(store: TenantHistory, random: SeededRandom): Promise<s
   return thread.id;
 }
 
-/** Every row that belongs to the given threads, per table (audit events excluded: they outlive what they record). */
+/** A digest of every row that belongs to the given threads, per table (audit events excluded: they outlive what they record). */
 async function rowsOfThreads(database: TestDatabase, threadIds: string[]): Promise<string> {
   const parts: string[] = [];
   for (const table of TABLES.filter((name) => name !== 'agent_audit_event')) {
     const column = table === 'agent_thread' ? 'id' : 'thread_id';
-    const rows = await database.admin.query<{ row: string }>(`select t::text as row from ${table} t where ${column} = any($1::uuid[]) order by 1`, [threadIds]);
-    parts.push(`${table}:${rows.map((row) => row.row).join('\n')}`);
+    const [row] = await database.admin.query<{ digest: string | null; n: number }>(
+      `select md5(coalesce(string_agg(t::text, E'\\n' order by t::text), '')) as digest, count(*)::int as n from ${table} t where ${column} = any($1::uuid[])`,
+      [threadIds],
+    );
+    parts.push(`${table}:${row!.n}:${row!.digest}`);
   }
-  return parts.join('\n');
+  return parts.join(' ');
 }
 
 async function countOfThreads(database: TestDatabase, threadIds: string[]): Promise<number> {
@@ -116,7 +121,7 @@ describe.each(BACKENDS)('deletion and retention on %s', (backend) => {
         const stores = Array.from({ length: TENANTS }, () => history.forTenant(randomUUID()));
         const ages = new Map<string, { store: TenantHistory; ageDays: number }>();
         for (const store of stores) {
-          for (let index = 0; index < THREADS_PER_TENANT[backend]; index++) {
+          for (let index = 0; index < RETENTION_THREADS_PER_TENANT[backend]; index++) {
             const threadId = await fillThread(store, random);
             const ageDays = random.between(0, 60);
             ages.set(threadId, { store, ageDays });
@@ -140,7 +145,7 @@ describe.each(BACKENDS)('deletion and retention on %s', (backend) => {
         tally.expect((await rowsOfThreads(database, kept.filter((id) => !boundary.includes(id)))) === keptBefore, 'retention changed a newer thread or another tenant', () => `${kept.length} kept`);
         tally.attempt('retention:thread-expired', expired.length);
         tally.attempt('retention:thread-kept', kept.length);
-        for (const other of others) tally.expect((await other.listThreads({ limit: 200 })).threads.length === THREADS_PER_TENANT[backend], "retention reached another tenant's threads", () => other.tenantId);
+        for (const other of others) tally.expect((await other.listThreads({ limit: 200 })).threads.length === RETENTION_THREADS_PER_TENANT[backend], "retention reached another tenant's threads", () => other.tenantId);
         const orphans = await findOrphans(database.admin);
         tally.expect(orphans.length === 0, 'orphans after retention', () => orphans.slice(0, 5).join(', '));
       }
@@ -150,7 +155,8 @@ describe.each(BACKENDS)('deletion and retention on %s', (backend) => {
     scaledTimeout(90_000),
   );
 
-  it.runIf(backend === 'postgres')(
+  // PostgreSQL 15 only; defined (not skipped) on that backend alone, so no test reports as skipped.
+  if (backend === 'postgres') it(
     'should keep a thread whole or delete it whole when appends race with deletion and retention',
     async () => {
       const random = seededRandom();
