@@ -9,7 +9,7 @@
 //   JSON input + output is 1–20 KB (log-uniform, so most are a few KB and a few are large).
 //
 // Bodies come from a fixed pool of templates built once from a seeded PRNG, so every peer stores the same
-// payloads and generation is not on the hot path: `make()` only assigns a fresh id.
+// payloads and generation is not on the hot path: `make()` assigns a fresh id and tags the content with it.
 import { randomUUID } from 'node:crypto';
 
 export type BenchPart = { type: string; [key: string]: unknown };
@@ -111,17 +111,31 @@ export function buildTemplates({ count = 256, seed = 42, toolProbability = 0.35 
   return templates;
 }
 
+/**
+ * The template's parts with a per-message tag in every text and tool input / output (8 characters each), so no
+ * two messages carry the same content: real conversations do not repeat, and the store caches the token counts
+ * of long texts, which a 256-template pool would otherwise hit on every append.
+ */
+function uniqueParts(parts: BenchPart[], tag: string): BenchPart[] {
+  return parts.map((part) => {
+    if (part.type === 'text') return { ...part, text: `${tag} ${part.text as string}` };
+    if (part.type.startsWith('tool-')) return { ...part, input: { ...(part.input as object), tag }, output: { ...(part.output as object), tag } };
+    return part;
+  });
+}
+
 /** Hands out message #k of a thread: user and assistant alternate, bodies cycle through the template pool. */
 export class MessageFactory {
   readonly templates: Omit<BenchMessage, 'id'>[];
   readonly partsBytes: number[];
   constructor(options?: { count?: number; seed?: number; toolProbability?: number }) {
     this.templates = buildTemplates(options);
-    this.partsBytes = this.templates.map((template) => JSON.stringify(template.parts).length);
+    this.partsBytes = this.templates.map((template) => JSON.stringify(uniqueParts(template.parts, '00000000')).length);
   }
   make(k: number): BenchMessage {
     const template = this.templates[k % this.templates.length]!;
-    return { id: randomUUID(), role: template.role, parts: template.parts };
+    const id = randomUUID();
+    return { id, role: template.role, parts: uniqueParts(template.parts, id.slice(0, 8)) };
   }
   bytesOf(k: number): number {
     return this.partsBytes[k % this.partsBytes.length]!;
