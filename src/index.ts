@@ -6,6 +6,7 @@ export { loadO200kTokenCounter, type TokenCounter } from './context/token-counte
 export { withTenant, type TenantTransaction } from './tenant/with-tenant.js';
 export type { AgentHistoryDatabase } from './tenant/database.js';
 export type { AppendMessageOptions, AppendResult } from './store/append-message.js';
+export type { AppendBatchingOptions } from './store/append-batcher.js';
 export type { BeginAssistantMessageOptions, FinalStatus } from './store/assistant-lifecycle.js';
 export type { ContextView, WriteSnapshotInput, WriteSummaryInput } from './store/context-artifacts.js';
 export type { ListMessagesOptions, MessagePage } from './store/list-messages.js';

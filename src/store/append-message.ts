@@ -1,7 +1,7 @@
-import { sql } from 'drizzle-orm';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { rowsOf } from '../tenant/database.js';
+import { singleAppendStatement, type AppendItem } from './append-batcher.js';
 import { storedTokenCount } from './stored-token-count.js';
 import { postgresErrorCode, type StoreContext } from './store-context.js';
 import { MESSAGE_STATUSES } from '../schema/define-agent-tables.js';
@@ -79,20 +79,31 @@ export async function appendMessage<UI_MESSAGE extends StorableMessage>(
   const counted = streaming ? null : await storedTokenCount(context, validated);
   const leaseExpiresAt = streaming ? new Date(context.now().getTime() + context.leaseMs) : null;
 
-  const call = sql`select * from agent_history_append_message(
-    ${context.tenantId}::uuid, ${context.appRole}::text, ${thread}::uuid, ${validated.id}::text, ${clientRequestId}::text,
-    ${validated.role}::agent_message_role, ${status}::agent_message_status, ${validated.partsJson}::jsonb,
-    ${validated.metadataJson}::jsonb, ${runId}::uuid, ${validated.byteSize}::integer, ${counted?.tokenCount ?? null}::integer,
-    ${counted?.tokenCounterId ?? null}::text, ${leaseExpiresAt?.toISOString() ?? null}::timestamptz,
-    ${pinned}::boolean)`;
+  const item: AppendItem = {
+    threadId: thread,
+    messageId: validated.id,
+    clientRequestId,
+    role: validated.role,
+    status,
+    partsJson: validated.partsJson,
+    metadataJson: validated.metadataJson,
+    runId,
+    byteSize: validated.byteSize,
+    tokenCount: counted?.tokenCount ?? null,
+    tokenCounterId: counted?.tokenCounterId ?? null,
+    leaseExpiresAt: leaseExpiresAt?.toISOString() ?? null,
+    pinned,
+  };
 
   let rows: AppendRow[];
   try {
-    rows = rowsOf<AppendRow>(await context.db.execute(call));
+    rows = context.appendBatcher
+      ? await context.appendBatcher.submit<AppendRow>(context.tenantId, context.appRole, item)
+      : rowsOf<AppendRow>(await context.db.execute(singleAppendStatement(context.tenantId, context.appRole, item)));
   } catch (error) {
     const code = postgresErrorCode(error);
     // A racing identical request won: the whole statement rolled back (sequence bump included); read its row.
-    if (code === '23505') rows = rowsOf<AppendRow>(await context.db.execute(call));
+    if (code === '23505') rows = rowsOf<AppendRow>(await context.db.execute(singleAppendStatement(context.tenantId, context.appRole, item)));
     else if (code === '23503') throw new NotFoundError({ entity: 'run', id: runId });
     else throw error;
   }

@@ -3,6 +3,7 @@ import { DEFAULT_APP_ROLE, defineAgentTables, type AgentTables } from '../schema
 import type { AgentHistoryDatabase } from '../tenant/database.js';
 import { assertTenantId } from '../tenant/tenant-id.js';
 import { appendMessage, type AppendMessageOptions } from './append-message.js';
+import { createAppendBatcher, type AppendBatchingOptions } from './append-batcher.js';
 import {
   beginAssistantMessage,
   checkpointMessage,
@@ -43,8 +44,15 @@ export interface CreateAgentHistoryOptions {
   maxMessageBytes?: number;
   /** How long a pending or streaming message belongs to its writer without a checkpoint. @default 60_000 ms */
   leaseMs?: number;
+  /**
+   * Write combining: appends that arrive while `maxInFlight` append statements are already running are queued and
+   * sent together, one statement and one commit for many messages (same guarantees as one by one: gapless
+   * sequences, idempotency, commit order). A lone append is never delayed. `false` sends every append alone.
+   * @default { maxInFlight: 2, maxBatchSize: 64, maxBatchBytes: 4_194_304 }
+   */
+  appendBatching?: AppendBatchingOptions | false;
   /** @internal Test hooks: a clock and an id generator. */
-  _internal?: { now?: () => Date; generateId?: () => string };
+  _internal?: { now?: () => Date; generateId?: () => string; onAppendBatchError?: (error: unknown, size: number) => void };
 }
 
 /**
@@ -64,17 +72,19 @@ export function createAgentHistory({
   tokenCounter: tokenCounterOption,
   maxMessageBytes = 1_048_576,
   leaseMs = 60_000,
+  appendBatching,
   _internal = {},
 }: CreateAgentHistoryOptions) {
   const now = _internal.now ?? (() => new Date());
   const tokenCounter = Promise.resolve(tokenCounterOption ?? loadO200kTokenCounter());
   const generateId = _internal.generateId ?? randomUUID;
+  const appendBatcher = createAppendBatcher(db, appendBatching, { onBatchError: _internal.onAppendBatchError });
   return {
     tables,
     tokenCounter,
     /** The store of one tenant. Throws `InvalidTenantError` for a missing or malformed tenant id. */
     forTenant(tenantId: string) {
-      const context: StoreContext = { db, tables, tenantId: assertTenantId(tenantId), appRole, tokenCounter, maxMessageBytes, leaseMs, now, generateId };
+      const context: StoreContext = { db, tables, tenantId: assertTenantId(tenantId), appRole, tokenCounter, maxMessageBytes, leaseMs, now, generateId, appendBatcher };
       return tenantHistory(context);
     },
   };

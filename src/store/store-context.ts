@@ -2,6 +2,7 @@ import type { AgentTables } from '../schema/define-agent-tables.js';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
 import { withTenant, type TenantTransaction } from '../tenant/with-tenant.js';
 import type { TokenCounter } from '../context/token-counter.js';
+import type { AppendBatcher } from './append-batcher.js';
 
 /** What every store operation of one tenant shares. Internal. */
 export interface StoreContext {
@@ -15,6 +16,8 @@ export interface StoreContext {
   leaseMs: number;
   now: () => Date;
   generateId: () => string;
+  /** Combines concurrent appends into one statement; `null` when batching is off. Shared by every tenant. */
+  appendBatcher: AppendBatcher | null;
 }
 
 /** Runs `work` in a transaction scoped to the context's tenant and role. */

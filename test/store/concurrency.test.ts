@@ -26,6 +26,8 @@ describe.each(BACKENDS)('concurrent writes on %s', (backend) => {
   afterAll(() => database.close());
 
   const store = () => createAgentHistory({ db: database.db }).forTenant(randomUUID());
+  /** The same tenant as seen from another process: its own store, so its appends are never batched with ours. */
+  const otherProcess = (tenant: TenantHistory) => createAgentHistory({ db: database.db }).forTenant(tenant.tenantId);
 
   /**
    * On PostgreSQL: runs `hold` in a superuser transaction, launches the calls, waits until `waiters` of them are
@@ -117,8 +119,8 @@ describe.each(BACKENDS)('concurrent writes on %s', (backend) => {
       // All 30 calls pass their lookup while the thread row is locked, then queue on it: 19 lose at the unique index.
       const results = fulfilled(
         await collide((tx) => tx`select 1 from agent_thread where id = ${thread.id} for update`, 30, () => [
-          ...range(1, 10).map((index) => tenant.appendMessage(thread.id, userMessage(`other-${index}`))),
-          ...range(1, 20).map(() => tenant.appendMessage(thread.id, userMessage('same-id', 'hello'))),
+          ...range(1, 10).map((index) => otherProcess(tenant).appendMessage(thread.id, userMessage(`other-${index}`))),
+          ...range(1, 20).map(() => otherProcess(tenant).appendMessage(thread.id, userMessage('same-id', 'hello'))),
         ]),
       );
       const [otherResults, racingResults] = [results.slice(0, 10), results.slice(10)];
@@ -137,7 +139,7 @@ describe.each(BACKENDS)('concurrent writes on %s', (backend) => {
       const thread = await tenant.createThread();
       const racing = fulfilled(
         await collide((tx) => tx`select 1 from agent_thread where id = ${thread.id} for update`, 20, () =>
-          range(1, 20).map((index) => tenant.appendMessage(thread.id, userMessage(`attempt-${index}`, 'hello'), { clientRequestId: 'request-1' })),
+          range(1, 20).map((index) => otherProcess(tenant).appendMessage(thread.id, userMessage(`attempt-${index}`, 'hello'), { clientRequestId: 'request-1' })),
         ),
       );
       const stored = await database.admin.query<{ message_id: string; sequence: string }>('select message_id, sequence from agent_message where thread_id = $1', [thread.id]);

@@ -1,0 +1,184 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { rowsOf, type AgentHistoryDatabase } from '../tenant/database.js';
+
+/**
+ * Write combining for appends. Up to `maxInFlight` append statements run at once per store, and at most one per
+ * thread; appends that arrive while their thread or every slot is busy wait in a queue, and the next free slot
+ * sends every queued append of one tenant whose thread is free (up to `maxBatchSize` messages and
+ * `maxBatchBytes`) as one statement with one commit. A lone append is sent at once, exactly as without batching.
+ * Under load this turns N commits (N WAL flushes, N round trips, N waits on a hot thread's row lock) into one.
+ */
+export interface AppendBatchingOptions {
+  /** Append statements in flight at once (each holds one connection). @default 2 */
+  maxInFlight?: number;
+  /** The most messages in one statement. @default 64 */
+  maxBatchSize?: number;
+  /** The most serialized message bytes in one statement (a single larger message is still sent alone). @default 4_194_304 */
+  maxBatchBytes?: number;
+}
+
+/** One append, as the SQL functions take it. */
+export interface AppendItem {
+  threadId: string;
+  messageId: string;
+  clientRequestId: string | null;
+  role: string;
+  status: string;
+  partsJson: string;
+  metadataJson: string;
+  runId: string | null;
+  byteSize: number;
+  tokenCount: number | null;
+  tokenCounterId: string | null;
+  leaseExpiresAt: string | null;
+  pinned: boolean;
+}
+
+interface Queued<ROW> {
+  tenantId: string;
+  appRole: string | null;
+  item: AppendItem;
+  resolve(rows: ROW[]): void;
+  reject(error: unknown): void;
+}
+
+export interface AppendBatcher {
+  /** The rows `agent_history_append_message` returns for this item, whether it was sent alone or in a batch. */
+  submit<ROW>(tenantId: string, appRole: string | null, item: AppendItem): Promise<ROW[]>;
+}
+
+/** The single-message statement (also what a failed batch falls back to, item by item). */
+export function singleAppendStatement(tenantId: string, appRole: string | null, item: AppendItem): SQL {
+  return sql`select * from agent_history_append_message(
+    ${tenantId}::uuid, ${appRole}::text, ${item.threadId}::uuid, ${item.messageId}::text, ${item.clientRequestId}::text,
+    ${item.role}::agent_message_role, ${item.status}::agent_message_status, ${item.partsJson}::jsonb,
+    ${item.metadataJson}::jsonb, ${item.runId}::uuid, ${item.byteSize}::integer, ${item.tokenCount}::integer,
+    ${item.tokenCounterId}::text, ${item.leaseExpiresAt}::timestamptz, ${item.pinned}::boolean)`;
+}
+
+/** The items as one JSON array, splicing in the parts and metadata already serialized by validation. */
+function itemsJson(items: AppendItem[]): string {
+  return `[${items
+    .map(
+      (item) =>
+        `{"threadId":${JSON.stringify(item.threadId)},"messageId":${JSON.stringify(item.messageId)},` +
+        `"clientRequestId":${JSON.stringify(item.clientRequestId)},"role":${JSON.stringify(item.role)},` +
+        `"status":${JSON.stringify(item.status)},"parts":${item.partsJson},"metadata":${item.metadataJson},` +
+        `"runId":${JSON.stringify(item.runId)},"byteSize":${item.byteSize},"tokenCount":${JSON.stringify(item.tokenCount)},` +
+        `"tokenCounterId":${JSON.stringify(item.tokenCounterId)},"leaseExpiresAt":${JSON.stringify(item.leaseExpiresAt)},` +
+        `"pinned":${item.pinned}}`,
+    )
+    .join(',')}]`;
+}
+
+const positiveInteger = (argument: string, value: unknown, fallback: number): number => {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new InvalidArgumentError({ argument, value, message: 'expected a positive integer.' });
+  }
+  return value;
+};
+
+/** Validates the options; `false` turns batching off (every append is its own statement). */
+export function createAppendBatcher(
+  db: AgentHistoryDatabase,
+  options: AppendBatchingOptions | false | undefined,
+  { onBatchError }: { onBatchError?: (error: unknown, size: number) => void } = {},
+): AppendBatcher | null {
+  if (options === false) return null;
+  if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) {
+    throw new InvalidArgumentError({ argument: 'appendBatching', value: options, message: 'expected false or { maxInFlight?, maxBatchSize?, maxBatchBytes? }.' });
+  }
+  const maxInFlight = positiveInteger('appendBatching.maxInFlight', options?.maxInFlight, 2);
+  const maxBatchSize = positiveInteger('appendBatching.maxBatchSize', options?.maxBatchSize, 64);
+  const maxBatchBytes = positiveInteger('appendBatching.maxBatchBytes', options?.maxBatchBytes, 4_194_304);
+
+  let inFlight = 0;
+  let queue: Queued<unknown>[] = [];
+  /** Threads with a statement in flight, by `tenant/thread`: their queued appends wait for it. */
+  const busyThreads = new Map<string, number>();
+  const threadKey = (entry: Queued<unknown>) => `${entry.tenantId}/${entry.item.threadId}`;
+
+  /**
+   * Takes the oldest queued append whose thread has no statement in flight, and every later one of its tenant
+   * that fits, keeping their order. A thread's appends never overtake each other: once one stays behind, every
+   * later one of that thread does too.
+   */
+  const takeBatch = (): Queued<unknown>[] => {
+    const head = queue.find((entry) => !busyThreads.has(threadKey(entry)));
+    if (!head) return [];
+    const batch: Queued<unknown>[] = [];
+    const rest: Queued<unknown>[] = [];
+    const held = new Set<string>();
+    let bytes = 0;
+    for (const entry of queue) {
+      const key = threadKey(entry);
+      const fits = batch.length === 0 || (batch.length < maxBatchSize && bytes + entry.item.byteSize <= maxBatchBytes);
+      if (entry.tenantId === head.tenantId && entry.appRole === head.appRole && !busyThreads.has(key) && !held.has(key) && fits) {
+        batch.push(entry);
+        bytes += entry.item.byteSize;
+      } else {
+        held.add(key);
+        rest.push(entry);
+      }
+    }
+    queue = rest;
+    return batch;
+  };
+
+  const runAlone = async (entry: Queued<unknown>) => {
+    try {
+      entry.resolve(rowsOf(await db.execute(singleAppendStatement(entry.tenantId, entry.appRole, entry.item))));
+    } catch (error) {
+      entry.reject(error);
+    }
+  };
+
+  const runBatch = async (batch: Queued<unknown>[]) => {
+    if (batch.length === 1) return runAlone(batch[0]!);
+    const { tenantId, appRole } = batch[0]!;
+    let rows: Array<{ item: number }>;
+    try {
+      rows = rowsOf(await db.execute(sql`select * from agent_history_append_messages(
+        ${tenantId}::uuid, ${appRole}::text, ${itemsJson(batch.map((entry) => entry.item))}::jsonb)`));
+    } catch (error) {
+      onBatchError?.(error, batch.length);
+      // The whole batch rolled back (a racing duplicate, a missing run, a lost connection, …): send each append
+      // alone, in order, so each caller gets exactly the outcome it would have had without batching.
+      for (const entry of batch) await runAlone(entry);
+      return;
+    }
+    const byItem: unknown[][] = batch.map(() => []);
+    for (const { item, ...row } of rows) byItem[item]!.push(row);
+    batch.forEach((entry, index) => entry.resolve(byItem[index]!));
+  };
+
+  const pump = () => {
+    while (inFlight < maxInFlight && queue.length > 0) {
+      const batch = takeBatch();
+      if (batch.length === 0) return; // every queued append waits for its thread's statement in flight
+      const keys = batch.map(threadKey);
+      for (const key of keys) busyThreads.set(key, (busyThreads.get(key) ?? 0) + 1);
+      inFlight++;
+      void runBatch(batch).finally(() => {
+        for (const key of keys) {
+          const left = busyThreads.get(key)! - 1;
+          if (left === 0) busyThreads.delete(key);
+          else busyThreads.set(key, left);
+        }
+        inFlight--;
+        pump();
+      });
+    }
+  };
+
+  return {
+    submit<ROW>(tenantId: string, appRole: string | null, item: AppendItem): Promise<ROW[]> {
+      return new Promise<ROW[]>((resolve, reject) => {
+        queue.push({ tenantId, appRole, item, resolve: resolve as (rows: unknown[]) => void, reject });
+        pump();
+      });
+    },
+  };
+}
