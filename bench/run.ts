@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { loadConfig } from './config.js';
+import { cpuMeter } from './cpu.js';
 import { MessageFactory } from './messages.js';
 import { agentHistoryPeer } from './peers/agent-history-peer.js';
 import { bareAgentTablePeer } from './peers/bare-agent-table-peer.js';
@@ -65,9 +66,10 @@ async function appendWorkload(server: BenchServer, workload: 'w1' | 'w2', runInd
     let result: Record<string, unknown>;
     try {
       peer = await openAppendPeer(server, name, database, poolSize);
-      if (workload === 'w1') result = await runW1Append(peer, factory, config.w1);
+      const meter = cpuMeter(await server.postmasterPid());
+      if (workload === 'w1') result = await runW1Append(peer, factory, config.w1, meter);
       else {
-        const w2 = await runW2HotThread(peer, factory, config.w2);
+        const w2 = await runW2HotThread(peer, factory, config.w2, meter);
         result = w2;
         if ('checkSequences' in peer) {
           const check = await (peer as ReturnType<typeof agentHistoryPeer>).checkSequences(w2.threadId);
@@ -84,8 +86,8 @@ async function appendWorkload(server: BenchServer, workload: 'w1' | 'w2', runInd
       await server.dropDatabase(database);
     }
     results[name] = result;
-    const { appendsPerSecond, latencyMs, verify, error } = result as { appendsPerSecond?: number; latencyMs?: { p50: number; p99: number }; verify?: { ok: boolean }; error?: string };
-    log(`  ${workload} ${name.padEnd(14)} ${error ? `ERROR ${error.split('\n')[0]}` : `${appendsPerSecond} appends/s  p50 ${latencyMs?.p50} ms  p99 ${latencyMs?.p99} ms  verified ${verify?.ok}`}`);
+    const { appendsPerSecond, latencyMs, verify, error, cpuMsPerAppend: cpu } = result as { appendsPerSecond?: number; latencyMs?: { p50: number; p99: number }; verify?: { ok: boolean }; error?: string; cpuMsPerAppend?: { clientMs: number; serverMs: number } };
+    log(`  ${workload} ${name.padEnd(14)} ${error ? `ERROR ${error.split('\n')[0]}` : `${appendsPerSecond} appends/s  p50 ${latencyMs?.p50} ms  p99 ${latencyMs?.p99} ms  cpu/append client ${cpu?.clientMs} ms server ${cpu?.serverMs} ms  verified ${verify?.ok}`}`);
   }
   return results;
 }

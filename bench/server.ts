@@ -1,5 +1,7 @@
 // The benchmark's own PostgreSQL 15 cluster: durability at the defaults (fsync on, synchronous_commit on), one
 // fresh database per (workload, peer), and the application login the store connects through.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { migrate } from '../src/store/migrate.js';
@@ -19,6 +21,8 @@ export interface BenchServer {
   dropDatabase(database: string): Promise<void>;
   checkpoint(): Promise<void>;
   info(): Promise<Record<string, unknown>>;
+  /** The postmaster's pid (first line of `postmaster.pid` in the data directory), for the CPU meter. */
+  postmasterPid(): Promise<number | null>;
   stop(): void;
 }
 
@@ -70,6 +74,15 @@ export async function startBenchServer({ profile = false, synchronousCommit = nu
       });
       if (profile && !migrated) await admin(database, (sql) => sql.unsafe('create extension if not exists pg_stat_statements'));
     },
+    postmasterPid: () =>
+      admin('postgres', async (sql) => {
+        const [{ setting }] = await sql<{ setting: string }[]>`select setting from pg_settings where name = 'data_directory'`;
+        try {
+          return Number(readFileSync(join(setting, 'postmaster.pid'), 'utf8').split('\n')[0]) || null;
+        } catch {
+          return null;
+        }
+      }),
     checkpoint: () => admin('postgres', (sql) => sql.unsafe('checkpoint')).then(() => {}),
     dropDatabase: (database) => admin('postgres', (sql) => sql.unsafe(`drop database if exists ${database} with (force)`)).then(() => {}),
     info: () =>

@@ -9,10 +9,18 @@ import type { AppendPeer } from './peer.js';
 
 export type TenantStore = ReturnType<ReturnType<typeof createAgentHistory>['forTenant']>;
 
+/** `BENCH_APPEND_BATCHING=off` turns write combining off; a number sets `maxInFlight`. Default: the store's default. */
+function appendBatchingFromEnv() {
+  const value = process.env.BENCH_APPEND_BATCHING;
+  if (value === undefined || value === '') return undefined;
+  if (value === 'off') return false as const;
+  return { maxInFlight: Number(value) };
+}
+
 /** A pool as the app login and the store of one fresh tenant. */
 export function openAgentHistory(appUrl: string, poolSize: number) {
   const client = postgres(appUrl, { max: poolSize, onnotice: () => {} });
-  const history = createAgentHistory({ db: drizzle({ client }) as unknown as AgentHistoryDatabase });
+  const history = createAgentHistory({ db: drizzle({ client }) as unknown as AgentHistoryDatabase, appendBatching: appendBatchingFromEnv() });
   const tenantId = randomUUID();
   return { client, history, tenantId, store: history.forTenant(tenantId) };
 }

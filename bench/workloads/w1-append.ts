@@ -3,6 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import type { MessageFactory } from '../messages.js';
 import type { AppendPeer } from '../peers/peer.js';
+import { cpuPerOperation, type CpuMeter } from '../cpu.js';
 import { round, summarize } from '../stats.js';
 
 export interface W1Options {
@@ -11,7 +12,7 @@ export interface W1Options {
   concurrency: number;
 }
 
-export async function runW1Append(peer: Pick<AppendPeer, 'createThread' | 'append' | 'loadAllIds'>, factory: MessageFactory, { threads, messages, concurrency }: W1Options) {
+export async function runW1Append(peer: Pick<AppendPeer, 'createThread' | 'append' | 'loadAllIds'>, factory: MessageFactory, { threads, messages, concurrency }: W1Options, meter?: CpuMeter) {
   const threadIds: string[] = [];
   for (let index = 0; index < threads; index++) threadIds.push(await peer.createThread());
   const appended: string[][] = threadIds.map(() => []);
@@ -19,6 +20,7 @@ export async function runW1Append(peer: Pick<AppendPeer, 'createThread' | 'appen
   const errors: unknown[] = [];
   let next = 0;
   let bytes = 0;
+  const cpuBefore = meter?.();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -40,6 +42,7 @@ export async function runW1Append(peer: Pick<AppendPeer, 'createThread' | 'appen
     }),
   );
   const wallMs = performance.now() - started;
+  const cpu = meter && cpuBefore ? cpuPerOperation(cpuBefore, meter(), latencies.length) : undefined;
 
   let missing = 0;
   let duplicates = 0;
@@ -60,6 +63,8 @@ export async function runW1Append(peer: Pick<AppendPeer, 'createThread' | 'appen
     appendsPerSecond: round((latencies.length / wallMs) * 1000, 1),
     payloadMBps: round(bytes / 1e6 / (wallMs / 1000), 2),
     latencyMs: summarize(latencies),
+    /** CPU ms per append while appending: this process, the database server, both. */
+    cpuMsPerAppend: cpu,
     verify: { missing, duplicates, threadsOutOfOrder, ok: errors.length === 0 && missing === 0 && duplicates === 0 && threadsOutOfOrder === 0 },
   };
 }

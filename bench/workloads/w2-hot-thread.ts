@@ -11,6 +11,7 @@
 import { performance } from 'node:perf_hooks';
 import type { MessageFactory } from '../messages.js';
 import type { AppendPeer } from '../peers/peer.js';
+import { cpuPerOperation, type CpuMeter } from '../cpu.js';
 import { round, summarize } from '../stats.js';
 
 interface AppendRecord {
@@ -20,12 +21,13 @@ interface AppendRecord {
   end: number;
 }
 
-export async function runW2HotThread(peer: AppendPeer, factory: MessageFactory, { appenders, messages }: { appenders: number; messages: number }) {
+export async function runW2HotThread(peer: AppendPeer, factory: MessageFactory, { appenders, messages }: { appenders: number; messages: number }, meter?: CpuMeter) {
   const threadId = await peer.createThread();
   const records: AppendRecord[] = [];
   const latencies: number[] = [];
   const errors: unknown[] = [];
   let next = 0;
+  const cpuBefore = meter?.();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: appenders }, async (_, writer) => {
@@ -44,6 +46,7 @@ export async function runW2HotThread(peer: AppendPeer, factory: MessageFactory, 
     }),
   );
   const wallMs = performance.now() - started;
+  const cpu = meter && cpuBefore ? cpuPerOperation(cpuBefore, meter(), latencies.length) : undefined;
 
   const loaded = await peer.loadAllIds(threadId);
   const position = new Map<string, number>();
@@ -79,6 +82,8 @@ export async function runW2HotThread(peer: AppendPeer, factory: MessageFactory, 
     wallMs: round(wallMs, 1),
     appendsPerSecond: round((records.length / wallMs) * 1000, 1),
     latencyMs: summarize(latencies),
+    /** CPU ms per append while appending: this process, the database server, both. */
+    cpuMsPerAppend: cpu,
     verify: { loadedRows: loaded.length, lost, duplicates, writerInversions, realtimeInversions, landedBehindCommitted, ok },
   };
 }
