@@ -17,7 +17,7 @@ export function loadConfig() {
     /** Which workloads to run. */
     workloads: names('BENCH_WORKLOADS', ['w1', 'w2', 'w3', 'w4', 'w5']),
     /** Which peers to run in W1-W3 (agent-history always runs). */
-    peers: names('BENCH_PEERS', ['bare-insert', 'bare-agent-table', 'mastra-pg']),
+    peers: names('BENCH_PEERS', ['bare-insert', 'bare-agent-table', 'mastra-pg', 'agent-history-one-by-one']),
     w1: { threads: integer('BENCH_W1_THREADS', quick ? 8 : 50), messages: integer('BENCH_W1_MESSAGES', quick ? 10 : 40), concurrency: integer('BENCH_W1_CONCURRENCY', 8) },
     w2: { appenders: integer('BENCH_W2_APPENDERS', 32), messages: integer('BENCH_W2_MESSAGES', quick ? 96 : 500) },
     w3: {

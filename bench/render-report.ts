@@ -19,7 +19,10 @@ export function renderReport(results: { meta: Record<string, any>; runs: any[] }
     out.push(`## W2 hot thread (1 thread, ${config.w2.appenders} appenders, ${config.w2.messages} messages)`, '', appendTable(runs, 'w2', peers), '');
     out.push('Order checks per run (lost / dup / writer inv. / real-time inv. / landed behind committed):');
     for (const peer of peers) out.push(`- ${peer}: ${runs.map((run) => { const v = run.w2?.[peer]?.verify; return v ? `${v.lost}/${v.duplicates}/${v.writerInversions}/${v.realtimeInversions}/${v.landedBehindCommitted}` : '–'; }).join(', ')}`);
-    out.push(`- agent-history sequences: ${runs.map((run) => JSON.stringify(run.w2?.['agent-history']?.sequences ?? null)).join('; ')}`, '');
+    for (const peer of peers.filter((name) => name.startsWith('agent-history'))) {
+      out.push(`- ${peer} sequences: ${runs.map((run) => JSON.stringify(run.w2?.[peer]?.sequences ?? null)).join('; ')}`);
+    }
+    out.push('');
   }
   if (config.workloads.includes('w3')) {
     out.push('## W3 load: agent-history (p50 ms per call)', '', loadTable(runs, (run) => run.w3?.['agent-history'], ahOps, config.w3.sizes), '');

@@ -103,8 +103,8 @@ export function targetsTable(rows: TargetRow[]): string {
 /** W1 / W2 side by side: throughput and latency of every peer, ratios of agent-history to each. */
 export function appendTable(runs: Json[], workload: 'w1' | 'w2', peers: string[]): string {
   const lines = [
-    `| peer | appends/s | p50 ms | p99 ms | agent-history ÷ peer (appends/s) | no loss, no duplicate${workload === 'w1' ? ', append order' : ''} |${workload === 'w2' ? ' landed behind a committed message (per run) |' : ''}`,
-    `| --- | --- | --- | --- | --- | --- |${workload === 'w2' ? ' --- |' : ''}`,
+    `| peer | appends/s | p50 ms | p99 ms | agent-history ÷ peer (appends/s) | CPU ms per append: client + server | no loss, no duplicate${workload === 'w1' ? ', append order' : ''} |${workload === 'w2' ? ' landed behind a committed message (per run) |' : ''}`,
+    `| --- | --- | --- | --- | --- | --- | --- |${workload === 'w2' ? ' --- |' : ''}`,
   ];
   for (const peer of peers) {
     const rate = perRun(runs, (run) => run[workload]?.[peer]?.appendsPerSecond);
@@ -115,8 +115,9 @@ export function appendTable(runs: Json[], workload: 'w1' | 'w2', peers: string[]
       return workload === 'w1' ? verify.ok : verify.lost === 0 && verify.duplicates === 0;
     });
     const behind = workload === 'w2' ? ` ${runs.map((run) => run.w2?.[peer]?.verify?.landedBehindCommitted ?? '–').join(' / ')} |` : '';
+    const cpu = `${fmtSpread(perRun(runs, (run) => run[workload]?.[peer]?.cpuMsPerAppend?.clientMs), 2)} + ${fmtSpread(perRun(runs, (run) => run[workload]?.[peer]?.cpuMsPerAppend?.serverMs), 2)}`;
     lines.push(
-      `| ${peer} | ${fmtSpread(rate, 0)} | ${fmtSpread(perRun(runs, (run) => run[workload]?.[peer]?.latencyMs?.p50), 1)} | ${fmtSpread(perRun(runs, (run) => run[workload]?.[peer]?.latencyMs?.p99), 1)} | ${peer === 'agent-history' ? '1' : fmtSpread(ratio, 2)} | ${verified.every((value) => value === true) ? 'yes' : verified.map((value) => (value ? 'yes' : 'NO')).join('/')} |${behind}`,
+      `| ${peer} | ${fmtSpread(rate, 0)} | ${fmtSpread(perRun(runs, (run) => run[workload]?.[peer]?.latencyMs?.p50), 1)} | ${fmtSpread(perRun(runs, (run) => run[workload]?.[peer]?.latencyMs?.p99), 1)} | ${peer === 'agent-history' ? '1' : fmtSpread(ratio, 2)} | ${cpu} | ${verified.every((value) => value === true) ? 'yes' : verified.map((value) => (value ? 'yes' : 'NO')).join('/')} |${behind}`,
     );
   }
   return lines.join('\n');

@@ -50,6 +50,8 @@ async function topStatements(server: BenchServer, database: string) {
 async function openAppendPeer(server: BenchServer, peer: string, database: string, poolSize: number): Promise<AppendPeer> {
   const urls = { appUrl: server.appUrl(database), adminUrl: server.adminUrl(database), poolSize };
   if (peer === 'agent-history') return agentHistoryPeer(urls);
+  // The same store with write combining off: every append its own statement and commit.
+  if (peer === 'agent-history-one-by-one') return agentHistoryPeer({ ...urls, name: peer, appendBatching: false });
   if (peer === 'bare-insert') return bareInsertPeer(urls);
   if (peer === 'bare-agent-table') return bareAgentTablePeer(urls);
   if (peer === 'mastra-pg') return mastraPeer(urls);
@@ -60,7 +62,7 @@ async function appendWorkload(server: BenchServer, workload: 'w1' | 'w2', runInd
   const results: Record<string, unknown> = {};
   for (const name of rotate(['agent-history', ...config.peers], runIndex)) {
     const database = dbName(workload, name);
-    await server.createDatabase(database, { migrated: name === 'agent-history' || name === 'bare-agent-table' });
+    await server.createDatabase(database, { migrated: name.startsWith('agent-history') || name === 'bare-agent-table' });
     const poolSize = workload === 'w1' ? config.w1.concurrency : config.w2.appenders;
     let peer: AppendPeer | undefined;
     let result: Record<string, unknown>;
@@ -74,7 +76,7 @@ async function appendWorkload(server: BenchServer, workload: 'w1' | 'w2', runInd
         if ('checkSequences' in peer) {
           const check = await (peer as ReturnType<typeof agentHistoryPeer>).checkSequences(w2.threadId);
           const n = w2.appends;
-          const ok = check.rows === n && check.distinctSequences === n && check.minSequence === 1 && check.maxSequence === n && check.nextSequence === n && check.commitOrderInversions === 0;
+          const ok = check.rows === n && check.distinctSequences === n && check.minSequence === 1 && check.maxSequence === n && check.nextSequence === n && check.commitOrderInversions === 0 && check.tiesAcrossTransactions === 0;
           result = { ...w2, sequences: { ...check, ok } };
         }
       }

@@ -5,12 +5,13 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { createAgentHistory } from '../../src/store/create-agent-history.js';
 import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
+import type { AppendBatchingOptions } from '../../src/store/append-batcher.js';
 import type { AppendPeer } from './peer.js';
 
 export type TenantStore = ReturnType<ReturnType<typeof createAgentHistory>['forTenant']>;
 
 /** `BENCH_APPEND_BATCHING=off` turns write combining off; a number sets `maxInFlight`. Default: the store's default. */
-function appendBatchingFromEnv() {
+export function appendBatchingFromEnv() {
   const value = process.env.BENCH_APPEND_BATCHING;
   if (value === undefined || value === '') return undefined;
   if (value === 'off') return false as const;
@@ -18,9 +19,9 @@ function appendBatchingFromEnv() {
 }
 
 /** A pool as the app login and the store of one fresh tenant. */
-export function openAgentHistory(appUrl: string, poolSize: number) {
+export function openAgentHistory(appUrl: string, poolSize: number, appendBatching: AppendBatchingOptions | false | undefined = appendBatchingFromEnv()) {
   const client = postgres(appUrl, { max: poolSize, onnotice: () => {} });
-  const history = createAgentHistory({ db: drizzle({ client }) as unknown as AgentHistoryDatabase, appendBatching: appendBatchingFromEnv() });
+  const history = createAgentHistory({ db: drizzle({ client }) as unknown as AgentHistoryDatabase, appendBatching });
   const tenantId = randomUUID();
   return { client, history, tenantId, store: history.forTenant(tenantId) };
 }
@@ -48,15 +49,17 @@ export interface SequenceCheck {
   commitOrderInversions: number;
   /** Adjacent pairs (by sequence) with the same commit timestamp (not an inversion; 1 µs resolution). */
   commitTimestampTies: number;
+  /** Of those, pairs written by two different transactions (the rest are messages of one batch, one commit). */
+  tiesAcrossTransactions: number;
 }
 
-export function agentHistoryPeer({ appUrl, adminUrl, poolSize }: { appUrl: string; adminUrl: string; poolSize: number }): AppendPeer & {
+export function agentHistoryPeer({ appUrl, adminUrl, poolSize, name = 'agent-history', appendBatching }: { appUrl: string; adminUrl: string; poolSize: number; name?: string; appendBatching?: AppendBatchingOptions | false }): AppendPeer & {
   checkSequences(threadId: string): Promise<SequenceCheck>;
 } {
-  const { client, store } = openAgentHistory(appUrl, poolSize);
+  const { client, store } = openAgentHistory(appUrl, poolSize, appendBatching ?? appendBatchingFromEnv());
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   return {
-    name: 'agent-history',
+    name,
     createThread: async () => (await store.createThread()).id,
     append: async (threadId, message) => {
       await store.appendMessage(threadId, message);
@@ -68,14 +71,16 @@ export function agentHistoryPeer({ appUrl, adminUrl, poolSize }: { appUrl: strin
     checkSequences: async (threadId) => {
       const [row] = await admin<SequenceCheck[]>`
         with m as (
-          select sequence, pg_xact_commit_timestamp(xmin) as committed_at,
-            lag(pg_xact_commit_timestamp(xmin)) over (order by sequence) as previous_committed_at
+          select sequence, pg_xact_commit_timestamp(xmin) as committed_at, xmin::text as tx,
+            lag(pg_xact_commit_timestamp(xmin)) over (order by sequence) as previous_committed_at,
+            lag(xmin::text) over (order by sequence) as previous_tx
           from agent_message where thread_id = ${threadId})
         select count(*)::int as "rows", count(distinct sequence)::int as "distinctSequences",
           coalesce(min(sequence), 0)::int as "minSequence", coalesce(max(sequence), 0)::int as "maxSequence",
           (select next_sequence from agent_thread where id = ${threadId})::int as "nextSequence",
           count(*) filter (where committed_at < previous_committed_at)::int as "commitOrderInversions",
-          count(*) filter (where committed_at = previous_committed_at)::int as "commitTimestampTies"
+          count(*) filter (where committed_at = previous_committed_at)::int as "commitTimestampTies",
+          count(*) filter (where committed_at = previous_committed_at and tx <> previous_tx)::int as "tiesAcrossTransactions"
         from m`;
       return row!;
     },
