@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { rowsOf, type AgentHistoryDatabase } from '../tenant/database.js';
+import { postgresErrorCode } from './store-context.js';
 
 /**
  * Write combining for appends. Up to `maxInFlight` append statements run at once per store, and at most one per
@@ -108,6 +109,10 @@ export function createAppendBatcher(
   const takeBatch = (): Queued<unknown>[] => {
     const head = queue.find((entry) => !busyThreads.has(threadKey(entry)));
     if (!head) return [];
+    if (batchFunctionMissing) {
+      queue = queue.filter((entry) => entry !== head);
+      return [head];
+    }
     const batch: Queued<unknown>[] = [];
     const rest: Queued<unknown>[] = [];
     const held = new Set<string>();
@@ -135,6 +140,9 @@ export function createAppendBatcher(
     }
   };
 
+  /** Set when the database has no batch function (a schema migrated without 0004): every append then goes alone. */
+  let batchFunctionMissing = false;
+
   const runBatch = async (batch: Queued<unknown>[]) => {
     if (batch.length === 1) return runAlone(batch[0]!);
     const { tenantId, appRole } = batch[0]!;
@@ -144,6 +152,7 @@ export function createAppendBatcher(
         ${tenantId}::uuid, ${appRole}::text, ${itemsJson(batch.map((entry) => entry.item))}::jsonb)`));
     } catch (error) {
       onBatchError?.(error, batch.length);
+      if (postgresErrorCode(error) === '42883') batchFunctionMissing = true; // undefined_function
       // The whole batch rolled back (a racing duplicate, a missing run, a lost connection, …): send each append
       // alone, in order, so each caller gets exactly the outcome it would have had without batching.
       for (const entry of batch) await runAlone(entry);

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgentHistory, InvalidArgumentError, NotFoundError, type AppendBatchingOptions } from '../../src/index.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createAgentHistory, InvalidArgumentError, MIGRATIONS_FOLDER, NotFoundError, type AppendBatchingOptions } from '../../src/index.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 const userMessage = (id: string, text = `text of ${id}`) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
@@ -144,6 +146,26 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     await Promise.all(range(1, 10).map((index) => store.appendMessage(thread.id, userMessage(`m${index}`))));
     // 1 alone, then the 9 queued behind it in batches of at most 3.
     expect(await transactionsOf(thread.id)).toBe(4);
+  });
+
+  it('should send every append alone, after one failed batch, on a database migrated without the batch function', async () => {
+    await database.admin.query('drop function agent_history_append_messages(uuid, text, jsonb)');
+    try {
+      batchErrors.length = 0;
+      const store = history({ maxInFlight: 1 }).forTenant(randomUUID());
+      const thread = await store.createThread();
+      for (const burst of [1, 2]) {
+        const results = await Promise.all(range(1, 5).map((index) => store.appendMessage(thread.id, userMessage(`b${burst}-${index}`))));
+        expect(results.every((result) => result.created)).toBe(true);
+      }
+      expect((await rowsOf(thread.id)).map((row) => Number(row.sequence))).toEqual(range(1, 10));
+      // Only the first batch was tried; every append after it went alone.
+      expect(batchErrors).toHaveLength(1);
+      expect(await transactionsOf(thread.id)).toBe(10);
+    } finally {
+      const migration = readFileSync(join(MIGRATIONS_FOLDER, '0004_append_batch.sql'), 'utf8');
+      for (const statement of migration.split('--> statement-breakpoint')) await database.admin.query(statement);
+    }
   });
 
   it('should reject bad batching options with a typed error naming the value', () => {
