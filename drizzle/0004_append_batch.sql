@@ -2,9 +2,10 @@
 -- appends that arrive while others are in flight and sends them together). Each item goes through
 -- agent_history_append_message, in the order given, so a batch means exactly what the same appends one after the
 -- other mean: idempotent by message id and client request id (also within the batch), gapless sequences, the
--- thread's sequence order equal to the commit order. The threads of the batch are locked first, sorted by id,
--- so two batches touching the same threads can never deadlock. Any error rolls the whole batch back; the store
--- then sends its items one by one, so each caller gets its own outcome.
+-- thread's sequence order equal to the commit order. A batch of several threads first locks them all, in id
+-- order and with NOWAIT: it never waits for one thread while holding another, so it can be part of no deadlock
+-- and never holds up a free thread behind a busy one. If one is busy (55P03), the store resends the batch split
+-- by thread; a batch of one thread waits for it like a single append. Any error rolls the whole batch back.
 CREATE OR REPLACE FUNCTION "agent_history_append_messages"(
   p_tenant_id uuid,
   p_role_name text,
@@ -24,11 +25,13 @@ BEGIN
   IF p_role_name IS NOT NULL THEN
     PERFORM set_config('role', p_role_name, true);
   END IF;
-  PERFORM 1 FROM "agent_thread" t
-    WHERE t.tenant_id = p_tenant_id
-      AND t.id IN (SELECT DISTINCT (e.value->>'threadId')::uuid FROM jsonb_array_elements(p_items) e)
-    ORDER BY t.id
-    FOR NO KEY UPDATE;
+  IF (SELECT count(DISTINCT e.value->>'threadId') FROM jsonb_array_elements(p_items) e) > 1 THEN
+    PERFORM 1 FROM "agent_thread" t
+      WHERE t.tenant_id = p_tenant_id
+        AND t.id IN (SELECT DISTINCT (e.value->>'threadId')::uuid FROM jsonb_array_elements(p_items) e)
+      ORDER BY t.id
+      FOR NO KEY UPDATE NOWAIT;
+  END IF;
   FOR v_item, v_index IN SELECT e.value, (e.ordinality - 1)::integer FROM jsonb_array_elements(p_items) WITH ORDINALITY e ORDER BY e.ordinality LOOP
     RETURN QUERY
       SELECT v_index, a.*

@@ -1,5 +1,7 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { is, sql, type SQL } from 'drizzle-orm';
+import { PgTransaction } from 'drizzle-orm/pg-core';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { assertInteger } from './threads.js';
 import { rowsOf, type AgentHistoryDatabase } from '../tenant/database.js';
 import { postgresErrorCode } from './store-context.js';
 
@@ -73,33 +75,36 @@ function itemsJson(items: AppendItem[]): string {
     .join(',')}]`;
 }
 
-const positiveInteger = (argument: string, value: unknown, fallback: number): number => {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw new InvalidArgumentError({ argument, value, message: 'expected a positive integer.' });
-  }
-  return value;
-};
+const setting = (argument: string, value: unknown, fallback: number, max: number): number =>
+  value === undefined ? fallback : assertInteger(argument, value, 1, max);
 
-/** Validates the options; `false` turns batching off (every append is its own statement). */
+/** SQLSTATEs an item of a batch can cause: the batch is resent one append at a time, so only that item fails. */
+const ITEM_CAUSED = /^(22|23)|^40P01$|^40001$/;
+
+/**
+ * Validates the options; `false` turns batching off (every append is its own statement), and so does a `db` that
+ * is a transaction (a failed batch would abort it, and the one-by-one resend with it).
+ */
 export function createAppendBatcher(
   db: AgentHistoryDatabase,
   options: AppendBatchingOptions | false | undefined,
   { onBatchError }: { onBatchError?: (error: unknown, size: number) => void } = {},
 ): AppendBatcher | null {
-  if (options === false) return null;
+  if (options === false || is(db, PgTransaction)) return null;
   if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) {
     throw new InvalidArgumentError({ argument: 'appendBatching', value: options, message: 'expected false or { maxInFlight?, maxBatchSize?, maxBatchBytes? }.' });
   }
-  const maxInFlight = positiveInteger('appendBatching.maxInFlight', options?.maxInFlight, 2);
-  const maxBatchSize = positiveInteger('appendBatching.maxBatchSize', options?.maxBatchSize, 64);
-  const maxBatchBytes = positiveInteger('appendBatching.maxBatchBytes', options?.maxBatchBytes, 4_194_304);
+  const maxInFlight = setting('appendBatching.maxInFlight', options?.maxInFlight, 2, 1_000);
+  const maxBatchSize = setting('appendBatching.maxBatchSize', options?.maxBatchSize, 64, 10_000);
+  const maxBatchBytes = setting('appendBatching.maxBatchBytes', options?.maxBatchBytes, 4_194_304, 1_073_741_824);
 
   let inFlight = 0;
   let queue: Queued<unknown>[] = [];
   /** Threads with a statement in flight, by `tenant/thread`: their queued appends wait for it. */
   const busyThreads = new Map<string, number>();
   const threadKey = (entry: Queued<unknown>) => `${entry.tenantId}/${entry.item.threadId}`;
+  /** Set when the batch function is missing or not granted (a schema migrated without 0004): every append then goes alone. */
+  let batchUnavailable = false;
 
   /**
    * Takes the oldest queued append whose thread has no statement in flight, and every later one of its tenant
@@ -109,7 +114,7 @@ export function createAppendBatcher(
   const takeBatch = (): Queued<unknown>[] => {
     const head = queue.find((entry) => !busyThreads.has(threadKey(entry)));
     if (!head) return [];
-    if (batchFunctionMissing) {
+    if (batchUnavailable) {
       queue = queue.filter((entry) => entry !== head);
       return [head];
     }
@@ -140,10 +145,7 @@ export function createAppendBatcher(
     }
   };
 
-  /** Set when the database has no batch function (a schema migrated without 0004): every append then goes alone. */
-  let batchFunctionMissing = false;
-
-  const runBatch = async (batch: Queued<unknown>[]) => {
+  const runBatch = async (batch: Queued<unknown>[]): Promise<void> => {
     if (batch.length === 1) return runAlone(batch[0]!);
     const { tenantId, appRole } = batch[0]!;
     let rows: Array<{ item: number }>;
@@ -151,15 +153,32 @@ export function createAppendBatcher(
       rows = rowsOf(await db.execute(sql`select * from agent_history_append_messages(
         ${tenantId}::uuid, ${appRole}::text, ${itemsJson(batch.map((entry) => entry.item))}::jsonb)`));
     } catch (error) {
-      onBatchError?.(error, batch.length);
-      if (postgresErrorCode(error) === '42883') batchFunctionMissing = true; // undefined_function
-      // The whole batch rolled back (a racing duplicate, a missing run, a lost connection, …): send each append
-      // alone, in order, so each caller gets exactly the outcome it would have had without batching.
-      for (const entry of batch) await runAlone(entry);
+      try {
+        onBatchError?.(error, batch.length);
+      } catch {
+        // a test hook must not leave the batch's callers waiting
+      }
+      const code = postgresErrorCode(error) ?? '';
+      const threads = new Map<string, Queued<unknown>[]>();
+      for (const entry of batch) threads.set(entry.item.threadId, [...(threads.get(entry.item.threadId) ?? []), entry]);
+      if (code === '55P03' && threads.size > 1) {
+        // Another writer holds one of the threads (the batch does not wait while holding the others): one batch
+        // per thread, each waiting for its own thread only.
+        await Promise.all([...threads.values()].map(runBatch));
+      } else if (code === '42883' || code === '42501' || ITEM_CAUSED.test(code)) {
+        if (code === '42883' || code === '42501') batchUnavailable = true; // no batch function, or no grant on it
+        // The whole batch rolled back (a racing duplicate, a missing run, …): send each append alone, in order,
+        // so each caller gets exactly the outcome it would have had without batching.
+        for (const entry of batch) await runAlone(entry);
+      } else {
+        // Not caused by an item (a lost connection, a timeout, a server shutting down): every caller gets the
+        // error, as a lone append in flight at that moment would have.
+        for (const entry of batch) entry.reject(error);
+      }
       return;
     }
     const byItem: unknown[][] = batch.map(() => []);
-    for (const { item, ...row } of rows) byItem[item]!.push(row);
+    for (const { item, ...row } of rows) byItem[item]?.push(row);
     batch.forEach((entry, index) => entry.resolve(byItem[index]!));
   };
 

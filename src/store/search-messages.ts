@@ -72,7 +72,7 @@ export function searchMessages(context: StoreContext, query: string, options: Se
           and m.deleted_at is null and t.deleted_at is null
           and (${threadId}::uuid is null or m.thread_id = ${threadId}::uuid)
           and (${userId}::text is null or t.user_id = ${userId}::text)
-        order by rank desc, m.created_at desc
+        order by rank desc, m.created_at desc, m.thread_id, m.sequence desc
         limit ${limit}`),
     );
     return rows.map((row) => ({

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
+import postgres from 'postgres';
 import { join } from 'node:path';
 import { createAgentHistory, InvalidArgumentError, MIGRATIONS_FOLDER, NotFoundError, type AppendBatchingOptions } from '../../src/index.js';
+import { postgresErrorCode } from '../../src/store/store-context.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 const userMessage = (id: string, text = `text of ${id}`) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
@@ -33,8 +35,8 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     const thread = await store.createThread();
     const results = await Promise.all(range(1, 20).map((index) => store.appendMessage(thread.id, userMessage(`m${index}`))));
     const rows = await rowsOf(thread.id);
-    expect(rows.map((row) => Number(row.sequence))).toEqual(range(1, 20));
-    // One transaction for the first append, one for the 19 queued behind it.
+    // In the order the appends were made, one transaction for the first, one for the 19 queued behind it.
+    expect(rows.map((row) => [row.message_id, Number(row.sequence)])).toEqual(range(1, 20).map((index) => [`m${index}`, index]));
     expect(new Set(rows.map((row) => row.tx)).size).toBe(2);
     expect(results.every((result) => result.created)).toBe(true);
     // Every caller is told its own row.
@@ -61,6 +63,15 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     expect(byAppender.flat().sort((a, b) => a - b)).toEqual(range(1, 96));
     for (const sequences of byAppender) expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
     expect(await transactionsOf(thread.id)).toBeLessThan(96);
+  });
+
+  it('should keep at most one statement per thread in flight, so a free slot never sends a second one for a busy thread', async () => {
+    const store = history({ maxInFlight: 2 }).forTenant(randomUUID());
+    const [hot, other] = [await store.createThread(), await store.createThread()];
+    await Promise.all([...range(1, 10).map((index) => store.appendMessage(hot.id, userMessage(`h${index}`))), store.appendMessage(other.id, userMessage('o1'))]);
+    // h1 alone; h2..h10 wait for it although a slot is free (o1 takes it), then go as one batch.
+    expect(await transactionsOf(hot.id)).toBe(2);
+    expect((await rowsOf(hot.id)).map((row) => row.message_id)).toEqual(range(1, 10).map((index) => `h${index}`));
   });
 
   it('should apply idempotency within a batch: a repeated message id or client request id returns the row stored earlier in it', async () => {
@@ -168,6 +179,21 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     }
   });
 
+  it('should not batch when the database handle is a transaction (a failed batch would abort it)', async () => {
+    const tenantId = randomUUID();
+    const thread = await history().forTenant(tenantId).createThread();
+    batchErrors.length = 0;
+    await expect(
+      database.db.transaction(async (tx) => {
+        const store = createAgentHistory({ db: tx, appendBatching: { maxInFlight: 1 }, _internal: { onAppendBatchError: (error) => batchErrors.push(error) } }).forTenant(tenantId);
+        await Promise.all([store.appendMessage(thread.id, userMessage('t1')), store.appendMessage(thread.id, userMessage('t2')), store.appendMessage(thread.id, userMessage('t3'), { runId: randomUUID() })]);
+      }),
+    ).rejects.toThrow();
+    // No batch statement was tried: with one, the missing run would have failed it.
+    expect(batchErrors).toEqual([]);
+    expect(await rowsOf(thread.id)).toEqual([]);
+  });
+
   it('should reject bad batching options with a typed error naming the value', () => {
     for (const [options, argument] of [
       [{ maxInFlight: 0 }, 'appendBatching.maxInFlight'],
@@ -200,8 +226,72 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
         ]);
       }
       for (const thread of threads) expect((await rowsOf(thread.id)).map((row) => Number(row.sequence))).toEqual(range(1, 50));
-      // A deadlock would have failed a batch (and been hidden by the one-by-one resend): none did.
-      expect(batchErrors).toEqual([]);
+      // A deadlock would have failed a batch with 40P01 (and been hidden by the resend): none did. A batch that
+      // found a thread busy (55P03, NOWAIT) was resent split by thread.
+      expect(batchErrors.map((error) => postgresErrorCode(error)).filter((code) => code !== '55P03')).toEqual([]);
+    });
+
+    it('should not hold appends to a free thread behind a thread another writer holds, when both are in one batch', async () => {
+      const store = history({ maxInFlight: 1 }).forTenant(randomUUID());
+      const [free, busy, warmUp] = [await store.createThread(), await store.createThread(), await store.createThread()];
+      const holder = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
+      try {
+        let busyAppend: Promise<unknown> | undefined;
+        await holder.begin(async (tx) => {
+          await tx`select 1 from agent_thread where id = ${busy.id} for update`;
+          batchErrors.length = 0;
+          // The warm-up goes alone; the next two queue behind it and leave as one batch of two threads.
+          const warm = store.appendMessage(warmUp.id, userMessage('w'));
+          busyAppend = store.appendMessage(busy.id, userMessage('b1'));
+          const freeAppend = store.appendMessage(free.id, userMessage('f1'));
+          await warm;
+          // Settles while the busy thread is still locked.
+          const settled = await Promise.race([freeAppend.then((result) => result.created), new Promise((resolve) => setTimeout(() => resolve('timed out'), 10_000))]);
+          expect(settled).toBe(true);
+          expect(batchErrors.map((error) => postgresErrorCode(error))).toEqual(['55P03']);
+        });
+        expect(((await busyAppend) as { created: boolean }).created).toBe(true);
+        expect((await rowsOf(busy.id)).map((row) => row.message_id)).toEqual(['b1']);
+      } finally {
+        await holder.end();
+      }
+    });
+
+    it('should give one row to a message two processes append at once in batches, the losing batch resent one by one', async () => {
+      const tenantId = randomUUID();
+      const [first, second] = [history({ maxInFlight: 1 }).forTenant(tenantId), history({ maxInFlight: 1 }).forTenant(tenantId)];
+      const [thread, warmUp] = [await first.createThread(), await first.createThread()];
+      const holder = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
+      let calls: Array<Promise<Awaited<ReturnType<typeof first.appendMessage>>>> = [];
+      try {
+        await holder.begin(async (tx) => {
+          await tx`select 1 from agent_thread where id = ${thread.id} for update`;
+          batchErrors.length = 0;
+          calls = [first, second].flatMap((store, process) => [
+            store.appendMessage(warmUp.id, userMessage(`warm-${process}`)),
+            store.appendMessage(thread.id, userMessage('same', 'hello')),
+            store.appendMessage(thread.id, userMessage(`own-${process}`)),
+          ]);
+          await Promise.all([calls[0], calls[3]]);
+          // Both batches ([same, own-N]) passed their idempotency lookup and wait on the thread row.
+          for (const deadline = Date.now() + 10_000; ; await new Promise((resolve) => setTimeout(resolve, 10))) {
+            const [row] = await database.admin.query<{ n: string }>(`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+            if (Number(row!.n) >= 2) break;
+            if (Date.now() > deadline) throw new Error('the two batches never waited on the thread');
+          }
+        });
+      } finally {
+        await holder.end();
+      }
+      const results = await Promise.all(calls);
+      const same = [results[1]!, results[4]!];
+      expect(same.filter((result) => result.created)).toHaveLength(1);
+      expect(same[0]!.stored.rowId).toBe(same[1]!.stored.rowId);
+      expect([results[2]!.created, results[5]!.created]).toEqual([true, true]);
+      expect(batchErrors.map((error) => postgresErrorCode(error))).toEqual(['23505']);
+      const rows = await rowsOf(thread.id);
+      expect(rows.map((row) => Number(row.sequence))).toEqual([1, 2, 3]);
+      expect(rows.map((row) => row.message_id).sort()).toEqual(['own-0', 'own-1', 'same']);
     });
   }
 });
