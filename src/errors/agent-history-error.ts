@@ -21,7 +21,12 @@ export class AgentHistoryError extends Error {
 export function describeValue(value: unknown): string {
   let text: string;
   try {
-    text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
+    text =
+      typeof value === 'string'
+        ? JSON.stringify(value)
+        : typeof value === 'number' && !Number.isFinite(value)
+          ? String(value) // NaN, Infinity: JSON would say null
+          : (JSON.stringify(value) ?? String(value));
   } catch {
     text = String(value);
   }

@@ -102,8 +102,8 @@ export const MALFORMED_INPUTS: BadInput[] = [
   { method: 'listMessages', input: 'before 0', call: (t) => t.store.listMessages(t.threadId, { before: 0 }), names: 'options.before 0' },
   { method: 'listMessages', input: 'before -5', call: (t) => t.store.listMessages(t.threadId, { before: -5 }), names: '-5' },
   { method: 'listMessages', input: 'before 2^60', call: (t) => t.store.listMessages(t.threadId, { before: 2 ** 60 }), names: '1152921504606847000' },
-  // describeValue (src/errors) renders NaN as `null`, so only the argument is named here (open item in RELIABILITY.md).
-  { method: 'listMessages', input: 'before NaN', call: (t) => t.store.listMessages(t.threadId, { before: Number.NaN }), names: 'options.before' },
+  { method: 'listMessages', input: 'before NaN', call: (t) => t.store.listMessages(t.threadId, { before: Number.NaN }), names: 'options.before NaN' },
+  { method: 'listMessages', input: 'limit Infinity', call: (t) => t.store.listMessages(t.threadId, { limit: Number.POSITIVE_INFINITY }), names: 'options.limit Infinity' },
   { method: 'listMessages', input: "roles ['robot']", call: (t) => t.store.listMessages(t.threadId, { roles: ['robot'] as never }), names: '["robot"]' },
   { method: 'listMessages', input: 'roles a string', call: (t) => t.store.listMessages(t.threadId, { roles: 'user' as never }), names: '"user"' },
   { method: 'getMessage', input: 'a non-uuid thread id', call: (t) => t.store.getMessage('../../etc/passwd', t.messageId), names: '"../../etc/passwd"' },
