@@ -73,7 +73,7 @@ describe.each(BACKENDS)('listMessages and searchMessages on %s', (backend) => {
       const error = await store.listMessages(threadId, { limit }).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(InvalidArgumentError);
       expect([(error as InvalidArgumentError).argument, (error as InvalidArgumentError).value]).toEqual(['options.limit', limit]);
-      expect((error as InvalidArgumentError).message).toBe(`Invalid options.limit ${JSON.stringify(limit)}: expected an integer from 1 to 500.`);
+      expect((error as InvalidArgumentError).message).toBe(`Invalid options.limit ${String(limit)}: expected an integer from 1 to 500.`);
     });
 
     it('should reject a bad cursor or role filter', async () => {
