@@ -142,7 +142,9 @@ export interface ContextStore {
   writeSummary(input: NewContextSummary): Promise<StoredContextSummary>;
   /**
    * Stores snapshot `expectedVersion + 1`. When another writer got there first it must write nothing and
-   * throw a `VersionConflictError` (from `src/errors`): a snapshot is never overwritten.
+   * throw a `VersionConflictError` (from `src/errors`): a snapshot is never overwritten. A `summaryId` that is not
+   * one of the thread's summaries is refused with `NotFoundError`; one that has become stale makes the snapshot
+   * stale (never returned by `loadContext`).
    */
   writeSnapshot(input: NewContextSnapshot): Promise<StoredContextSnapshot>;
   /** Optional full-text search for relevant earlier messages (the memory step), best match first. */

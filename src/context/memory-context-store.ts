@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { VersionConflictError } from '../errors/version-conflict-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
 import type { ContextStore, LoadedContext, NewContextSnapshot, NewContextSummary, StoredContextMessage, StoredContextMessageStatus, StoredContextSnapshot, StoredContextState, StoredContextSummary } from './context-store.js';
 import type { ContextUIMessage } from './context-ui-message.js';
 
@@ -167,7 +168,10 @@ export function createMemoryContextStore({ messages: initial = [], _internal = {
       if (input.includedSequences.some((sequence) => !Number.isSafeInteger(sequence) || sequence < 1 || sequence > lastSequence())) {
         throw new InvalidArgumentError({ argument: 'snapshot.includedSequences', value: input.includedSequences, message: `expected sequences from 1 to ${lastSequence()}.` });
       }
-      const snapshot = { ...structuredClone({ ...input, expectedVersion: undefined }), id: generateId('snapshot'), version: actualVersion + 1, stale: false };
+      // As the Postgres store: the summary must be the thread's; a stale one makes the snapshot stale.
+      const summary = input.summaryId ? summaries.find((candidate) => candidate.id === input.summaryId) : undefined;
+      if (input.summaryId && !summary) throw new NotFoundError({ entity: 'summary', id: input.summaryId });
+      const snapshot = { ...structuredClone({ ...input, expectedVersion: undefined }), id: generateId('snapshot'), version: actualVersion + 1, stale: summary?.stale ?? false };
       delete (snapshot as { expectedVersion?: number }).expectedVersion;
       snapshots.push(snapshot as StoredContextSnapshot & { stale: boolean });
       return strip(snapshot, 'stale');

@@ -2,6 +2,7 @@ import { and, asc, desc, eq, gt, isNull, lte, sql } from 'drizzle-orm';
 import { getTableColumns } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { VersionConflictError } from '../errors/version-conflict-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
 import { rowsOf } from '../tenant/database.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { inTenant, postgresErrorCode, type StoreContext } from './store-context.js';
@@ -218,18 +219,31 @@ export async function writeSnapshot(context: StoreContext, threadId: string, inp
   const summaryId = assertOptionalUuid('snapshot.summaryId', input.summaryId);
   const pruned = jsonArgument('snapshot.pruned', input.pruned ?? []);
   const budget = jsonArgument('snapshot.budget', input.budget ?? {});
-  const { agentContextSnapshot } = context.tables;
+  const { agentContextSnapshot, agentSummary } = context.tables;
   try {
     return await inTenant(context, async (tx) => {
       const threadRow = await requireThread(context, tx, thread);
       assertInteger('snapshot.throughSequence', input.throughSequence, 0, threadRow.messageCount);
+      // The summary must be one of this thread's. If a redaction has made it stale since the engine read it, the
+      // snapshot is stored stale too: loading it would drop the summary and with it everything before the
+      // boundary. FOR SHARE waits for a redaction in progress on it, so its outcome is the one seen.
+      let stale = false;
+      if (summaryId !== null) {
+        const [summary] = await tx
+          .select({ stale: agentSummary.stale })
+          .from(agentSummary)
+          .where(and(eq(agentSummary.tenantId, context.tenantId), eq(agentSummary.threadId, thread), eq(agentSummary.id, summaryId)))
+          .for('share');
+        if (!summary) throw new NotFoundError({ entity: 'summary', id: summaryId });
+        stale = summary.stale;
+      }
       const rows = rowsOf<{ id: string }>(
         await tx.execute(sql`
           insert into ${agentContextSnapshot} (tenant_id, thread_id, version, through_sequence, summary_id, included_sequences,
-            pruned, budget, policy_version, messages_hash)
+            pruned, budget, policy_version, messages_hash, stale)
           select ${context.tenantId}, ${thread}, ${expectedVersion + 1}, ${input.throughSequence}, ${summaryId},
             ${JSON.stringify(input.includedSequences)}::jsonb, ${pruned}::jsonb,
-            ${budget}::jsonb, ${policyVersion}, ${messagesHash}
+            ${budget}::jsonb, ${policyVersion}, ${messagesHash}, ${stale}
           where (select coalesce(max(version), 0) from ${agentContextSnapshot}
                  where tenant_id = ${context.tenantId} and thread_id = ${thread}) = ${expectedVersion}
           returning id`),

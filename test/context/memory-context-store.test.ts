@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryContextStore } from '../../src/context/index.js';
-import { InvalidArgumentError, VersionConflictError } from '../../src/errors/index.js';
+import { InvalidArgumentError, NotFoundError, VersionConflictError } from '../../src/errors/index.js';
 import { user } from './fixtures.js';
 
 const snapshotInput = (expectedVersion: number, throughSequence = 1) => ({ expectedVersion, throughSequence, summaryId: null, includedSequences: [2, 3], pruned: {}, budget: {}, policyVersion: 'v1', messagesHash: 'hash' });
@@ -56,5 +56,17 @@ describe('createMemoryContextStore', () => {
     expect(loaded.snapshot).toBeNull();
     expect(loaded.currentVersion).toBe(1);
     expect(loaded.tail.find((message) => message.sequence === 2)).toMatchObject({ contextState: 'redacted', message: { parts: [] } });
+  });
+
+  it('should refuse a snapshot naming an unknown summary, and store one naming a stale summary as stale', async () => {
+    const store = threeMessages();
+    await expect(store.writeSnapshot({ ...snapshotInput(0, 2), summaryId: 'summary-404' })).rejects.toThrowError(new NotFoundError({ entity: 'summary', id: 'summary-404' }));
+    expect((await store.loadContext()).currentVersion).toBe(0);
+    await store.writeSummary({ content: 'x', tokenCount: 1, tokenCounterId: null, summarizerModel: null, policyVersion: 'v1', previousSummaryId: null, fromSequence: 1, throughSequence: 2 });
+    // The engine read the summary, then a redaction made it stale before the snapshot was written.
+    store.redactMessage(2);
+    expect(await store.writeSnapshot({ ...snapshotInput(0, 2), summaryId: 'summary-1' })).toMatchObject({ version: 1 });
+    const loaded = await store.loadContext();
+    expect([loaded.snapshot, loaded.currentVersion]).toEqual([null, 1]);
   });
 });

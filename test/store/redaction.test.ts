@@ -170,6 +170,31 @@ describe.each(BACKENDS)('redactMessage on %s', (backend) => {
     expect(await readMessage(thread.id, 'a-1')).toMatchObject({ parts: [text('[redacted]')], context_state: 'redacted', content_version: 2 });
   });
 
+  it('should refuse a snapshot naming another thread\'s summary, and store one naming a summary a redaction made stale as stale', async () => {
+    const store = createAgentHistory({ db: database.db }).forTenant(randomUUID());
+    const { thread, summaryA } = await threadWithPassword(store);
+    const other = await store.createThread();
+    await store.appendMessage(other.id, { id: 'o-1', role: 'user', parts: [text('elsewhere')] });
+    const snapshot = { includedSequences: [], policyVersion: 'p1', messagesHash: 'h' };
+    const foreign = await store.writeSnapshot(other.id, { ...snapshot, expectedVersion: 0, throughSequence: 1, summaryId: summaryA.id }).catch((error: unknown) => error);
+    expect(foreign).toBeInstanceOf(NotFoundError);
+    expect((foreign as NotFoundError).message).toContain(summaryA.id);
+    expect(await readSnapshots(other.id)).toEqual([]);
+
+    // The engine read summary A, then a redaction made it stale before the engine wrote its snapshot.
+    await store.redactMessage(thread.id, 'm-2', { actor: 'admin', reason: 'pii' });
+    const late = await store.writeSnapshot(thread.id, { ...snapshot, expectedVersion: 2, throughSequence: 5, summaryId: summaryA.id });
+    expect(late.version).toBe(3);
+    expect(await readSnapshots(thread.id)).toEqual([
+      { version: 1, stale: false },
+      { version: 2, stale: true },
+      { version: 3, stale: true },
+    ]);
+    // Loading never pairs a boundary with a summary that is gone: the stale snapshot is not used.
+    const view = await store.loadContext(thread.id);
+    expect([view.snapshot?.version, view.summary]).toEqual([1, null]);
+  });
+
   it('should raise a typed error for bad input and change nothing', async () => {
     const store = createAgentHistory({ db: database.db }).forTenant(randomUUID());
     const { thread } = await threadWithPassword(store, KEPT_PASSWORD);
