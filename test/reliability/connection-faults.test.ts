@@ -82,6 +82,15 @@ describe('connection and server faults on a private postgres cluster', () => {
   let restoreUncaughtHandlers: () => void = () => {};
   /** The store of a tenant on the current pool (the pool is replaced after a driver crash). */
   const storeOf = (tenantId: string) => pool.history.forTenant(tenantId);
+  /**
+   * Creates a thread as a client would, retrying a lost connection: a test's set-up can meet a pooled connection
+   * that the previous test's faults terminated while it sat idle.
+   */
+  const createThreadRetrying = async (tally: ReliabilityTally, random: SeededRandom, tenantId: string) => {
+    const thread = await retrying(tally, random, 'createThread', () => storeOf(tenantId).createThread());
+    if (!thread) throw new Error('could not create a thread');
+    return thread;
+  };
   /** Notes the known driver crashes and pool replacements seen since the last call. */
   let generationNoted = 1;
   const noteDriverCrashes = (tally: ReliabilityTally) => {
@@ -132,7 +141,7 @@ describe('connection and server faults on a private postgres cluster', () => {
       const tally = new ReliabilityTally('faults-killed-connections-postgres');
       tally.note('seed', random.seed);
       const tenantId = randomUUID();
-      const threads = await Promise.all(Array.from({ length: THREADS }, () => storeOf(tenantId).createThread()));
+      const threads = await Promise.all(Array.from({ length: THREADS }, () => createThreadRetrying(tally, random, tenantId)));
       const threadIds = threads.map((thread) => thread.id);
       const acked = new Map<string, { rowId: string; sequence: number; created: boolean }>();
       const finalParts = (index: number) => [{ type: 'step-start' }, { type: 'text', text: `final answer ${index}`, state: 'done' }];
@@ -213,7 +222,7 @@ describe('connection and server faults on a private postgres cluster', () => {
       const tally = new ReliabilityTally('faults-killed-while-locked-postgres');
       const tenantId = randomUUID();
       const store = () => storeOf(tenantId);
-      const thread = await store().createThread();
+      const thread = await createThreadRetrying(tally, random, tenantId);
       /** Holds a row lock as the superuser, starts `call`, terminates its backend once it waits, and returns its outcome. */
       const killWhileWaiting = async (lockSql: string, lockParams: string[], call: () => Promise<unknown>) => {
         const holder = await admin.reserve();
@@ -247,13 +256,20 @@ describe('connection and server faults on a private postgres cluster', () => {
         const [after] = await admin<{ next_sequence: string; count: string }[]>`
           select next_sequence, (select count(*) from agent_message where thread_id = ${thread.id}) as count from agent_thread where id = ${thread.id}`;
         tally.expect(after!.next_sequence === before!.next_sequence && after!.count === before!.count, 'a killed append left a row or a sequence bump', () => `${JSON.stringify(before)} -> ${JSON.stringify(after)}`);
-        const retried = await store().appendMessage(thread.id, message, { clientRequestId: `r-${round}` });
-        tally.expect(retried.created && retried.stored.sequence === Number(before!.next_sequence) + 1, 'the retry after a killed append did not append once', () => `${retried.created} ${retried.stored.sequence}`);
+        // Retried as a client would (the pool may still hold a connection the kill left behind); a retry whose
+        // commit survived a lost answer gets the stored row back, so "once" is checked on the rows themselves.
+        const retried = await retrying(tally, random, 'append', () => store().appendMessage(thread.id, message, { clientRequestId: `r-${round}` }));
+        const [appended] = await admin<{ count: string }[]>`select count(*) as count from agent_message where thread_id = ${thread.id}`;
+        tally.expect(
+          retried?.stored.sequence === Number(before!.next_sequence) + 1 && Number(appended!.count) === Number(before!.count) + 1,
+          'the retry after a killed append did not append once',
+          () => `${retried?.created} ${retried?.stored.sequence} rows ${before!.count} -> ${appended!.count}`,
+        );
 
         const messageId = `a-${round}`;
-        await store().beginAssistantMessage(thread.id, { messageId });
+        await retrying(tally, random, 'begin', () => store().beginAssistantMessage(thread.id, { messageId }));
         const partial = [{ type: 'text', text: `partial ${round}`, state: 'streaming' }];
-        await store().checkpointMessage(thread.id, messageId, { parts: partial });
+        await retrying(tally, random, 'checkpoint', () => store().checkpointMessage(thread.id, messageId, { parts: partial }));
         const [checkpointed] = await admin<{ row: string }[]>`select m::text as row from agent_message m where thread_id = ${thread.id} and message_id = ${messageId}`;
         const final = [{ type: 'text', text: `final ${round} ${random.word(6)}`, state: 'done' }];
         const killed = await killWhileWaiting('select 1 from agent_message where thread_id = $1 and message_id = $2 for update', [thread.id, messageId], () =>
@@ -262,8 +278,8 @@ describe('connection and server faults on a private postgres cluster', () => {
         tally.expect(!killed.ok && classifyFailure(killed.error) !== null, 'a killed finalize did not fail clearly', () => (killed.ok ? 'it succeeded' : describeError(killed.error)));
         const [untouched] = await admin<{ row: string }[]>`select m::text as row from agent_message m where thread_id = ${thread.id} and message_id = ${messageId}`;
         tally.expect(untouched!.row === checkpointed!.row, 'a killed finalize changed the row', () => untouched!.row);
-        const first = await store().finalizeMessage(thread.id, messageId, { status: 'completed', parts: final });
-        const again = await store().finalizeMessage(thread.id, messageId, { status: 'completed', parts: final });
+        const first = (await retrying(tally, random, 'finalize', () => store().finalizeMessage(thread.id, messageId, { status: 'completed', parts: final })))!;
+        const again = (await retrying(tally, random, 'finalize', () => store().finalizeMessage(thread.id, messageId, { status: 'completed', parts: final })))!;
         tally.expect(first.status === 'completed' && isDeepStrictEqual(first.message.parts, final), 'the retried finalize did not store the answer', () => first.status);
         tally.expect(again.updatedAt.getTime() === first.updatedAt.getTime(), 'a second finalize rewrote the message', () => `${first.updatedAt.toISOString()} -> ${again.updatedAt.toISOString()}`);
       }
@@ -282,7 +298,7 @@ describe('connection and server faults on a private postgres cluster', () => {
       const tally = new ReliabilityTally('faults-server-restart-postgres');
       tally.note('seed', random.seed);
       const tenantId = randomUUID();
-      const threads = await Promise.all(Array.from({ length: THREADS }, () => storeOf(tenantId).createThread()));
+      const threads = await Promise.all(Array.from({ length: THREADS }, () => createThreadRetrying(tally, random, tenantId)));
       const threadIds = threads.map((thread) => thread.id);
       const acked = new Map<string, { rowId: string; sequence: number }>();
       const queue = Array.from({ length: APPENDS_ACROSS_RESTARTS }, (_, index) => ({ index, threadId: random.pick(threadIds) }));
