@@ -177,8 +177,14 @@ export function createAppendBatcher(
       }
       return;
     }
+    if (!rows.every((row) => typeof row === 'object' && row !== null && Number.isInteger(row.item) && row.item >= 0 && row.item < batch.length)) {
+      // A malformed answer (seen from postgres-js after it lost a connection mid-result): ask again, one by one.
+      // Each append is idempotent, so one that the batch did commit gets its stored row back.
+      for (const entry of batch) await runAlone(entry);
+      return;
+    }
     const byItem: unknown[][] = batch.map(() => []);
-    for (const { item, ...row } of rows) byItem[item]?.push(row);
+    for (const { item, ...row } of rows) byItem[item]!.push(row);
     batch.forEach((entry, index) => entry.resolve(byItem[index]!));
   };
 
@@ -189,15 +195,18 @@ export function createAppendBatcher(
       const keys = batch.map(threadKey);
       for (const key of keys) busyThreads.set(key, (busyThreads.get(key) ?? 0) + 1);
       inFlight++;
-      void runBatch(batch).finally(() => {
-        for (const key of keys) {
-          const left = busyThreads.get(key)! - 1;
-          if (left === 0) busyThreads.delete(key);
-          else busyThreads.set(key, left);
-        }
-        inFlight--;
-        pump();
-      });
+      void runBatch(batch)
+        // runBatch settles every entry itself; this only keeps an unexpected throw from leaving callers waiting.
+        .catch((error: unknown) => batch.forEach((entry) => entry.reject(error)))
+        .finally(() => {
+          for (const key of keys) {
+            const left = busyThreads.get(key)! - 1;
+            if (left === 0) busyThreads.delete(key);
+            else busyThreads.set(key, left);
+          }
+          inFlight--;
+          pump();
+        });
     }
   };
 
