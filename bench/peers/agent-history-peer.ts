@@ -11,7 +11,7 @@ import type { AppendPeer } from './peer.js';
 export type TenantStore = ReturnType<ReturnType<typeof createAgentHistory>['forTenant']>;
 
 /** `BENCH_APPEND_BATCHING=off` turns write combining off; a number sets `maxInFlight`. Default: the store's default. */
-export function appendBatchingFromEnv() {
+function appendBatchingFromEnv() {
   const value = process.env.BENCH_APPEND_BATCHING;
   if (value === undefined || value === '') return undefined;
   if (value === 'off') return false as const;
@@ -56,7 +56,7 @@ export interface SequenceCheck {
 export function agentHistoryPeer({ appUrl, adminUrl, poolSize, name = 'agent-history', appendBatching }: { appUrl: string; adminUrl: string; poolSize: number; name?: string; appendBatching?: AppendBatchingOptions | false }): AppendPeer & {
   checkSequences(threadId: string): Promise<SequenceCheck>;
 } {
-  const { client, store } = openAgentHistory(appUrl, poolSize, appendBatching ?? appendBatchingFromEnv());
+  const { client, store } = openAgentHistory(appUrl, poolSize, appendBatching);
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   return {
     name,

@@ -101,7 +101,7 @@ export function createAppendBatcher(
   let inFlight = 0;
   let queue: Queued<unknown>[] = [];
   /** Threads with a statement in flight, by `tenant/thread`: their queued appends wait for it. */
-  const busyThreads = new Map<string, number>();
+  const busyThreads = new Set<string>();
   const threadKey = (entry: Queued<unknown>) => `${entry.tenantId}/${entry.item.threadId}`;
   /** Set when the batch function is missing or not granted (a schema migrated without 0004): every append then goes alone. */
   let batchUnavailable = false;
@@ -159,8 +159,7 @@ export function createAppendBatcher(
         // a test hook must not leave the batch's callers waiting
       }
       const code = postgresErrorCode(error) ?? '';
-      const threads = new Map<string, Queued<unknown>[]>();
-      for (const entry of batch) threads.set(entry.item.threadId, [...(threads.get(entry.item.threadId) ?? []), entry]);
+      const threads = Map.groupBy(batch, (entry) => entry.item.threadId);
       if (code === '55P03' && threads.size > 1) {
         // Another writer holds one of the threads (the batch does not wait while holding the others): one batch
         // per thread, each waiting for its own thread only.
@@ -192,18 +191,15 @@ export function createAppendBatcher(
     while (inFlight < maxInFlight && queue.length > 0) {
       const batch = takeBatch();
       if (batch.length === 0) return; // every queued append waits for its thread's statement in flight
-      const keys = batch.map(threadKey);
-      for (const key of keys) busyThreads.set(key, (busyThreads.get(key) ?? 0) + 1);
+      // One statement per thread at most, so a batch's threads were all free: no count is needed.
+      const keys = new Set(batch.map(threadKey));
+      for (const key of keys) busyThreads.add(key);
       inFlight++;
       void runBatch(batch)
         // runBatch settles every entry itself; this only keeps an unexpected throw from leaving callers waiting.
         .catch((error: unknown) => batch.forEach((entry) => entry.reject(error)))
         .finally(() => {
-          for (const key of keys) {
-            const left = busyThreads.get(key)! - 1;
-            if (left === 0) busyThreads.delete(key);
-            else busyThreads.set(key, left);
-          }
+          for (const key of keys) busyThreads.delete(key);
           inFlight--;
           pump();
         });
