@@ -176,8 +176,11 @@ export function createAppendBatcher(
       }
       return;
     }
-    if (!rows.every((row) => typeof row === 'object' && row !== null && Number.isInteger(row.item) && row.item >= 0 && row.item < batch.length)) {
-      // A malformed answer (seen from postgres-js after it lost a connection mid-result): ask again, one by one.
+    const wellFormed = (row: { item: number } | undefined) =>
+      typeof row === 'object' && row !== null && Number.isInteger(row.item) && row.item >= 0 && row.item < batch.length;
+    // Every index is looked at: `every` alone would skip a hole. (An item has no row when its thread is missing.)
+    if (!Array.from(rows).every(wellFormed)) {
+      // A malformed answer (a driver's fault; see rowsOf): ask again, one by one.
       // Each append is idempotent, so one that the batch did commit gets its stored row back.
       for (const entry of batch) await runAlone(entry);
       return;

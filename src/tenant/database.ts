@@ -6,8 +6,18 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
  */
 export type AgentHistoryDatabase = PgDatabase<PgQueryResultHKT, Record<string, unknown>>;
 
-/** The rows of `db.execute()`: postgres-js returns an array, PGlite and node-postgres `{ rows }`. */
+/**
+ * The rows of `db.execute()`: postgres-js returns an array, PGlite and node-postgres `{ rows }`.
+ *
+ * postgres-js (3.4.x) does not reset its row counter when a statement fails after sending some rows, so the next
+ * statement on that connection answers with leading holes before its rows (porsager/postgres#1181). Every row is
+ * there, after the holes, so they are closed up here. A transaction's own statements are not exposed: its BEGIN
+ * resets the counter.
+ */
 export function rowsOf<ROW>(result: unknown): ROW[] {
-  if (Array.isArray(result)) return result as ROW[];
+  if (Array.isArray(result)) {
+    for (let index = 0; index < result.length; index++) if (!(index in result)) return result.filter(() => true) as ROW[];
+    return result as ROW[];
+  }
   return ((result as { rows?: ROW[] }).rows ?? []) as ROW[];
 }
