@@ -5,3 +5,4 @@ export { InvalidArgumentError } from './invalid-argument-error.js';
 export { InvalidMessageError } from './invalid-message-error.js';
 export { MessageTooLargeError } from './message-too-large-error.js';
 export { VersionConflictError } from './version-conflict-error.js';
+export { DatabaseError } from './database-error.js';

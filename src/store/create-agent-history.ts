@@ -3,6 +3,7 @@ import { DEFAULT_APP_ROLE, defineAgentTables, type AgentTables } from '../schema
 import type { AgentHistoryDatabase } from '../tenant/database.js';
 import { assertTenantId } from '../tenant/tenant-id.js';
 import { appendMessage, type AppendMessageOptions } from './append-message.js';
+import { withStoreErrors } from './database-errors.js';
 import { createAppendBatcher, type AppendBatchingOptions } from './append-batcher.js';
 import {
   beginAssistantMessage,
@@ -102,43 +103,46 @@ function tenantHistory(context: StoreContext) {
   // that escapes a `.catch()` chain (e.g. a fire-and-forget finalize in `onEnd`).
   return {
     tenantId: context.tenantId,
-    createThread: async (options?: CreateThreadOptions) => createThread(context, options),
-    getThread: async (threadId: string) => getThread(context, threadId),
-    listThreads: async (options?: ListThreadsOptions) => listThreads(context, options),
-    renameThread: async (threadId: string, title: string | null) => updateThread(context, threadId, { title }),
-    updateThreadMetadata: async (threadId: string, metadata: StoredMetadata) => updateThread(context, threadId, { metadata }),
-    softDeleteThread: async (threadId: string, options?: { actor?: string; reason?: string }) => softDeleteThread(context, threadId, options),
-    deleteThread: async (threadId: string, options?: { actor?: string; reason?: string }) => deleteThread(context, threadId, options),
-    forkThread: async (threadId: string, options: { atSequence: number; id?: string; title?: string; userId?: string }) => forkThread(context, threadId, options),
+    // A failed statement or a lost connection becomes a DatabaseError, whose message holds no parameters.
+    ...withStoreErrors({
+      createThread: async (options?: CreateThreadOptions) => createThread(context, options),
+      getThread: async (threadId: string) => getThread(context, threadId),
+      listThreads: async (options?: ListThreadsOptions) => listThreads(context, options),
+      renameThread: async (threadId: string, title: string | null) => updateThread(context, threadId, { title }),
+      updateThreadMetadata: async (threadId: string, metadata: StoredMetadata) => updateThread(context, threadId, { metadata }),
+      softDeleteThread: async (threadId: string, options?: { actor?: string; reason?: string }) => softDeleteThread(context, threadId, options),
+      deleteThread: async (threadId: string, options?: { actor?: string; reason?: string }) => deleteThread(context, threadId, options),
+      forkThread: async (threadId: string, options: { atSequence: number; id?: string; title?: string; userId?: string }) => forkThread(context, threadId, options),
 
-    startRun: async (threadId: string, options?: StartRunOptions) => startRun(context, threadId, options),
-    finishRun: async (runId: string, options: FinishRunOptions) => finishRun(context, runId, options),
-    failRun: async (runId: string, error: unknown, usage?: RunUsage) => failRun(context, runId, error, usage),
-    getRun: async (runId: string) => getRun(context, runId),
+      startRun: async (threadId: string, options?: StartRunOptions) => startRun(context, threadId, options),
+      finishRun: async (runId: string, options: FinishRunOptions) => finishRun(context, runId, options),
+      failRun: async (runId: string, error: unknown, usage?: RunUsage) => failRun(context, runId, error, usage),
+      getRun: async (runId: string) => getRun(context, runId),
 
-    appendMessage: async <UI_MESSAGE extends StorableMessage>(threadId: string, message: UI_MESSAGE, options?: AppendMessageOptions) =>
-      appendMessage(context, threadId, message, options),
-    beginAssistantMessage: async (threadId: string, options: BeginAssistantMessageOptions) => beginAssistantMessage(context, threadId, options),
-    checkpointMessage: async (threadId: string, messageId: string, update: { parts: StoredMessagePart[]; metadata?: StoredMetadata }) =>
-      checkpointMessage(context, threadId, messageId, update),
-    finalizeMessage: async (threadId: string, messageId: string, update: { status: FinalStatus; parts: StoredMessagePart[]; metadata?: StoredMetadata }) =>
-      finalizeMessage(context, threadId, messageId, update),
-    recoverAbandonedMessages: async () => recoverAbandonedMessages(context),
-    excludeMessages: async (threadId: string, messageIds: string[], options: ExcludeMessagesOptions) => excludeMessages(context, threadId, messageIds, options),
-    includeMessages: async (threadId: string, messageIds: string[], options?: { actor?: string; reason?: string }) => includeMessages(context, threadId, messageIds, options),
-    pinMessage: async (threadId: string, messageId: string, pinned?: boolean) => pinMessage(context, threadId, messageId, pinned),
-    getMessage: async (threadId: string, messageId: string) => getMessage(context, threadId, messageId),
-    listMessages: async (threadId: string, options?: ListMessagesOptions) => listMessages(context, threadId, options),
-    searchMessages: async (query: string, options?: SearchMessagesOptions) => searchMessages(context, query, options),
-    redactMessage: async (threadId: string, messageId: string, options: RedactMessageOptions) => redactMessage(context, threadId, messageId, options),
-    deleteThreadsOlderThan: async (options: RetentionOptions) => deleteThreadsOlderThan(context, options),
+      appendMessage: async <UI_MESSAGE extends StorableMessage>(threadId: string, message: UI_MESSAGE, options?: AppendMessageOptions) =>
+        appendMessage(context, threadId, message, options),
+      beginAssistantMessage: async (threadId: string, options: BeginAssistantMessageOptions) => beginAssistantMessage(context, threadId, options),
+      checkpointMessage: async (threadId: string, messageId: string, update: { parts: StoredMessagePart[]; metadata?: StoredMetadata }) =>
+        checkpointMessage(context, threadId, messageId, update),
+      finalizeMessage: async (threadId: string, messageId: string, update: { status: FinalStatus; parts: StoredMessagePart[]; metadata?: StoredMetadata }) =>
+        finalizeMessage(context, threadId, messageId, update),
+      recoverAbandonedMessages: async () => recoverAbandonedMessages(context),
+      excludeMessages: async (threadId: string, messageIds: string[], options: ExcludeMessagesOptions) => excludeMessages(context, threadId, messageIds, options),
+      includeMessages: async (threadId: string, messageIds: string[], options?: { actor?: string; reason?: string }) => includeMessages(context, threadId, messageIds, options),
+      pinMessage: async (threadId: string, messageId: string, pinned?: boolean) => pinMessage(context, threadId, messageId, pinned),
+      getMessage: async (threadId: string, messageId: string) => getMessage(context, threadId, messageId),
+      listMessages: async (threadId: string, options?: ListMessagesOptions) => listMessages(context, threadId, options),
+      searchMessages: async (query: string, options?: SearchMessagesOptions) => searchMessages(context, query, options),
+      redactMessage: async (threadId: string, messageId: string, options: RedactMessageOptions) => redactMessage(context, threadId, messageId, options),
+      deleteThreadsOlderThan: async (options: RetentionOptions) => deleteThreadsOlderThan(context, options),
 
-    loadContext: async (threadId: string, options?: { maxTailMessages?: number }) => loadContext(context, threadId, options),
-    writeSummary: async (threadId: string, input: WriteSummaryInput) => writeSummary(context, threadId, input),
-    writeSnapshot: async (threadId: string, input: WriteSnapshotInput) => writeSnapshot(context, threadId, input),
-    listSummaries: async (threadId: string) => listSummaries(context, threadId),
+      loadContext: async (threadId: string, options?: { maxTailMessages?: number }) => loadContext(context, threadId, options),
+      writeSummary: async (threadId: string, input: WriteSummaryInput) => writeSummary(context, threadId, input),
+      writeSnapshot: async (threadId: string, input: WriteSnapshotInput) => writeSnapshot(context, threadId, input),
+      listSummaries: async (threadId: string) => listSummaries(context, threadId),
+    }),
     /** The context engine's persistence for one thread: pass it as `createContextManager({ store })`. */
-    contextStore: (threadId: string, options?: { maxTailMessages?: number }) => createThreadContextStore(context, threadId, options),
+    contextStore: (threadId: string, options?: { maxTailMessages?: number }) => withStoreErrors(createThreadContextStore(context, threadId, options)),
   };
 }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DatabaseError } from '../../src/index.js';
 import { APP_LOGIN } from '../support/global-setup.js';
 import { classifyFailure, describeError } from './support/failure-classification.js';
 import { tolerateKnownDriverCrashes, withDeadline } from './support/known-driver-faults.js';
@@ -38,6 +39,10 @@ async function retrying<RESULT>(tally: ReliabilityTally, random: SeededRandom, l
         return undefined;
       }
       tally.note(`failure ${kind}`);
+      // CALL_HUNG is this suite's own deadline; every other lost connection is the store's typed, retryable error.
+      if (kind !== 'connection:CALL_HUNG') {
+        tally.expect(error instanceof DatabaseError && error.retryable, 'a lost connection did not reach the caller as a retryable DatabaseError', () => `${label}: ${describeError(error)}`);
+      }
       tally.attempt(`${label}:retried`);
       await sleep(random.int(backoffMs) + 1);
     }

@@ -13,7 +13,8 @@ const CONNECTION_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONN
  * for a lost connection or server, or null when the failure is neither (an unclear error: a violation).
  */
 export function classifyFailure(error: unknown): string | null {
-  if (AgentHistoryError.isInstance(error)) return `typed:${error.code}`;
+  // A DatabaseError is the store's wrapper of a lost connection or a failed statement: classified by its code.
+  if (AgentHistoryError.isInstance(error) && error.code !== 'database-failed') return `typed:${error.code}`;
   for (let current = error, depth = 0; current && depth < 5; depth++) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string') {

@@ -1,0 +1,32 @@
+import { AgentHistoryError } from './agent-history-error.js';
+
+/** SQLSTATEs and driver codes after which the same call, made again, may succeed. */
+const RETRYABLE = /^(08...|57P0[1-3]|53300|40001|40P01|55P03|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED|CONNECT_TIMEOUT|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT)$/;
+
+/**
+ * The database failed a statement, or the connection to it was lost: a terminated backend, a server shutting
+ * down, a timeout, a serialization failure, a schema migrated without one of the package's migrations. Bad input
+ * never ends here: it is refused with a typed error before any SQL runs.
+ *
+ * The message gives the code and the server's or driver's message, never the statement's parameters, which hold
+ * message content that must not reach logs. `cause` keeps only the original error's name, code and message.
+ */
+export class DatabaseError extends AgentHistoryError {
+  /** The SQLSTATE (`57P01`, `40001`, …) or the driver's code (`CONNECTION_CLOSED`, `ECONNRESET`, …), when known. */
+  readonly databaseCode: string | undefined;
+  /**
+   * Whether making the same call again may succeed (a lost connection, a restart, a serialization failure, a lock
+   * not granted). Every write of the store is idempotent or atomic, so retrying it is safe.
+   */
+  readonly retryable: boolean;
+
+  constructor({ databaseCode, name, message }: { databaseCode: string | undefined; name: string; message: string }) {
+    super({
+      code: 'database-failed',
+      message: `The database failed${databaseCode ? ` (${databaseCode})` : ''}: ${message}`,
+      cause: Object.assign(new Error(message), { name, code: databaseCode }),
+    });
+    this.databaseCode = databaseCode;
+    this.retryable = databaseCode !== undefined && RETRYABLE.test(databaseCode);
+  }
+}
