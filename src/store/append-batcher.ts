@@ -19,6 +19,12 @@ export interface AppendBatchingOptions {
   maxBatchSize?: number;
   /** The most serialized message bytes in one statement (a single larger message is still sent alone). @default 4_194_304 */
   maxBatchBytes?: number;
+  /**
+   * A statement not answered after this many milliseconds (typically waiting on a thread another writer holds)
+   * stops counting against `maxInFlight`, so appends to other threads do not wait behind it. Its own thread stays
+   * busy until it answers. @default 250
+   */
+  stalledAfterMs?: number;
 }
 
 /** One append, as the SQL functions take it. */
@@ -92,11 +98,12 @@ export function createAppendBatcher(
 ): AppendBatcher | null {
   if (options === false || is(db, PgTransaction)) return null;
   if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) {
-    throw new InvalidArgumentError({ argument: 'appendBatching', value: options, message: 'expected false or { maxInFlight?, maxBatchSize?, maxBatchBytes? }.' });
+    throw new InvalidArgumentError({ argument: 'appendBatching', value: options, message: 'expected false or { maxInFlight?, maxBatchSize?, maxBatchBytes?, stalledAfterMs? }.' });
   }
   const maxInFlight = setting('appendBatching.maxInFlight', options?.maxInFlight, 2, 1_000);
   const maxBatchSize = setting('appendBatching.maxBatchSize', options?.maxBatchSize, 64, 10_000);
   const maxBatchBytes = setting('appendBatching.maxBatchBytes', options?.maxBatchBytes, 4_194_304, 1_073_741_824);
+  const stalledAfterMs = setting('appendBatching.stalledAfterMs', options?.stalledAfterMs, 250, 3_600_000);
 
   let inFlight = 0;
   let queue: Queued<unknown>[] = [];
@@ -198,12 +205,25 @@ export function createAppendBatcher(
       const keys = new Set(batch.map(threadKey));
       for (const key of keys) busyThreads.add(key);
       inFlight++;
+      let holdsSlot = true;
+      const releaseSlot = () => {
+        if (!holdsSlot) return;
+        holdsSlot = false;
+        inFlight--;
+      };
+      // A statement that waits long (on a lock another writer holds) gives its slot to the other threads' appends.
+      const stalled = setTimeout(() => {
+        releaseSlot();
+        pump();
+      }, stalledAfterMs);
+      stalled.unref();
       void runBatch(batch)
         // runBatch settles every entry itself; this only keeps an unexpected throw from leaving callers waiting.
         .catch((error: unknown) => batch.forEach((entry) => entry.reject(error)))
         .finally(() => {
+          clearTimeout(stalled);
           for (const key of keys) busyThreads.delete(key);
-          inFlight--;
+          releaseSlot();
           pump();
         });
     }

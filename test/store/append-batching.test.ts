@@ -22,8 +22,14 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
 
   /** Errors of whole batches (each rolled back and was resent one append at a time). */
   const batchErrors: unknown[] = [];
+  // These tests assert which appends share a statement, so a statement slowed by a loaded machine must not give
+  // up its slot (stalledAfterMs) unless a test asks for it.
   const history = (appendBatching?: AppendBatchingOptions | false) =>
-    createAgentHistory({ db: database.db, appendBatching, _internal: { onAppendBatchError: (error) => batchErrors.push(error) } });
+    createAgentHistory({
+      db: database.db,
+      appendBatching: appendBatching === false ? false : { stalledAfterMs: 600_000, ...appendBatching },
+      _internal: { onAppendBatchError: (error) => batchErrors.push(error) },
+    });
   const rowsOf = (threadId: string) =>
     database.admin.query<{ message_id: string; sequence: string; tx: string; tenant_id: string }>(
       'select message_id, sequence, xmin::text as tx, tenant_id from agent_message where thread_id = $1 order by sequence',
@@ -200,11 +206,12 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
       [{ maxInFlight: 0 }, 'appendBatching.maxInFlight'],
       [{ maxBatchSize: 1.5 }, 'appendBatching.maxBatchSize'],
       [{ maxBatchBytes: '4MB' }, 'appendBatching.maxBatchBytes'],
+      [{ stalledAfterMs: -1 }, 'appendBatching.stalledAfterMs'],
       ['yes', 'appendBatching'],
     ] as const) {
       let thrown: unknown;
       try {
-        history(options as never);
+        createAgentHistory({ db: database.db, appendBatching: options as never });
       } catch (error) {
         thrown = error;
       }
@@ -253,6 +260,32 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
         });
         expect(((await busyAppend) as { created: boolean }).created).toBe(true);
         expect((await rowsOf(busy.id)).map((row) => row.message_id)).toEqual(['b1']);
+      } finally {
+        await holder.end();
+      }
+    });
+
+    it('should not hold appends to free threads behind statements that wait on threads another writer holds', async () => {
+      const store = createAgentHistory({ db: database.db, appendBatching: { maxInFlight: 2, stalledAfterMs: 100 } }).forTenant(randomUUID());
+      const [held1, held2, free] = [await store.createThread(), await store.createThread(), await store.createThread()];
+      const holder = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
+      try {
+        const waiting: Array<Promise<unknown>> = [];
+        await holder.begin(async (tx) => {
+          await tx`select 1 from agent_thread where id in (${held1.id}, ${held2.id}) for update`;
+          // Both slots go to appends that wait on the holder's locks.
+          waiting.push(store.appendMessage(held1.id, userMessage('h1')), store.appendMessage(held2.id, userMessage('h2')));
+          await waitFor(async () => (await database.admin.query(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%agent_history_append_message(%'`)).length === 2);
+          // Settles while both are still waiting: their slots were given up after 100 ms.
+          const settled = await Promise.race([
+            store.appendMessage(free.id, userMessage('f1')).then((result) => result.created),
+            new Promise((resolve) => setTimeout(() => resolve('timed out'), 10_000)),
+          ]);
+          expect(settled).toBe(true);
+          expect((await rowsOf(held1.id)).length + (await rowsOf(held2.id)).length).toBe(0);
+        });
+        const results = (await Promise.all(waiting)) as Array<{ created: boolean; stored: { sequence: number } }>;
+        expect(results.map((result) => [result.created, result.stored.sequence])).toEqual([[true, 1], [true, 1]]);
       } finally {
         await holder.end();
       }
@@ -323,7 +356,7 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     });
 
     it('should answer each caller of a batch sent on a connection whose previous statement failed after sending rows', async () => {
-      const { client, store, thread } = await thisConnection({ maxInFlight: 1 });
+      const { client, store, thread } = await thisConnection({ maxInFlight: 1, stalledAfterMs: 600_000 });
       const [other] = [await store.createThread()];
       const holder = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
       try {
