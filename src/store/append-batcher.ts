@@ -84,6 +84,9 @@ function itemsJson(items: AppendItem[]): string {
 const setting = (argument: string, value: unknown, fallback: number, max: number): number =>
   value === undefined ? fallback : assertInteger(argument, value, 1, max);
 
+/** How long appends go alone after the batch function was found missing or not granted. */
+const BATCH_RETRY_AFTER_MS = 60_000;
+
 /** SQLSTATEs an item of a batch can cause: the batch is resent one append at a time, so only that item fails. */
 const ITEM_CAUSED = /^(22|23)|^40P01$|^40001$/;
 
@@ -94,7 +97,7 @@ const ITEM_CAUSED = /^(22|23)|^40P01$|^40001$/;
 export function createAppendBatcher(
   db: AgentHistoryDatabase,
   options: AppendBatchingOptions | false | undefined,
-  { onBatchError }: { onBatchError?: (error: unknown, size: number) => void } = {},
+  { onBatchError, now = () => new Date() }: { onBatchError?: (error: unknown, size: number) => void; now?: () => Date } = {},
 ): AppendBatcher | null {
   if (options === false || is(db, PgTransaction)) return null;
   if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) {
@@ -110,8 +113,11 @@ export function createAppendBatcher(
   /** Threads with a statement in flight, by `tenant/thread`: their queued appends wait for it. */
   const busyThreads = new Set<string>();
   const threadKey = (entry: Queued<unknown>) => `${entry.tenantId}/${entry.item.threadId}`;
-  /** Set when the batch function is missing or not granted (a schema migrated without 0004): every append then goes alone. */
-  let batchUnavailable = false;
+  /**
+   * Until when every append goes alone: set for a minute when the batch function is missing or not granted (a
+   * schema migrated without 0004), then a batch is tried again (the migration may have been applied since).
+   */
+  let batchUnavailableUntil = 0;
 
   /**
    * Takes the oldest queued append whose thread has no statement in flight, and every later one of its tenant
@@ -121,7 +127,7 @@ export function createAppendBatcher(
   const takeBatch = (): Queued<unknown>[] => {
     const head = queue.find((entry) => !busyThreads.has(threadKey(entry)));
     if (!head) return [];
-    if (batchUnavailable) {
+    if (now().getTime() < batchUnavailableUntil) {
       queue = queue.filter((entry) => entry !== head);
       return [head];
     }
@@ -172,7 +178,7 @@ export function createAppendBatcher(
         // per thread, each waiting for its own thread only.
         await Promise.all([...threads.values()].map(runBatch));
       } else if (code === '42883' || code === '42501' || ITEM_CAUSED.test(code)) {
-        if (code === '42883' || code === '42501') batchUnavailable = true; // no batch function, or no grant on it
+        if (code === '42883' || code === '42501') batchUnavailableUntil = now().getTime() + BATCH_RETRY_AFTER_MS; // no batch function, or no grant on it
         // The whole batch rolled back (a racing duplicate, a missing run, …): send each append alone, in order,
         // so each caller gets exactly the outcome it would have had without batching.
         for (const entry of batch) await runAlone(entry);

@@ -80,7 +80,7 @@ export function createAgentHistory({
   const now = _internal.now ?? (() => new Date());
   const tokenCounter = Promise.resolve(tokenCounterOption ?? loadO200kTokenCounter());
   const generateId = _internal.generateId ?? randomUUID;
-  const appendBatcher = createAppendBatcher(db, appendBatching, { onBatchError: _internal.onAppendBatchError });
+  const appendBatcher = createAppendBatcher(db, appendBatching, { onBatchError: _internal.onAppendBatchError, now });
   return {
     tables,
     tokenCounter,
