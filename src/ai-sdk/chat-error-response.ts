@@ -1,4 +1,5 @@
 import { AgentHistoryError } from '../errors/agent-history-error.js';
+import { DatabaseError } from '../errors/database-error.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { InvalidMessageError } from '../errors/invalid-message-error.js';
 import { InvalidTenantError } from '../errors/invalid-tenant-error.js';
@@ -14,9 +15,11 @@ export interface ChatErrorBody {
 
 /**
  * The HTTP status for an error of this package: 400 invalid message or argument, 404 unknown or foreign thread
- * or message, 409 conflict (double submit, answer in progress, stale version), 413 message too large, 500 else.
+ * or message, 409 conflict (double submit, answer in progress, stale version), 413 message too large, 503 the
+ * database unreachable for now (a retryable `DatabaseError`), 500 else.
  */
 export function chatErrorStatus(error: unknown): number {
+  if (error instanceof DatabaseError && error.retryable) return 503;
   if (error instanceof ChatConflictError || error instanceof VersionConflictError) return 409;
   if (error instanceof MessageTooLargeError) return 413;
   if (error instanceof NotFoundError) return 404;
@@ -26,7 +29,8 @@ export function chatErrorStatus(error: unknown): number {
 
 /**
  * An error as a JSON `Response` with {@link chatErrorStatus}. The message of a 4xx error (the validation
- * message, the missing id) is sent as it is; a 500 sends a generic message and logs the error.
+ * message, the missing id) is sent as it is; a 500 or 503 sends a generic message and logs the error (a
+ * `DatabaseError` holds no message content); a 503 also says `Retry-After: 1`.
  *
  * @example
  * try { return (await streamChatTurn(options)).toResponse(); } catch (error) { return chatErrorResponse(error); }
@@ -34,6 +38,11 @@ export function chatErrorStatus(error: unknown): number {
 export function chatErrorResponse(error: unknown, { log = console.error }: { log?: (...values: unknown[]) => void } = {}): Response {
   const status = chatErrorStatus(error);
   let body: ChatErrorBody;
+  if (status === 503) {
+    log('agent-history: chat request failed', error);
+    body = { error: { code: 'database-unavailable', message: 'The database is unavailable; try again.' } };
+    return Response.json(body, { status, headers: { 'retry-after': '1' } });
+  }
   if (status === 500 || !AgentHistoryError.isInstance(error)) {
     log('agent-history: chat request failed', error);
     body = { error: { code: 'internal-error', message: 'The request failed.' } };

@@ -1,7 +1,13 @@
 import { AgentHistoryError } from './agent-history-error.js';
 
-/** SQLSTATEs and driver codes after which the same call, made again, may succeed. */
-const RETRYABLE = /^(08...|57P0[1-3]|53300|40001|40P01|55P03|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED|CONNECT_TIMEOUT|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT)$/;
+/**
+ * SQLSTATEs and driver codes after which the same call, made again, may succeed: a connection lost or refused
+ * (class 08, sockets), a server shutting down or restarting (57P01–57P03), a session or statement timed out or
+ * cancelled (57P05, 25P03, 57014), too many connections (53300), a serialization failure or deadlock (40001, 40P01),
+ * a lock not granted (55P03). Not postgres-js's CONNECTION_ENDED / CONNECTION_DESTROYED: the application ended its
+ * pool, and the same call cannot succeed on it.
+ */
+const RETRYABLE = /^(08...|57P0[1-35]|25P03|57014|53300|40001|40P01|55P03|CONNECTION_CLOSED|CONNECT_TIMEOUT|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN)$/;
 
 /**
  * The database failed a statement, or the connection to it was lost: a terminated backend, a server shutting
@@ -15,8 +21,9 @@ export class DatabaseError extends AgentHistoryError {
   /** The SQLSTATE (`57P01`, `40001`, …) or the driver's code (`CONNECTION_CLOSED`, `ECONNRESET`, …), when known. */
   readonly databaseCode: string | undefined;
   /**
-   * Whether making the same call again may succeed (a lost connection, a restart, a serialization failure, a lock
-   * not granted). Every write of the store is idempotent or atomic, so retrying it is safe.
+   * Whether making the same call again may succeed (a lost connection, a restart, a timeout, a serialization failure,
+   * a lock not granted), decided by the code: a driver that reports a lost connection without one (node-postgres's
+   * "Connection terminated") gives false. Whether retrying is safe depends on the call: see the README.
    */
   readonly retryable: boolean;
 

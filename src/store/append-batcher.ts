@@ -22,7 +22,8 @@ export interface AppendBatchingOptions {
   /**
    * A statement not answered after this many milliseconds (typically waiting on a thread another writer holds)
    * stops counting against `maxInFlight`, so appends to other threads do not wait behind it. Its own thread stays
-   * busy until it answers. @default 250
+   * busy until it answers. At most `maxInFlight` statements give up their slot at once, so a store never has more
+   * than 2 × `maxInFlight` append statements (and pooled connections) in flight. @default 250
    */
   stalledAfterMs?: number;
 }
@@ -109,6 +110,8 @@ export function createAppendBatcher(
   const stalledAfterMs = setting('appendBatching.stalledAfterMs', options?.stalledAfterMs, 250, 3_600_000);
 
   let inFlight = 0;
+  /** Statements that gave up their slot (see stalledAfterMs); at most maxInFlight, so at most 2 × maxInFlight in all. */
+  let stalledCount = 0;
   let queue: Queued<unknown>[] = [];
   /** Threads with a statement in flight, by `tenant/thread`: their queued appends wait for it. */
   const busyThreads = new Set<string>();
@@ -211,25 +214,25 @@ export function createAppendBatcher(
       const keys = new Set(batch.map(threadKey));
       for (const key of keys) busyThreads.add(key);
       inFlight++;
-      let holdsSlot = true;
-      const releaseSlot = () => {
-        if (!holdsSlot) return;
-        holdsSlot = false;
-        inFlight--;
-      };
-      // A statement that waits long (on a lock another writer holds) gives its slot to the other threads' appends.
+      let gaveUpSlot = false;
+      // A statement that waits long (on a lock another writer holds) gives its slot to the other threads' appends,
+      // as long as no more than maxInFlight statements have done so (each still holds a pooled connection).
       const stalled = setTimeout(() => {
-        releaseSlot();
+        if (stalledCount >= maxInFlight) return;
+        gaveUpSlot = true;
+        stalledCount++;
+        inFlight--;
         pump();
       }, stalledAfterMs);
-      stalled.unref();
+      (stalled as { unref?: () => void }).unref?.(); // a number, without unref, outside Node
       void runBatch(batch)
         // runBatch settles every entry itself; this only keeps an unexpected throw from leaving callers waiting.
         .catch((error: unknown) => batch.forEach((entry) => entry.reject(error)))
         .finally(() => {
           clearTimeout(stalled);
           for (const key of keys) busyThreads.delete(key);
-          releaseSlot();
+          if (gaveUpSlot) stalledCount--;
+          else inFlight--;
           pump();
         });
     }

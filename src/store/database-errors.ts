@@ -2,11 +2,37 @@ import { DrizzleQueryError } from 'drizzle-orm';
 import { AgentHistoryError } from '../errors/agent-history-error.js';
 import { DatabaseError } from '../errors/database-error.js';
 
-/** The first string `code` in an error's chain of causes: a SQLSTATE or a driver's or socket's code. */
-function codeOf(error: unknown): string | undefined {
+/** postgres-js's and Node's socket codes for a connection that failed or went away. */
+const CONNECTION_CODES = new Set([
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+const isDatabaseCode = (code: unknown): code is string => typeof code === 'string' && (/^[0-9A-Z]{5}$/.test(code) || CONNECTION_CODES.has(code));
+
+/**
+ * Drizzle's error for a failed statement, whose message is `Failed query: … params: …`. Also recognised by shape,
+ * for an application that bundles a second copy of drizzle-orm (the class is then another one).
+ */
+function isFailedQuery(error: unknown): error is Error & { cause?: unknown } {
+  return (
+    error instanceof DrizzleQueryError ||
+    (error instanceof Error && 'query' in error && 'params' in error && error.message.startsWith('Failed query:'))
+  );
+}
+
+/** The error in `error`'s chain of causes that carries a SQLSTATE or a connection code. */
+function coded(error: unknown): (Error & { code: string }) | undefined {
   for (let current = error, depth = 0; current && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && code.length > 0) return code;
+    if (current instanceof Error && isDatabaseCode((current as { code?: unknown }).code)) return current as Error & { code: string };
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
@@ -14,18 +40,19 @@ function codeOf(error: unknown): string | undefined {
 
 /**
  * What a store method throws for `error`: the package's own errors as they are; a failed statement (Drizzle's
- * `DrizzleQueryError`, whose message lists the parameters, message content included) or a lost connection as a
- * {@link DatabaseError} without the parameters; anything else (a bug, an error of a user-supplied token counter)
- * as it is.
+ * error lists the statement's parameters, message content included) or a lost connection as a
+ * {@link DatabaseError} that keeps only the code and the server's or driver's message; anything else (a bug, an
+ * error of a user-supplied token counter) as it is.
  */
 export function asStoreError(error: unknown): unknown {
   if (AgentHistoryError.isInstance(error)) return error;
-  const failedQuery = error instanceof DrizzleQueryError;
-  const origin: unknown = failedQuery ? error.cause : error;
-  const databaseCode = codeOf(origin);
-  if (!failedQuery && databaseCode === undefined) return error;
-  const message = origin instanceof Error ? origin.message : 'the statement failed.';
-  return new DatabaseError({ databaseCode, name: origin instanceof Error ? origin.name : 'Error', message });
+  const origin = coded(error);
+  if (!origin && !isFailedQuery(error)) return error;
+  // The driver's error: the coded one, or what Drizzle's error wraps ("PGlite is closed" has no code).
+  const source = origin ?? (error as { cause?: unknown }).cause;
+  // Never a message that lists parameters: Drizzle's own, or a wrapper's that repeats it.
+  const message = source instanceof Error && !source.message.startsWith('Failed query:') ? source.message : 'the statement failed.';
+  return new DatabaseError({ databaseCode: origin?.code, name: source instanceof Error ? source.name : 'Error', message });
 }
 
 /** Wraps every method of `methods` so that it throws {@link asStoreError}'s errors. */

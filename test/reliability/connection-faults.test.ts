@@ -39,8 +39,9 @@ async function retrying<RESULT>(tally: ReliabilityTally, random: SeededRandom, l
         return undefined;
       }
       tally.note(`failure ${kind}`);
-      // CALL_HUNG is this suite's own deadline; every other lost connection is the store's typed, retryable error.
-      if (kind !== 'connection:CALL_HUNG') {
+      // CALL_HUNG is this suite's own deadline, and CONNECTION_ENDED / _DESTROYED come from the suite ending a pool it
+      // replaces (not retryable on that pool); every other lost connection is the store's retryable DatabaseError.
+      if (!['connection:CALL_HUNG', 'connection:CONNECTION_ENDED', 'connection:CONNECTION_DESTROYED'].includes(kind)) {
         tally.expect(error instanceof DatabaseError && error.retryable, 'a lost connection did not reach the caller as a retryable DatabaseError', () => `${label}: ${describeError(error)}`);
       }
       tally.attempt(`${label}:retried`);

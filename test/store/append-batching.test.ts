@@ -36,6 +36,9 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
       [threadId],
     );
   const transactionsOf = async (threadId: string) => new Set((await rowsOf(threadId)).map((row) => row.tx)).size;
+  /** Append statements of this test database waiting on a row lock (other test files share the server). */
+  const appendsWaitingOnLocks = async () =>
+    (await database.admin.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%agent_history_append_message(%'`)).length;
 
   it('should send a burst of appends as one statement after the first, with the same sequences, rows and results as one by one', async () => {
     const store = history({ maxInFlight: 1 }).forTenant(randomUUID());
@@ -296,7 +299,7 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
           await tx`select 1 from agent_thread where id in (${held1.id}, ${held2.id}) for update`;
           // Both slots go to appends that wait on the holder's locks.
           waiting.push(store.appendMessage(held1.id, userMessage('h1')), store.appendMessage(held2.id, userMessage('h2')));
-          await waitFor(async () => (await database.admin.query(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%agent_history_append_message(%'`)).length === 2);
+          await waitFor(async () => (await appendsWaitingOnLocks()) === 2);
           // Settles while both are still waiting: their slots were given up after 100 ms.
           const settled = await Promise.race([
             store.appendMessage(free.id, userMessage('f1')).then((result) => result.created),
@@ -307,6 +310,32 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
         });
         const results = (await Promise.all(waiting)) as Array<{ created: boolean; stored: { sequence: number } }>;
         expect(results.map((result) => [result.created, result.stored.sequence])).toEqual([[true, 1], [true, 1]]);
+      } finally {
+        await holder.end();
+      }
+    });
+
+    it('should let at most maxInFlight statements give up their slot, so appends never take more than twice that many connections', async () => {
+      const store = createAgentHistory({ db: database.db, appendBatching: { maxInFlight: 1, stalledAfterMs: 100 } }).forTenant(randomUUID());
+      const [held1, held2, free] = [await store.createThread(), await store.createThread(), await store.createThread()];
+      const holder = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
+      try {
+        const waiting: Array<Promise<unknown>> = [];
+        let freeAppend: Promise<{ created: boolean }> | undefined;
+        await holder.begin(async (tx) => {
+          await tx`select 1 from agent_thread where id in (${held1.id}, ${held2.id}) for update`;
+          waiting.push(store.appendMessage(held1.id, userMessage('h1')));
+          await waitFor(async () => (await appendsWaitingOnLocks()) === 1);
+          // The first gave up its slot (the one allowed); the second keeps it while it waits.
+          waiting.push(store.appendMessage(held2.id, userMessage('h2')));
+          await waitFor(async () => (await appendsWaitingOnLocks()) === 2);
+          freeAppend = store.appendMessage(free.id, userMessage('f1'));
+          const settled = await Promise.race([freeAppend.then(() => 'settled'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 1_000))]);
+          expect(settled).toBe('waiting');
+          expect(await rowsOf(free.id)).toEqual([]);
+        });
+        expect((await freeAppend!).created).toBe(true);
+        expect(((await Promise.all(waiting)) as Array<{ created: boolean }>).map((result) => result.created)).toEqual([true, true]);
       } finally {
         await holder.end();
       }
@@ -387,10 +416,12 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
           await tx`select 1 from agent_thread where id = ${other.id} for update`;
           // The lone append waits on the lock, so the failing query and then the batch queue behind it, in that order.
           calls = [store.appendMessage(other.id, userMessage('alone'))];
-          await waitFor(async () => (await database.admin.query(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%agent_history_append_message(%'`)).length === 1);
+          await waitFor(async () => (await appendsWaitingOnLocks()) === 1);
           void failAfterThreeRows(client);
           calls.push(store.appendMessage(thread.id, userMessage('b1')), store.appendMessage(thread.id, userMessage('b2')));
-          await new Promise((resolve) => setTimeout(resolve, 200)); // both reach the batcher's queue
+          // An append reaches the batcher's queue after a few microtasks (validation, the loaded token counter), so
+          // both are queued once the event loop turns.
+          await new Promise((resolve) => setImmediate(resolve));
         });
         const results = await Promise.all(calls);
         // Stored once, by the batch, and each caller told its own new row (a resend would answer created: false).

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentHistoryError, createAgentHistory, DatabaseError } from '../../src/index.js';
+import { chatErrorResponse } from '../../src/ai-sdk/index.js';
+import { asStoreError } from '../../src/store/database-errors.js';
+import { AgentHistoryError, createAgentHistory, DatabaseError, NotFoundError } from '../../src/index.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
 
@@ -71,7 +73,7 @@ describe.each(BACKENDS)('database errors on %s', (backend) => {
     }
   });
 
-  it('should raise a retryable DatabaseError when the connection is gone', async () => {
+  it('should raise a DatabaseError when the pool was ended', async () => {
     const closing = await openTestDatabase(backend);
     const store = createAgentHistory({ db: closing.db }).forTenant(randomUUID());
     const thread = await store.createThread();
@@ -80,7 +82,8 @@ describe.each(BACKENDS)('database errors on %s', (backend) => {
     expect(error).toBeInstanceOf(DatabaseError);
     expect(logged(error)).not.toContain('4111');
     // postgres-js names the ended pool; PGlite's "closed" error has no code.
-    if (backend === 'postgres') expect([(error as DatabaseError).databaseCode, (error as DatabaseError).retryable]).toEqual(['CONNECTION_ENDED', true]);
+    // The application ended the pool: the same call cannot succeed on it, so not retryable.
+    if (backend === 'postgres') expect([(error as DatabaseError).databaseCode, (error as DatabaseError).retryable]).toEqual(['CONNECTION_ENDED', false]);
     else expect((error as DatabaseError).message).toMatch(/closed/i);
   });
 
@@ -91,5 +94,51 @@ describe.each(BACKENDS)('database errors on %s', (backend) => {
     const counting = createAgentHistory({ db: database.db, tokenCounter: { id: 'broken', count: () => { throw broken; } } }).forTenant(randomUUID());
     const thread = await counting.createThread();
     await expect(counting.appendMessage(thread.id, secretMessage('m1'))).rejects.toBe(broken);
+  });
+});
+
+describe('database errors, without a database', () => {
+  it('should decide retryable by the code', () => {
+    const retryable = (databaseCode: string | undefined) => new DatabaseError({ databaseCode, name: 'Error', message: 'm' }).retryable;
+    for (const code of ['08006', '57P01', '57P03', '57P05', '25P03', '57014', '53300', '40001', '40P01', '55P03', 'CONNECTION_CLOSED', 'ECONNRESET', 'ECONNREFUSED', 'CONNECT_TIMEOUT']) {
+      expect([code, retryable(code)]).toEqual([code, true]);
+    }
+    for (const code of [undefined, '23505', '42883', '42501', '25P02', '22P02', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED']) {
+      expect([code, retryable(code)]).toEqual([code, false]);
+    }
+  });
+
+  it('should recognise a failed query of a second copy of drizzle-orm by its shape, and never take its message', () => {
+    // What a bundled second copy throws: not this copy's class, same shape.
+    const cause = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+    const foreign = Object.assign(new Error(`Failed query: select f($1)\nparams: ${SECRET}`), { query: 'select f($1)', params: [SECRET], cause });
+    const error = asStoreError(foreign) as DatabaseError;
+    expect(error).toBeInstanceOf(DatabaseError);
+    expect([error.databaseCode, error.retryable, error.message]).toEqual(['57P01', true, 'The database failed (57P01): terminating connection due to administrator command']);
+    expect(logged(error)).not.toContain('4111');
+    // Without a coded cause: a generic message, still nothing of the parameters.
+    const bare = asStoreError(Object.assign(new Error(`Failed query: select f($1)\nparams: ${SECRET}`), { query: 'q', params: [SECRET] })) as DatabaseError;
+    expect([bare.databaseCode, bare.message]).toEqual([undefined, 'The database failed: the statement failed.']);
+    expect(logged(bare)).not.toContain('4111');
+  });
+
+  it('should leave errors that are not the database’s alone: a module not found, a bug, the package’s own', () => {
+    const notFound = Object.assign(new Error('Cannot find package gpt-tokenizer'), { code: 'ERR_MODULE_NOT_FOUND' });
+    const missingFile = Object.assign(new Error('no such file'), { code: 'ENOENT' });
+    const bug = new TypeError('x is undefined');
+    const own = new NotFoundError({ entity: 'thread', id: 't' });
+    for (const error of [notFound, missingFile, bug, own]) expect(asStoreError(error)).toBe(error);
+  });
+
+  it('should answer a route 503 with Retry-After for a retryable DatabaseError, 500 for another, logging no content', async () => {
+    const logs: unknown[][] = [];
+    const log = (...values: unknown[]) => logs.push(values);
+    const lost = chatErrorResponse(new DatabaseError({ databaseCode: '57P01', name: 'PostgresError', message: 'terminating connection' }), { log });
+    expect([lost.status, lost.headers.get('retry-after')]).toEqual([503, '1']);
+    expect(await lost.json()).toEqual({ error: { code: 'database-unavailable', message: 'The database is unavailable; try again.' } });
+    const broken = chatErrorResponse(new DatabaseError({ databaseCode: '42883', name: 'PostgresError', message: 'function does not exist' }), { log });
+    expect([broken.status, broken.headers.get('retry-after')]).toEqual([500, null]);
+    expect(await broken.json()).toEqual({ error: { code: 'internal-error', message: 'The request failed.' } });
+    expect(logs).toHaveLength(2);
   });
 });
