@@ -58,11 +58,16 @@ export interface AppendBatcher {
   submit<ROW>(tenantId: string, appRole: string | null, item: AppendItem): Promise<ROW[]>;
 }
 
+/** A function's or type's name, qualified by the tables' schema when they are not in the default one. */
+function inSchema(name: 'agent_history_append_message' | 'agent_history_append_messages' | 'agent_message_role' | 'agent_message_status', schema: string | undefined): SQL {
+  return schema === undefined ? sql.raw(name) : sql`${sql.identifier(schema)}.${sql.raw(name)}`;
+}
+
 /** The single-message statement (also what a failed batch falls back to, item by item). */
-export function singleAppendStatement(tenantId: string, appRole: string | null, item: AppendItem): SQL {
-  return sql`select * from agent_history_append_message(
+export function singleAppendStatement(tenantId: string, appRole: string | null, item: AppendItem, schema: string | undefined): SQL {
+  return sql`select * from ${inSchema('agent_history_append_message', schema)}(
     ${tenantId}::uuid, ${appRole}::text, ${item.threadId}::uuid, ${item.messageId}::text, ${item.clientRequestId}::text,
-    ${item.role}::agent_message_role, ${item.status}::agent_message_status, ${item.partsJson}::jsonb,
+    ${item.role}::${inSchema('agent_message_role', schema)}, ${item.status}::${inSchema('agent_message_status', schema)}, ${item.partsJson}::jsonb,
     ${item.metadataJson}::jsonb, ${item.runId}::uuid, ${item.byteSize}::integer, ${item.tokenCount}::integer,
     ${item.tokenCounterId}::text, ${item.leaseExpiresAt}::timestamptz, ${item.pinned}::boolean)`;
 }
@@ -98,7 +103,11 @@ const ITEM_CAUSED = /^(22|23)|^40P01$|^40001$/;
 export function createAppendBatcher(
   db: AgentHistoryDatabase,
   options: AppendBatchingOptions | false | undefined,
-  { onBatchError, now = () => new Date() }: { onBatchError?: (error: unknown, size: number) => void; now?: () => Date } = {},
+  {
+    schema,
+    onBatchError,
+    now = () => new Date(),
+  }: { schema?: string; onBatchError?: (error: unknown, size: number) => void; now?: () => Date } = {},
 ): AppendBatcher | null {
   if (options === false || is(db, PgTransaction)) return null;
   if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) {
@@ -155,7 +164,7 @@ export function createAppendBatcher(
 
   const runAlone = async (entry: Queued<unknown>) => {
     try {
-      entry.resolve(rowsOf(await db.execute(singleAppendStatement(entry.tenantId, entry.appRole, entry.item))));
+      entry.resolve(rowsOf(await db.execute(singleAppendStatement(entry.tenantId, entry.appRole, entry.item, schema))));
     } catch (error) {
       entry.reject(error);
     }
@@ -166,7 +175,7 @@ export function createAppendBatcher(
     const { tenantId, appRole } = batch[0]!;
     let rows: Array<{ item: number }>;
     try {
-      rows = rowsOf(await db.execute(sql`select * from agent_history_append_messages(
+      rows = rowsOf(await db.execute(sql`select * from ${inSchema('agent_history_append_messages', schema)}(
         ${tenantId}::uuid, ${appRole}::text, ${itemsJson(batch.map((entry) => entry.item))}::jsonb)`));
     } catch (error) {
       try {

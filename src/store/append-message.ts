@@ -99,11 +99,11 @@ export async function appendMessage<UI_MESSAGE extends StorableMessage>(
   try {
     rows = context.appendBatcher
       ? await context.appendBatcher.submit<AppendRow>(context.tenantId, context.appRole, item)
-      : rowsOf<AppendRow>(await context.db.execute(singleAppendStatement(context.tenantId, context.appRole, item)));
+      : rowsOf<AppendRow>(await context.db.execute(singleAppendStatement(context.tenantId, context.appRole, item, context.functionSchema)));
   } catch (error) {
     const code = postgresErrorCode(error);
     // A racing identical request won: the whole statement rolled back (sequence bump included); read its row.
-    if (code === '23505') rows = rowsOf<AppendRow>(await context.db.execute(singleAppendStatement(context.tenantId, context.appRole, item)));
+    if (code === '23505') rows = rowsOf<AppendRow>(await context.db.execute(singleAppendStatement(context.tenantId, context.appRole, item, context.functionSchema)));
     else if (code === '23503') throw new NotFoundError({ entity: 'run', id: runId });
     else throw error;
   }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { getTableConfig } from 'drizzle-orm/pg-core';
 import { DEFAULT_APP_ROLE, defineAgentTables, type AgentTables } from '../schema/define-agent-tables.js';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
 import { assertTenantId } from '../tenant/tenant-id.js';
@@ -80,13 +81,15 @@ export function createAgentHistory({
   const now = _internal.now ?? (() => new Date());
   const tokenCounter = Promise.resolve(tokenCounterOption ?? loadO200kTokenCounter());
   const generateId = _internal.generateId ?? randomUUID;
-  const appendBatcher = createAppendBatcher(db, appendBatching, { onBatchError: _internal.onAppendBatchError, now });
+  // The append functions live in the tables' schema (customMigrationSql creates them there).
+  const functionSchema = getTableConfig(tables.agentMessage).schema;
+  const appendBatcher = createAppendBatcher(db, appendBatching, { schema: functionSchema, onBatchError: _internal.onAppendBatchError, now });
   return {
     tables,
     tokenCounter,
     /** The store of one tenant. Throws `InvalidTenantError` for a missing or malformed tenant id. */
     forTenant(tenantId: string) {
-      const context: StoreContext = { db, tables, tenantId: assertTenantId(tenantId), appRole, tokenCounter, maxMessageBytes, leaseMs, now, generateId, appendBatcher };
+      const context: StoreContext = { db, tables, tenantId: assertTenantId(tenantId), appRole, tokenCounter, maxMessageBytes, leaseMs, now, generateId, appendBatcher, functionSchema };
       return tenantHistory(context);
     },
   };

@@ -18,6 +18,8 @@ export interface StoreContext {
   generateId: () => string;
   /** Combines concurrent appends into one statement; `null` when batching is off. Shared by every tenant. */
   appendBatcher: AppendBatcher | null;
+  /** The schema of the tables (and of the append functions), when it is not the default one. */
+  functionSchema: string | undefined;
 }
 
 /** Runs `work` in a transaction scoped to the context's tenant and role. */

@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULT_APP_ROLE } from '../schema/define-agent-tables.js';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { MIGRATIONS_FOLDER } from './migrate.js';
+
+/** The shipped migrations drizzle-kit cannot generate from the schema: the role (before the tables: their policies name it), then FORCE RLS, grants and the append functions. */
+const BEFORE_TABLES = ['0000_roles.sql'];
+const AFTER_TABLES = ['0002_force_rls_grants_append.sql', '0004_append_batch.sql'];
+const TABLES = ['agent_thread', 'agent_run', 'agent_message', 'agent_summary', 'agent_context_snapshot', 'agent_audit_event'];
+const TYPES = ['agent_message_role', 'agent_message_status', 'agent_message_context_state'];
+const FUNCTIONS = ['agent_history_append_messages', 'agent_history_append_message'];
+/** A name that needs no care when double-quoted (no quote, no NUL), within Postgres's 63 bytes. */
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
+
+export interface CustomMigrationSqlOptions {
+  /** The Postgres schema of `defineAgentTables({ schema })`. @default 'public' */
+  schema?: string;
+  /** The application role of `defineAgentTables({ appRole })` and `createAgentHistory({ appRole })`. @default 'agent_history_app' */
+  appRole?: string;
+}
+
+/** The custom SQL of {@link customMigrationSql}, in two parts around the migration that creates the tables. */
+export interface CustomMigrationSql {
+  /** Creates the application role when it does not exist (roles are cluster-wide). Runs before the tables: their policies name it. */
+  beforeTables: string;
+  /** FORCE row-level security, the grants, and the append functions in the tables' schema. */
+  afterTables: string;
+}
+
+/**
+ * The SQL of the package's custom migrations (`0000`; `0002`, `0004`: the application role, FORCE row-level
+ * security, the grants and the append functions) for tables in another schema or with another application role.
+ * The shipped files name the `public` schema and `agent_history_app`; this returns them with every table, type and
+ * function qualified by `schema` (the functions are created in it too) and the role renamed, statements separated
+ * by drizzle-kit's `--> statement-breakpoint`. Put each part in a `drizzle-kit generate --custom` migration, before
+ * and after the one that creates the tables. The store calls the functions in the schema of the tables it is given.
+ *
+ * @example
+ * const { beforeTables, afterTables } = customMigrationSql({ schema: 'agent' });
+ */
+export function customMigrationSql({ schema = 'public', appRole = DEFAULT_APP_ROLE }: CustomMigrationSqlOptions = {}): CustomMigrationSql {
+  for (const [argument, value] of [['schema', schema], ['appRole', appRole]] as const) {
+    if (typeof value !== 'string' || !IDENTIFIER.test(value)) {
+      throw new InvalidArgumentError({ argument, value, message: 'expected a Postgres identifier: a letter or _, then letters, digits, _ or $, at most 63 characters.' });
+    }
+  }
+  const names = [...TABLES, ...TYPES, ...FUNCTIONS].join('|');
+  const rewrite = (files: string[]) =>
+    files
+      .map((file) =>
+        readFileSync(join(MIGRATIONS_FOLDER, file), 'utf8')
+          // Qualify every table, enum type and function, quoted or not (`FROM agent_history_append_message(` in
+          // 0004), but not a column reference such as `"agent_message"."pinned"` nor a name inside a longer one.
+          .replace(new RegExp(`(?<![\\w."])"?(${names})"?(?![\\w"])`, 'g'), (_match, name: string) => `"${schema}"."${name}"`)
+          .replaceAll('GRANT USAGE ON SCHEMA "public"', `GRANT USAGE ON SCHEMA "${schema}"`)
+          .replaceAll(`'${DEFAULT_APP_ROLE}'`, `'${appRole}'`)
+          .replaceAll(`"${DEFAULT_APP_ROLE}"`, `"${appRole}"`)
+          .trimEnd(),
+      )
+      .join('--> statement-breakpoint\n');
+  return { beforeTables: rewrite(BEFORE_TABLES), afterTables: rewrite(AFTER_TABLES) };
+}

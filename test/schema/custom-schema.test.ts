@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import { pgSchema } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { generateDrizzleJson, generateMigration } from 'drizzle-kit/api';
+import postgres from 'postgres';
+import { describe, expect, inject, it } from 'vitest';
+import { createAgentHistory, customMigrationSql, InvalidArgumentError, NotFoundError, type AppendBatchingOptions } from '../../src/index.js';
+import { defineAgentTables } from '../../src/schema/index.js';
+import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
+import { APP_LOGIN } from '../support/global-setup.js';
+import { BACKENDS, type Backend } from '../support/test-database.js';
+
+const SCHEMA = 'agent_chat';
+const APP_ROLE = 'agent_chat_app';
+const userMessage = (id: string, text = `text of ${id}`) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
+
+/**
+ * A fresh database whose only agent-history objects are in SCHEMA, for APP_ROLE, set up the way a drizzle-kit
+ * project does it: customMigrationSql's first part, the statements drizzle-kit generates from
+ * `defineAgentTables({ schema, appRole })`, then its second part. Nothing is in `public`, so a name the package
+ * failed to qualify fails.
+ */
+async function customSchemaDatabase(backend: Backend): Promise<{ db: AgentHistoryDatabase; query: (text: string) => Promise<unknown[]>; close: () => Promise<void> }> {
+  const schema = pgSchema(SCHEMA);
+  const tables = defineAgentTables({ schema, appRole: APP_ROLE });
+  const generated = await generateMigration(generateDrizzleJson({}), generateDrizzleJson({ schema, ...tables }));
+  const { beforeTables, afterTables } = customMigrationSql({ schema: SCHEMA, appRole: APP_ROLE });
+  const statements = [...beforeTables.split('--> statement-breakpoint'), ...generated, ...afterTables.split('--> statement-breakpoint')];
+
+  if (backend === 'pglite') {
+    const client = await PGlite.create();
+    for (const statement of statements) await client.exec(statement);
+    return {
+      db: drizzlePglite({ client }) as unknown as AgentHistoryDatabase,
+      query: async (text) => (await client.query(text)).rows,
+      close: () => client.close(),
+    };
+  }
+  const server = inject('postgresServerUrl');
+  const name = `c_${randomUUID().replaceAll('-', '')}`;
+  const maintenance = postgres(`${server}/postgres`, { max: 1, onnotice: () => {} });
+  await maintenance.unsafe(`create database ${name}`);
+  const admin = postgres(`${server}/${name}`, { max: 1, onnotice: () => {} });
+  for (const statement of statements) await admin.unsafe(statement);
+  // The pool's login (not superuser, not owner, no BYPASSRLS, NOINHERIT) becomes a member of the renamed role, and
+  // may look up the schema's functions: it calls them before they switch to the role.
+  await admin.unsafe(`grant ${APP_ROLE} to ${APP_LOGIN}`);
+  await admin.unsafe(`grant usage on schema ${SCHEMA} to ${APP_LOGIN}`);
+  const app = postgres(`${server}/${name}`.replace('postgres://postgres@', `postgres://${APP_LOGIN}@`), { max: 4, onnotice: () => {} });
+  return {
+    db: drizzlePostgres({ client: app }) as unknown as AgentHistoryDatabase,
+    query: async (text) => [...(await admin.unsafe(text))],
+    close: async () => {
+      await app.end();
+      await admin.end();
+      await maintenance.unsafe(`drop database if exists ${name} with (force)`);
+      await maintenance.end();
+    },
+  };
+}
+
+describe.each(BACKENDS)('tables in another schema, with another application role, on %s', (backend) => {
+  it('should append alone and in batches, read, search and isolate tenants with everything in that schema', async () => {
+    const database = await customSchemaDatabase(backend);
+    try {
+      // Nothing of the package landed in public.
+      expect(await database.query(`select to_regclass('public.agent_message') as t, to_regproc('public.agent_history_append_message') as f, to_regproc('public.agent_history_append_messages') as b`)).toEqual([{ t: null, f: null, b: null }]);
+      const tables = defineAgentTables({ schema: pgSchema(SCHEMA), appRole: APP_ROLE });
+      const history = (appendBatching: AppendBatchingOptions | false) => createAgentHistory({ db: database.db, tables, appRole: APP_ROLE, appendBatching });
+      for (const appendBatching of [false, { maxInFlight: 1, stalledAfterMs: 600_000 }] as const) {
+        const tenantId = randomUUID();
+        const store = history(appendBatching).forTenant(tenantId);
+        const thread = await store.createThread({ title: 'in another schema' });
+        const append = (id: string) => store.appendMessage(thread.id, userMessage(id, `bread ${id}`));
+        // With batching: one alone, then the rest queued behind it and sent as one statement, in call order.
+        // Without: one after the other (concurrent lone appends to one thread commit in any order).
+        const ids = ['m1', 'm2', 'm3', 'm4'];
+        const results = appendBatching === false ? [await append('m1'), await append('m2'), await append('m3'), await append('m4')] : await Promise.all(ids.map(append));
+        expect(results.map((result) => [result.stored.message.id, result.stored.sequence, result.created])).toEqual([
+          ['m1', 1, true],
+          ['m2', 2, true],
+          ['m3', 3, true],
+          ['m4', 4, true],
+        ]);
+        expect((await store.appendMessage(thread.id, userMessage('m2', 'bread m2'))).created).toBe(false);
+        const transactions = (await database.query(`select count(distinct xmin::text) as n from ${SCHEMA}.agent_message where thread_id = '${thread.id}'`)) as Array<{ n: string | number }>;
+        expect(Number(transactions[0]!.n)).toBe(appendBatching === false ? 4 : 2);
+        expect((await store.listMessages(thread.id)).messages.map((stored) => stored.message.id)).toEqual(['m4', 'm3', 'm2', 'm1']);
+        expect(await store.searchMessages('bread')).toHaveLength(4);
+        // Row-level security holds for the renamed role: another tenant sees nothing and cannot append.
+        const other = history(appendBatching).forTenant(randomUUID());
+        await expect(other.getThread(thread.id)).rejects.toBeInstanceOf(NotFoundError);
+        await expect(other.appendMessage(thread.id, userMessage('intruder'))).rejects.toBeInstanceOf(NotFoundError);
+        expect(await other.searchMessages('bread')).toEqual([]);
+      }
+    } finally {
+      await database.close();
+    }
+  }, 120_000);
+});
+
+describe('customMigrationSql', () => {
+  it('should qualify every table, type and function and rename the role, leaving column references alone', () => {
+    const { beforeTables, afterTables } = customMigrationSql({ schema: 'agent', appRole: 'chat_app' });
+    expect(beforeTables).toContain(`CREATE ROLE "chat_app" NOLOGIN`);
+    expect(afterTables).toContain('ALTER TABLE "agent"."agent_message" FORCE ROW LEVEL SECURITY');
+    expect(afterTables).toContain('CREATE OR REPLACE FUNCTION "agent"."agent_history_append_messages"(');
+    expect(afterTables).toContain('FROM "agent"."agent_history_append_message"(');
+    expect(afterTables).toContain('GRANT USAGE ON SCHEMA "agent" TO "chat_app"');
+    // Every mention of a package object is qualified, and the default role is gone.
+    const unqualified = afterTables.replace(/--[^\n]*/g, '').replace(/"agent"\."agent_\w+"/g, '').replace(/"agent_message"\."pinned"/g, '');
+    expect(unqualified.match(/agent_(thread|run|message|summary|context_snapshot|audit_event|history_append_messages?|message_role|message_status|message_context_state)\b/g)).toBeNull();
+    expect(`${beforeTables}${afterTables}`).not.toMatch(/agent_history_app\b/);
+  });
+
+  it('should refuse a schema or role that is not a plain identifier, naming it', () => {
+    for (const [options, named] of [
+      [{ schema: 'a"; drop table x; --' }, 'schema'],
+      [{ appRole: '' }, 'appRole'],
+      [{ schema: 'x'.repeat(64) }, 'schema'],
+    ] as const) {
+      let thrown: unknown;
+      try {
+        customMigrationSql(options);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(InvalidArgumentError);
+      expect((thrown as Error).message).toContain(`Invalid ${named}`);
+    }
+  });
+});
