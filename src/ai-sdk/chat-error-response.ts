@@ -38,17 +38,15 @@ export function chatErrorStatus(error: unknown): number {
 export function chatErrorResponse(error: unknown, { log = console.error }: { log?: (...values: unknown[]) => void } = {}): Response {
   const status = chatErrorStatus(error);
   let body: ChatErrorBody;
-  if (status === 503) {
+  if (status >= 500 || !AgentHistoryError.isInstance(error)) {
     log('agent-history: chat request failed', error);
-    body = { error: { code: 'database-unavailable', message: 'The database is unavailable; try again.' } };
-    return Response.json(body, { status, headers: { 'retry-after': '1' } });
-  }
-  if (status === 500 || !AgentHistoryError.isInstance(error)) {
-    log('agent-history: chat request failed', error);
-    body = { error: { code: 'internal-error', message: 'The request failed.' } };
+    body =
+      status === 503
+        ? { error: { code: 'database-unavailable', message: 'The database is unavailable; try again.' } }
+        : { error: { code: 'internal-error', message: 'The request failed.' } };
   } else {
     body = { error: { code: error.code, message: error.message } };
     if (error instanceof ChatConflictError) Object.assign(body.error, { messageId: error.messageId, status: error.status });
   }
-  return Response.json(body, { status });
+  return Response.json(body, { status, headers: status === 503 ? { 'retry-after': '1' } : undefined });
 }

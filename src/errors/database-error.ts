@@ -1,13 +1,35 @@
 import { AgentHistoryError } from './agent-history-error.js';
 
 /**
- * SQLSTATEs and driver codes after which the same call, made again, may succeed: a connection lost or refused
- * (class 08, sockets), a server shutting down or restarting (57P01–57P03), a session or statement timed out or
- * cancelled (57P05, 25P03, 57014), too many connections (53300), a serialization failure or deadlock (40001, 40P01),
- * a lock not granted (55P03). Not postgres-js's CONNECTION_ENDED / CONNECTION_DESTROYED: the application ended its
- * pool, and the same call cannot succeed on it.
+ * postgres-js's and Node's codes for a connection that failed or went away, and whether the same call may succeed
+ * if made again: not after CONNECTION_ENDED / CONNECTION_DESTROYED, which mean the application ended its pool.
  */
-const RETRYABLE = /^(08...|57P0[1-35]|25P03|57014|53300|40001|40P01|55P03|CONNECTION_CLOSED|CONNECT_TIMEOUT|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN)$/;
+const CONNECTION_CODES = new Map([
+  ['CONNECTION_CLOSED', true],
+  ['CONNECT_TIMEOUT', true],
+  ['ECONNREFUSED', true],
+  ['ECONNRESET', true],
+  ['EPIPE', true],
+  ['ETIMEDOUT', true],
+  ['EHOSTUNREACH', true],
+  ['ENETUNREACH', true],
+  ['EAI_AGAIN', true],
+  ['CONNECTION_ENDED', false],
+  ['CONNECTION_DESTROYED', false],
+]);
+
+/**
+ * SQLSTATEs after which the same call may succeed: a connection lost (class 08), a server shutting down or
+ * restarting (57P01–57P03), a session or statement timed out or cancelled (57P05, 25P03, 57014), too many
+ * connections (53300), a serialization failure or deadlock (40001, 40P01), a lock not granted (55P03).
+ */
+const RETRYABLE_SQLSTATE = /^(08...|57P0[1-35]|25P03|57014|53300|40001|40P01|55P03)$/;
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+
+/** Whether `code` is a SQLSTATE or a connection code: what a {@link DatabaseError} is made from. Internal. */
+export function isDatabaseCode(code: unknown): code is string {
+  return typeof code === 'string' && (SQLSTATE.test(code) || CONNECTION_CODES.has(code));
+}
 
 /**
  * The database failed a statement, or the connection to it was lost: a terminated backend, a server shutting
@@ -34,6 +56,6 @@ export class DatabaseError extends AgentHistoryError {
       cause: Object.assign(new Error(message), { name, code: databaseCode }),
     });
     this.databaseCode = databaseCode;
-    this.retryable = databaseCode !== undefined && RETRYABLE.test(databaseCode);
+    this.retryable = databaseCode !== undefined && (CONNECTION_CODES.get(databaseCode) ?? RETRYABLE_SQLSTATE.test(databaseCode));
   }
 }

@@ -1,9 +1,10 @@
-import { is, sql, type SQL } from 'drizzle-orm';
+import { is } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { assertInteger } from './threads.js';
 import { rowsOf, type AgentHistoryDatabase } from '../tenant/database.js';
 import { postgresErrorCode } from './store-context.js';
+import type { AppendItem, AppendStatements } from './append-statements.js';
 
 /**
  * Write combining for appends. Up to `maxInFlight` append statements run at once per store, and at most one per
@@ -28,23 +29,6 @@ export interface AppendBatchingOptions {
   stalledAfterMs?: number;
 }
 
-/** One append, as the SQL functions take it. */
-export interface AppendItem {
-  threadId: string;
-  messageId: string;
-  clientRequestId: string | null;
-  role: string;
-  status: string;
-  partsJson: string;
-  metadataJson: string;
-  runId: string | null;
-  byteSize: number;
-  tokenCount: number | null;
-  tokenCounterId: string | null;
-  leaseExpiresAt: string | null;
-  pinned: boolean;
-}
-
 interface Queued<ROW> {
   tenantId: string;
   appRole: string | null;
@@ -56,35 +40,6 @@ interface Queued<ROW> {
 export interface AppendBatcher {
   /** The rows `agent_history_append_message` returns for this item, whether it was sent alone or in a batch. */
   submit<ROW>(tenantId: string, appRole: string | null, item: AppendItem): Promise<ROW[]>;
-}
-
-/** A function's or type's name, qualified by the tables' schema when they are not in the default one. */
-function inSchema(name: 'agent_history_append_message' | 'agent_history_append_messages' | 'agent_message_role' | 'agent_message_status', schema: string | undefined): SQL {
-  return schema === undefined ? sql.raw(name) : sql`${sql.identifier(schema)}.${sql.raw(name)}`;
-}
-
-/** The single-message statement (also what a failed batch falls back to, item by item). */
-export function singleAppendStatement(tenantId: string, appRole: string | null, item: AppendItem, schema: string | undefined): SQL {
-  return sql`select * from ${inSchema('agent_history_append_message', schema)}(
-    ${tenantId}::uuid, ${appRole}::text, ${item.threadId}::uuid, ${item.messageId}::text, ${item.clientRequestId}::text,
-    ${item.role}::${inSchema('agent_message_role', schema)}, ${item.status}::${inSchema('agent_message_status', schema)}, ${item.partsJson}::jsonb,
-    ${item.metadataJson}::jsonb, ${item.runId}::uuid, ${item.byteSize}::integer, ${item.tokenCount}::integer,
-    ${item.tokenCounterId}::text, ${item.leaseExpiresAt}::timestamptz, ${item.pinned}::boolean)`;
-}
-
-/** The items as one JSON array, splicing in the parts and metadata already serialized by validation. */
-function itemsJson(items: AppendItem[]): string {
-  return `[${items
-    .map(
-      (item) =>
-        `{"threadId":${JSON.stringify(item.threadId)},"messageId":${JSON.stringify(item.messageId)},` +
-        `"clientRequestId":${JSON.stringify(item.clientRequestId)},"role":${JSON.stringify(item.role)},` +
-        `"status":${JSON.stringify(item.status)},"parts":${item.partsJson},"metadata":${item.metadataJson},` +
-        `"runId":${JSON.stringify(item.runId)},"byteSize":${item.byteSize},"tokenCount":${JSON.stringify(item.tokenCount)},` +
-        `"tokenCounterId":${JSON.stringify(item.tokenCounterId)},"leaseExpiresAt":${JSON.stringify(item.leaseExpiresAt)},` +
-        `"pinned":${item.pinned}}`,
-    )
-    .join(',')}]`;
 }
 
 const setting = (argument: string, value: unknown, fallback: number, max: number): number =>
@@ -102,12 +57,9 @@ const ITEM_CAUSED = /^(22|23)|^40P01$|^40001$/;
  */
 export function createAppendBatcher(
   db: AgentHistoryDatabase,
+  statements: AppendStatements,
   options: AppendBatchingOptions | false | undefined,
-  {
-    schema,
-    onBatchError,
-    now = () => new Date(),
-  }: { schema?: string; onBatchError?: (error: unknown, size: number) => void; now?: () => Date } = {},
+  { onBatchError, now = () => new Date() }: { onBatchError?: (error: unknown, size: number) => void; now?: () => Date } = {},
 ): AppendBatcher | null {
   if (options === false || is(db, PgTransaction)) return null;
   if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) {
@@ -164,7 +116,7 @@ export function createAppendBatcher(
 
   const runAlone = async (entry: Queued<unknown>) => {
     try {
-      entry.resolve(rowsOf(await db.execute(singleAppendStatement(entry.tenantId, entry.appRole, entry.item, schema))));
+      entry.resolve(rowsOf(await db.execute(statements.single(entry.tenantId, entry.appRole, entry.item))));
     } catch (error) {
       entry.reject(error);
     }
@@ -175,8 +127,7 @@ export function createAppendBatcher(
     const { tenantId, appRole } = batch[0]!;
     let rows: Array<{ item: number }>;
     try {
-      rows = rowsOf(await db.execute(sql`select * from ${inSchema('agent_history_append_messages', schema)}(
-        ${tenantId}::uuid, ${appRole}::text, ${itemsJson(batch.map((entry) => entry.item))}::jsonb)`));
+      rows = rowsOf(await db.execute(statements.batch(tenantId, appRole, batch.map((entry) => entry.item))));
     } catch (error) {
       try {
         onBatchError?.(error, batch.length);
@@ -185,12 +136,13 @@ export function createAppendBatcher(
       }
       const code = postgresErrorCode(error) ?? '';
       const threads = Map.groupBy(batch, (entry) => entry.item.threadId);
+      const noBatchFunction = code === '42883' || code === '42501'; // missing, or not granted
+      if (noBatchFunction) batchUnavailableUntil = now().getTime() + BATCH_RETRY_AFTER_MS;
       if (code === '55P03' && threads.size > 1) {
         // Another writer holds one of the threads (the batch does not wait while holding the others): one batch
         // per thread, each waiting for its own thread only.
         await Promise.all([...threads.values()].map(runBatch));
-      } else if (code === '42883' || code === '42501' || ITEM_CAUSED.test(code)) {
-        if (code === '42883' || code === '42501') batchUnavailableUntil = now().getTime() + BATCH_RETRY_AFTER_MS; // no batch function, or no grant on it
+      } else if (noBatchFunction || ITEM_CAUSED.test(code)) {
         // The whole batch rolled back (a racing duplicate, a missing run, …): send each append alone, in order,
         // so each caller gets exactly the outcome it would have had without batching.
         for (const entry of batch) await runAlone(entry);

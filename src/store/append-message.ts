@@ -1,7 +1,7 @@
 import { NotFoundError } from '../errors/not-found-error.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { rowsOf } from '../tenant/database.js';
-import { singleAppendStatement, type AppendItem } from './append-batcher.js';
+import type { AppendItem } from './append-statements.js';
 import { storedTokenCount } from './stored-token-count.js';
 import { postgresErrorCode, type StoreContext } from './store-context.js';
 import { MESSAGE_STATUSES } from '../schema/define-agent-tables.js';
@@ -99,11 +99,11 @@ export async function appendMessage<UI_MESSAGE extends StorableMessage>(
   try {
     rows = context.appendBatcher
       ? await context.appendBatcher.submit<AppendRow>(context.tenantId, context.appRole, item)
-      : rowsOf<AppendRow>(await context.db.execute(singleAppendStatement(context.tenantId, context.appRole, item, context.functionSchema)));
+      : rowsOf<AppendRow>(await context.db.execute(context.appendStatements.single(context.tenantId, context.appRole, item)));
   } catch (error) {
     const code = postgresErrorCode(error);
     // A racing identical request won: the whole statement rolled back (sequence bump included); read its row.
-    if (code === '23505') rows = rowsOf<AppendRow>(await context.db.execute(singleAppendStatement(context.tenantId, context.appRole, item, context.functionSchema)));
+    if (code === '23505') rows = rowsOf<AppendRow>(await context.db.execute(context.appendStatements.single(context.tenantId, context.appRole, item)));
     else if (code === '23503') throw new NotFoundError({ entity: 'run', id: runId });
     else throw error;
   }

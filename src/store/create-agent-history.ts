@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { getTableConfig } from 'drizzle-orm/pg-core';
 import { DEFAULT_APP_ROLE, defineAgentTables, type AgentTables } from '../schema/define-agent-tables.js';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
 import { assertTenantId } from '../tenant/tenant-id.js';
 import { appendMessage, type AppendMessageOptions } from './append-message.js';
-import { withStoreErrors } from './database-errors.js';
+import { withStoreErrors } from './with-store-errors.js';
 import { createAppendBatcher, type AppendBatchingOptions } from './append-batcher.js';
+import { appendStatements } from './append-statements.js';
 import {
   beginAssistantMessage,
   checkpointMessage,
@@ -81,15 +81,14 @@ export function createAgentHistory({
   const now = _internal.now ?? (() => new Date());
   const tokenCounter = Promise.resolve(tokenCounterOption ?? loadO200kTokenCounter());
   const generateId = _internal.generateId ?? randomUUID;
-  // The append functions live in the tables' schema (customMigrationSql creates them there).
-  const functionSchema = getTableConfig(tables.agentMessage).schema;
-  const appendBatcher = createAppendBatcher(db, appendBatching, { schema: functionSchema, onBatchError: _internal.onAppendBatchError, now });
+  const statements = appendStatements(tables);
+  const appendBatcher = createAppendBatcher(db, statements, appendBatching, { onBatchError: _internal.onAppendBatchError, now });
   return {
     tables,
     tokenCounter,
     /** The store of one tenant. Throws `InvalidTenantError` for a missing or malformed tenant id. */
     forTenant(tenantId: string) {
-      const context: StoreContext = { db, tables, tenantId: assertTenantId(tenantId), appRole, tokenCounter, maxMessageBytes, leaseMs, now, generateId, appendBatcher, functionSchema };
+      const context: StoreContext = { db, tables, tenantId: assertTenantId(tenantId), appRole, tokenCounter, maxMessageBytes, leaseMs, now, generateId, appendBatcher, appendStatements: statements };
       return tenantHistory(context);
     },
   };

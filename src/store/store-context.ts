@@ -3,6 +3,7 @@ import type { AgentHistoryDatabase } from '../tenant/database.js';
 import { withTenant, type TenantTransaction } from '../tenant/with-tenant.js';
 import type { TokenCounter } from '../context/token-counter.js';
 import type { AppendBatcher } from './append-batcher.js';
+import type { AppendStatements } from './append-statements.js';
 
 /** What every store operation of one tenant shares. Internal. */
 export interface StoreContext {
@@ -18,8 +19,8 @@ export interface StoreContext {
   generateId: () => string;
   /** Combines concurrent appends into one statement; `null` when batching is off. Shared by every tenant. */
   appendBatcher: AppendBatcher | null;
-  /** The schema of the tables (and of the append functions), when it is not the default one. */
-  functionSchema: string | undefined;
+  /** The append functions' statements, in the tables' schema. */
+  appendStatements: AppendStatements;
 }
 
 /** Runs `work` in a transaction scoped to the context's tenant and role. */

@@ -36,9 +36,21 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
       [threadId],
     );
   const transactionsOf = async (threadId: string) => new Set((await rowsOf(threadId)).map((row) => row.tx)).size;
-  /** Append statements of this test database waiting on a row lock (other test files share the server). */
+  /** Append statements (single or batch) of this test database waiting on a row lock (other files share the server). */
   const appendsWaitingOnLocks = async () =>
-    (await database.admin.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%agent_history_append_message(%'`)).length;
+    (await database.admin.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%agent_history_append_message%'`)).length;
+  /** Runs `work` while another writer (its own connection, in a transaction) holds the rows of `threadIds`. */
+  const whileAnotherWriterHolds = async (threadIds: string[], work: () => Promise<void>) => {
+    const holder = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
+    try {
+      await holder.begin(async (tx) => {
+        await tx`select 1 from agent_thread where id in ${tx(threadIds)} for update`;
+        await work();
+      });
+    } finally {
+      await holder.end();
+    }
+  };
 
   it('should send a burst of appends as one statement after the first, with the same sequences, rows and results as one by one', async () => {
     const store = history({ maxInFlight: 1 }).forTenant(randomUUID());
@@ -266,107 +278,73 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     it('should not hold appends to a free thread behind a thread another writer holds, when both are in one batch', async () => {
       const store = history({ maxInFlight: 1 }).forTenant(randomUUID());
       const [free, busy, warmUp] = [await store.createThread(), await store.createThread(), await store.createThread()];
-      const holder = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
-      try {
-        let busyAppend: Promise<unknown> | undefined;
-        await holder.begin(async (tx) => {
-          await tx`select 1 from agent_thread where id = ${busy.id} for update`;
-          batchErrors.length = 0;
-          // The warm-up goes alone; the next two queue behind it and leave as one batch of two threads.
-          const warm = store.appendMessage(warmUp.id, userMessage('w'));
-          busyAppend = store.appendMessage(busy.id, userMessage('b1'));
-          const freeAppend = store.appendMessage(free.id, userMessage('f1'));
-          await warm;
-          // Settles while the busy thread is still locked.
-          const settled = await Promise.race([freeAppend.then((result) => result.created), new Promise((resolve) => setTimeout(() => resolve('timed out'), 10_000))]);
-          expect(settled).toBe(true);
-          expect(batchErrors.map((error) => postgresErrorCode(error))).toEqual(['55P03']);
-        });
-        expect(((await busyAppend) as { created: boolean }).created).toBe(true);
-        expect((await rowsOf(busy.id)).map((row) => row.message_id)).toEqual(['b1']);
-      } finally {
-        await holder.end();
-      }
+      let busyAppend: Promise<{ created: boolean }> | undefined;
+      await whileAnotherWriterHolds([busy.id], async () => {
+        batchErrors.length = 0;
+        // The warm-up goes alone; the next two queue behind it and leave as one batch of two threads.
+        const warm = store.appendMessage(warmUp.id, userMessage('w'));
+        busyAppend = store.appendMessage(busy.id, userMessage('b1'));
+        const freeAppend = store.appendMessage(free.id, userMessage('f1'));
+        await warm;
+        // Settles while the busy thread is still locked.
+        expect(await within(10_000, freeAppend.then((result) => result.created))).toBe(true);
+        expect(batchErrors.map((error) => postgresErrorCode(error))).toEqual(['55P03']);
+      });
+      expect((await busyAppend!).created).toBe(true);
+      expect((await rowsOf(busy.id)).map((row) => row.message_id)).toEqual(['b1']);
     });
 
     it('should not hold appends to free threads behind statements that wait on threads another writer holds', async () => {
       const store = createAgentHistory({ db: database.db, appendBatching: { maxInFlight: 2, stalledAfterMs: 100 } }).forTenant(randomUUID());
       const [held1, held2, free] = [await store.createThread(), await store.createThread(), await store.createThread()];
-      const holder = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
-      try {
-        const waiting: Array<Promise<unknown>> = [];
-        await holder.begin(async (tx) => {
-          await tx`select 1 from agent_thread where id in (${held1.id}, ${held2.id}) for update`;
-          // Both slots go to appends that wait on the holder's locks.
-          waiting.push(store.appendMessage(held1.id, userMessage('h1')), store.appendMessage(held2.id, userMessage('h2')));
-          await waitFor(async () => (await appendsWaitingOnLocks()) === 2);
-          // Settles while both are still waiting: their slots were given up after 100 ms.
-          const settled = await Promise.race([
-            store.appendMessage(free.id, userMessage('f1')).then((result) => result.created),
-            new Promise((resolve) => setTimeout(() => resolve('timed out'), 10_000)),
-          ]);
-          expect(settled).toBe(true);
-          expect((await rowsOf(held1.id)).length + (await rowsOf(held2.id)).length).toBe(0);
-        });
-        const results = (await Promise.all(waiting)) as Array<{ created: boolean; stored: { sequence: number } }>;
-        expect(results.map((result) => [result.created, result.stored.sequence])).toEqual([[true, 1], [true, 1]]);
-      } finally {
-        await holder.end();
-      }
+      const waiting: Array<Promise<{ created: boolean; stored: { sequence: number } }>> = [];
+      await whileAnotherWriterHolds([held1.id, held2.id], async () => {
+        // Both slots go to appends that wait on the other writer's locks.
+        waiting.push(store.appendMessage(held1.id, userMessage('h1')), store.appendMessage(held2.id, userMessage('h2')));
+        await waitFor(async () => (await appendsWaitingOnLocks()) === 2);
+        // Settles while both are still waiting: their slots were given up after 100 ms.
+        expect(await within(10_000, store.appendMessage(free.id, userMessage('f1')).then((result) => result.created))).toBe(true);
+        expect((await rowsOf(held1.id)).length + (await rowsOf(held2.id)).length).toBe(0);
+      });
+      const results = await Promise.all(waiting);
+      expect(results.map((result) => [result.created, result.stored.sequence])).toEqual([[true, 1], [true, 1]]);
     });
 
     it('should let at most maxInFlight statements give up their slot, so appends never take more than twice that many connections', async () => {
       const store = createAgentHistory({ db: database.db, appendBatching: { maxInFlight: 1, stalledAfterMs: 100 } }).forTenant(randomUUID());
       const [held1, held2, free] = [await store.createThread(), await store.createThread(), await store.createThread()];
-      const holder = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
-      try {
-        const waiting: Array<Promise<unknown>> = [];
-        let freeAppend: Promise<{ created: boolean }> | undefined;
-        await holder.begin(async (tx) => {
-          await tx`select 1 from agent_thread where id in (${held1.id}, ${held2.id}) for update`;
-          waiting.push(store.appendMessage(held1.id, userMessage('h1')));
-          await waitFor(async () => (await appendsWaitingOnLocks()) === 1);
-          // The first gave up its slot (the one allowed); the second keeps it while it waits.
-          waiting.push(store.appendMessage(held2.id, userMessage('h2')));
-          await waitFor(async () => (await appendsWaitingOnLocks()) === 2);
-          freeAppend = store.appendMessage(free.id, userMessage('f1'));
-          const settled = await Promise.race([freeAppend.then(() => 'settled'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 1_000))]);
-          expect(settled).toBe('waiting');
-          expect(await rowsOf(free.id)).toEqual([]);
-        });
-        expect((await freeAppend!).created).toBe(true);
-        expect(((await Promise.all(waiting)) as Array<{ created: boolean }>).map((result) => result.created)).toEqual([true, true]);
-      } finally {
-        await holder.end();
-      }
+      const waiting: Array<Promise<{ created: boolean }>> = [];
+      let freeAppend: Promise<{ created: boolean }> | undefined;
+      await whileAnotherWriterHolds([held1.id, held2.id], async () => {
+        waiting.push(store.appendMessage(held1.id, userMessage('h1')));
+        await waitFor(async () => (await appendsWaitingOnLocks()) === 1);
+        // The first gave up its slot (the one allowed); the second keeps it while it waits.
+        waiting.push(store.appendMessage(held2.id, userMessage('h2')));
+        await waitFor(async () => (await appendsWaitingOnLocks()) === 2);
+        freeAppend = store.appendMessage(free.id, userMessage('f1'));
+        expect(await within(1_000, freeAppend.then(() => 'settled'))).toBe('timed out');
+        expect(await rowsOf(free.id)).toEqual([]);
+      });
+      expect((await freeAppend!).created).toBe(true);
+      expect((await Promise.all(waiting)).map((result) => result.created)).toEqual([true, true]);
     });
 
     it('should give one row to a message two processes append at once in batches, the losing batch resent one by one', async () => {
       const tenantId = randomUUID();
       const [first, second] = [history({ maxInFlight: 1 }).forTenant(tenantId), history({ maxInFlight: 1 }).forTenant(tenantId)];
       const [thread, warmUp] = [await first.createThread(), await first.createThread()];
-      const holder = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
       let calls: Array<Promise<Awaited<ReturnType<typeof first.appendMessage>>>> = [];
-      try {
-        await holder.begin(async (tx) => {
-          await tx`select 1 from agent_thread where id = ${thread.id} for update`;
-          batchErrors.length = 0;
-          calls = [first, second].flatMap((store, process) => [
-            store.appendMessage(warmUp.id, userMessage(`warm-${process}`)),
-            store.appendMessage(thread.id, userMessage('same', 'hello')),
-            store.appendMessage(thread.id, userMessage(`own-${process}`)),
-          ]);
-          await Promise.all([calls[0], calls[3]]);
-          // Both batches ([same, own-N]) passed their idempotency lookup and wait on the thread row.
-          for (const deadline = Date.now() + 10_000; ; await new Promise((resolve) => setTimeout(resolve, 10))) {
-            const [row] = await database.admin.query<{ n: string }>(`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
-            if (Number(row!.n) >= 2) break;
-            if (Date.now() > deadline) throw new Error('the two batches never waited on the thread');
-          }
-        });
-      } finally {
-        await holder.end();
-      }
+      await whileAnotherWriterHolds([thread.id], async () => {
+        batchErrors.length = 0;
+        calls = [first, second].flatMap((store, process) => [
+          store.appendMessage(warmUp.id, userMessage(`warm-${process}`)),
+          store.appendMessage(thread.id, userMessage('same', 'hello')),
+          store.appendMessage(thread.id, userMessage(`own-${process}`)),
+        ]);
+        await Promise.all([calls[0], calls[3]]);
+        // Both batches ([same, own-N]) passed their idempotency lookup and wait on the thread row.
+        await waitFor(async () => (await appendsWaitingOnLocks()) === 2);
+      });
       const results = await Promise.all(calls);
       const same = [results[1]!, results[4]!];
       expect(same.filter((result) => result.created)).toHaveLength(1);
@@ -407,13 +385,11 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
 
     it('should answer each caller of a batch sent on a connection whose previous statement failed after sending rows', async () => {
       const { client, store, thread } = await thisConnection({ maxInFlight: 1, stalledAfterMs: 600_000 });
-      const [other] = [await store.createThread()];
-      const holder = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
+      const other = await store.createThread();
       try {
         batchErrors.length = 0;
         let calls: Array<ReturnType<typeof store.appendMessage>> = [];
-        await holder.begin(async (tx) => {
-          await tx`select 1 from agent_thread where id = ${other.id} for update`;
+        await whileAnotherWriterHolds([other.id], async () => {
           // The lone append waits on the lock, so the failing query and then the batch queue behind it, in that order.
           calls = [store.appendMessage(other.id, userMessage('alone'))];
           await waitFor(async () => (await appendsWaitingOnLocks()) === 1);
@@ -433,12 +409,16 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
         expect(await transactionsOf(thread.id)).toBe(1);
         expect(batchErrors).toEqual([]);
       } finally {
-        await holder.end();
         await client.end();
       }
     });
   }
 });
+
+/** What `promise` settles to, or 'timed out' after `milliseconds`. */
+function within<VALUE>(milliseconds: number, promise: Promise<VALUE>): Promise<VALUE | 'timed out'> {
+  return Promise.race([promise, new Promise<'timed out'>((resolve) => setTimeout(() => resolve('timed out'), milliseconds))]);
+}
 
 async function waitFor(condition: () => Promise<boolean>): Promise<void> {
   for (let attempt = 0; attempt < 200; attempt++) {

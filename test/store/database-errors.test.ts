@@ -3,7 +3,7 @@ import { inspect } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatErrorResponse } from '../../src/ai-sdk/index.js';
-import { asStoreError } from '../../src/store/database-errors.js';
+import { asStoreError } from '../../src/store/with-store-errors.js';
 import { AgentHistoryError, createAgentHistory, DatabaseError, NotFoundError } from '../../src/index.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';

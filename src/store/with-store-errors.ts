@@ -1,22 +1,6 @@
 import { DrizzleQueryError } from 'drizzle-orm';
 import { AgentHistoryError } from '../errors/agent-history-error.js';
-import { DatabaseError } from '../errors/database-error.js';
-
-/** postgres-js's and Node's socket codes for a connection that failed or went away. */
-const CONNECTION_CODES = new Set([
-  'CONNECTION_CLOSED',
-  'CONNECTION_ENDED',
-  'CONNECTION_DESTROYED',
-  'CONNECT_TIMEOUT',
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
-]);
-const isDatabaseCode = (code: unknown): code is string => typeof code === 'string' && (/^[0-9A-Z]{5}$/.test(code) || CONNECTION_CODES.has(code));
+import { DatabaseError, isDatabaseCode } from '../errors/database-error.js';
 
 /**
  * Drizzle's error for a failed statement, whose message is `Failed query: … params: …`. Also recognised by shape,
