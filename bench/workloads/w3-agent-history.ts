@@ -8,11 +8,11 @@
 //   whole            every page of listMessages (500 per page), oldest first
 // Sequence q of a thread of S messages carries template (S - q) mod 256, so the newest 50 of every thread carry
 // byte-identical payloads; the deep page's `before` is aligned to the template period for the same reason.
-import { countStoredMessageTokens, storedTokenCountId } from '../../src/context/count-stored-message-tokens.js';
-import { loadO200kTokenCounter } from '../../src/context/token-counter.js';
+import { countStoredMessageTokens, storedTokenCountId } from '../../src/tokens/count-stored-message-tokens.js';
+import { loadO200kTokenCounter } from '../../src/tokens/token-counter.js';
 import type { ContextView } from '../../src/store/context-artifacts.js';
 import type { MessagePage } from '../../src/store/list-messages.js';
-import type { StoredMessage } from '../../src/store/types.js';
+import type { StoredMessage } from '../../src/model/stored-rows.js';
 import type { MessageFactory } from '../messages.js';
 import { loadWholeThread, type TenantStore } from '../peers/agent-history-peer.js';
 import { sampleInterleaved, type TimedCase } from './time-operation.js';

@@ -1,4 +1,4 @@
-import type { StoredMessage } from '../store/types.js';
+import type { StoredMessage } from '../model/stored-rows.js';
 
 /** A turn streaming in this process: how to stop it and when it is stored. */
 export interface ActiveTurn {

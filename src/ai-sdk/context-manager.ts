@@ -1,14 +1,14 @@
 import { asSchema, type Instructions, type ModelMessage, type PrepareStepFunction, type ToolSet } from 'ai';
-import type { ContextCalibrator } from '../context/context-calibrator.js';
-import { createContextEngine, type ContextInstructions } from '../context/context-engine.js';
-import type { ContextPolicyInput } from '../context/context-policy.js';
-import type { ContextReport } from '../context/context-report.js';
-import type { ContextStore } from '../context/context-store.js';
-import type { ContextSummarizer } from '../context/context-summarizer.js';
-import type { ConvertUIMessageOptions } from '../context/convert-ui-message.js';
-import { resolveModelProfile, type ModelProfile } from '../context/model-profile.js';
-import type { TokenCounter } from '../context/token-counter.js';
-import type { ToolDefinition } from '../context/tool-definition-tokens.js';
+import type { ContextCalibrator } from '../tokens/context-calibrator.js';
+import { createContextEngine, type ContextInstructions } from '../context/engine/context-engine.js';
+import type { ContextPolicyInput } from '../context/engine/context-policy.js';
+import type { ContextReport } from '../context/engine/context-report.js';
+import type { ContextStore } from '../model/context-store.js';
+import type { ContextSummarizer } from '../context/engine/context-summarizer.js';
+import type { ConvertUIMessageOptions } from '../tokens/convert-ui-message.js';
+import { resolveModelProfile, type ModelProfile } from '../tokens/model-profile.js';
+import type { TokenCounter } from '../tokens/token-counter.js';
+import type { ToolDefinition } from '../tokens/tool-definition-tokens.js';
 
 /** A model as the context manager identifies it: an id, an AI SDK model (`provider` + `modelId`), or a resolved profile. */
 export type ContextManagerModel = string | { readonly provider: string; readonly modelId: string } | ModelProfile;

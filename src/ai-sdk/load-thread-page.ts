@@ -1,6 +1,6 @@
 import type { UIMessage } from 'ai';
 import type { TenantHistory } from '../store/create-agent-history.js';
-import type { ContextState, MessageStatus, StoredMessage } from '../store/types.js';
+import type { ContextState, MessageStatus, StoredMessage } from '../model/stored-rows.js';
 import { toUIMessage } from './ui-message-mapping.js';
 import { validateChatMessages, type ChatSchemas } from './validate-chat-messages.js';
 

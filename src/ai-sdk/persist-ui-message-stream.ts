@@ -3,7 +3,7 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
 import type { TenantHistory } from '../store/create-agent-history.js';
 import type { FinalStatus } from '../store/assistant-lifecycle.js';
-import type { StoredMessage } from '../store/types.js';
+import type { StoredMessage } from '../model/stored-rows.js';
 import { settleInterruptedParts } from './settle-interrupted-parts.js';
 import { addUsage, toMessageUsage, toRunUsage, type MessageUsage } from './usage.js';
 

@@ -9,7 +9,7 @@ import {
 } from 'ai';
 import type { TenantHistory } from '../store/create-agent-history.js';
 import type { StartRunOptions } from '../store/runs.js';
-import type { StoredMessage } from '../store/types.js';
+import type { StoredMessage } from '../model/stored-rows.js';
 import { registerActiveTurn } from './active-turns.js';
 import { ChatConflictError } from './chat-conflict-error.js';
 import type { ChatContextManager, ChatContextManagerOption, ChatModelSource, ChatTurnIdentity, TurnPrepareStep } from './chat-model-source.js';

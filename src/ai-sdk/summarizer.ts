@@ -1,7 +1,7 @@
 import { generateText, type LanguageModel } from 'ai';
-import type { ContextSummarizer, ContextSummarizerInput } from '../context/context-summarizer.js';
-import { buildSummaryPrompt, summarySections } from '../context/summary-prompt.js';
-import { toolOutputText } from '../context/preview-tool-output.js';
+import type { ContextSummarizer, ContextSummarizerInput } from '../context/engine/context-summarizer.js';
+import { buildSummaryPrompt, summarySections } from '../context/stages/summary-prompt.js';
+import { toolOutputText } from '../context/stages/preview-tool-output.js';
 
 /** Options of {@link createGenerateTextSummarizer}. */
 export interface CreateGenerateTextSummarizerOptions {

@@ -1,6 +1,6 @@
 import type { UIMessage } from 'ai';
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
-import type { StoredMessage } from '../store/types.js';
+import type { StoredMessage } from '../model/stored-rows.js';
 import type { StorableMessage } from '../store/validate-message.js';
 
 /**

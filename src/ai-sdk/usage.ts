@@ -1,5 +1,5 @@
 import type { LanguageModelUsage } from 'ai';
-import type { RunUsage } from '../store/types.js';
+import type { RunUsage } from '../model/stored-rows.js';
 
 /** Token usage as stored in an assistant message's `metadata.usage`: the AI SDK's numbers, without `raw`. */
 export interface MessageUsage {

@@ -1,7 +1,7 @@
 import { is } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
-import { assertInteger } from './threads.js';
+import { assertInteger } from './assert-input.js';
 import { rowsOf, type AgentHistoryDatabase } from '../tenant/database.js';
 import { postgresErrorCode } from './store-context.js';
 import type { AppendItem, AppendStatements } from './append-statements.js';

@@ -5,9 +5,9 @@ import type { AppendItem } from './append-statements.js';
 import { storedTokenCount } from './stored-token-count.js';
 import { postgresErrorCode, type StoreContext } from './store-context.js';
 import { MESSAGE_STATUSES } from '../schema/define-agent-tables.js';
-import { assertThreadId, assertUuid } from './threads.js';
+import { assertThreadId, assertUuid } from './assert-input.js';
 import { validateMessage, type StorableMessage } from './validate-message.js';
-import type { MessageStatus, StoredMessage } from './types.js';
+import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
 
 export interface AppendMessageOptions {
   /** An idempotency key: a retry with the same key returns the stored row instead of appending again. */

@@ -7,8 +7,8 @@ import { appendMessage, type AppendResult } from './append-message.js';
 import { storedTokenCount } from './stored-token-count.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { inTenant, type StoreContext } from './store-context.js';
-import { assertThreadId } from './threads.js';
-import type { StoredMessage } from './types.js';
+import { assertThreadId } from './assert-input.js';
+import type { StoredMessage } from '../model/stored-rows.js';
 import { validateMetadata, validateParts } from './validate-message.js';
 
 export interface BeginAssistantMessageOptions {

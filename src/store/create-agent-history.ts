@@ -23,9 +23,9 @@ import { failRun, finishRun, getRun, startRun, type FinishRunOptions, type Start
 import { searchMessages, type SearchMessagesOptions } from './search-messages.js';
 import type { StoreContext } from './store-context.js';
 import { createThread, deleteThread, forkThread, getThread, listThreads, softDeleteThread, updateThread, type CreateThreadOptions, type ListThreadsOptions } from './threads.js';
-import { loadO200kTokenCounter, type TokenCounter } from '../context/token-counter.js';
+import { loadO200kTokenCounter, type TokenCounter } from '../tokens/token-counter.js';
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
-import type { RunUsage } from './types.js';
+import type { RunUsage } from '../model/stored-rows.js';
 import type { StorableMessage } from './validate-message.js';
 import { createThreadContextStore } from './thread-context-store.js';
 

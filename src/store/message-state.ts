@@ -4,8 +4,9 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import { recordAudit } from './audit.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { inTenant, type StoreContext } from './store-context.js';
-import { assertThreadId, requireThread } from './threads.js';
-import type { StoredMessage } from './types.js';
+import { assertThreadId } from './assert-input.js';
+import { requireThread } from './require-thread.js';
+import type { StoredMessage } from '../model/stored-rows.js';
 
 export interface ExcludeMessagesOptions {
   /** Why, e.g. 'superseded-by-regenerate', 'superseded-by-edit', 'off-topic'. Stored on the rows and audited. */

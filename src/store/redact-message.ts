@@ -8,8 +8,9 @@ import { rowsOf } from '../tenant/database.js';
 import type { TenantTransaction } from '../tenant/with-tenant.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { storedTokenCount } from './stored-token-count.js';
-import { assertThreadId, requireThread } from './threads.js';
-import type { StoredMessage } from './types.js';
+import { assertThreadId } from './assert-input.js';
+import { requireThread } from './require-thread.js';
+import type { StoredMessage } from '../model/stored-rows.js';
 
 export interface RedactMessageOptions {
   /**

@@ -2,7 +2,7 @@ import { and, asc, eq, inArray, lt } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { recordAudit } from './audit.js';
 import { inTenant, type StoreContext } from './store-context.js';
-import { assertInteger } from './threads.js';
+import { assertInteger } from './assert-input.js';
 
 export interface RetentionOptions {
   /** Threads whose newest activity is older than this are deleted whole. */

@@ -1,6 +1,6 @@
 import { getTableColumns } from 'drizzle-orm';
 import type { AgentTables } from '../schema/define-agent-tables.js';
-import type { StoredMessage, StoredThread } from './types.js';
+import type { StoredMessage, StoredThread } from '../model/stored-rows.js';
 import type { StorableMessage } from './validate-message.js';
 
 /** The message columns a read needs: everything but the search vector. */

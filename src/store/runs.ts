@@ -5,9 +5,10 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import type { StoredMetadata } from '../schema/define-agent-tables.js';
 import { isUuid } from '../tenant/tenant-id.js';
 import { inTenant, type StoreContext } from './store-context.js';
-import { assertOptionalText, assertThreadId, requireThread } from './threads.js';
+import { assertOptionalText, assertThreadId } from './assert-input.js';
+import { requireThread } from './require-thread.js';
 import { validateMetadata } from './validate-message.js';
-import type { RunUsage, StoredRun } from './types.js';
+import type { RunUsage, StoredRun } from '../model/stored-rows.js';
 
 export interface StartRunOptions {
   provider?: string;

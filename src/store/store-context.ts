@@ -1,7 +1,7 @@
 import type { AgentTables } from '../schema/define-agent-tables.js';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
 import { withTenant, type TenantTransaction } from '../tenant/with-tenant.js';
-import type { TokenCounter } from '../context/token-counter.js';
+import type { TokenCounter } from '../tokens/token-counter.js';
 import type { AppendBatcher } from './append-batcher.js';
 import type { AppendStatements } from './append-statements.js';
 

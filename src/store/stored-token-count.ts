@@ -1,5 +1,5 @@
-import { countStoredMessageTokens, storedTokenCountId } from '../context/count-stored-message-tokens.js';
-import type { ContextUIMessage } from '../context/context-ui-message.js';
+import { countStoredMessageTokens, storedTokenCountId } from '../tokens/count-stored-message-tokens.js';
+import type { ContextUIMessage } from '../model/context-ui-message.js';
 import type { StoredMessagePart } from '../schema/define-agent-tables.js';
 import type { StoreContext } from './store-context.js';
 

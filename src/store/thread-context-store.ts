@@ -1,10 +1,10 @@
 import { and, eq, inArray, isNull } from 'drizzle-orm';
-import type { ContextStore, StoredContextMessage } from '../context/context-store.js';
+import type { ContextStore, StoredContextMessage } from '../model/context-store.js';
 import { loadContext, writeSnapshot, writeSummary } from './context-artifacts.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { searchMessages } from './search-messages.js';
 import { inTenant, type StoreContext } from './store-context.js';
-import { assertThreadId } from './threads.js';
+import { assertThreadId } from './assert-input.js';
 
 /**
  * The context engine's persistence ({@link ContextStore}) for one thread of one tenant, on the Postgres store:

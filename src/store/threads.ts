@@ -3,12 +3,13 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { StoredMetadata } from '../schema/define-agent-tables.js';
 import { isUuid } from '../tenant/tenant-id.js';
-import type { TenantTransaction } from '../tenant/with-tenant.js';
 import { validateMetadata } from './validate-message.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { threadColumns, toStoredThread } from './row-mapping.js';
 import { recordAudit } from './audit.js';
-import type { StoredThread } from './types.js';
+import { assertInteger, assertOptionalText, assertThreadId, assertUuid } from './assert-input.js';
+import { requireThread } from './require-thread.js';
+import type { StoredThread } from '../model/stored-rows.js';
 
 export interface CreateThreadOptions {
   /** The thread id. @default a random uuid */
@@ -34,41 +35,6 @@ export interface ThreadPage {
   nextCursor: string | null;
 }
 
-/** Throws {@link InvalidArgumentError} unless `value` is a uuid. */
-export function assertUuid(argument: string, value: unknown): string {
-  if (!isUuid(value)) throw new InvalidArgumentError({ argument, value, message: 'expected a uuid.' });
-  return value.toLowerCase();
-}
-
-/** Throws {@link InvalidArgumentError} unless `value` is an integer in range. */
-export function assertInteger(argument: string, value: unknown, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw new InvalidArgumentError({ argument, value, message: `expected an integer from ${min} to ${max}.` });
-  }
-  return value;
-}
-
-/** Null for undefined or null; otherwise the string, or {@link InvalidArgumentError} (too long, not a string, NUL, lone surrogate). */
-export function assertOptionalText(argument: string, value: unknown, maxLength: number): string | null {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== 'string' || value.length > maxLength || value.includes('\u0000') || !value.isWellFormed()) {
-    throw new InvalidArgumentError({ argument, value, message: `expected a string of at most ${maxLength} characters, without NUL or lone surrogates.` });
-  }
-  return value;
-}
-
-/** Locks and returns a live thread of the tenant, or throws {@link NotFoundError}. */
-export async function requireThread(context: StoreContext, tx: TenantTransaction, threadId: string, { lock = false } = {}) {
-  const { agentThread } = context.tables;
-  const query = tx
-    .select(threadColumns(context.tables))
-    .from(agentThread)
-    .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, threadId), isNull(agentThread.deletedAt)));
-  const [row] = lock ? await query.for('update') : await query;
-  if (!row) throw new NotFoundError({ entity: 'thread', id: threadId });
-  return toStoredThread(row);
-}
-
 export function createThread(context: StoreContext, options: CreateThreadOptions = {}): Promise<StoredThread> {
   const id = options.id === undefined ? context.generateId() : assertUuid('options.id', options.id);
   const userId = assertOptionalText('options.userId', options.userId, 200);
@@ -86,12 +52,6 @@ export function createThread(context: StoreContext, options: CreateThreadOptions
 export function getThread(context: StoreContext, threadId: string): Promise<StoredThread> {
   const id = assertThreadId(threadId);
   return inTenant(context, (tx) => requireThread(context, tx, id));
-}
-
-/** A thread id that is not a uuid cannot exist: the same {@link NotFoundError} as a missing one. */
-export function assertThreadId(threadId: unknown): string {
-  if (!isUuid(threadId)) throw new NotFoundError({ entity: 'thread', id: threadId });
-  return threadId.toLowerCase();
 }
 
 // The cursor carries last_message_at as text with microseconds: a JS Date keeps milliseconds only, and a

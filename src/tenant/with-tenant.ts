@@ -1,5 +1,9 @@
 import { sql } from 'drizzle-orm';
+import { TENANT_SETTING } from '../schema/tenant-policy.js';
 import type { AgentHistoryDatabase } from './database.js';
+
+// A literal, not a parameter: the statement text stays the same for every tenant (prepared-statement caches).
+const setTenant = sql.raw(`set_config('${TENANT_SETTING}', `);
 
 /** The transaction handle a {@link withTenant} callback receives. */
 export type TenantTransaction = Parameters<Parameters<AgentHistoryDatabase['transaction']>[0]>[0];
@@ -17,8 +21,8 @@ export async function withTenant<RESULT>(
   return db.transaction(async (tx) => {
     await tx.execute(
       role === null
-        ? sql`select set_config('app.tenant_id', ${tenantId}, true)`
-        : sql`select set_config('app.tenant_id', ${tenantId}, true), set_config('role', ${role}, true)`,
+        ? sql`select ${setTenant}${tenantId}, true)`
+        : sql`select ${setTenant}${tenantId}, true), set_config('role', ${role}, true)`,
     );
     return work(tx);
   }, isolationLevel === undefined ? undefined : { isolationLevel });

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createContextEngine } from '../../src/context/context-engine.js';
-import { filterStoredMessages } from '../../src/context/filter-stored-messages.js';
-import { resolveModelProfile } from '../../src/context/model-profile.js';
-import type { StoredContextMessage } from '../../src/context/context-store.js';
+import { createContextEngine } from '../../src/context/engine/context-engine.js';
+import { filterStoredMessages } from '../../src/context/stages/filter-stored-messages.js';
+import { resolveModelProfile } from '../../src/tokens/model-profile.js';
+import type { StoredContextMessage } from '../../src/model/context-store.js';
 import { createAgentHistory } from '../../src/index.js';
 import { openTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { crashingWriterParts } from './fixtures/crashing-writer-parts.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ContextEmptyError } from '../../src/context/context-empty-error.js';
-import { createContextEngine } from '../../src/context/context-engine.js';
-import { resolveModelProfile } from '../../src/context/model-profile.js';
+import { ContextEmptyError } from '../../src/context/engine/context-empty-error.js';
+import { createContextEngine } from '../../src/context/engine/context-engine.js';
+import { resolveModelProfile } from '../../src/tokens/model-profile.js';
 import { createAgentHistory, type TenantHistory } from '../../src/index.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { scanForResidue } from './support/database-inspection.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countStoredMessageTokens, storedTokenCountId } from '../../src/context/count-stored-message-tokens.js';
+import { countStoredMessageTokens, storedTokenCountId } from '../../src/tokens/count-stored-message-tokens.js';
 import { createAgentHistory, InvalidArgumentError, loadO200kTokenCounter, NotFoundError } from '../../src/index.js';
 
 // The store stores exactly what the context engine counts for a message, with the engine's counter id.

@@ -1,7 +1,7 @@
-import type { StoredContextMessage } from './context-store.js';
-import type { ContextUIPart } from './context-ui-message.js';
-import { isToolUIPart } from './context-ui-message.js';
-import { sumRemovedTokens, type ContextRemoval } from './context-removal.js';
+import type { StoredContextMessage } from '../../model/context-store.js';
+import type { ContextUIPart } from '../../model/context-ui-message.js';
+import { isToolUIPart } from '../../model/context-ui-message.js';
+import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
 
 /** A schema migration applied to a stored part. */
 export type PartMigration = 'tool-invocation-to-tool-part' | 'raw-input-to-input' | 'file-data-to-url';

@@ -1,8 +1,8 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { VersionConflictError } from '../errors/version-conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
-import type { ContextStore, LoadedContext, NewContextSnapshot, NewContextSummary, StoredContextMessage, StoredContextMessageStatus, StoredContextSnapshot, StoredContextState, StoredContextSummary } from './context-store.js';
-import type { ContextUIMessage } from './context-ui-message.js';
+import type { ContextStore, LoadedContext, NewContextSnapshot, NewContextSummary, StoredContextMessage, StoredContextMessageStatus, StoredContextSnapshot, StoredContextState, StoredContextSummary } from '../model/context-store.js';
+import type { ContextUIMessage } from '../model/context-ui-message.js';
 
 // Words too common to make a message relevant (the search is a plain word match, enough for tests and demos).
 const stopWords = new Set(['the', 'and', 'for', 'our', 'you', 'your', 'what', 'how', 'from', 'with', 'that', 'this', 'are', 'was', 'were', 'has', 'have', 'not', 'but', 'can', 'should', 'would', 'about']);

@@ -1,5 +1,5 @@
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
-import type { StorableMessage } from './validate-message.js';
+import type { StorableMessage } from '../store/validate-message.js';
 
 export type MessageRole = StorableMessage['role'];
 export type MessageStatus = 'pending' | 'streaming' | 'completed' | 'failed' | 'cancelled';

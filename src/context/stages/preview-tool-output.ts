@@ -1,5 +1,5 @@
 import type { ToolResultOutput } from '@ai-sdk/provider-utils';
-import type { TokenCounter } from './token-counter.js';
+import type { TokenCounter } from '../../tokens/token-counter.js';
 
 /** The first words of every preview, so the model (and a reader of the snapshot) can tell a preview from an output. */
 export const toolOutputPreviewMarker = '[agent-history: tool output shortened to fit the context window;';

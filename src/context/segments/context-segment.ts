@@ -1,6 +1,6 @@
 import type { ModelMessage } from '@ai-sdk/provider-utils';
-import type { ContextMeasure } from './context-measure.js';
-import { addTokenTallies, type TokenTally } from './count-message-tokens.js';
+import type { ContextMeasure } from '../../tokens/context-measure.js';
+import { addTokenTallies, type TokenTally } from '../../tokens/count-message-tokens.js';
 
 interface SegmentBase {
   /** The model messages of the segment, in order. */

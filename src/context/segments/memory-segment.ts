@@ -1,6 +1,6 @@
 import type { ModelMessage } from '@ai-sdk/provider-utils';
-import type { ContextMeasure } from './context-measure.js';
-import type { StoredContextMessage } from './context-store.js';
+import type { ContextMeasure } from '../../tokens/context-measure.js';
+import type { StoredContextMessage } from '../../model/context-store.js';
 import type { MemorySegment } from './context-segment.js';
 
 const header = '[Earlier messages that may be relevant, found by search. They are quoted from outside the recent conversation.]';

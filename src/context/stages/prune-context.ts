@@ -1,8 +1,8 @@
 import type { ModelMessage } from '@ai-sdk/provider-utils';
-import type { ContextMeasure } from './context-measure.js';
-import type { ContextPrunePolicy } from './context-policy.js';
-import { sumRemovedTokens, type ContextRemoval } from './context-removal.js';
-import { estimateSegments, findCurrentInputIndex, groupTurns, hasUnfinishedToolWork, messageToolIds, withMessages, type ContextSegment, type MessageSegment } from './context-segment.js';
+import type { ContextMeasure } from '../../tokens/context-measure.js';
+import type { ContextPrunePolicy } from '../engine/context-policy.js';
+import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
+import { estimateSegments, findCurrentInputIndex, groupTurns, hasUnfinishedToolWork, messageToolIds, withMessages, type ContextSegment, type MessageSegment } from '../segments/context-segment.js';
 
 /** What pruning removed, precisely enough to apply it again ({@link applyContextPruning}); stored in snapshots. */
 export interface ContextPruning {

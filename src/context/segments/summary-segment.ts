@@ -1,6 +1,6 @@
 import type { ModelMessage } from '@ai-sdk/provider-utils';
-import type { ContextMeasure } from './context-measure.js';
-import type { StoredContextSummary } from './context-store.js';
+import type { ContextMeasure } from '../../tokens/context-measure.js';
+import type { StoredContextSummary } from '../../model/context-store.js';
 import type { SummarySegment } from './context-segment.js';
 
 /** The text of the summary message: a header naming the covered range, then the summary. */

@@ -1,5 +1,5 @@
-import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
-import type { ModelProfile } from './model-profile.js';
+import { InvalidArgumentError } from '../../errors/invalid-argument-error.js';
+import type { ModelProfile } from '../../tokens/model-profile.js';
 
 /**
  * The budget of one model call, in model-estimated tokens (DESIGN principle 7):

@@ -1,4 +1,4 @@
-import { AgentHistoryError } from '../errors/agent-history-error.js';
+import { AgentHistoryError } from '../../errors/agent-history-error.js';
 
 /**
  * No stored message is eligible for the model's context (an empty thread, or everything excluded), so there is

@@ -1,8 +1,8 @@
 import type { ModelMessage } from '@ai-sdk/provider-utils';
-import type { ContextMeasure } from './context-measure.js';
-import type { ContextToolOutputPreviewPolicy } from './context-policy.js';
-import { sumRemovedTokens, type ContextRemoval } from './context-removal.js';
-import { estimateSegments, groupTurns, hasUnfinishedToolWork, withMessages, type ContextSegment, type MessageSegment } from './context-segment.js';
+import type { ContextMeasure } from '../../tokens/context-measure.js';
+import type { ContextToolOutputPreviewPolicy } from '../engine/context-policy.js';
+import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
+import { estimateSegments, groupTurns, hasUnfinishedToolWork, withMessages, type ContextSegment, type MessageSegment } from '../segments/context-segment.js';
 import { previewToolOutput, toolOutputText } from './preview-tool-output.js';
 
 /** A tool output replaced by a preview of at most `maxTokens` raw tokens. */

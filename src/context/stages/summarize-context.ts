@@ -1,10 +1,10 @@
-import type { ContextMeasure } from './context-measure.js';
-import type { ContextSummaryPolicy } from './context-policy.js';
-import type { MessageSegment, SummarySegment } from './context-segment.js';
-import type { ContextStore } from './context-store.js';
-import type { ContextSummarizer } from './context-summarizer.js';
+import type { ContextMeasure } from '../../tokens/context-measure.js';
+import type { ContextSummaryPolicy } from '../engine/context-policy.js';
+import type { MessageSegment, SummarySegment } from '../segments/context-segment.js';
+import type { ContextStore } from '../../model/context-store.js';
+import type { ContextSummarizer } from '../engine/context-summarizer.js';
 import { renderSummaryTranscript } from './summary-prompt.js';
-import { createSummarySegment } from './summary-segment.js';
+import { createSummarySegment } from '../segments/summary-segment.js';
 
 /** Options of {@link summarizeContext}. */
 export interface SummarizeContextOptions {

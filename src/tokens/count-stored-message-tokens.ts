@@ -1,4 +1,4 @@
-import type { ContextUIMessage } from './context-ui-message.js';
+import type { ContextUIMessage } from '../model/context-ui-message.js';
 import { convertUIMessageToModelMessages } from './convert-ui-message.js';
 import { countModelMessageTokens } from './count-message-tokens.js';
 import type { TokenCounter } from './token-counter.js';

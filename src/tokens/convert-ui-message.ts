@@ -1,5 +1,5 @@
 import type { AssistantContent, FilePart, ModelMessage, TextPart, ToolApprovalResponse, ToolResultOutput, ToolResultPart } from '@ai-sdk/provider-utils';
-import { getToolUIPartName, isToolUIPart, type ContextUIMessage, type ContextUIPart } from './context-ui-message.js';
+import { getToolUIPartName, isToolUIPart, type ContextUIMessage, type ContextUIPart } from '../model/context-ui-message.js';
 
 /** Input of {@link ConvertUIMessageOptions.convertToolOutput}. */
 export interface ToolOutputConversionInput {

@@ -1,11 +1,11 @@
 import type { ModelMessage } from '@ai-sdk/provider-utils';
-import type { ContextMeasure } from './context-measure.js';
-import type { StoredContextMessage } from './context-store.js';
-import { sumRemovedTokens, type ContextRemoval } from './context-removal.js';
-import { createMessageSegment, type MessageSegment } from './context-segment.js';
-import { convertUIMessageToModelMessages, type ConvertUIMessageOptions } from './convert-ui-message.js';
-import { fileText } from './count-message-tokens.js';
-import { storedTokenCountId } from './count-stored-message-tokens.js';
+import type { ContextMeasure } from '../../tokens/context-measure.js';
+import type { StoredContextMessage } from '../../model/context-store.js';
+import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
+import { createMessageSegment, type MessageSegment } from '../segments/context-segment.js';
+import { convertUIMessageToModelMessages, type ConvertUIMessageOptions } from '../../tokens/convert-ui-message.js';
+import { fileText } from '../../tokens/count-message-tokens.js';
+import { storedTokenCountId } from '../../tokens/count-stored-message-tokens.js';
 
 /** What {@link convertToContextSegments} did. */
 export interface ConvertStageReport {

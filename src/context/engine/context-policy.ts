@@ -1,5 +1,5 @@
-import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
-import type { StoredContextMessageStatus } from './context-store.js';
+import { InvalidArgumentError } from '../../errors/invalid-argument-error.js';
+import type { StoredContextMessageStatus } from '../../model/context-store.js';
 
 /** What the prune stage removes (losslessly for validity: tool calls and results always go in pairs). */
 export interface ContextPrunePolicy {

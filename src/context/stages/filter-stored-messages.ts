@@ -1,6 +1,6 @@
-import type { StoredContextMessage, StoredContextMessageStatus } from './context-store.js';
-import { isToolUIPart, type ContextUIPart } from './context-ui-message.js';
-import { sumRemovedTokens, type ContextRemoval } from './context-removal.js';
+import type { StoredContextMessage, StoredContextMessageStatus } from '../../model/context-store.js';
+import { isToolUIPart, type ContextUIPart } from '../../model/context-ui-message.js';
+import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
 
 /** A tool part that the filter closed with an explicit error result. */
 export interface ClosedToolCall {

@@ -1,6 +1,6 @@
-import type { ContextMeasure } from './context-measure.js';
-import { sumRemovedTokens, type ContextRemoval } from './context-removal.js';
-import { estimateSegments, groupTurns, hasUnfinishedToolWork, type ContextSegment, type MessageSegment } from './context-segment.js';
+import type { ContextMeasure } from '../../tokens/context-measure.js';
+import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
+import { estimateSegments, groupTurns, hasUnfinishedToolWork, type ContextSegment, type MessageSegment } from '../segments/context-segment.js';
 
 /** What {@link selectContext} did. */
 export interface SelectStageReport {

@@ -1,21 +1,21 @@
 import type { ModelMessage } from '@ai-sdk/provider-utils';
-import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
-import { createContextMeasure } from './context-measure.js';
+import { InvalidArgumentError } from '../../errors/invalid-argument-error.js';
+import { createContextMeasure } from '../../tokens/context-measure.js';
 import { resolveContextPolicy, type ContextPolicyInput } from './context-policy.js';
-import { renderSegments, type ContextSegment } from './context-segment.js';
+import { renderSegments, type ContextSegment } from '../segments/context-segment.js';
 import { readSnapshotPruning } from './context-snapshot-pruning.js';
-import type { StoredContextMessage, StoredContextSnapshot, StoredContextSummary } from './context-store.js';
-import { convertToContextSegments } from './convert-to-context-segments.js';
-import type { ConvertUIMessageOptions } from './convert-ui-message.js';
-import { filterStoredMessages } from './filter-stored-messages.js';
+import type { StoredContextMessage, StoredContextSnapshot, StoredContextSummary } from '../../model/context-store.js';
+import { convertToContextSegments } from '../stages/convert-to-context-segments.js';
+import type { ConvertUIMessageOptions } from '../../tokens/convert-ui-message.js';
+import { filterStoredMessages } from '../stages/filter-stored-messages.js';
 import { hashContextMessages } from './hash-context-messages.js';
-import { createMemorySegment } from './memory-segment.js';
-import { resolveModelProfile } from './model-profile.js';
-import { applyContextPruning } from './prune-context.js';
-import { createSummarySegment } from './summary-segment.js';
-import type { TokenCounter } from './token-counter.js';
-import { applyToolOutputPreviews } from './trim-context.js';
-import { validateStoredMessages } from './validate-stored-messages.js';
+import { createMemorySegment } from '../segments/memory-segment.js';
+import { resolveModelProfile } from '../../tokens/model-profile.js';
+import { applyContextPruning } from '../stages/prune-context.js';
+import { createSummarySegment } from '../segments/summary-segment.js';
+import type { TokenCounter } from '../../tokens/token-counter.js';
+import { applyToolOutputPreviews } from '../stages/trim-context.js';
+import { validateStoredMessages } from '../stages/validate-stored-messages.js';
 
 /** Options of {@link rebuildContextFromSnapshot}. */
 export interface RebuildContextFromSnapshotOptions extends ConvertUIMessageOptions {

@@ -1,10 +1,10 @@
-import type { ContextMeasure } from './context-measure.js';
-import type { ContextPolicy } from './context-policy.js';
-import type { MemoryStageReport } from './context-report.js';
-import { findCurrentInputIndex, renderSegments, type ContextSegment, type MemorySegment } from './context-segment.js';
-import type { ContextStore } from './context-store.js';
+import type { ContextMeasure } from '../../tokens/context-measure.js';
+import type { ContextPolicy } from '../engine/context-policy.js';
+import type { MemoryStageReport } from '../engine/context-report.js';
+import { findCurrentInputIndex, renderSegments, type ContextSegment, type MemorySegment } from '../segments/context-segment.js';
+import type { ContextStore } from '../../model/context-store.js';
 import { filterStoredMessages } from './filter-stored-messages.js';
-import { createMemorySegment } from './memory-segment.js';
+import { createMemorySegment } from '../segments/memory-segment.js';
 import { validateStoredMessages } from './validate-stored-messages.js';
 
 /** Options of {@link findRelevantMemory}. */

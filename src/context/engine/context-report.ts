@@ -1,11 +1,11 @@
 import type { ContextBudget } from './context-budget.js';
-import type { ContextRemoval } from './context-removal.js';
-import type { ConvertStageReport } from './convert-to-context-segments.js';
-import type { FilterStageReport } from './filter-stored-messages.js';
-import type { PruneStageReport } from './prune-context.js';
-import type { SelectStageReport } from './select-context.js';
-import type { TrimStageReport } from './trim-context.js';
-import type { ValidateStageReport } from './validate-stored-messages.js';
+import type { ContextRemoval } from '../segments/context-removal.js';
+import type { ConvertStageReport } from '../stages/convert-to-context-segments.js';
+import type { FilterStageReport } from '../stages/filter-stored-messages.js';
+import type { PruneStageReport } from '../stages/prune-context.js';
+import type { SelectStageReport } from '../stages/select-context.js';
+import type { TrimStageReport } from '../stages/trim-context.js';
+import type { ValidateStageReport } from '../stages/validate-stored-messages.js';
 
 /** What the memory step did. */
 export interface MemoryStageReport {

@@ -1,0 +1,34 @@
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
+import { isUuid } from '../tenant/tenant-id.js';
+
+// The store's input checks: each throws a typed error naming the argument and the value, before any SQL runs.
+
+/** Throws {@link InvalidArgumentError} unless `value` is a uuid. */
+export function assertUuid(argument: string, value: unknown): string {
+  if (!isUuid(value)) throw new InvalidArgumentError({ argument, value, message: 'expected a uuid.' });
+  return value.toLowerCase();
+}
+
+/** Throws {@link InvalidArgumentError} unless `value` is an integer in range. */
+export function assertInteger(argument: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new InvalidArgumentError({ argument, value, message: `expected an integer from ${min} to ${max}.` });
+  }
+  return value;
+}
+
+/** Null for undefined or null; otherwise the string, or {@link InvalidArgumentError} (too long, not a string, NUL, lone surrogate). */
+export function assertOptionalText(argument: string, value: unknown, maxLength: number): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string' || value.length > maxLength || value.includes('\u0000') || !value.isWellFormed()) {
+    throw new InvalidArgumentError({ argument, value, message: `expected a string of at most ${maxLength} characters, without NUL or lone surrogates.` });
+  }
+  return value;
+}
+
+/** A thread id that is not a uuid cannot exist: the same {@link NotFoundError} as a missing one. */
+export function assertThreadId(threadId: unknown): string {
+  if (!isUuid(threadId)) throw new NotFoundError({ entity: 'thread', id: threadId });
+  return threadId.toLowerCase();
+}
