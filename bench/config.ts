@@ -2,8 +2,14 @@
 
 const env = process.env;
 const integer = (name: string, fallback: number) => (env[name] ? Number(env[name]) : fallback);
-const list = (name: string, fallback: number[]) => (env[name] ? env[name]!.split(',').map((item) => Number(item.trim())) : fallback);
-const names = (name: string, fallback: string[]) => (env[name] ? env[name]!.split(',').map((item) => item.trim()).filter(Boolean) : fallback);
+const list = (name: string, fallback: number[]) =>
+  env[name] ? env[name]!.split(',').map((item) => Number(item.trim())) : fallback;
+const names = (name: string, fallback: string[]) =>
+  env[name]
+    ? env[name]!.split(',')
+        .map((item) => item.trim())
+        .filter(Boolean)
+    : fallback;
 
 export type BenchConfig = ReturnType<typeof loadConfig>;
 
@@ -18,7 +24,11 @@ export function loadConfig() {
     workloads: names('BENCH_WORKLOADS', ['w1', 'w2', 'w3', 'w4', 'w5']),
     /** Which peers to run in W1-W3 (agent-history always runs). */
     peers: names('BENCH_PEERS', ['bare-insert', 'bare-agent-table', 'mastra-pg', 'agent-history-one-by-one']),
-    w1: { threads: integer('BENCH_W1_THREADS', quick ? 8 : 50), messages: integer('BENCH_W1_MESSAGES', quick ? 10 : 40), concurrency: integer('BENCH_W1_CONCURRENCY', 8) },
+    w1: {
+      threads: integer('BENCH_W1_THREADS', quick ? 8 : 50),
+      messages: integer('BENCH_W1_MESSAGES', quick ? 10 : 40),
+      concurrency: integer('BENCH_W1_CONCURRENCY', 8),
+    },
     w2: { appenders: integer('BENCH_W2_APPENDERS', 32), messages: integer('BENCH_W2_MESSAGES', quick ? 96 : 500) },
     w3: {
       sizes: list('BENCH_W3_SIZES', quick ? [10, 200, 2_000] : [10, 1_000, 10_000, 100_000]),
@@ -33,7 +43,11 @@ export function loadConfig() {
     },
     w4: { sizes: list('BENCH_W4_SIZES', [50, 600, 2_000]) },
     w5: {
-      w1: { threads: integer('BENCH_W5_THREADS', quick ? 8 : 50), messages: integer('BENCH_W5_MESSAGES', quick ? 10 : 40), concurrency: 8 },
+      w1: {
+        threads: integer('BENCH_W5_THREADS', quick ? 8 : 50),
+        messages: integer('BENCH_W5_MESSAGES', quick ? 10 : 40),
+        concurrency: 8,
+      },
       sizes: list('BENCH_W5_SIZES', quick ? [10, 200] : [10, 1_000, 10_000]),
       demo: env.BENCH_DEMO !== '0',
     },

@@ -39,7 +39,10 @@ export type CpuMeter = () => CpuSample;
 export function cpuMeter(postmasterPid: number | null): CpuMeter {
   return () => {
     const usage = process.cpuUsage();
-    return { clientMs: (usage.user + usage.system) / 1000, serverMs: postmasterPid === null ? NaN : serverCpuMs(postmasterPid) };
+    return {
+      clientMs: (usage.user + usage.system) / 1000,
+      serverMs: postmasterPid === null ? NaN : serverCpuMs(postmasterPid),
+    };
   };
 }
 

@@ -119,7 +119,8 @@ export function buildTemplates({ count = 256, seed = 42, toolProbability = 0.35 
 function uniqueParts(parts: BenchPart[], tag: string): BenchPart[] {
   return parts.map((part) => {
     if (part.type === 'text') return { ...part, text: `${tag} ${part.text as string}` };
-    if (part.type.startsWith('tool-')) return { ...part, input: { ...(part.input as object), tag }, output: { ...(part.output as object), tag } };
+    if (part.type.startsWith('tool-'))
+      return { ...part, input: { ...(part.input as object), tag }, output: { ...(part.output as object), tag } };
     return part;
   });
 }
@@ -149,7 +150,8 @@ export class MessageFactory {
       p50PartsBytes: sorted[Math.floor(sorted.length * 0.5)],
       p95PartsBytes: sorted[Math.floor(sorted.length * 0.95)],
       maxPartsBytes: sorted[sorted.length - 1],
-      withToolParts: this.templates.filter((template) => template.parts.some((part) => part.type.startsWith('tool-'))).length,
+      withToolParts: this.templates.filter((template) => template.parts.some((part) => part.type.startsWith('tool-')))
+        .length,
     };
   }
 }

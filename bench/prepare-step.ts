@@ -65,23 +65,67 @@ function createRandom(seed: number) {
   };
 }
 const random = createRandom(42);
-const syllables = ['ka', 'lo', 'mi', 'ren', 'tas', 'vo', 'qui', 'bel', 'dor', 'fen', 'gar', 'hul', 'jin', 'pra', 'sto', 'zel'];
-const vocabulary = Array.from({ length: 3000 }, () => Array.from({ length: 2 + Math.floor(random() * 3) }, () => syllables[Math.floor(random() * syllables.length)]).join(''));
-const sentence = (words: number) => Array.from({ length: words }, () => vocabulary[Math.floor(random() * vocabulary.length)]).join(' ');
+const syllables = [
+  'ka',
+  'lo',
+  'mi',
+  'ren',
+  'tas',
+  'vo',
+  'qui',
+  'bel',
+  'dor',
+  'fen',
+  'gar',
+  'hul',
+  'jin',
+  'pra',
+  'sto',
+  'zel',
+];
+const vocabulary = Array.from({ length: 3000 }, () =>
+  Array.from({ length: 2 + Math.floor(random() * 3) }, () => syllables[Math.floor(random() * syllables.length)]).join(
+    '',
+  ),
+);
+const sentence = (words: number) =>
+  Array.from({ length: words }, () => vocabulary[Math.floor(random() * vocabulary.length)]).join(' ');
 
 function turn(index: number): ContextUIMessage[] {
   const region = `region ${index % 17}`;
-  const output = { query: region, items: Array.from({ length: 8 }, (_item, item) => ({ id: `${index}-${item}`, title: sentence(4), score: Math.round(random() * 1000) / 10, snippet: sentence(10) })) };
-  const code = Array.from({ length: 6 }, (_line, line) => `  const ${vocabulary[Math.floor(random() * vocabulary.length)]}${line} = await load("${sentence(2)}", ${Math.floor(random() * 1000)});`).join('\n');
+  const output = {
+    query: region,
+    items: Array.from({ length: 8 }, (_item, item) => ({
+      id: `${index}-${item}`,
+      title: sentence(4),
+      score: Math.round(random() * 1000) / 10,
+      snippet: sentence(10),
+    })),
+  };
+  const code = Array.from(
+    { length: 6 },
+    (_line, line) =>
+      `  const ${vocabulary[Math.floor(random() * vocabulary.length)]}${line} = await load("${sentence(2)}", ${Math.floor(random() * 1000)});`,
+  ).join('\n');
   return [
-    { id: `u${index}`, role: 'user', parts: [{ type: 'text', text: `Question ${index} about ${region}: ${sentence(25)}?` }] },
+    {
+      id: `u${index}`,
+      role: 'user',
+      parts: [{ type: 'text', text: `Question ${index} about ${region}: ${sentence(25)}?` }],
+    },
     {
       id: `a${index}`,
       role: 'assistant',
       parts: [
         { type: 'step-start' },
         { type: 'reasoning', text: sentence(25) },
-        { type: 'tool-search', toolCallId: `call-${index}`, state: 'output-available', input: { query: `figures ${region}`, limit: 8 }, output },
+        {
+          type: 'tool-search',
+          toolCallId: `call-${index}`,
+          state: 'output-available',
+          input: { query: `figures ${region}`, limit: 8 },
+          output,
+        },
         { type: 'step-start' },
         { type: 'text', text: `${sentence(34)}\n\n\`\`\`ts\nasync function compare() {\n${code}\n}\n\`\`\`` },
       ],
@@ -90,7 +134,8 @@ function turn(index: number): ContextUIMessage[] {
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const percentile = (values: number[], share: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * share))]!;
+const percentile = (values: number[], share: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * share))]!;
 
 /** The baseline: what a counter without stored counts or memoisation does on every step. */
 function recountEverything(messages: readonly ModelMessage[]): number {
@@ -110,7 +155,12 @@ function recountEverything(messages: readonly ModelMessage[]): number {
   return total;
 }
 
-async function measure(size: number, scenario: PrepareStepBenchResult['scenario'], steps: number, baselineSteps: number): Promise<PrepareStepBenchResult> {
+async function measure(
+  size: number,
+  scenario: PrepareStepBenchResult['scenario'],
+  steps: number,
+  baselineSteps: number,
+): Promise<PrepareStepBenchResult> {
   const tokenCounter = await loadO200kTokenCounter();
   const store = createMemoryContextStore();
   let storedTokens = 0;
@@ -122,7 +172,10 @@ async function measure(size: number, scenario: PrepareStepBenchResult['scenario'
       store.appendMessage({ message, tokenCount, tokenCounterId: storedTokenCountId(tokenCounter) });
     }
   }
-  if (store.messages.at(-1)!.message.role !== 'user') store.appendMessage({ message: { id: 'last', role: 'user', parts: [{ type: 'text', text: 'And what about next quarter?' }] } });
+  if (store.messages.at(-1)!.message.role !== 'user')
+    store.appendMessage({
+      message: { id: 'last', role: 'user', parts: [{ type: 'text', text: 'And what about next quarter?' }] },
+    });
   const manager = createContextManager({
     store,
     model: scenario === 'fits' ? 'openai:gpt-4.1' : 'openai:gpt-4o',
@@ -133,7 +186,18 @@ async function measure(size: number, scenario: PrepareStepBenchResult['scenario'
   const initial = await manager.initialMessages();
   const instructions = 'You are an analyst. Cite sources.';
   const call = (messages: ModelMessage[], stepNumber: number) =>
-    manager.prepareStep({ messages, stepNumber, steps: [], instructions, initialInstructions: instructions, initialMessages: initial, responseMessages: [], runtimeContext: {}, toolsContext: {}, model: 'openai/gpt-4o' } as never);
+    manager.prepareStep({
+      messages,
+      stepNumber,
+      steps: [],
+      instructions,
+      initialInstructions: instructions,
+      initialMessages: initial,
+      responseMessages: [],
+      runtimeContext: {},
+      toolsContext: {},
+      model: 'openai/gpt-4o',
+    } as never);
   let messages: ModelMessage[] = initial;
   const times: number[] = [];
   const stepMessages: ModelMessage[][] = [];
@@ -142,8 +206,24 @@ async function measure(size: number, scenario: PrepareStepBenchResult['scenario'
     const toolCallId = `live-${step}`;
     messages = [
       ...messages,
-      { role: 'assistant', content: [{ type: 'tool-call', toolCallId, toolName: 'search', input: { query: `follow-up ${step}` } }] },
-      { role: 'tool', content: [{ type: 'tool-result', toolCallId, toolName: 'search', output: { type: 'json', value: { step, items: Array.from({ length: 8 }, () => ({ title: sentence(4), snippet: sentence(18) })) } } }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool-call', toolCallId, toolName: 'search', input: { query: `follow-up ${step}` } }],
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId,
+            toolName: 'search',
+            output: {
+              type: 'json',
+              value: { step, items: Array.from({ length: 8 }, () => ({ title: sentence(4), snippet: sentence(18) })) },
+            },
+          },
+        ],
+      },
     ];
     stepMessages.push(messages);
     const started = performance.now();
@@ -177,10 +257,15 @@ const round = (value: number) => Math.round(value * 1000) / 1000;
  * Measures prepareStep for each size, in two scenarios: `fits` (gpt-4.1, the whole thread is sent) and
  * `compacted` (gpt-4o, the thread is trimmed to 128k first). Returns one result per size and scenario.
  */
-export async function runPrepareStepBench({ sizes, steps = 25, baselineSteps = 5 }: PrepareStepBenchOptions): Promise<PrepareStepBenchResult[]> {
+export async function runPrepareStepBench({
+  sizes,
+  steps = 25,
+  baselineSteps = 5,
+}: PrepareStepBenchOptions): Promise<PrepareStepBenchResult[]> {
   const results: PrepareStepBenchResult[] = [];
   for (const size of sizes) {
-    for (const scenario of ['fits', 'compacted'] as const) results.push(await measure(size, scenario, steps, baselineSteps));
+    for (const scenario of ['fits', 'compacted'] as const)
+      results.push(await measure(size, scenario, steps, baselineSteps));
   }
   return results;
 }
@@ -188,7 +273,9 @@ export async function runPrepareStepBench({ sizes, steps = 25, baselineSteps = 5
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const sizes = (process.env.BENCH_SIZES ?? '50,600,2000').split(',').map(Number);
   const results = await runPrepareStepBench({ sizes });
-  console.log('messages  stored tokens  scenario   step messages  prepareStep median (p95)  recount-all baseline  speedup');
+  console.log(
+    'messages  stored tokens  scenario   step messages  prepareStep median (p95)  recount-all baseline  speedup',
+  );
   for (const result of results) {
     console.log(
       `${String(result.messages).padStart(8)}  ${String(result.storedTokens).padStart(13)}  ${result.scenario.padEnd(9)}  ${String(result.stepMessages).padStart(13)}  ${`${result.medianMs.toFixed(3)} ms (${result.p95Ms.toFixed(3)})`.padStart(24)}  ${`${result.baselineMedianMs.toFixed(1)} ms`.padStart(20)}  ${`${result.speedup.toFixed(0)}x`.padStart(7)}`,

@@ -6,40 +6,117 @@ import { spread } from './stats.js';
 export function renderReport(results: { meta: Record<string, any>; runs: any[] }, config: BenchConfig): string {
   const { runs } = results;
   const peers = ['agent-history', ...config.peers];
-  const ahOps: [string, string][] = [['newest50', 'newest-50 page'], ['deepPage', 'keyset page at depth'], ['contextSnapshot', 'context: snapshot + tail'], ['contextNoSnapshot', 'context: no snapshot, 50-message tail'], ['whole', 'whole thread (paged, 500/page)']];
-  const peerOps: [string, string][] = [['newest50', 'newest 50'], ['whole', 'whole thread']];
+  const ahOps: [string, string][] = [
+    ['newest50', 'newest-50 page'],
+    ['deepPage', 'keyset page at depth'],
+    ['contextSnapshot', 'context: snapshot + tail'],
+    ['contextNoSnapshot', 'context: no snapshot, 50-message tail'],
+    ['whole', 'whole thread (paged, 500/page)'],
+  ];
+  const peerOps: [string, string][] = [
+    ['newest50', 'newest 50'],
+    ['whole', 'whole thread'],
+  ];
   const out: string[] = [];
   const meta = results.meta;
-  out.push(`agent-history bench — ${runs.length} run(s), ${config.quick ? 'QUICK sizes' : 'full sizes'}; ${meta.host.cpus} × ${meta.host.cpuModel}, ${meta.host.memGB} GB; ${meta.server.version.split(',')[0]}; Node ${meta.node}`);
-  out.push(`Load average (1/5/15 min) at start ${meta.host.loadAverageAtStart.join(' / ')}; at the end of each run: ${runs.map((run) => run.loadAverageAtEnd?.join(' / ')).join('; ')}.`);
+  out.push(
+    `agent-history bench — ${runs.length} run(s), ${config.quick ? 'QUICK sizes' : 'full sizes'}; ${meta.host.cpus} × ${meta.host.cpuModel}, ${meta.host.memGB} GB; ${meta.server.version.split(',')[0]}; Node ${meta.node}`,
+  );
+  out.push(
+    `Load average (1/5/15 min) at start ${meta.host.loadAverageAtStart.join(' / ')}; at the end of each run: ${runs.map((run) => run.loadAverageAtEnd?.join(' / ')).join('; ')}.`,
+  );
   out.push('Figures: median (min–max) over runs; ratios are computed within each run, then median (min–max).', '');
-  if (config.workloads.includes('w1') || config.workloads.includes('w2') || config.workloads.includes('w3')) out.push('## Targets', '', targetsTable(evaluateTargets(runs, config.w3.sizes)), '');
-  if (config.workloads.includes('w1')) out.push(`## W1 append (${config.w1.threads} threads × ${config.w1.messages} messages, ${config.w1.concurrency} in flight)`, '', appendTable(runs, 'w1', peers), '');
+  if (config.workloads.includes('w1') || config.workloads.includes('w2') || config.workloads.includes('w3'))
+    out.push('## Targets', '', targetsTable(evaluateTargets(runs, config.w3.sizes)), '');
+  if (config.workloads.includes('w1'))
+    out.push(
+      `## W1 append (${config.w1.threads} threads × ${config.w1.messages} messages, ${config.w1.concurrency} in flight)`,
+      '',
+      appendTable(runs, 'w1', peers),
+      '',
+    );
   if (config.workloads.includes('w2')) {
-    out.push(`## W2 hot thread (1 thread, ${config.w2.appenders} appenders, ${config.w2.messages} messages)`, '', appendTable(runs, 'w2', peers), '');
+    out.push(
+      `## W2 hot thread (1 thread, ${config.w2.appenders} appenders, ${config.w2.messages} messages)`,
+      '',
+      appendTable(runs, 'w2', peers),
+      '',
+    );
     out.push('Order checks per run (lost / dup / writer inv. / real-time inv. / landed behind committed):');
-    for (const peer of peers) out.push(`- ${peer}: ${runs.map((run) => { const v = run.w2?.[peer]?.verify; return v ? `${v.lost}/${v.duplicates}/${v.writerInversions}/${v.realtimeInversions}/${v.landedBehindCommitted}` : '–'; }).join(', ')}`);
+    for (const peer of peers)
+      out.push(
+        `- ${peer}: ${runs
+          .map((run) => {
+            const v = run.w2?.[peer]?.verify;
+            return v
+              ? `${v.lost}/${v.duplicates}/${v.writerInversions}/${v.realtimeInversions}/${v.landedBehindCommitted}`
+              : '–';
+          })
+          .join(', ')}`,
+      );
     for (const peer of peers.filter((name) => name.startsWith('agent-history'))) {
-      out.push(`- ${peer} sequences: ${runs.map((run) => JSON.stringify(run.w2?.[peer]?.sequences ?? null)).join('; ')}`);
+      out.push(
+        `- ${peer} sequences: ${runs.map((run) => JSON.stringify(run.w2?.[peer]?.sequences ?? null)).join('; ')}`,
+      );
     }
     out.push('');
   }
   if (config.workloads.includes('w3')) {
-    out.push('## W3 load: agent-history (p50 ms per call)', '', loadTable(runs, (run) => run.w3?.['agent-history'], ahOps, config.w3.sizes), '');
-    if (config.peers.includes('bare-insert')) out.push('### W3 bare INSERT table (same payloads)', '', loadTable(runs, (run) => run.w3?.['bare-insert'], peerOps, config.w3.sizes), '');
+    out.push(
+      '## W3 load: agent-history (p50 ms per call)',
+      '',
+      loadTable(runs, (run) => run.w3?.['agent-history'], ahOps, config.w3.sizes),
+      '',
+    );
+    if (config.peers.includes('bare-insert'))
+      out.push(
+        '### W3 bare INSERT table (same payloads)',
+        '',
+        loadTable(runs, (run) => run.w3?.['bare-insert'], peerOps, config.w3.sizes),
+        '',
+      );
     const mastraSizes = config.w3.sizes.filter((size) => size <= config.w3.mastraMaxSize);
-    if (config.peers.includes('mastra-pg')) out.push('### W3 Mastra', '', loadTable(runs, (run) => run.w3?.['mastra-pg'], peerOps, mastraSizes), '');
+    if (config.peers.includes('mastra-pg'))
+      out.push(
+        '### W3 Mastra',
+        '',
+        loadTable(runs, (run) => run.w3?.['mastra-pg'], peerOps, mastraSizes),
+        '',
+      );
   }
-  if (config.workloads.includes('w4')) out.push('## W4 prepareStep (bench/prepare-step.ts)', '', prepareStepTable(runs), '');
+  if (config.workloads.includes('w4'))
+    out.push('## W4 prepareStep (bench/prepare-step.ts)', '', prepareStepTable(runs), '');
   if (config.workloads.includes('w5')) {
-    out.push('## W5 embedded default (PGlite in memory)', '', `PGlite create ${runs[0]?.w5?.open?.createMs} ms, migrate ${runs[0]?.w5?.open?.migrateMs} ms.`, '');
-    out.push(`W1 on PGlite (${config.w5.w1.threads} × ${config.w5.w1.messages}):`, '', appendTable(runs.map((run) => ({ w1: run.w5?.w1 })), 'w1', ['agent-history', 'bare-insert']), '');
-    out.push('W3 on PGlite (p50 ms):', '', loadTable(runs, (run) => run.w5?.w3, ahOps, config.w5.sizes), '');
+    out.push(
+      '## W5 embedded default (PGlite in memory)',
+      '',
+      `PGlite create ${runs[0]?.w5?.open?.createMs} ms, migrate ${runs[0]?.w5?.open?.migrateMs} ms.`,
+      '',
+    );
+    out.push(
+      `W1 on PGlite (${config.w5.w1.threads} × ${config.w5.w1.messages}):`,
+      '',
+      appendTable(
+        runs.map((run) => ({ w1: run.w5?.w1 })),
+        'w1',
+        ['agent-history', 'bare-insert'],
+      ),
+      '',
+    );
+    out.push(
+      'W3 on PGlite (p50 ms):',
+      '',
+      loadTable(runs, (run) => run.w5?.w3, ahOps, config.w5.sizes),
+      '',
+    );
     const demos = runs.map((run) => run.w5?.demo).filter(Boolean);
     const walls = demos.filter((demo: any) => demo.wallMs !== undefined);
-    out.push(walls.length
-      ? `Demo (\`npm run demo\` as a child process, wall time): ${fmtSpread(spread(walls.map((demo: any) => demo.wallMs / 1000)), 1)} s over ${walls.length} run(s); exit codes ${walls.map((demo: any) => demo.exitCode).join(', ')}.`
-      : `Demo: ${demos.map((demo: any) => demo.skipped).join('; ') || 'not run'}.`, '');
+    out.push(
+      walls.length
+        ? `Demo (\`npm run demo\` as a child process, wall time): ${fmtSpread(spread(walls.map((demo: any) => demo.wallMs / 1000)), 1)} s over ${walls.length} run(s); exit codes ${walls.map((demo: any) => demo.exitCode).join(', ')}.`
+        : `Demo: ${demos.map((demo: any) => demo.skipped).join('; ') || 'not run'}.`,
+      '',
+    );
   }
   return out.join('\n');
 }

@@ -11,9 +11,12 @@ export interface TargetRow {
   verdict: 'PASS' | 'MISS' | 'n/a' | 'info';
 }
 
-const fmt = (value: number | undefined | null, digits = 1) => (value == null || !Number.isFinite(value) ? '–' : String(round(value, digits)));
-export const fmtSpread = (s: Spread | null, digits = 1) => (s ? `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})` : '–');
-const perRun = (runs: Json[], pick: (run: Json) => number | undefined) => spread(runs.map((run) => pick(run) ?? Number.NaN));
+const fmt = (value: number | undefined | null, digits = 1) =>
+  value == null || !Number.isFinite(value) ? '–' : String(round(value, digits));
+export const fmtSpread = (s: Spread | null, digits = 1) =>
+  s ? `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})` : '–';
+const perRun = (runs: Json[], pick: (run: Json) => number | undefined) =>
+  spread(runs.map((run) => pick(run) ?? Number.NaN));
 const p50 = (row: Json, op: string) => row?.[op]?.ms?.p50 as number | undefined;
 const bySize = (rows: Json[] | undefined, size: number) => rows?.find((row: Json) => row.size === size);
 
@@ -24,7 +27,10 @@ function verdict(ratio: Spread | null, ok: (value: number) => boolean): TargetRo
 export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
   const rows: TargetRow[] = [];
   const w1 = (peer: string) => perRun(runs, (run) => run.w1?.[peer]?.appendsPerSecond);
-  const w1Ratio = perRun(runs, (run) => run.w1?.['agent-history']?.appendsPerSecond / run.w1?.['bare-insert']?.appendsPerSecond);
+  const w1Ratio = perRun(
+    runs,
+    (run) => run.w1?.['agent-history']?.appendsPerSecond / run.w1?.['bare-insert']?.appendsPerSecond,
+  );
   rows.push({
     target: 'W1 append: agent-history (RLS, app login) ≥ 0.9× bare INSERT',
     measured: `${fmtSpread(w1('agent-history'), 0)} vs ${fmtSpread(w1('bare-insert'), 0)} appends/s`,
@@ -32,7 +38,10 @@ export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
     limit: '≥ 0.90',
     verdict: verdict(w1Ratio, (value) => value >= 0.9),
   });
-  const w1Table = perRun(runs, (run) => run.w1?.['agent-history']?.appendsPerSecond / run.w1?.['bare-agent-table']?.appendsPerSecond);
+  const w1Table = perRun(
+    runs,
+    (run) => run.w1?.['agent-history']?.appendsPerSecond / run.w1?.['bare-agent-table']?.appendsPerSecond,
+  );
   if (w1Table) {
     rows.push({
       target: 'W1 append: agent-history vs a bare INSERT into its own agent_message table (what the append path adds)',
@@ -43,7 +52,10 @@ export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
     });
   }
   const w2 = (peer: string) => perRun(runs, (run) => run.w2?.[peer]?.appendsPerSecond);
-  const w2Ratio = perRun(runs, (run) => run.w2?.['agent-history']?.appendsPerSecond / run.w2?.['mastra-pg']?.appendsPerSecond);
+  const w2Ratio = perRun(
+    runs,
+    (run) => run.w2?.['agent-history']?.appendsPerSecond / run.w2?.['mastra-pg']?.appendsPerSecond,
+  );
   rows.push({
     target: 'W2 hot thread: agent-history ≥ 3× Mastra',
     measured: `${fmtSpread(w2('agent-history'), 0)} vs ${fmtSpread(w2('mastra-pg'), 0)} appends/s`,
@@ -55,19 +67,39 @@ export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
   const sequenceOk = checks.every((result) => result?.verify?.ok && result?.sequences?.ok);
   rows.push({
     target: 'W2 hot thread: no gap, no duplicate, no commit-order inversion (every run)',
-    measured: checks.map((result) => (result ? `rows ${result.sequences?.rows}, seq ${result.sequences?.minSequence}..${result.sequences?.maxSequence}, inversions ${result.sequences?.commitOrderInversions}` : '–')).join('; '),
+    measured: checks
+      .map((result) =>
+        result
+          ? `rows ${result.sequences?.rows}, seq ${result.sequences?.minSequence}..${result.sequences?.maxSequence}, inversions ${result.sequences?.commitOrderInversions}`
+          : '–',
+      )
+      .join('; '),
     ratio: null,
     limit: '0 / 0 / 0',
     verdict: checks.some((result) => !result) ? 'n/a' : sequenceOk ? 'PASS' : 'MISS',
   });
   const smallest = sizes[0]!;
   const largest = sizes.at(-1)!;
-  const growth = (op: string) => perRun(runs, (run) => p50(bySize(run.w3?.['agent-history'], largest), op)! / p50(bySize(run.w3?.['agent-history'], smallest), op)!);
-  for (const [op, label] of [['newest50', 'newest-50 page'], ['contextSnapshot', 'context load (snapshot + tail)']] as const) {
+  const growth = (op: string) =>
+    perRun(
+      runs,
+      (run) =>
+        p50(bySize(run.w3?.['agent-history'], largest), op)! / p50(bySize(run.w3?.['agent-history'], smallest), op)!,
+    );
+  for (const [op, label] of [
+    ['newest50', 'newest-50 page'],
+    ['contextSnapshot', 'context load (snapshot + tail)'],
+  ] as const) {
     const ratio = growth(op);
     rows.push({
       target: `W3 ${label}: growth ${smallest} → ${largest} messages ≤ 1.5×`,
-      measured: `${fmtSpread(perRun(runs, (run) => p50(bySize(run.w3?.['agent-history'], smallest), op)), 2)} → ${fmtSpread(perRun(runs, (run) => p50(bySize(run.w3?.['agent-history'], largest), op)), 2)} ms`,
+      measured: `${fmtSpread(
+        perRun(runs, (run) => p50(bySize(run.w3?.['agent-history'], smallest), op)),
+        2,
+      )} → ${fmtSpread(
+        perRun(runs, (run) => p50(bySize(run.w3?.['agent-history'], largest), op)),
+        2,
+      )} ms`,
       ratio,
       limit: '≤ 1.50',
       verdict: verdict(ratio, (value) => value <= 1.5),
@@ -79,24 +111,51 @@ export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
   });
   rows.push({
     target: `W3 keyset page at depth (before ≈ middle) ≤ 1.3× the first page, at ${largest} messages`,
-    measured: `${fmtSpread(perRun(runs, (run) => p50(bySize(run.w3?.['agent-history'], largest), 'deepPage')), 2)} vs ${fmtSpread(perRun(runs, (run) => p50(bySize(run.w3?.['agent-history'], largest), 'newest50')), 2)} ms`,
+    measured: `${fmtSpread(
+      perRun(runs, (run) => p50(bySize(run.w3?.['agent-history'], largest), 'deepPage')),
+      2,
+    )} vs ${fmtSpread(
+      perRun(runs, (run) => p50(bySize(run.w3?.['agent-history'], largest), 'newest50')),
+      2,
+    )} ms`,
     ratio: deep,
     limit: '≤ 1.30',
     verdict: verdict(deep, (value) => value <= 1.3),
   });
   if (sizes.length > 2) {
     const mid = sizes[1]!;
-    const sameResult = perRun(runs, (run) => p50(bySize(run.w3?.['agent-history'], largest), 'newest50')! / p50(bySize(run.w3?.['agent-history'], mid), 'newest50')!);
-    rows.push({ target: `W3 newest-50 page: growth ${mid} → ${largest} (both pages hold 50 messages)`, measured: '', ratio: sameResult, limit: '–', verdict: 'info' });
+    const sameResult = perRun(
+      runs,
+      (run) =>
+        p50(bySize(run.w3?.['agent-history'], largest), 'newest50')! /
+        p50(bySize(run.w3?.['agent-history'], mid), 'newest50')!,
+    );
+    rows.push({
+      target: `W3 newest-50 page: growth ${mid} → ${largest} (both pages hold 50 messages)`,
+      measured: '',
+      ratio: sameResult,
+      limit: '–',
+      verdict: 'info',
+    });
   }
   const noSnapshot = growth('contextNoSnapshot');
-  rows.push({ target: `W3 context load without a snapshot (maxTailMessages 50): growth ${smallest} → ${largest}`, measured: '', ratio: noSnapshot, limit: '–', verdict: 'info' });
+  rows.push({
+    target: `W3 context load without a snapshot (maxTailMessages 50): growth ${smallest} → ${largest}`,
+    measured: '',
+    ratio: noSnapshot,
+    limit: '–',
+    verdict: 'info',
+  });
   return rows;
 }
 
 export function targetsTable(rows: TargetRow[]): string {
-  const lines = ['| target | measured: median (min–max) | ratio: median (min–max) | limit | |', '| --- | --- | --- | --- | --- |'];
-  for (const row of rows) lines.push(`| ${row.target} | ${row.measured} | ${fmtSpread(row.ratio, 2)} | ${row.limit} | **${row.verdict}** |`);
+  const lines = [
+    '| target | measured: median (min–max) | ratio: median (min–max) | limit | |',
+    '| --- | --- | --- | --- | --- |',
+  ];
+  for (const row of rows)
+    lines.push(`| ${row.target} | ${row.measured} | ${fmtSpread(row.ratio, 2)} | ${row.limit} | **${row.verdict}** |`);
   return lines.join('\n');
 }
 
@@ -108,27 +167,61 @@ export function appendTable(runs: Json[], workload: 'w1' | 'w2', peers: string[]
   ];
   for (const peer of peers) {
     const rate = perRun(runs, (run) => run[workload]?.[peer]?.appendsPerSecond);
-    const ratio = perRun(runs, (run) => run[workload]?.['agent-history']?.appendsPerSecond / run[workload]?.[peer]?.appendsPerSecond);
+    const ratio = perRun(
+      runs,
+      (run) => run[workload]?.['agent-history']?.appendsPerSecond / run[workload]?.[peer]?.appendsPerSecond,
+    );
     const verified = runs.map((run) => {
       const verify = run[workload]?.[peer]?.verify;
       if (!verify) return undefined;
       return workload === 'w1' ? verify.ok : verify.lost === 0 && verify.duplicates === 0;
     });
-    const behind = workload === 'w2' ? ` ${runs.map((run) => run.w2?.[peer]?.verify?.landedBehindCommitted ?? '–').join(' / ')} |` : '';
-    const cpu = `${fmtSpread(perRun(runs, (run) => run[workload]?.[peer]?.cpuMsPerAppend?.clientMs), 2)} + ${fmtSpread(perRun(runs, (run) => run[workload]?.[peer]?.cpuMsPerAppend?.serverMs), 2)}`;
+    const behind =
+      workload === 'w2'
+        ? ` ${runs.map((run) => run.w2?.[peer]?.verify?.landedBehindCommitted ?? '–').join(' / ')} |`
+        : '';
+    const cpu = `${fmtSpread(
+      perRun(runs, (run) => run[workload]?.[peer]?.cpuMsPerAppend?.clientMs),
+      2,
+    )} + ${fmtSpread(
+      perRun(runs, (run) => run[workload]?.[peer]?.cpuMsPerAppend?.serverMs),
+      2,
+    )}`;
     lines.push(
-      `| ${peer} | ${fmtSpread(rate, 0)} | ${fmtSpread(perRun(runs, (run) => run[workload]?.[peer]?.latencyMs?.p50), 1)} | ${fmtSpread(perRun(runs, (run) => run[workload]?.[peer]?.latencyMs?.p99), 1)} | ${peer === 'agent-history' ? '1' : fmtSpread(ratio, 2)} | ${cpu} | ${verified.every((value) => value === true) ? 'yes' : verified.map((value) => (value ? 'yes' : 'NO')).join('/')} |${behind}`,
+      `| ${peer} | ${fmtSpread(rate, 0)} | ${fmtSpread(
+        perRun(runs, (run) => run[workload]?.[peer]?.latencyMs?.p50),
+        1,
+      )} | ${fmtSpread(
+        perRun(runs, (run) => run[workload]?.[peer]?.latencyMs?.p99),
+        1,
+      )} | ${peer === 'agent-history' ? '1' : fmtSpread(ratio, 2)} | ${cpu} | ${verified.every((value) => value === true) ? 'yes' : verified.map((value) => (value ? 'yes' : 'NO')).join('/')} |${behind}`,
     );
   }
   return lines.join('\n');
 }
 
 /** W3: median p50 (min–max over runs) per operation and size, with growth vs the smallest size. */
-export function loadTable(runs: Json[], key: (run: Json) => Json[] | undefined, ops: [string, string][], sizes: number[]): string {
-  const lines = [`| operation | ${sizes.map((size) => `${size.toLocaleString('en-US')} msgs`).join(' | ')} | growth ${sizes[0]} → ${sizes.at(-1)} |`, `| --- |${sizes.map(() => ' --- |').join('')} --- |`];
+export function loadTable(
+  runs: Json[],
+  key: (run: Json) => Json[] | undefined,
+  ops: [string, string][],
+  sizes: number[],
+): string {
+  const lines = [
+    `| operation | ${sizes.map((size) => `${size.toLocaleString('en-US')} msgs`).join(' | ')} | growth ${sizes[0]} → ${sizes.at(-1)} |`,
+    `| --- |${sizes.map(() => ' --- |').join('')} --- |`,
+  ];
   for (const [op, label] of ops) {
-    const cells = sizes.map((size) => fmtSpread(perRun(runs, (run) => p50(bySize(key(run), size), op)), 2));
-    const growth = perRun(runs, (run) => p50(bySize(key(run), sizes.at(-1)!), op)! / p50(bySize(key(run), sizes[0]!), op)!);
+    const cells = sizes.map((size) =>
+      fmtSpread(
+        perRun(runs, (run) => p50(bySize(key(run), size), op)),
+        2,
+      ),
+    );
+    const growth = perRun(
+      runs,
+      (run) => p50(bySize(key(run), sizes.at(-1)!), op)! / p50(bySize(key(run), sizes[0]!), op)!,
+    );
     lines.push(`| ${label} (ms) | ${cells.join(' | ')} | ${fmtSpread(growth, 2)}× |`);
   }
   return lines.join('\n');
@@ -146,9 +239,12 @@ export function prepareStepTable(runs: Json[]): string {
   ];
   const keys = measured[0].w4.result.map((row: Json) => `${row.messages}|${row.scenario}`);
   for (const key of keys) {
-    const pick = (field: string) => perRun(measured, (run) => run.w4.result.find((row: Json) => `${row.messages}|${row.scenario}` === key)?.[field]);
+    const pick = (field: string) =>
+      perRun(measured, (run) => run.w4.result.find((row: Json) => `${row.messages}|${row.scenario}` === key)?.[field]);
     const [messages, scenario] = key.split('|');
-    lines.push(`| ${messages} | ${scenario} | ${fmtSpread(pick('stepMessages'), 0)} | ${fmtSpread(pick('medianMs'), 2)} | ${fmtSpread(pick('p95Ms'), 1)} | ${fmtSpread(pick('baselineMedianMs'), 1)} | ${fmtSpread(pick('speedup'), 1)}× |`);
+    lines.push(
+      `| ${messages} | ${scenario} | ${fmtSpread(pick('stepMessages'), 0)} | ${fmtSpread(pick('medianMs'), 2)} | ${fmtSpread(pick('p95Ms'), 1)} | ${fmtSpread(pick('baselineMedianMs'), 1)} | ${fmtSpread(pick('speedup'), 1)}× |`,
+    );
   }
   return lines.join('\n');
 }

@@ -21,7 +21,12 @@ import { measureDemo } from './workloads/demo-wall-time.js';
 import { runPrepareStepHook } from './workloads/prepare-step-hook.js';
 import { runW1Append } from './workloads/w1-append.js';
 import { runW2HotThread } from './workloads/w2-hot-thread.js';
-import { loadTemplates, measureAgentHistoryThreads, seedAgentHistoryThreads, type SeededThread } from './workloads/w3-agent-history.js';
+import {
+  loadTemplates,
+  measureAgentHistoryThreads,
+  seedAgentHistoryThreads,
+  type SeededThread,
+} from './workloads/w3-agent-history.js';
 import { closeW3, measureW3, prepareW3, type W3State } from './workloads/w3-load.js';
 import { embeddedAgentHistoryPeer, embeddedBarePeer, openEmbedded, type Embedded } from './workloads/w5-embedded.js';
 
@@ -36,7 +41,8 @@ const rotate = <T>(items: T[], by: number) => items.map((_, index) => items[(ind
 async function topStatements(server: BenchServer, database: string) {
   const sql = postgres(server.adminUrl(database), { max: 1, onnotice: () => {} });
   try {
-    const rows = await sql`select calls::int, round(mean_exec_time::numeric, 3)::float as "meanMs", round(total_exec_time::numeric, 1)::float as "totalMs",
+    const rows =
+      await sql`select calls::int, round(mean_exec_time::numeric, 3)::float as "meanMs", round(total_exec_time::numeric, 1)::float as "totalMs",
         round((shared_blks_hit + shared_blks_read)::numeric / greatest(calls, 1), 1)::float as "blocksPerCall", left(regexp_replace(query, '\\s+', ' ', 'g'), 140) as query
       from pg_stat_statements where dbid = (select oid from pg_database where datname = ${database})
       order by total_exec_time desc limit 8`;
@@ -47,7 +53,12 @@ async function topStatements(server: BenchServer, database: string) {
   }
 }
 
-async function openAppendPeer(server: BenchServer, peer: string, database: string, poolSize: number): Promise<AppendPeer> {
+async function openAppendPeer(
+  server: BenchServer,
+  peer: string,
+  database: string,
+  poolSize: number,
+): Promise<AppendPeer> {
   const urls = { appUrl: server.appUrl(database), adminUrl: server.adminUrl(database), poolSize };
   if (peer === 'agent-history') return agentHistoryPeer(urls);
   // The same store with write combining off: every append its own statement and commit.
@@ -62,7 +73,9 @@ async function appendWorkload(server: BenchServer, workload: 'w1' | 'w2', runInd
   const results: Record<string, unknown> = {};
   for (const name of rotate(['agent-history', ...config.peers], runIndex)) {
     const database = dbName(workload, name);
-    await server.createDatabase(database, { migrated: name.startsWith('agent-history') || name === 'bare-agent-table' });
+    await server.createDatabase(database, {
+      migrated: name.startsWith('agent-history') || name === 'bare-agent-table',
+    });
     const poolSize = workload === 'w1' ? config.w1.concurrency : config.w2.appenders;
     let peer: AppendPeer | undefined;
     let result: Record<string, unknown>;
@@ -76,25 +89,54 @@ async function appendWorkload(server: BenchServer, workload: 'w1' | 'w2', runInd
         if ('checkSequences' in peer) {
           const check = await (peer as ReturnType<typeof agentHistoryPeer>).checkSequences(w2.threadId);
           const n = w2.appends;
-          const ok = check.rows === n && check.distinctSequences === n && check.minSequence === 1 && check.maxSequence === n && check.nextSequence === n && check.commitOrderInversions === 0 && check.tiesAcrossTransactions === 0;
+          const ok =
+            check.rows === n &&
+            check.distinctSequences === n &&
+            check.minSequence === 1 &&
+            check.maxSequence === n &&
+            check.nextSequence === n &&
+            check.commitOrderInversions === 0 &&
+            check.tiesAcrossTransactions === 0;
           result = { ...w2, sequences: { ...check, ok } };
         }
       }
       if (config.profile) result.topStatements = await topStatements(server, database);
     } catch (error) {
-      result = { error: String((error as Error)?.stack ?? error).split('\n').slice(0, 6).join('\n') };
+      result = {
+        error: String((error as Error)?.stack ?? error)
+          .split('\n')
+          .slice(0, 6)
+          .join('\n'),
+      };
     } finally {
       await peer?.close().catch(() => {});
       await server.dropDatabase(database);
     }
     results[name] = result;
-    const { appendsPerSecond, latencyMs, verify, error, cpuMsPerAppend: cpu } = result as { appendsPerSecond?: number; latencyMs?: { p50: number; p99: number }; verify?: { ok: boolean }; error?: string; cpuMsPerAppend?: { clientMs: number; serverMs: number } };
-    log(`  ${workload} ${name.padEnd(14)} ${error ? `ERROR ${error.split('\n')[0]}` : `${appendsPerSecond} appends/s  p50 ${latencyMs?.p50} ms  p99 ${latencyMs?.p99} ms  cpu/append client ${cpu?.clientMs} ms server ${cpu?.serverMs} ms  verified ${verify?.ok}`}`);
+    const {
+      appendsPerSecond,
+      latencyMs,
+      verify,
+      error,
+      cpuMsPerAppend: cpu,
+    } = result as {
+      appendsPerSecond?: number;
+      latencyMs?: { p50: number; p99: number };
+      verify?: { ok: boolean };
+      error?: string;
+      cpuMsPerAppend?: { clientMs: number; serverMs: number };
+    };
+    log(
+      `  ${workload} ${name.padEnd(14)} ${error ? `ERROR ${error.split('\n')[0]}` : `${appendsPerSecond} appends/s  p50 ${latencyMs?.p50} ms  p99 ${latencyMs?.p99} ms  cpu/append client ${cpu?.clientMs} ms server ${cpu?.serverMs} ms  verified ${verify?.ok}`}`,
+    );
   }
   return results;
 }
 
-async function runEmbedded(state: { embedded?: Embedded; threads?: SeededThread[]; store?: ReturnType<Embedded['tenant']> }, runIndex: number) {
+async function runEmbedded(
+  state: { embedded?: Embedded; threads?: SeededThread[]; store?: ReturnType<Embedded['tenant']> },
+  runIndex: number,
+) {
   const result: Record<string, unknown> = {};
   if (!state.embedded) {
     state.embedded = await openEmbedded();
@@ -111,9 +153,20 @@ async function runEmbedded(state: { embedded?: Embedded; threads?: SeededThread[
   if (!state.threads) {
     state.store = embedded.tenant();
     await loadTemplates(embedded.admin, factory);
-    state.threads = await seedAgentHistoryThreads({ store: state.store, admin: embedded.admin, sizes: config.w5.sizes, snapshotTail: config.w3.snapshotTail });
+    state.threads = await seedAgentHistoryThreads({
+      store: state.store,
+      admin: embedded.admin,
+      sizes: config.w5.sizes,
+      snapshotTail: config.w3.snapshotTail,
+    });
   }
-  result.w3 = await measureAgentHistoryThreads({ store: state.store!, admin: embedded.admin, threads: state.threads, rounds: config.w3.rounds, wholeRounds: config.w3.wholeRounds });
+  result.w3 = await measureAgentHistoryThreads({
+    store: state.store!,
+    admin: embedded.admin,
+    threads: state.threads,
+    rounds: config.w3.rounds,
+    wholeRounds: config.w3.wholeRounds,
+  });
   if (config.w5.demo) {
     result.demo = await measureDemo(ROOT);
     log(`  w5 demo ${JSON.stringify(result.demo).slice(0, 200)}`);
@@ -129,7 +182,12 @@ function versions() {
       return undefined;
     }
   };
-  return Object.fromEntries(['@mastra/core', '@mastra/pg', 'drizzle-orm', 'postgres', '@electric-sql/pglite', 'gpt-tokenizer'].map((name) => [name, read(name)]));
+  return Object.fromEntries(
+    ['@mastra/core', '@mastra/pg', 'drizzle-orm', 'postgres', '@electric-sql/pglite', 'gpt-tokenizer'].map((name) => [
+      name,
+      read(name),
+    ]),
+  );
 }
 
 async function main() {
@@ -137,7 +195,9 @@ async function main() {
   const runId = startedAt.toISOString().replace(/[:.]/g, '-');
   const outDir = join(BENCH_DIR, 'results');
   mkdirSync(outDir, { recursive: true });
-  log(`agent-history bench ${runId}: ${config.runs} run(s), workloads ${config.workloads.join(',')}, peers agent-history,${config.peers.join(',')}${config.quick ? ' (QUICK)' : ''}`);
+  log(
+    `agent-history bench ${runId}: ${config.runs} run(s), workloads ${config.workloads.join(',')}, peers agent-history,${config.peers.join(',')}${config.quick ? ' (QUICK)' : ''}`,
+  );
   const server = await startBenchServer({ profile: config.profile, synchronousCommit: config.synchronousCommit });
   const stop = () => {
     server.stop();
@@ -153,9 +213,16 @@ async function main() {
     await server.dropDatabase('bench_rls_check');
     const meta = {
       runId,
-      command: process.env.npm_lifecycle_script ? `npm run bench (${process.env.npm_lifecycle_script})` : process.argv.join(' '),
+      command: process.env.npm_lifecycle_script
+        ? `npm run bench (${process.env.npm_lifecycle_script})`
+        : process.argv.join(' '),
       node: process.version,
-      host: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memGB: Math.round(os.totalmem() / 2 ** 30), loadAverageAtStart: os.loadavg().map((value) => Math.round(value * 100) / 100) },
+      host: {
+        cpus: os.cpus().length,
+        cpuModel: os.cpus()[0]?.model,
+        memGB: Math.round(os.totalmem() / 2 ** 30),
+        loadAverageAtStart: os.loadavg().map((value) => Math.round(value * 100) / 100),
+      },
       server: await server.info(),
       rls,
       config,
@@ -180,7 +247,11 @@ async function main() {
       if (config.workloads.includes('w3')) {
         w3 ??= await prepareW3({ server, factory, config, log });
         run.w3 = await measureW3(w3, { config, log });
-        if (index === 0) run.w3Seeding = { seedMs: Math.round(w3.seedMs), agentHistory: w3.ahThreads.map(({ size, seedMs }) => ({ size, seedMs: Math.round(seedMs) })) };
+        if (index === 0)
+          run.w3Seeding = {
+            seedMs: Math.round(w3.seedMs),
+            agentHistory: w3.ahThreads.map(({ size, seedMs }) => ({ size, seedMs: Math.round(seedMs) })),
+          };
       }
       if (config.workloads.includes('w4')) {
         run.w4 = await runPrepareStepHook(BENCH_DIR, config.w4.sizes);

@@ -26,7 +26,10 @@ export interface BenchServer {
   stop(): void;
 }
 
-export async function startBenchServer({ profile = false, synchronousCommit = null as string | null } = {}): Promise<BenchServer> {
+export async function startBenchServer({
+  profile = false,
+  synchronousCommit = null as string | null,
+} = {}): Promise<BenchServer> {
   const cluster: PostgresCluster = await startPostgresCluster({
     settings: {
       shared_buffers: '256MB',
@@ -40,7 +43,8 @@ export async function startBenchServer({ profile = false, synchronousCommit = nu
     },
   });
   const adminUrl = (database: string) => cluster.url(database);
-  const appUrl = (database: string) => cluster.url(database).replace('postgres://postgres@', `postgres://${APP_LOGIN}@`);
+  const appUrl = (database: string) =>
+    cluster.url(database).replace('postgres://postgres@', `postgres://${APP_LOGIN}@`);
   const admin = async <RESULT>(database: string, work: (sql: postgres.Sql) => Promise<RESULT>) => {
     const sql = postgres(adminUrl(database), { max: 1, onnotice: () => {} });
     try {
@@ -68,15 +72,19 @@ export async function startBenchServer({ profile = false, synchronousCommit = nu
       await admin('postgres', async (sql) => {
         await sql.unsafe(`drop database if exists ${database} with (force)`);
         await sql.unsafe(`create database ${database}${migrated ? ` template ${TEMPLATE}` : ''}`);
-        if (synchronousCommit) await sql.unsafe(`alter database ${database} set synchronous_commit = ${synchronousCommit}`);
+        if (synchronousCommit)
+          await sql.unsafe(`alter database ${database} set synchronous_commit = ${synchronousCommit}`);
         // Flush the previous workload's dirty pages now rather than during this one.
         await sql.unsafe('checkpoint');
       });
-      if (profile && !migrated) await admin(database, (sql) => sql.unsafe('create extension if not exists pg_stat_statements'));
+      if (profile && !migrated)
+        await admin(database, (sql) => sql.unsafe('create extension if not exists pg_stat_statements'));
     },
     postmasterPid: () =>
       admin('postgres', async (sql) => {
-        const [{ setting }] = await sql<{ setting: string }[]>`select setting from pg_settings where name = 'data_directory'`;
+        const [{ setting }] = await sql<
+          { setting: string }[]
+        >`select setting from pg_settings where name = 'data_directory'`;
         try {
           return Number(readFileSync(join(setting, 'postmaster.pid'), 'utf8').split('\n')[0]) || null;
         } catch {
@@ -84,7 +92,8 @@ export async function startBenchServer({ profile = false, synchronousCommit = nu
         }
       }),
     checkpoint: () => admin('postgres', (sql) => sql.unsafe('checkpoint')).then(() => {}),
-    dropDatabase: (database) => admin('postgres', (sql) => sql.unsafe(`drop database if exists ${database} with (force)`)).then(() => {}),
+    dropDatabase: (database) =>
+      admin('postgres', (sql) => sql.unsafe(`drop database if exists ${database} with (force)`)).then(() => {}),
     info: () =>
       admin('postgres', async (sql) => {
         const [{ version }] = await sql<{ version: string }[]>`select version()`;
@@ -93,7 +102,12 @@ export async function startBenchServer({ profile = false, synchronousCommit = nu
             'shared_buffers', 'wal_level', 'max_connections', 'track_commit_timestamp', 'shared_preload_libraries')`;
         return {
           version,
-          settings: Object.fromEntries(settings.map((row) => [row.name, row.unit === '8kB' ? `${(Number(row.setting) * 8) / 1024}MB` : `${row.setting}${row.unit ?? ''}`])),
+          settings: Object.fromEntries(
+            settings.map((row) => [
+              row.name,
+              row.unit === '8kB' ? `${(Number(row.setting) * 8) / 1024}MB` : `${row.setting}${row.unit ?? ''}`,
+            ]),
+          ),
         };
       }),
     stop: () => cluster.stop(),
@@ -104,7 +118,9 @@ export async function startBenchServer({ profile = false, synchronousCommit = nu
 export async function assertRlsApplies(appUrl: string): Promise<Record<string, unknown>> {
   const sql = postgres(appUrl, { max: 1, onnotice: () => {} });
   try {
-    const [role] = await sql<{ login: string; superuser: boolean; bypassrls: boolean; inherit: boolean; owner: string }[]>`
+    const [role] = await sql<
+      { login: string; superuser: boolean; bypassrls: boolean; inherit: boolean; owner: string }[]
+    >`
       select current_user as login, r.rolsuper as superuser, r.rolbypassrls as bypassrls, r.rolinherit as inherit,
         (select pg_get_userbyid(relowner) from pg_class where relname = 'agent_message') as owner
       from pg_roles r where r.rolname = current_user`;
@@ -114,7 +130,10 @@ export async function assertRlsApplies(appUrl: string): Promise<Record<string, u
       throw new Error(`the app login would bypass row-level security: ${JSON.stringify({ ...role, ...forced })}`);
     }
     // Without the role switch (NOINHERIT) the login cannot read the tables at all: fails closed.
-    const denied = await sql`select count(*) from agent_message`.then(() => false, () => true);
+    const denied = await sql`select count(*) from agent_message`.then(
+      () => false,
+      () => true,
+    );
     if (!denied) throw new Error('the app login reads agent_message without switching to agent_history_app');
     return { ...role, forceRowLevelSecurity: forced.forced, readsWithoutRoleSwitch: 'permission denied' };
   } finally {

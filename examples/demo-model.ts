@@ -4,7 +4,10 @@ import { simulateReadableStream } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
 
-type PromptMessage = { role: string; content: string | Array<{ type: string; text?: string; toolName?: string; output?: unknown }> };
+type PromptMessage = {
+  role: string;
+  content: string | Array<{ type: string; text?: string; toolName?: string; output?: unknown }>;
+};
 
 const textOf = (message: PromptMessage | undefined) =>
   message === undefined
@@ -22,7 +25,9 @@ function respond(prompt: PromptMessage[]) {
   const last = prompt.at(-1);
   const estimatedInput = Math.ceil(JSON.stringify(prompt).length / 4);
   if (last?.role === 'tool') {
-    const results = (last.content as Array<{ toolName?: string; output?: { value?: unknown } }>).map((part) => `${part.toolName}: ${JSON.stringify(part.output?.value ?? part.output)}`);
+    const results = (last.content as Array<{ toolName?: string; output?: { value?: unknown } }>).map(
+      (part) => `${part.toolName}: ${JSON.stringify(part.output?.value ?? part.output)}`,
+    );
     const text = `Here is what I found. ${results.join('; ')}. Anything else you want me to check?`;
     return { text, usage: usage(estimatedInput, Math.ceil(text.length / 4)) };
   }
@@ -30,7 +35,8 @@ function respond(prompt: PromptMessage[]) {
   const city = /weather in ([a-z ]+?)[?.!]?$/.exec(question)?.[1];
   if (city) return { toolCall: { toolName: 'weather', input: { city } }, usage: usage(estimatedInput, 12) };
   const order = /order ([a-z0-9-]+)/.exec(question)?.[1];
-  if (order) return { toolCall: { toolName: 'lookupOrder', input: { orderId: order } }, usage: usage(estimatedInput, 12) };
+  if (order)
+    return { toolCall: { toolName: 'lookupOrder', input: { orderId: order } }, usage: usage(estimatedInput, 12) };
   const sawSummary = prompt.some((message) => textOf(message).includes('Summary of the earlier conversation'));
   const text =
     `You asked: "${question}". ` +
@@ -52,14 +58,27 @@ export function createDemoModel() {
       const id = `call-${++callCount}`;
       const chunks: LanguageModelV4StreamPart[] = answer.toolCall
         ? [
-            { type: 'tool-call' as const, toolCallId: id, toolName: answer.toolCall.toolName, input: JSON.stringify(answer.toolCall.input) },
-            { type: 'finish' as const, finishReason: { unified: 'tool-calls' as const, raw: undefined }, usage: answer.usage },
+            {
+              type: 'tool-call' as const,
+              toolCallId: id,
+              toolName: answer.toolCall.toolName,
+              input: JSON.stringify(answer.toolCall.input),
+            },
+            {
+              type: 'finish' as const,
+              finishReason: { unified: 'tool-calls' as const, raw: undefined },
+              usage: answer.usage,
+            },
           ]
         : [
             { type: 'text-start' as const, id },
             ...answer.text!.split(/(?<= )/).map((delta) => ({ type: 'text-delta' as const, id, delta })),
             { type: 'text-end' as const, id },
-            { type: 'finish' as const, finishReason: { unified: 'stop' as const, raw: undefined }, usage: answer.usage },
+            {
+              type: 'finish' as const,
+              finishReason: { unified: 'stop' as const, raw: undefined },
+              usage: answer.usage,
+            },
           ];
       return { stream: simulateReadableStream({ chunks, chunkDelayInMs: null }) };
     },

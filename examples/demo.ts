@@ -26,7 +26,11 @@ const tools = {
   weather: tool({
     description: 'The current weather in a city.',
     inputSchema: z.object({ city: z.string() }),
-    execute: async ({ city }) => ({ city, temperatureC: 12 + (city.length % 9), sky: city.length % 2 ? 'clear' : 'cloudy' }),
+    execute: async ({ city }) => ({
+      city,
+      temperatureC: 12 + (city.length % 9),
+      sky: city.length % 2 ? 'clear' : 'cloudy',
+    }),
   }),
   lookupOrder: tool({
     description: 'Looks up an order with its line items and shipping history.',
@@ -34,8 +38,16 @@ const tools = {
     execute: async ({ orderId }) => ({
       orderId,
       status: 'shipped',
-      items: Array.from({ length: 40 }, (_, index) => ({ sku: `SKU-${1000 + index}`, name: `Travel item ${index}`, quantity: 1 + (index % 3), priceEur: 9.5 + index })),
-      history: Array.from({ length: 20 }, (_, index) => `2026-11-${String(index + 1).padStart(2, '0')}: parcel scanned at hub ${index}`),
+      items: Array.from({ length: 40 }, (_, index) => ({
+        sku: `SKU-${1000 + index}`,
+        name: `Travel item ${index}`,
+        quantity: 1 + (index % 3),
+        priceEur: 9.5 + index,
+      })),
+      history: Array.from(
+        { length: 20 },
+        (_, index) => `2026-11-${String(index + 1).padStart(2, '0')}: parcel scanned at hub ${index}`,
+      ),
     }),
   }),
 };
@@ -52,7 +64,9 @@ const conversation = [
 ];
 
 async function main() {
-  log(`agent-history demo: PGlite (embedded PostgreSQL), offline model${process.env.OPENAI_API_KEY ? ' replaced by gpt-4o-mini (OPENAI_API_KEY)' : ''}`);
+  log(
+    `agent-history demo: PGlite (embedded PostgreSQL), offline model${process.env.OPENAI_API_KEY ? ' replaced by gpt-4o-mini (OPENAI_API_KEY)' : ''}`,
+  );
   log(`[${elapsed()}] starting embedded PostgreSQL (PGlite) and applying the migrations…`);
   const client = await PGlite.create();
   const db = drizzle({ client });
@@ -92,33 +106,56 @@ async function main() {
           onReport: (report) => reports.push(report),
         }),
       model: {
-        agent: ({ prepareStep }) => new ToolLoopAgent({ model, instructions, tools, prepareStep, maxOutputTokens: 400, stopWhen: isStepCount(4) }),
+        agent: ({ prepareStep }) =>
+          new ToolLoopAgent({
+            model,
+            instructions,
+            tools,
+            prepareStep,
+            maxOutputTokens: 400,
+            stopWhen: isStepCount(4),
+          }),
       },
     });
     // Read the stream as a browser would; the answer is stored whatever the reader does.
     const reader = turn.stream.getReader();
     while (!(await reader.read()).done);
     const answer = await turn.done;
-    const answerText = answer.message.parts.filter((part) => part.type === 'text').map((part) => String(part.text)).join('');
-    const toolCalls = answer.message.parts.filter((part) => part.type.startsWith('tool-')).map((part) => part.type.slice(5));
-    log(`  assistant › ${answerText.slice(0, 140)}${answerText.length > 140 ? '…' : ''}${toolCalls.length ? `  (tools: ${toolCalls.join(', ')})` : ''}`);
+    const answerText = answer.message.parts
+      .filter((part) => part.type === 'text')
+      .map((part) => String(part.text))
+      .join('');
+    const toolCalls = answer.message.parts
+      .filter((part) => part.type.startsWith('tool-'))
+      .map((part) => part.type.slice(5));
+    log(
+      `  assistant › ${answerText.slice(0, 140)}${answerText.length > 140 ? '…' : ''}${toolCalls.length ? `  (tools: ${toolCalls.join(', ')})` : ''}`,
+    );
     log(`  stored as #${answer.sequence} (${answer.status}, ${answer.tokenCount} tokens)`);
     for (const report of reports.splice(0)) printReport(report);
   }
 
   log(`\n[${elapsed()}] newest page of history (limit 6, then the next page by cursor):`);
   const page = await store.listMessages(thread.id, { limit: 6 });
-  for (const stored of page.messages) log(`  #${stored.sequence} ${stored.message.role.padEnd(9)} ${stored.status.padEnd(9)} ${preview(stored.message.parts)}`);
+  for (const stored of page.messages)
+    log(
+      `  #${stored.sequence} ${stored.message.role.padEnd(9)} ${stored.status.padEnd(9)} ${preview(stored.message.parts)}`,
+    );
   const older = await store.listMessages(thread.id, { limit: 6, before: page.nextCursor ?? undefined });
   log(`  … next page starts at #${older.messages[0]?.sequence}, ${older.messages.length} messages`);
 
   log(`\n[${elapsed()}] search "weather vienna":`);
-  for (const hit of await store.searchMessages('weather vienna')) log(`  #${hit.sequence} ${hit.role}: ${unescapeHtml(hit.snippet)}`);
+  for (const hit of await store.searchMessages('weather vienna'))
+    log(`  #${hit.sequence} ${hit.role}: ${unescapeHtml(hit.snippet)}`);
 
   const summaries = await store.listSummaries(thread.id);
   const context = await store.loadContext(thread.id);
-  log(`\n[${elapsed()}] ${summaries.length} summary artifact(s); newest covers messages ${summaries.at(-1)?.fromSequence ?? '-'}..${summaries.at(-1)?.throughSequence ?? '-'}`);
-  log(`  snapshot v${context.snapshot?.version ?? 0} through #${context.snapshot?.throughSequence ?? 0}, tail of ${context.tail.length} message(s), hash ${context.snapshot?.messagesHash.slice(0, 12) ?? '-'}`);
+  log(
+    `\n[${elapsed()}] ${summaries.length} summary artifact(s); newest covers messages ${summaries.at(-1)?.fromSequence ?? '-'}..${summaries.at(-1)?.throughSequence ?? '-'}`,
+  );
+  log(
+    `  snapshot v${context.snapshot?.version ?? 0} through #${context.snapshot?.throughSequence ?? 0}, tail of ${context.tail.length} message(s), hash ${context.snapshot?.messagesHash.slice(0, 12) ?? '-'}`,
+  );
   log(`\n[${elapsed()}] done`);
   await client.close();
 }
@@ -133,22 +170,33 @@ function printReport(report: ContextReport) {
   );
   const actions = report.stages
     .map((stage) => {
-      if (stage.stage === 'summarize' && stage.status !== 'not-needed') return `summary ${stage.status} (${stage.fromSequence}..${stage.throughSequence})`;
-      if (stage.removed.length > 0) return `${stage.stage} removed ${stage.removed.length} (${stage.tokensSaved} tokens)`;
+      if (stage.stage === 'summarize' && stage.status !== 'not-needed')
+        return `summary ${stage.status} (${stage.fromSequence}..${stage.throughSequence})`;
+      if (stage.removed.length > 0)
+        return `${stage.stage} removed ${stage.removed.length} (${stage.tokensSaved} tokens)`;
       return null;
     })
     .filter((action) => action !== null);
   if (actions.length > 0) log(`    stages: ${actions.join('; ')}`);
-  if (report.snapshot.status === 'written') log(`    snapshot v${report.snapshot.version} written, boundary #${report.snapshot.throughSequence}`);
+  if (report.snapshot.status === 'written')
+    log(`    snapshot v${report.snapshot.version} written, boundary #${report.snapshot.throughSequence}`);
 }
 
 /** Search snippets are HTML (the user's text escaped, matches in <b>); print them as text. */
 function unescapeHtml(html: string) {
-  return html.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return html
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 function preview(parts: ReadonlyArray<{ type: string; [key: string]: unknown }>) {
-  const text = parts.map((part) => (part.type === 'text' ? String(part.text) : part.type === 'step-start' ? '' : `[${part.type}]`)).join(' ').trim();
+  const text = parts
+    .map((part) => (part.type === 'text' ? String(part.text) : part.type === 'step-start' ? '' : `[${part.type}]`))
+    .join(' ')
+    .trim();
   return text.length > 70 ? `${text.slice(0, 69)}…` : text;
 }
 

@@ -17,10 +17,18 @@ import { MIGRATIONS_FOLDER, migrate, type AgentHistoryDatabase } from '../src/in
 async function open(): Promise<{ db: AgentHistoryDatabase; label: string; close: () => Promise<void> }> {
   if (process.env.DATABASE_URL) {
     const client = postgres(process.env.DATABASE_URL, { max: 1, onnotice: () => {} });
-    return { db: drizzlePostgres({ client }) as unknown as AgentHistoryDatabase, label: 'DATABASE_URL', close: () => client.end() };
+    return {
+      db: drizzlePostgres({ client }) as unknown as AgentHistoryDatabase,
+      label: 'DATABASE_URL',
+      close: () => client.end(),
+    };
   }
   const client = await PGlite.create(process.env.PGLITE_DIR ? { dataDir: process.env.PGLITE_DIR } : {});
-  return { db: drizzlePglite({ client }) as unknown as AgentHistoryDatabase, label: process.env.PGLITE_DIR ?? 'PGlite (in memory)', close: () => client.close() };
+  return {
+    db: drizzlePglite({ client }) as unknown as AgentHistoryDatabase,
+    label: process.env.PGLITE_DIR ?? 'PGlite (in memory)',
+    close: () => client.close(),
+  };
 }
 
 const { db, label, close } = await open();
@@ -31,14 +39,20 @@ try {
     await migrate(db);
     console.log(`  ${attempt}: ${Math.round(performance.now() - started)} ms`);
   }
-  const rows = (result: unknown) => (Array.isArray(result) ? result : ((result as { rows: unknown[] }).rows ?? [])) as Array<Record<string, unknown>>;
+  const rows = (result: unknown) =>
+    (Array.isArray(result) ? result : ((result as { rows: unknown[] }).rows ?? [])) as Array<Record<string, unknown>>;
   const tables = rows(
     await db.execute(sql`select c.relname as name, c.relrowsecurity as rls, c.relforcerowsecurity as forced
       from pg_class c join pg_namespace n on n.oid = c.relnamespace
       where n.nspname = 'public' and c.relkind = 'r' and c.relname like 'agent\\_%' order by 1`),
   );
-  for (const table of tables) console.log(`  table ${String(table.name).padEnd(24)} row-level security: ${table.rls ? 'on' : 'off'}${table.forced ? ', forced' : ''}`);
-  const [applied] = rows(await db.execute(sql`select count(*)::int as count from agent_history.__agent_history_migrations`));
+  for (const table of tables)
+    console.log(
+      `  table ${String(table.name).padEnd(24)} row-level security: ${table.rls ? 'on' : 'off'}${table.forced ? ', forced' : ''}`,
+    );
+  const [applied] = rows(
+    await db.execute(sql`select count(*)::int as count from agent_history.__agent_history_migrations`),
+  );
   console.log(`  ${applied?.count} migrations recorded in agent_history.__agent_history_migrations`);
 } finally {
   await close();

@@ -73,7 +73,11 @@ try {
   const thread = await store.createThread({ userId: 'traveller', title: 'Trip planning' });
   const model = scriptedModel();
 
-  for (const question of ['I am planning a trip to Norway in May.', 'What is the weather in Oslo?', 'And the weather in Bergen?']) {
+  for (const question of [
+    'I am planning a trip to Norway in May.',
+    'What is the weather in Oslo?',
+    'And the weather in Bergen?',
+  ]) {
     console.log(`\nuser      › ${question}`);
     const userMessage: UIMessage = { id: randomUUID(), role: 'user', parts: [{ type: 'text', text: question }] };
     await store.appendMessage(thread.id, userMessage);
@@ -95,9 +99,19 @@ try {
             `~${report.estimatedTokens} of ${report.budget.contextWindow} tokens`,
         ),
     });
-    const agent = new ToolLoopAgent({ model, tools, instructions, prepareStep: context.prepareStep, maxOutputTokens: 500, stopWhen: isStepCount(4) });
+    const agent = new ToolLoopAgent({
+      model,
+      tools,
+      instructions,
+      prepareStep: context.prepareStep,
+      maxOutputTokens: 500,
+      stopWhen: isStepCount(4),
+    });
     const abortController = new AbortController();
-    const result = await agent.stream({ messages: await context.initialMessages(), abortSignal: abortController.signal });
+    const result = await agent.stream({
+      messages: await context.initialMessages(),
+      abortSignal: abortController.signal,
+    });
 
     const persisted = persistUIMessageStream({
       history: store,
@@ -110,20 +124,30 @@ try {
       abortController,
     });
     process.stdout.write('assistant › ');
-    for await (const chunk of persisted.stream as unknown as AsyncIterable<{ type: string; delta?: string; toolName?: string }>) {
+    for await (const chunk of persisted.stream as unknown as AsyncIterable<{
+      type: string;
+      delta?: string;
+      toolName?: string;
+    }>) {
       if (chunk.type === 'text-delta') process.stdout.write(chunk.delta ?? '');
       if (chunk.type === 'tool-input-available') process.stdout.write(`[${chunk.toolName}] `);
     }
     const stored = await persisted.done;
     const finishedRun = await store.getRun(run.id);
     console.log(`\n${reports.join('\n')}`);
-    console.log(`  stored   · #${stored.sequence} ${stored.status}, ${stored.tokenCount} tokens; run ${finishedRun.status}, ${finishedRun.inputTokens} in / ${finishedRun.outputTokens} out`);
+    console.log(
+      `  stored   · #${stored.sequence} ${stored.status}, ${stored.tokenCount} tokens; run ${finishedRun.status}, ${finishedRun.inputTokens} in / ${finishedRun.outputTokens} out`,
+    );
   }
 
   const page = await store.listMessages(thread.id, { limit: 10 });
   console.log(`\nThe thread, oldest first (${page.messages.length} messages):`);
   for (const row of [...page.messages].reverse()) {
-    const text = row.message.parts.map((part) => (part.type === 'text' ? String(part.text) : part.type.startsWith('tool-') ? `[${part.type.slice(5)}]` : '')).join(' ');
+    const text = row.message.parts
+      .map((part) =>
+        part.type === 'text' ? String(part.text) : part.type.startsWith('tool-') ? `[${part.type.slice(5)}]` : '',
+      )
+      .join(' ');
     console.log(`  #${row.sequence} ${row.message.role.padEnd(9)} ${row.status.padEnd(9)} ${text.trim()}`);
   }
 } finally {

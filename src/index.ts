@@ -2,7 +2,11 @@
 export { createAgentHistory } from './store/create-agent-history.js';
 export type { AgentHistory, CreateAgentHistoryOptions, TenantHistory } from './store/create-agent-history.js';
 export { migrate, MIGRATIONS_FOLDER, type MigrateOptions } from './store/migrate.js';
-export { customMigrationSql, type CustomMigrationSql, type CustomMigrationSqlOptions } from './store/custom-migration-sql.js';
+export {
+  customMigrationSql,
+  type CustomMigrationSql,
+  type CustomMigrationSqlOptions,
+} from './store/custom-migration-sql.js';
 export { loadO200kTokenCounter, type TokenCounter } from './tokens/token-counter.js';
 export { withTenant, type TenantTransaction } from './tenant/with-tenant.js';
 export type { AgentHistoryDatabase } from './tenant/database.js';

@@ -19,7 +19,11 @@ function appendBatchingFromEnv() {
 }
 
 /** A pool as the app login and the store of one fresh tenant. */
-export function openAgentHistory(appUrl: string, poolSize: number, appendBatching: AppendBatchingOptions | false | undefined = appendBatchingFromEnv()) {
+export function openAgentHistory(
+  appUrl: string,
+  poolSize: number,
+  appendBatching: AppendBatchingOptions | false | undefined = appendBatchingFromEnv(),
+) {
   const client = postgres(appUrl, { max: poolSize, onnotice: () => {} });
   const history = createAgentHistory({ db: drizzle({ client }) as unknown as AgentHistoryDatabase, appendBatching });
   const tenantId = randomUUID();
@@ -53,7 +57,19 @@ export interface SequenceCheck {
   tiesAcrossTransactions: number;
 }
 
-export function agentHistoryPeer({ appUrl, adminUrl, poolSize, name = 'agent-history', appendBatching }: { appUrl: string; adminUrl: string; poolSize: number; name?: string; appendBatching?: AppendBatchingOptions | false }): AppendPeer & {
+export function agentHistoryPeer({
+  appUrl,
+  adminUrl,
+  poolSize,
+  name = 'agent-history',
+  appendBatching,
+}: {
+  appUrl: string;
+  adminUrl: string;
+  poolSize: number;
+  name?: string;
+  appendBatching?: AppendBatchingOptions | false;
+}): AppendPeer & {
   checkSequences(threadId: string): Promise<SequenceCheck>;
 } {
   const { client, store } = openAgentHistory(appUrl, poolSize, appendBatching);
@@ -66,8 +82,10 @@ export function agentHistoryPeer({ appUrl, adminUrl, poolSize, name = 'agent-his
     },
     loadAllIds: async (threadId) => (await loadWholeThread(store, threadId)).map((stored) => stored.message.id),
     idsByCommit: async (threadId) =>
-      (await admin<{ message_id: string }[]>`select message_id from agent_message where thread_id = ${threadId}
-        order by pg_xact_commit_timestamp(xmin), sequence`).map((row) => row.message_id),
+      (
+        await admin<{ message_id: string }[]>`select message_id from agent_message where thread_id = ${threadId}
+        order by pg_xact_commit_timestamp(xmin), sequence`
+      ).map((row) => row.message_id),
     checkSequences: async (threadId) => {
       const [row] = await admin<SequenceCheck[]>`
         with m as (

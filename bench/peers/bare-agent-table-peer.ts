@@ -6,7 +6,13 @@ import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import type { AppendPeer } from './peer.js';
 
-export async function bareAgentTablePeer({ adminUrl, poolSize }: { adminUrl: string; poolSize: number }): Promise<AppendPeer> {
+export async function bareAgentTablePeer({
+  adminUrl,
+  poolSize,
+}: {
+  adminUrl: string;
+  poolSize: number;
+}): Promise<AppendPeer> {
   const sql = postgres(adminUrl, { max: poolSize, onnotice: () => {} });
   const tenantId = randomUUID();
   const nextSequence = new Map<string, number>();
@@ -26,10 +32,16 @@ export async function bareAgentTablePeer({ adminUrl, poolSize }: { adminUrl: str
         values (${tenantId}, ${threadId}, ${sequence}, ${message.id}, ${message.role}, ${partsJson}::text::jsonb, ${partsJson.length + 2}, now())`;
     },
     loadAllIds: async (threadId) =>
-      (await sql<{ message_id: string }[]>`select message_id from agent_message where thread_id = ${threadId} order by sequence`).map((row) => row.message_id),
+      (
+        await sql<
+          { message_id: string }[]
+        >`select message_id from agent_message where thread_id = ${threadId} order by sequence`
+      ).map((row) => row.message_id),
     idsByCommit: async (threadId) =>
-      (await sql<{ message_id: string }[]>`select message_id from agent_message where thread_id = ${threadId}
-        order by pg_xact_commit_timestamp(xmin), sequence`).map((row) => row.message_id),
+      (
+        await sql<{ message_id: string }[]>`select message_id from agent_message where thread_id = ${threadId}
+        order by pg_xact_commit_timestamp(xmin), sequence`
+      ).map((row) => row.message_id),
     close: () => sql.end({ timeout: 5 }),
   };
 }

@@ -15,7 +15,13 @@ export const BARE_DDL = [
   `create index if not exists raw_message_thread_created_idx on raw_message (thread_id, created_at)`,
 ];
 
-export async function bareInsertPeer({ adminUrl, poolSize }: { adminUrl: string; poolSize: number }): Promise<AppendPeer & { sql: postgres.Sql }> {
+export async function bareInsertPeer({
+  adminUrl,
+  poolSize,
+}: {
+  adminUrl: string;
+  poolSize: number;
+}): Promise<AppendPeer & { sql: postgres.Sql }> {
   const sql = postgres(adminUrl, { max: poolSize, onnotice: () => {} });
   for (const statement of BARE_DDL) await sql.unsafe(statement);
   return {
@@ -28,10 +34,14 @@ export async function bareInsertPeer({ adminUrl, poolSize }: { adminUrl: string;
                 values (${message.id}, ${threadId}, ${message.role}, ${JSON.stringify(message.parts)}::text::json)`;
     },
     loadAllIds: async (threadId) =>
-      (await sql<{ id: string }[]>`select id from raw_message where thread_id = ${threadId} order by created_at, id`).map((row) => row.id),
+      (
+        await sql<{ id: string }[]>`select id from raw_message where thread_id = ${threadId} order by created_at, id`
+      ).map((row) => row.id),
     idsByCommit: async (threadId) =>
-      (await sql<{ id: string }[]>`select id from raw_message where thread_id = ${threadId}
-        order by pg_xact_commit_timestamp(xmin), id`).map((row) => row.id),
+      (
+        await sql<{ id: string }[]>`select id from raw_message where thread_id = ${threadId}
+        order by pg_xact_commit_timestamp(xmin), id`
+      ).map((row) => row.id),
     close: () => sql.end({ timeout: 5 }),
   };
 }

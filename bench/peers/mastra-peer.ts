@@ -20,11 +20,25 @@ function toMastra(threadId: string, resourceId: string, message: BenchMessage, c
       ? {
           // Mastra's V2 content stores AI SDK v4-style tool-invocation parts.
           type: 'tool-invocation',
-          toolInvocation: { state: 'result', toolCallId: part.toolCallId, toolName: part.type.slice(5), args: part.input, result: part.output },
+          toolInvocation: {
+            state: 'result',
+            toolCallId: part.toolCallId,
+            toolName: part.type.slice(5),
+            args: part.input,
+            result: part.output,
+          },
         }
       : part,
   );
-  return { id: message.id, role: message.role, threadId, resourceId, createdAt, type: 'v2', content: { format: 2, parts } };
+  return {
+    id: message.id,
+    role: message.role,
+    threadId,
+    resourceId,
+    createdAt,
+    type: 'v2',
+    content: { format: 2, parts },
+  };
 }
 
 export type MastraPeer = AppendPeer & {
@@ -46,7 +60,9 @@ export async function mastraPeer({ adminUrl, poolSize }: { adminUrl: string; poo
       const id = randomUUID();
       const resourceId = `user-${id.slice(0, 8)}`;
       const now = new Date();
-      await memory.saveThread({ thread: { id, resourceId, title: 'bench', createdAt: now, updatedAt: now, metadata: {} } });
+      await memory.saveThread({
+        thread: { id, resourceId, title: 'bench', createdAt: now, updatedAt: now, metadata: {} },
+      });
       resourceOf.set(id, resourceId);
       return id;
     },
@@ -57,8 +73,11 @@ export async function mastraPeer({ adminUrl, poolSize }: { adminUrl: string; poo
       // One saveMessages call per 500 messages, createdAt strictly increasing (1 ms apart).
       const base = Date.now() - messages.length - 1000;
       for (let index = 0; index < messages.length; index += 500) {
-        const batch = messages.slice(index, index + 500).map((message, offset) =>
-          toMastra(threadId, resourceOf.get(threadId)!, message, new Date(base + index + offset)));
+        const batch = messages
+          .slice(index, index + 500)
+          .map((message, offset) =>
+            toMastra(threadId, resourceOf.get(threadId)!, message, new Date(base + index + offset)),
+          );
         await memory.saveMessages({ messages: batch });
       }
     },
@@ -73,10 +92,13 @@ export async function mastraPeer({ adminUrl, poolSize }: { adminUrl: string; poo
       });
       return result.messages.map((message) => message.id).reverse();
     },
-    loadAllIds: async (threadId) => (await memory.listMessages({ threadId, perPage: false })).messages.map((message) => message.id),
+    loadAllIds: async (threadId) =>
+      (await memory.listMessages({ threadId, perPage: false })).messages.map((message) => message.id),
     idsByCommit: async (threadId) =>
-      (await admin<{ id: string }[]>`select id from mastra_messages where thread_id = ${threadId}
-        order by pg_xact_commit_timestamp(xmin), id`).map((row) => row.id),
+      (
+        await admin<{ id: string }[]>`select id from mastra_messages where thread_id = ${threadId}
+        order by pg_xact_commit_timestamp(xmin), id`
+      ).map((row) => row.id),
     close: async () => {
       await store.close();
       await admin.end({ timeout: 5 });

@@ -4,10 +4,16 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-export async function runPrepareStepHook(benchDir: string, sizes: number[]): Promise<{ skipped: string } | { result: unknown }> {
+export async function runPrepareStepHook(
+  benchDir: string,
+  sizes: number[],
+): Promise<{ skipped: string } | { result: unknown }> {
   const file = join(benchDir, 'prepare-step.ts');
   if (!existsSync(file)) return { skipped: 'bench/prepare-step.ts does not exist yet (W4 hook)' };
-  const module = (await import(pathToFileURL(file).href)) as { runPrepareStepBench?: (options: { sizes: number[] }) => Promise<unknown> };
-  if (typeof module.runPrepareStepBench !== 'function') return { skipped: 'bench/prepare-step.ts does not export runPrepareStepBench' };
+  const module = (await import(pathToFileURL(file).href)) as {
+    runPrepareStepBench?: (options: { sizes: number[] }) => Promise<unknown>;
+  };
+  if (typeof module.runPrepareStepBench !== 'function')
+    return { skipped: 'bench/prepare-step.ts does not export runPrepareStepBench' };
   return { result: await module.runPrepareStepBench({ sizes }) };
 }

@@ -12,7 +12,12 @@ export interface W1Options {
   concurrency: number;
 }
 
-export async function runW1Append(peer: Pick<AppendPeer, 'createThread' | 'append' | 'loadAllIds'>, factory: MessageFactory, { threads, messages, concurrency }: W1Options, meter?: CpuMeter) {
+export async function runW1Append(
+  peer: Pick<AppendPeer, 'createThread' | 'append' | 'loadAllIds'>,
+  factory: MessageFactory,
+  { threads, messages, concurrency }: W1Options,
+  meter?: CpuMeter,
+) {
   const threadIds: string[] = [];
   for (let index = 0; index < threads; index++) threadIds.push(await peer.createThread());
   const appended: string[][] = threadIds.map(() => []);
@@ -58,13 +63,23 @@ export async function runW1Append(peer: Pick<AppendPeer, 'createThread' | 'appen
   return {
     appends: latencies.length,
     errors: errors.length,
-    firstError: errors.length ? String((errors[0] as Error)?.stack ?? errors[0]).split('\n').slice(0, 3).join(' | ') : undefined,
+    firstError: errors.length
+      ? String((errors[0] as Error)?.stack ?? errors[0])
+          .split('\n')
+          .slice(0, 3)
+          .join(' | ')
+      : undefined,
     wallMs: round(wallMs, 1),
     appendsPerSecond: round((latencies.length / wallMs) * 1000, 1),
     payloadMBps: round(bytes / 1e6 / (wallMs / 1000), 2),
     latencyMs: summarize(latencies),
     /** CPU ms per append while appending: this process, the database server, both. */
     cpuMsPerAppend: cpu,
-    verify: { missing, duplicates, threadsOutOfOrder, ok: errors.length === 0 && missing === 0 && duplicates === 0 && threadsOutOfOrder === 0 },
+    verify: {
+      missing,
+      duplicates,
+      threadsOutOfOrder,
+      ok: errors.length === 0 && missing === 0 && duplicates === 0 && threadsOutOfOrder === 0,
+    },
   };
 }

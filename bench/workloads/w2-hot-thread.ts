@@ -21,7 +21,12 @@ interface AppendRecord {
   end: number;
 }
 
-export async function runW2HotThread(peer: AppendPeer, factory: MessageFactory, { appenders, messages }: { appenders: number; messages: number }, meter?: CpuMeter) {
+export async function runW2HotThread(
+  peer: AppendPeer,
+  factory: MessageFactory,
+  { appenders, messages }: { appenders: number; messages: number },
+  meter?: CpuMeter,
+) {
   const threadId = await peer.createThread();
   const records: AppendRecord[] = [];
   const latencies: number[] = [];
@@ -63,7 +68,8 @@ export async function runW2HotThread(peer: AppendPeer, factory: MessageFactory, 
   for (const record of present) byWriter.set(record.writer, [...(byWriter.get(record.writer) ?? []), record]);
   for (const list of byWriter.values()) {
     list.sort((x, y) => x.start - y.start);
-    for (let index = 1; index < list.length; index++) if (position.get(list[index]!.id)! < position.get(list[index - 1]!.id)!) writerInversions++;
+    for (let index = 1; index < list.length; index++)
+      if (position.get(list[index]!.id)! < position.get(list[index - 1]!.id)!) writerInversions++;
   }
   let landedBehindCommitted = 0;
   let highest = -1;
@@ -73,17 +79,36 @@ export async function runW2HotThread(peer: AppendPeer, factory: MessageFactory, 
     if (at < highest) landedBehindCommitted++;
     else highest = at;
   }
-  const ok = errors.length === 0 && lost === 0 && duplicates === 0 && realtimeInversions === 0 && writerInversions === 0 && landedBehindCommitted === 0;
+  const ok =
+    errors.length === 0 &&
+    lost === 0 &&
+    duplicates === 0 &&
+    realtimeInversions === 0 &&
+    writerInversions === 0 &&
+    landedBehindCommitted === 0;
   return {
     threadId,
     appends: records.length,
     errors: errors.length,
-    firstError: errors.length ? String((errors[0] as Error)?.stack ?? errors[0]).split('\n').slice(0, 3).join(' | ') : undefined,
+    firstError: errors.length
+      ? String((errors[0] as Error)?.stack ?? errors[0])
+          .split('\n')
+          .slice(0, 3)
+          .join(' | ')
+      : undefined,
     wallMs: round(wallMs, 1),
     appendsPerSecond: round((records.length / wallMs) * 1000, 1),
     latencyMs: summarize(latencies),
     /** CPU ms per append while appending: this process, the database server, both. */
     cpuMsPerAppend: cpu,
-    verify: { loadedRows: loaded.length, lost, duplicates, writerInversions, realtimeInversions, landedBehindCommitted, ok },
+    verify: {
+      loadedRows: loaded.length,
+      lost,
+      duplicates,
+      writerInversions,
+      realtimeInversions,
+      landedBehindCommitted,
+      ok,
+    },
   };
 }

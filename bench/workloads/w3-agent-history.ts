@@ -40,17 +40,37 @@ export async function loadTemplates(admin: AdminQuery, factory: MessageFactory) 
   const tokenCounter = await loadO200kTokenCounter();
   const rows = factory.templates.map((template, idx) => {
     const partsJson = JSON.stringify(template.parts);
-    return { idx, role: template.role, parts: template.parts, byteSize: Buffer.byteLength(partsJson) + 2, tokenCount: countStoredMessageTokens({ message: { id: `template-${idx}`, role: template.role, parts: template.parts } as never, tokenCounter }) };
+    return {
+      idx,
+      role: template.role,
+      parts: template.parts,
+      byteSize: Buffer.byteLength(partsJson) + 2,
+      tokenCount: countStoredMessageTokens({
+        message: { id: `template-${idx}`, role: template.role, parts: template.parts } as never,
+        tokenCounter,
+      }),
+    };
   });
   await admin(`create table if not exists bench_template (idx int primary key, role agent_message_role not null, parts jsonb not null,
     byte_size int not null, token_count int not null)`);
-  await admin(`insert into bench_template select (e->>'idx')::int, (e->>'role')::agent_message_role, e->'parts',
-    (e->>'byteSize')::int, (e->>'tokenCount')::int from jsonb_array_elements($1::text::jsonb) e on conflict do nothing`, [JSON.stringify(rows)]);
+  await admin(
+    `insert into bench_template select (e->>'idx')::int, (e->>'role')::agent_message_role, e->'parts',
+    (e->>'byteSize')::int, (e->>'tokenCount')::int from jsonb_array_elements($1::text::jsonb) e on conflict do nothing`,
+    [JSON.stringify(rows)],
+  );
 }
 
-export async function seedAgentHistoryThreads(
-  { store, admin, sizes, snapshotTail }: { store: TenantStore; admin: AdminQuery; sizes: number[]; snapshotTail: number },
-): Promise<SeededThread[]> {
+export async function seedAgentHistoryThreads({
+  store,
+  admin,
+  sizes,
+  snapshotTail,
+}: {
+  store: TenantStore;
+  admin: AdminQuery;
+  sizes: number[];
+  snapshotTail: number;
+}): Promise<SeededThread[]> {
   const seeded: SeededThread[] = [];
   const tokenCounterId = storedTokenCountId(await loadO200kTokenCounter());
   for (const size of sizes) {
@@ -64,7 +84,10 @@ export async function seedAgentHistoryThreads(
        from generate_series(1, $3::int) q join bench_template t on t.idx = ($3::int - q) % ${TEMPLATE_COUNT}`,
       [store.tenantId, thread.id, size, tokenCounterId],
     );
-    await admin(`update agent_thread set next_sequence = $2::bigint, last_message_at = now() where id = $1::uuid`, [thread.id, size]);
+    await admin(`update agent_thread set next_sequence = $2::bigint, last_message_at = now() where id = $1::uuid`, [
+      thread.id,
+      size,
+    ]);
     const boundary = Math.max(1, size - snapshotTail);
     const summary = await store.writeSummary(thread.id, {
       fromSequence: 1,
@@ -81,52 +104,89 @@ export async function seedAgentHistoryThreads(
       policyVersion: 'bench',
       messagesHash: 'bench',
     });
-    seeded.push({ size, threadId: thread.id, snapshotBoundary: boundary, deepBefore: deepPageBefore(size), seedMs: performance.now() - started });
+    seeded.push({
+      size,
+      threadId: thread.id,
+      snapshotBoundary: boundary,
+      deepBefore: deepPageBefore(size),
+      seedMs: performance.now() - started,
+    });
   }
   await admin('vacuum analyze');
   return seeded;
 }
 
 /** Every operation on every thread; sizes (and the first and deep pages) are interleaved, see {@link sampleInterleaved}. */
-export async function measureAgentHistoryThreads(
-  { store, admin, threads, rounds, wholeRounds }: { store: TenantStore; admin: AdminQuery; threads: SeededThread[]; rounds: number; wholeRounds: number },
-) {
+export async function measureAgentHistoryThreads({
+  store,
+  admin,
+  threads,
+  rounds,
+  wholeRounds,
+}: {
+  store: TenantStore;
+  admin: AdminQuery;
+  threads: SeededThread[];
+  rounds: number;
+  wholeRounds: number;
+}) {
   const pages: TimedCase[] = threads.flatMap(({ size, threadId, deepBefore }) => [
     {
       key: `${size}:newest50`,
       operation: () => store.listMessages(threadId, { limit: PAGE }),
-      check: (page: MessagePage) => page.messages.length === Math.min(PAGE, size) && page.messages[0]!.sequence === size,
+      check: (page: MessagePage) =>
+        page.messages.length === Math.min(PAGE, size) && page.messages[0]!.sequence === size,
     },
     {
       key: `${size}:deepPage`,
       operation: () => store.listMessages(threadId, { limit: PAGE, before: deepBefore }),
-      check: (page: MessagePage) => page.messages.length === Math.min(PAGE, deepBefore - 1) && page.messages[0]!.sequence === deepBefore - 1,
+      check: (page: MessagePage) =>
+        page.messages.length === Math.min(PAGE, deepBefore - 1) && page.messages[0]!.sequence === deepBefore - 1,
     },
   ]);
   const timings = await sampleInterleaved(pages, rounds);
   const threadIds = threads.map(({ threadId }) => threadId);
   // The same thread without its snapshot: mark it stale (loadContext skips stale snapshots), then restore it.
   await admin('update agent_context_snapshot set stale = true where thread_id = any($1::uuid[])', [threadIds]);
-  const withoutSnapshot = await sampleInterleaved(threads.map(({ size, threadId }) => ({
-    key: `${size}:contextNoSnapshot`,
-    operation: () => store.loadContext(threadId, { maxTailMessages: PAGE }),
-    check: (view: ContextView) => view.snapshot === null && view.tail.length === Math.min(PAGE, size) && view.tail.at(-1)!.sequence === size,
-  })), rounds);
+  const withoutSnapshot = await sampleInterleaved(
+    threads.map(({ size, threadId }) => ({
+      key: `${size}:contextNoSnapshot`,
+      operation: () => store.loadContext(threadId, { maxTailMessages: PAGE }),
+      check: (view: ContextView) =>
+        view.snapshot === null && view.tail.length === Math.min(PAGE, size) && view.tail.at(-1)!.sequence === size,
+    })),
+    rounds,
+  );
   await admin('update agent_context_snapshot set stale = false where thread_id = any($1::uuid[])', [threadIds]);
-  const withSnapshot = await sampleInterleaved(threads.map(({ size, threadId, snapshotBoundary }) => ({
-    key: `${size}:contextSnapshot`,
-    operation: () => store.loadContext(threadId),
-    check: (view: ContextView) => view.snapshot?.throughSequence === snapshotBoundary && view.summary !== null && view.tail.length === size - snapshotBoundary,
-  })), rounds);
-  const whole = await sampleInterleaved(threads.map(({ size, threadId }) => ({
-    key: `${size}:whole`,
-    operation: () => loadWholeThread(store, threadId),
-    check: (messages: StoredMessage[]) => messages.length === size && messages[0]!.sequence === 1 && messages.at(-1)!.sequence === size,
-  })), wholeRounds);
+  const withSnapshot = await sampleInterleaved(
+    threads.map(({ size, threadId, snapshotBoundary }) => ({
+      key: `${size}:contextSnapshot`,
+      operation: () => store.loadContext(threadId),
+      check: (view: ContextView) =>
+        view.snapshot?.throughSequence === snapshotBoundary &&
+        view.summary !== null &&
+        view.tail.length === size - snapshotBoundary,
+    })),
+    rounds,
+  );
+  const whole = await sampleInterleaved(
+    threads.map(({ size, threadId }) => ({
+      key: `${size}:whole`,
+      operation: () => loadWholeThread(store, threadId),
+      check: (messages: StoredMessage[]) =>
+        messages.length === size && messages[0]!.sequence === 1 && messages.at(-1)!.sequence === size,
+    })),
+    wholeRounds,
+  );
   const all = new Map([...timings, ...withoutSnapshot, ...withSnapshot, ...whole]);
   return threads.map(({ size, deepBefore }) => ({
     size,
     deepBefore,
-    ...Object.fromEntries(['newest50', 'deepPage', 'contextSnapshot', 'contextNoSnapshot', 'whole'].map((op) => [op, all.get(`${size}:${op}`)])),
+    ...Object.fromEntries(
+      ['newest50', 'deepPage', 'contextSnapshot', 'contextNoSnapshot', 'whole'].map((op) => [
+        op,
+        all.get(`${size}:${op}`),
+      ]),
+    ),
   }));
 }

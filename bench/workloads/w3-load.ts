@@ -7,7 +7,13 @@ import { openAgentHistory } from '../peers/agent-history-peer.js';
 import { bareInsertPeer } from '../peers/bare-insert-peer.js';
 import { mastraPeer, type MastraPeer } from '../peers/mastra-peer.js';
 import type { BenchServer } from '../server.js';
-import { loadTemplates, measureAgentHistoryThreads, seedAgentHistoryThreads, type AdminQuery, type SeededThread } from './w3-agent-history.js';
+import {
+  loadTemplates,
+  measureAgentHistoryThreads,
+  seedAgentHistoryThreads,
+  type AdminQuery,
+  type SeededThread,
+} from './w3-agent-history.js';
 import { measureBareThreads, measureMastraThreads, seedBareThreads, seedMastraThreads } from './w3-peers.js';
 
 interface W3Dependencies {
@@ -28,14 +34,27 @@ export async function prepareW3({ server, factory, config, log }: W3Dependencies
   await server.createDatabase(ahDatabase, { migrated: true });
   const ah = openAgentHistory(server.appUrl(ahDatabase), 2);
   const ahAdmin = postgres(server.adminUrl(ahDatabase), { max: 1, onnotice: () => {} });
-  const admin: AdminQuery = (text, params) => ahAdmin.unsafe(text, params as never[]) as unknown as Promise<Record<string, unknown>[]>;
+  const admin: AdminQuery = (text, params) =>
+    ahAdmin.unsafe(text, params as never[]) as unknown as Promise<Record<string, unknown>[]>;
   await loadTemplates(admin, factory);
-  const ahThreads = await seedAgentHistoryThreads({ store: ah.store, admin, sizes, snapshotTail: config.w3.snapshotTail });
+  const ahThreads = await seedAgentHistoryThreads({
+    store: ah.store,
+    admin,
+    sizes,
+    snapshotTail: config.w3.snapshotTail,
+  });
   log(`  w3 seeded agent-history ${sizes.join(', ')} in ${seconds(performance.now() - started)}`);
   const state: {
-    ah: typeof ah; ahAdmin: postgres.Sql; admin: AdminQuery; ahThreads: SeededThread[]; databases: string[];
-    bare?: Awaited<ReturnType<typeof bareInsertPeer>>; bareThreads?: { size: number; threadId: string }[];
-    mastra?: MastraPeer; mastraAdmin?: postgres.Sql; mastraThreads?: { size: number; threadId: string; ids: string[] }[];
+    ah: typeof ah;
+    ahAdmin: postgres.Sql;
+    admin: AdminQuery;
+    ahThreads: SeededThread[];
+    databases: string[];
+    bare?: Awaited<ReturnType<typeof bareInsertPeer>>;
+    bareThreads?: { size: number; threadId: string }[];
+    mastra?: MastraPeer;
+    mastraAdmin?: postgres.Sql;
+    mastraThreads?: { size: number; threadId: string; ids: string[] }[];
     seedMs: number;
   } = { ah, ahAdmin, admin, ahThreads, databases: [ahDatabase], seedMs: 0 };
   if (config.peers.includes('bare-insert')) {
@@ -51,7 +70,12 @@ export async function prepareW3({ server, factory, config, log }: W3Dependencies
     state.databases.push(database);
     state.mastra = await mastraPeer({ adminUrl: server.adminUrl(database), poolSize: 2 });
     state.mastraAdmin = postgres(server.adminUrl(database), { max: 1, onnotice: () => {} });
-    state.mastraThreads = await seedMastraThreads(state.mastra, state.mastraAdmin, factory, sizes.filter((size) => size <= mastraMaxSize));
+    state.mastraThreads = await seedMastraThreads(
+      state.mastra,
+      state.mastraAdmin,
+      factory,
+      sizes.filter((size) => size <= mastraMaxSize),
+    );
   }
   await server.checkpoint();
   state.seedMs = performance.now() - started;
@@ -63,13 +87,22 @@ export type W3State = Awaited<ReturnType<typeof prepareW3>>;
 export async function measureW3(state: W3State, { config, log }: Pick<W3Dependencies, 'config' | 'log'>) {
   const timing = { rounds: config.w3.rounds, wholeRounds: config.w3.wholeRounds };
   const result: Record<string, unknown> = {};
-  result['agent-history'] = await measureAgentHistoryThreads({ store: state.ah.store, admin: state.admin, threads: state.ahThreads, ...timing });
+  result['agent-history'] = await measureAgentHistoryThreads({
+    store: state.ah.store,
+    admin: state.admin,
+    threads: state.ahThreads,
+    ...timing,
+  });
   if (state.bare) result['bare-insert'] = await measureBareThreads(state.bare.sql, state.bareThreads!, timing);
   if (state.mastra) result['mastra-pg'] = await measureMastraThreads(state.mastra, state.mastraThreads!, timing);
   for (const [peer, rows] of Object.entries(result)) {
     for (const row of rows as { size: number; [op: string]: unknown }[]) {
-      const ops = Object.entries(row).filter(([, value]) => (value as { ms?: unknown })?.ms)
-        .map(([op, value]) => `${op} ${(value as { ms: { p50: number } }).ms.p50}${(value as { correct: boolean }).correct ? '' : ' (WRONG)'}`);
+      const ops = Object.entries(row)
+        .filter(([, value]) => (value as { ms?: unknown })?.ms)
+        .map(
+          ([op, value]) =>
+            `${op} ${(value as { ms: { p50: number } }).ms.p50}${(value as { correct: boolean }).correct ? '' : ' (WRONG)'}`,
+        );
       log(`  w3 ${peer.padEnd(14)} ${String(row.size).padStart(6)}: ${ops.join(', ')} ms`);
     }
   }

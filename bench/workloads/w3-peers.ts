@@ -6,36 +6,65 @@ import type postgres from 'postgres';
 import { sampleInterleaved } from './time-operation.js';
 
 export async function seedBareThreads(sql: postgres.Sql, factory: MessageFactory, sizes: number[]) {
-  await sql.unsafe(`create table if not exists bench_template (idx int primary key, role text not null, parts json not null)`);
-  await sql.unsafe(`insert into bench_template select (e->>'idx')::int, e->>'role', e->'parts' from json_array_elements($1::text::json) e
-    on conflict do nothing`, [JSON.stringify(factory.templates.map((template, idx) => ({ idx, ...template })))]);
+  await sql.unsafe(
+    `create table if not exists bench_template (idx int primary key, role text not null, parts json not null)`,
+  );
+  await sql.unsafe(
+    `insert into bench_template select (e->>'idx')::int, e->>'role', e->'parts' from json_array_elements($1::text::json) e
+    on conflict do nothing`,
+    [JSON.stringify(factory.templates.map((template, idx) => ({ idx, ...template })))],
+  );
   const threads = [];
   for (const size of sizes) {
     const threadId = crypto.randomUUID();
-    await sql.unsafe(`insert into raw_message (id, thread_id, role, parts, created_at)
+    await sql.unsafe(
+      `insert into raw_message (id, thread_id, role, parts, created_at)
       select gen_random_uuid(), $1::uuid, t.role, t.parts, now() - make_interval(secs => $2::int - q)
-      from generate_series(1, $2::int) q join bench_template t on t.idx = ($2::int - q) % 256`, [threadId, size]);
+      from generate_series(1, $2::int) q join bench_template t on t.idx = ($2::int - q) % 256`,
+      [threadId, size],
+    );
     threads.push({ size, threadId });
   }
   await sql.unsafe('vacuum analyze');
   return threads;
 }
 
-export async function measureBareThreads(sql: postgres.Sql, threads: { size: number; threadId: string }[], { rounds, wholeRounds }: { rounds: number; wholeRounds: number }) {
-  const recent = await sampleInterleaved(threads.map(({ size, threadId }) => ({
-    key: `${size}:newest50`,
-    operation: () => sql`select id, role, parts from raw_message where thread_id = ${threadId} order by created_at desc, id desc limit 50`,
-    check: (rows: unknown[]) => rows.length === Math.min(50, size),
-  })), rounds);
-  const whole = await sampleInterleaved(threads.map(({ size, threadId }) => ({
-    key: `${size}:whole`,
-    operation: () => sql`select id, role, parts from raw_message where thread_id = ${threadId} order by created_at, id`,
-    check: (rows: unknown[]) => rows.length === size,
-  })), wholeRounds);
-  return threads.map(({ size }) => ({ size, newest50: recent.get(`${size}:newest50`), whole: whole.get(`${size}:whole`) }));
+export async function measureBareThreads(
+  sql: postgres.Sql,
+  threads: { size: number; threadId: string }[],
+  { rounds, wholeRounds }: { rounds: number; wholeRounds: number },
+) {
+  const recent = await sampleInterleaved(
+    threads.map(({ size, threadId }) => ({
+      key: `${size}:newest50`,
+      operation: () =>
+        sql`select id, role, parts from raw_message where thread_id = ${threadId} order by created_at desc, id desc limit 50`,
+      check: (rows: unknown[]) => rows.length === Math.min(50, size),
+    })),
+    rounds,
+  );
+  const whole = await sampleInterleaved(
+    threads.map(({ size, threadId }) => ({
+      key: `${size}:whole`,
+      operation: () =>
+        sql`select id, role, parts from raw_message where thread_id = ${threadId} order by created_at, id`,
+      check: (rows: unknown[]) => rows.length === size,
+    })),
+    wholeRounds,
+  );
+  return threads.map(({ size }) => ({
+    size,
+    newest50: recent.get(`${size}:newest50`),
+    whole: whole.get(`${size}:whole`),
+  }));
 }
 
-export async function seedMastraThreads(peer: MastraPeer, admin: postgres.Sql, factory: MessageFactory, sizes: number[]) {
+export async function seedMastraThreads(
+  peer: MastraPeer,
+  admin: postgres.Sql,
+  factory: MessageFactory,
+  sizes: number[],
+) {
   const threads = [];
   for (const size of sizes) {
     const threadId = await peer.createThread();
@@ -48,16 +77,31 @@ export async function seedMastraThreads(peer: MastraPeer, admin: postgres.Sql, f
   return threads;
 }
 
-export async function measureMastraThreads(peer: MastraPeer, threads: { size: number; threadId: string; ids: string[] }[], { rounds, wholeRounds }: { rounds: number; wholeRounds: number }) {
-  const recent = await sampleInterleaved(threads.map(({ size, threadId, ids }) => ({
-    key: `${size}:newest50`,
-    operation: () => peer.loadRecentIds(threadId, 50),
-    check: (result: string[]) => result.length === Math.min(50, size) && result.every((id, index) => id === ids.slice(-50)[index]),
-  })), rounds);
-  const whole = await sampleInterleaved(threads.map(({ size, threadId, ids }) => ({
-    key: `${size}:whole`,
-    operation: () => peer.loadAllIds(threadId),
-    check: (result: string[]) => result.length === size && result.every((id, index) => id === ids[index]),
-  })), wholeRounds);
-  return threads.map(({ size }) => ({ size, newest50: recent.get(`${size}:newest50`), whole: whole.get(`${size}:whole`) }));
+export async function measureMastraThreads(
+  peer: MastraPeer,
+  threads: { size: number; threadId: string; ids: string[] }[],
+  { rounds, wholeRounds }: { rounds: number; wholeRounds: number },
+) {
+  const recent = await sampleInterleaved(
+    threads.map(({ size, threadId, ids }) => ({
+      key: `${size}:newest50`,
+      operation: () => peer.loadRecentIds(threadId, 50),
+      check: (result: string[]) =>
+        result.length === Math.min(50, size) && result.every((id, index) => id === ids.slice(-50)[index]),
+    })),
+    rounds,
+  );
+  const whole = await sampleInterleaved(
+    threads.map(({ size, threadId, ids }) => ({
+      key: `${size}:whole`,
+      operation: () => peer.loadAllIds(threadId),
+      check: (result: string[]) => result.length === size && result.every((id, index) => id === ids[index]),
+    })),
+    wholeRounds,
+  );
+  return threads.map(({ size }) => ({
+    size,
+    newest50: recent.get(`${size}:newest50`),
+    whole: whole.get(`${size}:whole`),
+  }));
 }

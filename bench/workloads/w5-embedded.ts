@@ -34,7 +34,9 @@ export async function openEmbedded() {
 
 export type Embedded = Awaited<ReturnType<typeof openEmbedded>>;
 
-export function embeddedAgentHistoryPeer(embedded: Embedded): Pick<AppendPeer, 'createThread' | 'append' | 'loadAllIds'> {
+export function embeddedAgentHistoryPeer(
+  embedded: Embedded,
+): Pick<AppendPeer, 'createThread' | 'append' | 'loadAllIds'> {
   const store = embedded.tenant();
   return {
     createThread: async () => (await store.createThread()).id,
@@ -50,13 +52,21 @@ export function embeddedBarePeer({ client }: Embedded): Pick<AppendPeer, 'create
     createThread: async () => randomUUID(),
     append: async (threadId, message) => {
       await client.query('insert into raw_message (id, thread_id, role, parts) values ($1, $2, $3, $4::text::json)', [
-        message.id, threadId, message.role, JSON.stringify(message.parts),
+        message.id,
+        threadId,
+        message.role,
+        JSON.stringify(message.parts),
       ]);
     },
     // PGlite's now() has millisecond resolution, so created_at ties; the inserting transaction's id (one autocommit
     // transaction per INSERT on the single connection, so increasing) breaks them as the server's microseconds
     // do on PostgreSQL. (ctid does not: the free-space map puts small rows into earlier pages.)
     loadAllIds: async (threadId) =>
-      (await client.query<{ id: string }>('select id from raw_message where thread_id = $1 order by created_at, xmin::text::bigint', [threadId])).rows.map((row) => row.id),
+      (
+        await client.query<{ id: string }>(
+          'select id from raw_message where thread_id = $1 order by created_at, xmin::text::bigint',
+          [threadId],
+        )
+      ).rows.map((row) => row.id),
   };
 }

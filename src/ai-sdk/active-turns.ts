@@ -12,7 +12,8 @@ export interface ActiveTurn {
 
 // On globalThis, so that every bundle of a framework (a Next.js route per entry point) sees the same turns.
 const registryKey = Symbol.for('agent-history.active-turns');
-const registry: Map<string, ActiveTurn> = ((globalThis as Record<symbol, unknown>)[registryKey] as Map<string, ActiveTurn> | undefined) ??
+const registry: Map<string, ActiveTurn> =
+  ((globalThis as Record<symbol, unknown>)[registryKey] as Map<string, ActiveTurn> | undefined) ??
   ((globalThis as Record<symbol, unknown>)[registryKey] = new Map<string, ActiveTurn>());
 
 const keyOf = (tenantId: string, threadId: string) => `${tenantId}:${threadId.toLowerCase()}`;

@@ -23,7 +23,12 @@ export function chatErrorStatus(error: unknown): number {
   if (error instanceof ChatConflictError || error instanceof VersionConflictError) return 409;
   if (error instanceof MessageTooLargeError) return 413;
   if (error instanceof NotFoundError) return 404;
-  if (error instanceof InvalidMessageError || error instanceof InvalidArgumentError || error instanceof InvalidTenantError) return 400;
+  if (
+    error instanceof InvalidMessageError ||
+    error instanceof InvalidArgumentError ||
+    error instanceof InvalidTenantError
+  )
+    return 400;
   return 500;
 }
 
@@ -35,7 +40,10 @@ export function chatErrorStatus(error: unknown): number {
  * @example
  * try { return (await streamChatTurn(options)).toResponse(); } catch (error) { return chatErrorResponse(error); }
  */
-export function chatErrorResponse(error: unknown, { log = console.error }: { log?: (...values: unknown[]) => void } = {}): Response {
+export function chatErrorResponse(
+  error: unknown,
+  { log = console.error }: { log?: (...values: unknown[]) => void } = {},
+): Response {
   const status = chatErrorStatus(error);
   let body: ChatErrorBody;
   if (status >= 500 || !AgentHistoryError.isInstance(error)) {
@@ -46,7 +54,8 @@ export function chatErrorResponse(error: unknown, { log = console.error }: { log
         : { error: { code: 'internal-error', message: 'The request failed.' } };
   } else {
     body = { error: { code: error.code, message: error.message } };
-    if (error instanceof ChatConflictError) Object.assign(body.error, { messageId: error.messageId, status: error.status });
+    if (error instanceof ChatConflictError)
+      Object.assign(body.error, { messageId: error.messageId, status: error.status });
   }
   return Response.json(body, { status, headers: status === 503 ? { 'retry-after': '1' } : undefined });
 }

@@ -42,11 +42,13 @@ export type ChatModelSource<TOOLS extends ToolSet = ToolSet> =
     }
   | {
       /** Calls `streamText` with the given messages, abort signal and `prepareStep`, and returns its result. */
-      streamText: (input: ChatTurnIdentity & {
-        messages: ModelMessage[];
-        abortSignal: AbortSignal;
-        prepareStep?: TurnPrepareStep;
-      }) => ChatStreamResult<TOOLS> | PromiseLike<ChatStreamResult<TOOLS>>;
+      streamText: (
+        input: ChatTurnIdentity & {
+          messages: ModelMessage[];
+          abortSignal: AbortSignal;
+          prepareStep?: TurnPrepareStep;
+        },
+      ) => ChatStreamResult<TOOLS> | PromiseLike<ChatStreamResult<TOOLS>>;
       agent?: never;
     };
 
@@ -56,7 +58,10 @@ export type ChatModelSource<TOOLS extends ToolSet = ToolSet> =
  */
 export interface ChatContextManager<TOOLS extends ToolSet = ToolSet> {
   /** The model messages of the first step. @default `convertToModelMessages` of the thread's eligible messages */
-  initialMessages?: (input: { threadId: string; messages: UIMessage[] }) => PromiseLike<ModelMessage[]> | ModelMessage[];
+  initialMessages?: (input: {
+    threadId: string;
+    messages: UIMessage[];
+  }) => PromiseLike<ModelMessage[]> | ModelMessage[];
   /** Runs before every step (pruning, summary, budget). */
   prepareStep?: PrepareStepFunction<TOOLS> | TurnPrepareStep;
 }
@@ -64,4 +69,8 @@ export interface ChatContextManager<TOOLS extends ToolSet = ToolSet> {
 /** A context manager, or a function that makes one per turn (it gets the store, the thread and the run). */
 export type ChatContextManagerOption<TOOLS extends ToolSet = ToolSet> =
   | ChatContextManager<TOOLS>
-  | ((input: { history: TenantHistory; threadId: string; runId: string }) => ChatContextManager<TOOLS> | PromiseLike<ChatContextManager<TOOLS>>);
+  | ((input: {
+      history: TenantHistory;
+      threadId: string;
+      runId: string;
+    }) => ChatContextManager<TOOLS> | PromiseLike<ChatContextManager<TOOLS>>);

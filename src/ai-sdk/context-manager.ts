@@ -66,14 +66,20 @@ export interface ContextManager {
    * stage (summary, snapshot included). Store the user's message before calling it. The `threadId` and
    * `messages` a chat handler passes are ignored: the store is the record.
    */
-  initialMessages(input?: { instructions?: Instructions; threadId?: string; messages?: readonly unknown[] }): Promise<ModelMessage[]>;
+  initialMessages(input?: {
+    instructions?: Instructions;
+    threadId?: string;
+    messages?: readonly unknown[];
+  }): Promise<ModelMessage[]>;
   /**
    * The `prepareStep` for `ToolLoopAgent`, `generateText` and `streamText`. It returns `undefined` when the
    * messages fit and need nothing, so a context it already compacted passes unchanged (AI SDK v7 carries a
    * returned `messages` forward); otherwise `{ messages }`, never empty and never with a system message. It
    * calibrates on the previous step's `usage.inputTokens`.
    */
-  prepareStep: <TOOLS extends ToolSet>(options: Parameters<PrepareStepFunction<TOOLS>>[0]) => Promise<Awaited<ReturnType<PrepareStepFunction<TOOLS>>>>;
+  prepareStep: <TOOLS extends ToolSet>(
+    options: Parameters<PrepareStepFunction<TOOLS>>[0],
+  ) => Promise<Awaited<ReturnType<PrepareStepFunction<TOOLS>>>>;
   /** The report of the newest request or step: budget breakdown and what each stage did. */
   readonly lastReport: ContextReport | undefined;
 }
@@ -87,7 +93,22 @@ export interface ContextManager {
  * const agent = new ToolLoopAgent({ model, tools, instructions, maxOutputTokens: 4096, prepareStep: context.prepareStep });
  * const result = await agent.stream({ messages: await context.initialMessages() });
  */
-export function createContextManager({ store, model, modelProfile, summarizer, policy, tokenCounter, tools, instructions, maxOutputTokens, calibrator, onReport, convertToolOutput, convertDataPart, _internal }: CreateContextManagerOptions): ContextManager {
+export function createContextManager({
+  store,
+  model,
+  modelProfile,
+  summarizer,
+  policy,
+  tokenCounter,
+  tools,
+  instructions,
+  maxOutputTokens,
+  calibrator,
+  onReport,
+  convertToolOutput,
+  convertDataPart,
+  _internal,
+}: CreateContextManagerOptions): ContextManager {
   const engine = createContextEngine({
     store,
     profile: resolveProfile(model, modelProfile),
@@ -108,7 +129,9 @@ export function createContextManager({ store, model, modelProfile, summarizer, p
       return engine.lastReport;
     },
     async initialMessages({ instructions: callInstructions } = {}) {
-      const { messages } = await engine.buildInitialContext({ instructions: (callInstructions ?? instructions) as ContextInstructions });
+      const { messages } = await engine.buildInitialContext({
+        instructions: (callInstructions ?? instructions) as ContextInstructions,
+      });
       return messages;
     },
     async prepareStep({ messages, steps, stepNumber, instructions: stepInstructions }) {
@@ -123,7 +146,10 @@ export function createContextManager({ store, model, modelProfile, summarizer, p
   };
 }
 
-function resolveProfile(model: ContextManagerModel, overrides: Partial<Omit<ModelProfile, 'modelId'>> | undefined): ModelProfile {
+function resolveProfile(
+  model: ContextManagerModel,
+  overrides: Partial<Omit<ModelProfile, 'modelId'>> | undefined,
+): ModelProfile {
   if (typeof model === 'object' && 'contextWindow' in model) return { ...model, ...overrides };
   const modelId = typeof model === 'string' ? model : `${model.provider}:${model.modelId}`;
   return resolveModelProfile({ modelId, overrides });

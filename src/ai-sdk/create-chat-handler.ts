@@ -20,8 +20,10 @@ export interface ChatRequestBody {
   requestId?: string;
 }
 
-export interface CreateChatHandlerOptions<UI_MESSAGE extends UIMessage = UIMessage, TOOLS extends ToolSet = ToolSet>
-  extends ChatTurnSettings<UI_MESSAGE, TOOLS> {
+export interface CreateChatHandlerOptions<
+  UI_MESSAGE extends UIMessage = UIMessage,
+  TOOLS extends ToolSet = ToolSet,
+> extends ChatTurnSettings<UI_MESSAGE, TOOLS> {
   /** The store of the request's tenant: authenticate here (throw a `Response` to answer 401/403 yourself). */
   getHistory: (request: Request) => TenantHistory | Promise<TenantHistory>;
 }
@@ -59,7 +61,8 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
       try {
         const body = (await readJson(request)) as { threadId?: unknown; id?: unknown };
         const threadId = body.threadId ?? body.id;
-        if (typeof threadId !== 'string') throw new InvalidArgumentError({ argument: 'threadId', value: threadId, message: 'expected a thread id.' });
+        if (typeof threadId !== 'string')
+          throw new InvalidArgumentError({ argument: 'threadId', value: threadId, message: 'expected a thread id.' });
         const stored = await stopChat({ history: await getHistory(request), threadId });
         return Response.json({ message: stored?.message ?? null, status: stored?.status ?? null });
       } catch (error) {
@@ -80,20 +83,28 @@ async function readJson(request: Request): Promise<unknown> {
 
 /** Reads a chat request body: ours, or useChat's default one (the last of `messages` is the new message). */
 export function parseChatRequest(body: unknown): ChatRequestBody {
-  if (typeof body !== 'object' || body === null) throw new InvalidArgumentError({ argument: 'body', value: body, message: 'expected a JSON object.' });
+  if (typeof body !== 'object' || body === null)
+    throw new InvalidArgumentError({ argument: 'body', value: body, message: 'expected a JSON object.' });
   const raw = body as Record<string, unknown>;
   const threadId = raw.threadId ?? raw.id;
-  if (typeof threadId !== 'string') throw new InvalidArgumentError({ argument: 'threadId', value: threadId, message: 'expected a thread id.' });
+  if (typeof threadId !== 'string')
+    throw new InvalidArgumentError({ argument: 'threadId', value: threadId, message: 'expected a thread id.' });
   const trigger = raw.trigger ?? 'submit-message';
   if (trigger !== 'submit-message' && trigger !== 'regenerate-message') {
-    throw new InvalidArgumentError({ argument: 'trigger', value: trigger, message: 'expected submit-message or regenerate-message.' });
+    throw new InvalidArgumentError({
+      argument: 'trigger',
+      value: trigger,
+      message: 'expected submit-message or regenerate-message.',
+    });
   }
   const optionalString = (name: string) => {
     const value = raw[name];
     if (value === undefined || value === null) return undefined;
-    if (typeof value !== 'string') throw new InvalidArgumentError({ argument: name, value, message: 'expected a string.' });
+    if (typeof value !== 'string')
+      throw new InvalidArgumentError({ argument: name, value, message: 'expected a string.' });
     return value;
   };
-  const message = raw.message ?? (Array.isArray(raw.messages) && trigger === 'submit-message' ? raw.messages.at(-1) : undefined);
+  const message =
+    raw.message ?? (Array.isArray(raw.messages) && trigger === 'submit-message' ? raw.messages.at(-1) : undefined);
   return { threadId, trigger, message, messageId: optionalString('messageId'), requestId: optionalString('requestId') };
 }

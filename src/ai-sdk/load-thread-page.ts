@@ -65,7 +65,11 @@ export async function loadThreadPage<UI_MESSAGE extends UIMessage = UIMessage>({
   const schemas = { tools, metadataSchema, dataSchemas } as ChatSchemas<UI_MESSAGE>;
   const result: ThreadPage<UI_MESSAGE> = { messages: [], entries: [], nextCursor: page.nextCursor, invalid: [] };
   if (stored.length === 0) return result;
-  const all = await validateChatMessages<UI_MESSAGE>(stored.map((row) => toUIMessage(row)), schemas, 'history').catch(() => undefined);
+  const all = await validateChatMessages<UI_MESSAGE>(
+    stored.map((row) => toUIMessage(row)),
+    schemas,
+    'history',
+  ).catch(() => undefined);
   const validated = all ?? (await Promise.all(stored.map((row) => validateOne(row, schemas, result))));
   stored.forEach((row, index) => {
     const message = validated[index];
@@ -83,7 +87,11 @@ export async function loadThreadPage<UI_MESSAGE extends UIMessage = UIMessage>({
   return result;
 }
 
-async function validateOne<UI_MESSAGE extends UIMessage>(row: StoredMessage, schemas: ChatSchemas<UI_MESSAGE>, page: ThreadPage<UI_MESSAGE>) {
+async function validateOne<UI_MESSAGE extends UIMessage>(
+  row: StoredMessage,
+  schemas: ChatSchemas<UI_MESSAGE>,
+  page: ThreadPage<UI_MESSAGE>,
+) {
   try {
     const [message] = await validateChatMessages<UI_MESSAGE>([toUIMessage(row)], schemas, 'history');
     return message;

@@ -1,4 +1,11 @@
-import { consumeStream, toUIMessageStream, type InferUIMessageChunk, type TextStreamPart, type ToolSet, type UIMessage } from 'ai';
+import {
+  consumeStream,
+  toUIMessageStream,
+  type InferUIMessageChunk,
+  type TextStreamPart,
+  type ToolSet,
+  type UIMessage,
+} from 'ai';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
 import type { TenantHistory } from '../store/create-agent-history.js';
@@ -7,7 +14,9 @@ import type { StoredMessage } from '../model/stored-rows.js';
 import { settleInterruptedParts } from './settle-interrupted-parts.js';
 import { addUsage, toMessageUsage, toRunUsage, type MessageUsage } from './usage.js';
 
-type UIStreamOptions<UI_MESSAGE extends UIMessage> = NonNullable<Parameters<typeof toUIMessageStream<ToolSet, UI_MESSAGE>>[0]>;
+type UIStreamOptions<UI_MESSAGE extends UIMessage> = NonNullable<
+  Parameters<typeof toUIMessageStream<ToolSet, UI_MESSAGE>>[0]
+>;
 
 /** What happens to the answer when the client goes away (a closed tab, a reload, a dropped connection). */
 export type DisconnectBehavior =
@@ -114,7 +123,12 @@ export function persistUIMessageStream<UI_MESSAGE extends UIMessage, TOOLS exten
   };
 
   let ended = false;
-  const finalize = async (status: FinalStatus, parts: StoredMessagePart[], metadata: StoredMetadata | undefined, error?: unknown) => {
+  const finalize = async (
+    status: FinalStatus,
+    parts: StoredMessagePart[],
+    metadata: StoredMetadata | undefined,
+    error?: unknown,
+  ) => {
     clearInterval(heartbeat);
     await writes;
     const withUsage =
@@ -125,7 +139,8 @@ export function persistUIMessageStream<UI_MESSAGE extends UIMessage, TOOLS exten
     try {
       stored = await history.finalizeMessage(threadId, messageId, {
         status,
-        parts: status === 'completed' ? parts : settleInterruptedParts(parts as UIMessage['parts']) as StoredMessagePart[],
+        parts:
+          status === 'completed' ? parts : (settleInterruptedParts(parts as UIMessage['parts']) as StoredMessagePart[]),
         metadata: withUsage,
       });
     } catch (finalizeError) {
@@ -133,7 +148,12 @@ export function persistUIMessageStream<UI_MESSAGE extends UIMessage, TOOLS exten
       if (!(finalizeError instanceof InvalidArgumentError)) throw finalizeError;
       stored = await history.getMessage(threadId, messageId);
     }
-    const runError = error === undefined ? undefined : error instanceof Error ? { name: error.name, message: error.message } : { message: String(error) };
+    const runError =
+      error === undefined
+        ? undefined
+        : error instanceof Error
+          ? { name: error.name, message: error.message }
+          : { message: String(error) };
     await history.finishRun(runId, { status: stored.status as FinalStatus, usage: toRunUsage(usage), error: runError });
     return stored;
   };
@@ -151,10 +171,22 @@ export function persistUIMessageStream<UI_MESSAGE extends UIMessage, TOOLS exten
     onEnd: async ({ responseMessage, isAborted, isCancelled, outcome }) => {
       ended = true;
       const status: FinalStatus =
-        outcome.status === 'completed' && !isAborted && !isCancelled ? 'completed' : outcome.status === 'failed' ? 'failed' : 'cancelled';
+        outcome.status === 'completed' && !isAborted && !isCancelled
+          ? 'completed'
+          : outcome.status === 'failed'
+            ? 'failed'
+            : 'cancelled';
       try {
-        const error = outcome.status === 'failed' ? (outcome.error ?? new Error('The model stream failed.')) : undefined;
-        settle.resolve(await finalize(status, responseMessage.parts as StoredMessagePart[], responseMessage.metadata as StoredMetadata | undefined, error));
+        const error =
+          outcome.status === 'failed' ? (outcome.error ?? new Error('The model stream failed.')) : undefined;
+        settle.resolve(
+          await finalize(
+            status,
+            responseMessage.parts as StoredMessagePart[],
+            responseMessage.metadata as StoredMetadata | undefined,
+            error,
+          ),
+        );
       } catch (error) {
         onPersistError(error);
         settle.reject(error);
@@ -167,7 +199,9 @@ export function persistUIMessageStream<UI_MESSAGE extends UIMessage, TOOLS exten
     if (ended) return;
     // The UI stream closed without its end callback (it should not): store what the last checkpoint holds.
     try {
-      settle.resolve(await finalize('failed', checkpointed, undefined, new Error('The UI message stream ended without an outcome.')));
+      settle.resolve(
+        await finalize('failed', checkpointed, undefined, new Error('The UI message stream ended without an outcome.')),
+      );
     } catch (error) {
       onPersistError(error);
       settle.reject(error);
@@ -189,4 +223,3 @@ export function persistUIMessageStream<UI_MESSAGE extends UIMessage, TOOLS exten
   });
   return { stream: clientStream, done };
 }
-

@@ -39,21 +39,27 @@ export interface PlannedChatTurn<UI_MESSAGE extends UIMessage> {
 }
 
 const inProgress = (row: StoredMessage) => row.status === 'pending' || row.status === 'streaming';
-const replayable = (row: StoredMessage) => row.contextState === 'eligible' && (row.status === 'completed' || row.status === 'cancelled');
+const replayable = (row: StoredMessage) =>
+  row.contextState === 'eligible' && (row.status === 'completed' || row.status === 'cancelled');
 
 /**
  * Reads the thread, refuses a duplicate or a concurrent turn (nothing written), validates the incoming message
  * with the history, then stores the user message (idempotently) and excludes what it supersedes.
  */
-export async function planChatTurn<UI_MESSAGE extends UIMessage>(input: PlanChatTurnInput<UI_MESSAGE>): Promise<PlannedChatTurn<UI_MESSAGE>> {
+export async function planChatTurn<UI_MESSAGE extends UIMessage>(
+  input: PlanChatTurnInput<UI_MESSAGE>,
+): Promise<PlannedChatTurn<UI_MESSAGE>> {
   const { history, threadId } = input;
   let rows = await readRows(history, threadId, input.historyLimit);
-  const stale = rows.filter((row) => inProgress(row) && row.leaseExpiresAt !== null && row.leaseExpiresAt.getTime() < Date.now());
+  const stale = rows.filter(
+    (row) => inProgress(row) && row.leaseExpiresAt !== null && row.leaseExpiresAt.getTime() < Date.now(),
+  );
   if (stale.length > 0) {
     await history.recoverAbandonedMessages();
     rows = await readRows(history, threadId, input.historyLimit);
   }
-  const plan = input.trigger === 'regenerate-message' ? await planRegenerate(input, rows) : await planSubmit(input, rows);
+  const plan =
+    input.trigger === 'regenerate-message' ? await planRegenerate(input, rows) : await planSubmit(input, rows);
 
   const existing = rows.find((row) => row.message.role === 'assistant' && row.clientRequestId === plan.answerKey);
   if (existing) {
@@ -61,14 +67,29 @@ export async function planChatTurn<UI_MESSAGE extends UIMessage>(input: PlanChat
     throw new ChatConflictError({ reason, messageId: existing.message.id, status: existing.status });
   }
   const running = rows.find((row) => row.message.role === 'assistant' && inProgress(row));
-  if (running) throw new ChatConflictError({ reason: 'answer-in-progress', messageId: running.message.id, status: running.status });
+  if (running)
+    throw new ChatConflictError({
+      reason: 'answer-in-progress',
+      messageId: running.message.id,
+      status: running.status,
+    });
 
-  const schemas = { tools: input.tools, metadataSchema: input.metadataSchema, dataSchemas: input.dataSchemas } as ChatSchemas<UI_MESSAGE>;
-  const contextMessages = await validateChatMessages<UI_MESSAGE>([...plan.history.map((row) => toUIMessage(row)), ...(plan.newMessage ? [plan.newMessage] : [])], schemas, 'history');
+  const schemas = {
+    tools: input.tools,
+    metadataSchema: input.metadataSchema,
+    dataSchemas: input.dataSchemas,
+  } as ChatSchemas<UI_MESSAGE>;
+  const contextMessages = await validateChatMessages<UI_MESSAGE>(
+    [...plan.history.map((row) => toUIMessage(row)), ...(plan.newMessage ? [plan.newMessage] : [])],
+    schemas,
+    'history',
+  );
   const userMessage = contextMessages.at(-1)!;
 
   if (plan.newMessage) {
-    const { created, stored } = await history.appendMessage(threadId, fromUIMessage(userMessage), { clientRequestId: input.requestId });
+    const { created, stored } = await history.appendMessage(threadId, fromUIMessage(userMessage), {
+      clientRequestId: input.requestId,
+    });
     if (!created && JSON.stringify(stored.message.parts) !== JSON.stringify(fromUIMessage(userMessage).parts)) {
       throw new ChatConflictError({ reason: 'message-id-reused', messageId: userMessage.id, status: stored.status });
     }
@@ -92,20 +113,41 @@ interface Plan<UI_MESSAGE extends UIMessage> {
   reason: string;
 }
 
-async function planSubmit<UI_MESSAGE extends UIMessage>(input: PlanChatTurnInput<UI_MESSAGE>, rows: StoredMessage[]): Promise<Plan<UI_MESSAGE>> {
+async function planSubmit<UI_MESSAGE extends UIMessage>(
+  input: PlanChatTurnInput<UI_MESSAGE>,
+  rows: StoredMessage[],
+): Promise<Plan<UI_MESSAGE>> {
   const { message } = input;
   if (typeof message !== 'object' || message === null) {
-    throw new InvalidMessageError({ path: 'message', value: message, message: 'expected the new user message (a UIMessage).' });
+    throw new InvalidMessageError({
+      path: 'message',
+      value: message,
+      message: 'expected the new user message (a UIMessage).',
+    });
   }
   if ((message as { role?: unknown }).role !== 'user') {
-    throw new InvalidMessageError({ path: 'message.role', value: (message as { role?: unknown }).role, message: 'a chat turn starts with a user message.' });
+    throw new InvalidMessageError({
+      path: 'message.role',
+      value: (message as { role?: unknown }).role,
+      message: 'a chat turn starts with a user message.',
+    });
   }
-  const schemas = { tools: input.tools, metadataSchema: input.metadataSchema, dataSchemas: input.dataSchemas } as ChatSchemas<UI_MESSAGE>;
+  const schemas = {
+    tools: input.tools,
+    metadataSchema: input.metadataSchema,
+    dataSchemas: input.dataSchemas,
+  } as ChatSchemas<UI_MESSAGE>;
   const [incoming] = await validateChatMessages<UI_MESSAGE>([message], schemas, 'message');
   if (input.messageId === undefined) {
     const stored = rows.find((row) => row.message.id === incoming!.id);
     const before = stored ? rows.filter((row) => row.sequence < stored.sequence) : rows;
-    return { history: before.filter(replayable), newMessage: incoming, answerKey: `answer:${incoming!.id}`, supersede: [], reason: '' };
+    return {
+      history: before.filter(replayable),
+      newMessage: incoming,
+      answerKey: `answer:${incoming!.id}`,
+      supersede: [],
+      reason: '',
+    };
   }
   // An edit: the edited message and everything after it are superseded by the new version.
   const target = resolveEdited(rows, input.messageId);
@@ -113,7 +155,9 @@ async function planSubmit<UI_MESSAGE extends UIMessage>(input: PlanChatTurnInput
   const answerKey = `edit:${target.message.id}:${digest}`;
   const taken = rows.some((row) => row.message.id === incoming!.id);
   const newMessage = taken ? ({ ...incoming!, id: input.generateMessageId() } as UI_MESSAGE) : incoming!;
-  const supersede = rows.filter((row) => row.sequence >= target.sequence && row.contextState === 'eligible').map((row) => row.message.id);
+  const supersede = rows
+    .filter((row) => row.sequence >= target.sequence && row.contextState === 'eligible')
+    .map((row) => row.message.id);
   return {
     history: rows.filter((row) => row.sequence < target.sequence && replayable(row)),
     newMessage,
@@ -126,7 +170,11 @@ async function planSubmit<UI_MESSAGE extends UIMessage>(input: PlanChatTurnInput
 /** Follows `superseded-by-edit:<new id>` links, so that editing a message twice edits its latest version. */
 function resolveEdited(rows: StoredMessage[], messageId: string): StoredMessage {
   let row = rows.find((candidate) => candidate.message.id === messageId);
-  for (let hops = 0; row && row.contextState === 'excluded' && row.exclusionReason?.startsWith(`${SUPERSEDED_BY_EDIT}:`) && hops < 100; hops++) {
+  for (
+    let hops = 0;
+    row && row.contextState === 'excluded' && row.exclusionReason?.startsWith(`${SUPERSEDED_BY_EDIT}:`) && hops < 100;
+    hops++
+  ) {
     const next = row.exclusionReason.slice(SUPERSEDED_BY_EDIT.length + 1);
     row = rows.find((candidate) => candidate.message.id === next);
   }
@@ -134,7 +182,10 @@ function resolveEdited(rows: StoredMessage[], messageId: string): StoredMessage 
   return row;
 }
 
-async function planRegenerate<UI_MESSAGE extends UIMessage>(input: PlanChatTurnInput<UI_MESSAGE>, rows: StoredMessage[]): Promise<Plan<UI_MESSAGE>> {
+async function planRegenerate<UI_MESSAGE extends UIMessage>(
+  input: PlanChatTurnInput<UI_MESSAGE>,
+  rows: StoredMessage[],
+): Promise<Plan<UI_MESSAGE>> {
   const eligible = rows.filter((row) => row.contextState === 'eligible');
   let target: StoredMessage | undefined;
   if (input.messageId !== undefined) {
@@ -149,12 +200,20 @@ async function planRegenerate<UI_MESSAGE extends UIMessage>(input: PlanChatTurnI
     target = eligible.at(-1);
   }
   if (!target) throw new NotFoundError({ entity: 'message', id: input.messageId ?? 'last message' });
-  const user = target.message.role === 'user' ? target : eligible.filter((row) => row.message.role === 'user' && row.sequence < target!.sequence).at(-1);
+  const user =
+    target.message.role === 'user'
+      ? target
+      : eligible.filter((row) => row.message.role === 'user' && row.sequence < target!.sequence).at(-1);
   if (!user) throw new NotFoundError({ entity: 'message', id: 'the user message to answer' });
-  const supersede = eligible.filter((row) => row.sequence > user.sequence && row.sequence >= target!.sequence).map((row) => row.message.id);
+  const supersede = eligible
+    .filter((row) => row.sequence > user.sequence && row.sequence >= target!.sequence)
+    .map((row) => row.message.id);
   return {
     history: rows.filter((row) => row.sequence <= user.sequence && (replayable(row) || row === user)),
-    answerKey: target.message.role === 'assistant' ? `regenerate:${target.message.id}` : `answer:${user.message.id}:${rows.length}`,
+    answerKey:
+      target.message.role === 'assistant'
+        ? `regenerate:${target.message.id}`
+        : `answer:${user.message.id}:${rows.length}`,
     supersede,
     reason: SUPERSEDED_BY_REGENERATE,
   };

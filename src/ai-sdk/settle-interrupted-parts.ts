@@ -9,7 +9,10 @@ export const INTERRUPTED_TOOL_ERROR = 'The answer was interrupted before this to
  * `input-available`) becomes `output-error`. A dangling tool call would otherwise make every later request
  * of the thread fail with `MissingToolResultsError`. Everything else is kept as it is.
  */
-export function settleInterruptedParts<PART extends UIMessage['parts'][number]>(parts: PART[], errorText = INTERRUPTED_TOOL_ERROR): PART[] {
+export function settleInterruptedParts<PART extends UIMessage['parts'][number]>(
+  parts: PART[],
+  errorText = INTERRUPTED_TOOL_ERROR,
+): PART[] {
   return parts.map((part) => {
     const record = part as { type: string; state?: string; [key: string]: unknown };
     if ((record.type === 'text' || record.type === 'reasoning') && record.state === 'streaming') {

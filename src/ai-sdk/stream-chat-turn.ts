@@ -12,15 +12,27 @@ import type { StartRunOptions } from '../store/runs.js';
 import type { StoredMessage } from '../model/stored-rows.js';
 import { registerActiveTurn } from './active-turns.js';
 import { ChatConflictError } from './chat-conflict-error.js';
-import type { ChatContextManager, ChatContextManagerOption, ChatModelSource, ChatTurnIdentity, TurnPrepareStep } from './chat-model-source.js';
+import type {
+  ChatContextManager,
+  ChatContextManagerOption,
+  ChatModelSource,
+  ChatTurnIdentity,
+  TurnPrepareStep,
+} from './chat-model-source.js';
 import { persistUIMessageStream, type PersistUIMessageStreamOptions } from './persist-ui-message-stream.js';
 import { planChatTurn, type ChatTrigger } from './plan-chat-turn.js';
 import type { ChatSchemas } from './validate-chat-messages.js';
 
-type PersistOptions<UI_MESSAGE extends UIMessage, TOOLS extends ToolSet> = PersistUIMessageStreamOptions<UI_MESSAGE, TOOLS>;
+type PersistOptions<UI_MESSAGE extends UIMessage, TOOLS extends ToolSet> = PersistUIMessageStreamOptions<
+  UI_MESSAGE,
+  TOOLS
+>;
 
 /** Settings shared by every turn of a chat route. */
-export interface ChatTurnSettings<UI_MESSAGE extends UIMessage = UIMessage, TOOLS extends ToolSet = ToolSet> extends ChatSchemas<UI_MESSAGE> {
+export interface ChatTurnSettings<
+  UI_MESSAGE extends UIMessage = UIMessage,
+  TOOLS extends ToolSet = ToolSet,
+> extends ChatSchemas<UI_MESSAGE> {
   /** The model: an agent, or a `streamText` call. */
   model: ChatModelSource<TOOLS>;
   /** The tools (for `streamText` sources, to type and map tool parts; an agent's own tools are used otherwise). */
@@ -49,7 +61,10 @@ export interface ChatTurnSettings<UI_MESSAGE extends UIMessage = UIMessage, TOOL
   onPersistError?: (error: unknown) => void;
 }
 
-export interface StreamChatTurnOptions<UI_MESSAGE extends UIMessage = UIMessage, TOOLS extends ToolSet = ToolSet> extends ChatTurnSettings<UI_MESSAGE, TOOLS> {
+export interface StreamChatTurnOptions<
+  UI_MESSAGE extends UIMessage = UIMessage,
+  TOOLS extends ToolSet = ToolSet,
+> extends ChatTurnSettings<UI_MESSAGE, TOOLS> {
   /** The tenant's store (`createAgentHistory({ db }).forTenant(tenantId)`). */
   history: TenantHistory;
   /** An existing thread of the tenant (another tenant's or a missing one is `NotFoundError`). */
@@ -119,20 +134,32 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
 
   const run = await history.startRun(threadId, {
     ...options.run,
-    metadata: { ...options.run?.metadata, trigger: options.trigger ?? 'submit-message', userMessageId: plan.userMessage.id },
+    metadata: {
+      ...options.run?.metadata,
+      trigger: options.trigger ?? 'submit-message',
+      userMessageId: plan.userMessage.id,
+    },
   });
-  const begun = await history.beginAssistantMessage(threadId, { messageId: generateMessageId(), runId: run.id, clientRequestId: plan.answerKey });
+  const begun = await history.beginAssistantMessage(threadId, {
+    messageId: generateMessageId(),
+    runId: run.id,
+    clientRequestId: plan.answerKey,
+  });
   if (!begun.created) {
     // A racing duplicate got there first: this request writes nothing more.
     await history.finishRun(run.id, { status: 'cancelled', error: { message: 'duplicate request' } });
-    const reason = begun.stored.status === 'pending' || begun.stored.status === 'streaming' ? 'answer-in-progress' : 'answer-exists';
+    const reason =
+      begun.stored.status === 'pending' || begun.stored.status === 'streaming' ? 'answer-in-progress' : 'answer-exists';
     throw new ChatConflictError({ reason, messageId: begun.stored.message.id, status: begun.stored.status });
   }
   const assistantMessageId = begun.stored.message.id;
   const abortController = new AbortController();
   if (options.abortSignal) {
     if (options.abortSignal.aborted) abortController.abort(options.abortSignal.reason);
-    else options.abortSignal.addEventListener('abort', () => abortController.abort(options.abortSignal!.reason), { once: true });
+    else
+      options.abortSignal.addEventListener('abort', () => abortController.abort(options.abortSignal!.reason), {
+        once: true,
+      });
   }
 
   let persisted: ReturnType<typeof persistUIMessageStream<UI_MESSAGE, TOOLS>>;
@@ -210,7 +237,10 @@ async function startModel<TOOLS extends ToolSet>(
     const result = await source.streamText(input);
     return { stream: result.stream, tools: undefined };
   }
-  const agent = typeof source.agent === 'function' ? source.agent({ threadId: input.threadId, runId: input.runId, prepareStep: input.prepareStep }) : source.agent;
+  const agent =
+    typeof source.agent === 'function'
+      ? source.agent({ threadId: input.threadId, runId: input.runId, prepareStep: input.prepareStep })
+      : source.agent;
   const result = await agent.stream({ messages: input.messages, abortSignal: input.abortSignal });
   return { stream: result.stream, tools: agent.tools };
 }

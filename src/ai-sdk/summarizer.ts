@@ -32,12 +32,25 @@ export interface CreateGenerateTextSummarizerOptions {
  * @example
  * createContextManager({ store, model, summarizer: createGenerateTextSummarizer({ model: openai('gpt-4o-mini') }) });
  */
-export function createGenerateTextSummarizer({ model, maxOutputTokens, temperature = 0, maxRetries = 1 }: CreateGenerateTextSummarizerOptions): ContextSummarizer {
+export function createGenerateTextSummarizer({
+  model,
+  maxOutputTokens,
+  temperature = 0,
+  maxRetries = 1,
+}: CreateGenerateTextSummarizerOptions): ContextSummarizer {
   return {
     id: typeof model === 'string' ? model : `${model.provider}:${model.modelId}`,
     async summarize(input) {
       const { instructions, prompt } = buildSummaryPrompt(input);
-      const result = await generateText({ model, instructions, prompt, maxOutputTokens: maxOutputTokens ?? input.maxOutputTokens, temperature, maxRetries, abortSignal: input.abortSignal });
+      const result = await generateText({
+        model,
+        instructions,
+        prompt,
+        maxOutputTokens: maxOutputTokens ?? input.maxOutputTokens,
+        temperature,
+        maxRetries,
+        abortSignal: input.abortSignal,
+      });
       return result.text;
     },
   };
@@ -64,7 +77,10 @@ export interface CreateOfflineSummarizerOptions {
  * the previous summary's items (never nesting it), and keeps the newest `itemsPerSection` of each, within the
  * requested size.
  */
-export function createOfflineSummarizer({ itemsPerSection = 8, itemCharacters = 160 }: CreateOfflineSummarizerOptions = {}): ContextSummarizer {
+export function createOfflineSummarizer({
+  itemsPerSection = 8,
+  itemCharacters = 160,
+}: CreateOfflineSummarizerOptions = {}): ContextSummarizer {
   const clip = (text: string) => {
     const line = text.replace(/\s+/g, ' ').trim();
     return line.length > itemCharacters ? `${line.slice(0, itemCharacters - 1)}…` : line;
@@ -83,7 +99,8 @@ export function createOfflineSummarizer({ itemsPerSection = 8, itemCharacters = 
       };
       let openRequest: string | null = null;
       for (const message of input.messages) {
-        const parts = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
+        const parts =
+          typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
         for (const part of parts) {
           if (part.type === 'text' && message.role === 'user') {
             add('Goals', part.text);
@@ -95,7 +112,12 @@ export function createOfflineSummarizer({ itemsPerSection = 8, itemCharacters = 
             add('Completed actions', `${part.toolName}(${JSON.stringify(part.input) ?? ''})`);
           } else if (part.type === 'tool-result') {
             const text = toolOutputText(part.output);
-            if (part.output.type === 'error-text' || part.output.type === 'error-json' || part.output.type === 'execution-denied') add('Open tasks', `${part.toolName} failed: ${text}`);
+            if (
+              part.output.type === 'error-text' ||
+              part.output.type === 'error-json' ||
+              part.output.type === 'execution-denied'
+            )
+              add('Open tasks', `${part.toolName} failed: ${text}`);
             else add('Facts', `${part.toolName}: ${text}`);
           }
         }
@@ -132,5 +154,10 @@ function parseSections(summary: string | null): Map<(typeof summarySections)[num
 }
 
 function render(sections: Map<string, string[]>): string {
-  return [...sections].map(([section, items]) => `## ${section}\n${items.length > 0 ? items.map((item) => `- ${item}`).join('\n') : '- None.'}`).join('\n\n');
+  return [...sections]
+    .map(
+      ([section, items]) =>
+        `## ${section}\n${items.length > 0 ? items.map((item) => `- ${item}`).join('\n') : '- None.'}`,
+    )
+    .join('\n\n');
 }

@@ -30,7 +30,9 @@ export function fromUIMessage<UI_MESSAGE extends UIMessage>(message: UI_MESSAGE)
  * `metadata: {}` comes back as no metadata, and a `Date` comes back as its ISO string (validate with a
  * `metadataSchema` that coerces dates, as {@link loadThreadPage} does, to get the `Date` back).
  */
-export function toUIMessage<UI_MESSAGE extends UIMessage = UIMessage>(stored: Pick<StoredMessage, 'message'>): UI_MESSAGE {
+export function toUIMessage<UI_MESSAGE extends UIMessage = UIMessage>(
+  stored: Pick<StoredMessage, 'message'>,
+): UI_MESSAGE {
   const { id, role, parts, metadata } = stored.message;
   const message = { id, role, parts } as unknown as UI_MESSAGE;
   if (metadata !== undefined) message.metadata = metadata as UI_MESSAGE['metadata'];
@@ -38,6 +40,8 @@ export function toUIMessage<UI_MESSAGE extends UIMessage = UIMessage>(stored: Pi
 }
 
 /** {@link toUIMessage} over a list, keeping its order. */
-export function toUIMessages<UI_MESSAGE extends UIMessage = UIMessage>(stored: ReadonlyArray<Pick<StoredMessage, 'message'>>): UI_MESSAGE[] {
+export function toUIMessages<UI_MESSAGE extends UIMessage = UIMessage>(
+  stored: ReadonlyArray<Pick<StoredMessage, 'message'>>,
+): UI_MESSAGE[] {
   return stored.map((row) => toUIMessage<UI_MESSAGE>(row));
 }

@@ -31,5 +31,10 @@ export async function validateChatMessages<UI_MESSAGE extends UIMessage>(
   const result = await safeValidateUIMessages<UI_MESSAGE>({ messages, tools, metadataSchema, dataSchemas });
   if (result.success) return result.data;
   const id = messages.length === 1 ? (messages[0] as { id?: unknown } | null)?.id : undefined;
-  throw new InvalidMessageError({ path, value: id ?? `${messages.length} messages`, message: result.error.message, cause: result.error });
+  throw new InvalidMessageError({
+    path,
+    value: id ?? `${messages.length} messages`,
+    message: result.error.message,
+    cause: result.error,
+  });
 }

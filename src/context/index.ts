@@ -1,8 +1,23 @@
 export { type ContextBudget, type ComputeContextBudgetOptions, computeContextBudget } from './engine/context-budget.js';
-export { type ContextCalibrator, type CreateContextCalibratorOptions, createContextCalibrator } from '../tokens/context-calibrator.js';
+export {
+  type ContextCalibrator,
+  type CreateContextCalibratorOptions,
+  createContextCalibrator,
+} from '../tokens/context-calibrator.js';
 export { ContextEmptyError } from './engine/context-empty-error.js';
-export { type ContextEngine, type ContextInstructions, type CreateContextEngineOptions, createContextEngine } from './engine/context-engine.js';
-export { type ContextMeasure, type CreateContextMeasureOptions, createContextMeasure, estimateTokens, exactTokens } from '../tokens/context-measure.js';
+export {
+  type ContextEngine,
+  type ContextInstructions,
+  type CreateContextEngineOptions,
+  createContextEngine,
+} from './engine/context-engine.js';
+export {
+  type ContextMeasure,
+  type CreateContextMeasureOptions,
+  createContextMeasure,
+  estimateTokens,
+  exactTokens,
+} from '../tokens/context-measure.js';
 export {
   type ContextMemoryPolicy,
   type ContextPolicy,
@@ -14,7 +29,13 @@ export {
   resolveContextPolicy,
 } from './engine/context-policy.js';
 export { type ContextRemoval, type ContextRemovalReason } from './segments/context-removal.js';
-export { type ContextReport, type ContextSnapshotReport, type ContextStageReport, type MemoryStageReport, type SummarizeStageReport } from './engine/context-report.js';
+export {
+  type ContextReport,
+  type ContextSnapshotReport,
+  type ContextStageReport,
+  type MemoryStageReport,
+  type SummarizeStageReport,
+} from './engine/context-report.js';
 export {
   type ContextSegment,
   type ContextTurn,
@@ -31,7 +52,11 @@ export {
   renderSegments,
   tallySegments,
 } from './segments/context-segment.js';
-export { type ContextSnapshotPruning, emptySnapshotPruning, readSnapshotPruning } from './engine/context-snapshot-pruning.js';
+export {
+  type ContextSnapshotPruning,
+  emptySnapshotPruning,
+  readSnapshotPruning,
+} from './engine/context-snapshot-pruning.js';
 export type {
   ContextStore,
   LoadedContext,
@@ -44,16 +69,45 @@ export type {
   StoredContextSummary,
 } from '../model/context-store.js';
 export { type ContextSummarizer, type ContextSummarizerInput } from './engine/context-summarizer.js';
-export { type ContextUIMessage, type ContextUIPart, getToolUIPartName, isToolUIPart } from '../model/context-ui-message.js';
-export { type ConvertStageReport, type ConvertToContextSegmentsOptions, convertToContextSegments } from './stages/convert-to-context-segments.js';
-export { type ConvertUIMessageOptions, type ToolOutputConversionInput, convertUIMessageToModelMessages } from '../tokens/convert-ui-message.js';
-export { type TokenTally, addTokenTallies, countModelMessageTokens, countModelMessagesTokens, emptyTokenTally } from '../tokens/count-message-tokens.js';
+export {
+  type ContextUIMessage,
+  type ContextUIPart,
+  getToolUIPartName,
+  isToolUIPart,
+} from '../model/context-ui-message.js';
+export {
+  type ConvertStageReport,
+  type ConvertToContextSegmentsOptions,
+  convertToContextSegments,
+} from './stages/convert-to-context-segments.js';
+export {
+  type ConvertUIMessageOptions,
+  type ToolOutputConversionInput,
+  convertUIMessageToModelMessages,
+} from '../tokens/convert-ui-message.js';
+export {
+  type TokenTally,
+  addTokenTallies,
+  countModelMessageTokens,
+  countModelMessagesTokens,
+  emptyTokenTally,
+} from '../tokens/count-message-tokens.js';
 export { countStoredMessageTokens, storedTokenCountId } from '../tokens/count-stored-message-tokens.js';
-export { type ClosedToolCall, type FilterStageReport, type FilterStoredMessagesOptions, filterStoredMessages } from './stages/filter-stored-messages.js';
+export {
+  type ClosedToolCall,
+  type FilterStageReport,
+  type FilterStoredMessagesOptions,
+  filterStoredMessages,
+} from './stages/filter-stored-messages.js';
 export { guardLongRuns } from '../tokens/guard-long-runs.js';
 export { type FindRelevantMemoryOptions, findRelevantMemory } from './stages/find-relevant-memory.js';
 export { hashContextMessages } from './engine/hash-context-messages.js';
-export { type AppendMemoryMessageInput, type CreateMemoryContextStoreOptions, type MemoryContextStore, createMemoryContextStore } from '../testing/memory-context-store.js';
+export {
+  type AppendMemoryMessageInput,
+  type CreateMemoryContextStoreOptions,
+  type MemoryContextStore,
+  createMemoryContextStore,
+} from '../testing/memory-context-store.js';
 export { type CreateMemorySegmentOptions, createMemorySegment } from './segments/memory-segment.js';
 export {
   type ModelFamily,
@@ -65,14 +119,49 @@ export {
   resolveModelProfile,
 } from '../tokens/model-profile.js';
 export { ModelProfileNotFoundError } from '../tokens/model-profile-not-found-error.js';
-export { type PreviewToolOutputOptions, previewToolOutput, toolOutputPreviewMarker, toolOutputText } from './stages/preview-tool-output.js';
-export { type ApplyContextPruningOptions, type ContextPruning, type PruneContextOptions, type PruneStageReport, applyContextPruning, pruneContext } from './stages/prune-context.js';
-export { type RebuildContextFromSnapshotOptions, rebuildContextFromSnapshot } from './engine/rebuild-context-from-snapshot.js';
+export {
+  type PreviewToolOutputOptions,
+  previewToolOutput,
+  toolOutputPreviewMarker,
+  toolOutputText,
+} from './stages/preview-tool-output.js';
+export {
+  type ApplyContextPruningOptions,
+  type ContextPruning,
+  type PruneContextOptions,
+  type PruneStageReport,
+  applyContextPruning,
+  pruneContext,
+} from './stages/prune-context.js';
+export {
+  type RebuildContextFromSnapshotOptions,
+  rebuildContextFromSnapshot,
+} from './engine/rebuild-context-from-snapshot.js';
 export { type SelectContextOptions, type SelectStageReport, selectContext } from './stages/select-context.js';
-export { type SummarizeContextOptions, type SummarizeContextResult, summarizeContext } from './stages/summarize-context.js';
+export {
+  type SummarizeContextOptions,
+  type SummarizeContextResult,
+  summarizeContext,
+} from './stages/summarize-context.js';
 export { buildSummaryPrompt, renderSummaryTranscript, summarySections } from './stages/summary-prompt.js';
 export { createSummarySegment, renderSummaryText } from './segments/summary-segment.js';
 export { type TokenCounter, loadO200kTokenCounter, o200kTokenCounterId } from '../tokens/token-counter.js';
-export { type ToolDefinition, countToolDefinitionTokens, estimateToolDefinitionTokens } from '../tokens/tool-definition-tokens.js';
-export { type ApplyToolOutputPreviewsOptions, type ToolOutputPreview, type TrimContextOptions, type TrimStageReport, applyToolOutputPreviews, previewOversizedOutputs, trimContext } from './stages/trim-context.js';
-export { type PartMigration, type ValidateStageReport, validateStoredMessages } from './stages/validate-stored-messages.js';
+export {
+  type ToolDefinition,
+  countToolDefinitionTokens,
+  estimateToolDefinitionTokens,
+} from '../tokens/tool-definition-tokens.js';
+export {
+  type ApplyToolOutputPreviewsOptions,
+  type ToolOutputPreview,
+  type TrimContextOptions,
+  type TrimStageReport,
+  applyToolOutputPreviews,
+  previewOversizedOutputs,
+  trimContext,
+} from './stages/trim-context.js';
+export {
+  type PartMigration,
+  type ValidateStageReport,
+  validateStoredMessages,
+} from './stages/validate-stored-messages.js';

@@ -56,6 +56,7 @@ export class DatabaseError extends AgentHistoryError {
       cause: Object.assign(new Error(message), { name, code: databaseCode }),
     });
     this.databaseCode = databaseCode;
-    this.retryable = databaseCode !== undefined && (CONNECTION_CODES.get(databaseCode) ?? RETRYABLE_SQLSTATE.test(databaseCode));
+    this.retryable =
+      databaseCode !== undefined && (CONNECTION_CODES.get(databaseCode) ?? RETRYABLE_SQLSTATE.test(databaseCode));
   }
 }

@@ -8,7 +8,15 @@ export class VersionConflictError extends AgentHistoryError {
   readonly entity: string;
   readonly expectedVersion: number;
   readonly actualVersion: number | undefined;
-  constructor({ entity, expectedVersion, actualVersion }: { entity: string; expectedVersion: number; actualVersion?: number }) {
+  constructor({
+    entity,
+    expectedVersion,
+    actualVersion,
+  }: {
+    entity: string;
+    expectedVersion: number;
+    actualVersion?: number;
+  }) {
     super({
       code: 'version-conflict',
       message: `Stale ${entity} version: expected ${expectedVersion}, but the current version is ${actualVersion ?? 'newer'}.`,

@@ -83,7 +83,10 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       /** The owner or end user of the thread, in the application's own id format. */
       userId: text('user_id'),
       title: text('title'),
-      metadata: jsonb('metadata').$type<StoredMetadata>().notNull().default(sql`'{}'::jsonb`),
+      metadata: jsonb('metadata')
+        .$type<StoredMetadata>()
+        .notNull()
+        .default(sql`'{}'::jsonb`),
       /** The last sequence handed out; the next message gets `next_sequence + 1`. */
       nextSequence: bigint('next_sequence', { mode: 'number' }).notNull().default(0),
       /** When the newest message was appended, or when the thread was created: the thread list's order. */
@@ -122,7 +125,10 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       reasoningTokens: integer('reasoning_tokens'),
       cachedInputTokens: integer('cached_input_tokens'),
       error: jsonb('error').$type<StoredMetadata>(),
-      metadata: jsonb('metadata').$type<StoredMetadata>().notNull().default(sql`'{}'::jsonb`),
+      metadata: jsonb('metadata')
+        .$type<StoredMetadata>()
+        .notNull()
+        .default(sql`'{}'::jsonb`),
       startedAt: timestamp('started_at', { withTimezone: true }).notNull().defaultNow(),
       finishedAt: timestamp('finished_at', { withTimezone: true }),
       ...timestamps,
@@ -155,8 +161,14 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       clientRequestId: text('client_request_id'),
       role: messageRole('role').notNull(),
       status: messageStatus('status').notNull().default('completed'),
-      parts: jsonb('parts').$type<StoredMessagePart[]>().notNull().default(sql`'[]'::jsonb`),
-      metadata: jsonb('metadata').$type<StoredMetadata>().notNull().default(sql`'{}'::jsonb`),
+      parts: jsonb('parts')
+        .$type<StoredMessagePart[]>()
+        .notNull()
+        .default(sql`'[]'::jsonb`),
+      metadata: jsonb('metadata')
+        .$type<StoredMetadata>()
+        .notNull()
+        .default(sql`'{}'::jsonb`),
       contextState: contextState('context_state').notNull().default('eligible'),
       exclusionReason: text('exclusion_reason'),
       /** Always included in the model's context, whatever the budget trims. */
@@ -185,8 +197,12 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       uniqueIndex('agent_message_client_request_uidx')
         .on(t.tenantId, t.threadId, t.clientRequestId)
         .where(sql`${t.clientRequestId} is not null`),
-      index('agent_message_pinned_idx').on(t.tenantId, t.threadId, t.sequence).where(sql`${t.pinned}`),
-      index('agent_message_run_idx').on(t.tenantId, t.threadId, t.runId).where(sql`${t.runId} is not null`),
+      index('agent_message_pinned_idx')
+        .on(t.tenantId, t.threadId, t.sequence)
+        .where(sql`${t.pinned}`),
+      index('agent_message_run_idx')
+        .on(t.tenantId, t.threadId, t.runId)
+        .where(sql`${t.runId} is not null`),
       index('agent_message_streaming_lease_idx')
         .on(t.tenantId, t.leaseExpiresAt)
         .where(sql`${t.status} in ('pending', 'streaming')`),
@@ -258,8 +274,14 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       throughSequence: bigint('through_sequence', { mode: 'number' }).notNull(),
       summaryId: uuid('summary_id'),
       includedSequences: jsonb('included_sequences').$type<number[]>().notNull(),
-      pruned: jsonb('pruned').$type<unknown>().notNull().default(sql`'[]'::jsonb`),
-      budget: jsonb('budget').$type<unknown>().notNull().default(sql`'{}'::jsonb`),
+      pruned: jsonb('pruned')
+        .$type<unknown>()
+        .notNull()
+        .default(sql`'[]'::jsonb`),
+      budget: jsonb('budget')
+        .$type<unknown>()
+        .notNull()
+        .default(sql`'{}'::jsonb`),
       policyVersion: text('policy_version').notNull(),
       /** A hash of the final model messages, so a rebuild can be checked against what the model saw. */
       messagesHash: text('messages_hash').notNull(),
@@ -293,7 +315,10 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       actor: text('actor').notNull(),
       reason: text('reason'),
       /** Never holds redacted content. */
-      details: jsonb('details').$type<StoredMetadata>().notNull().default(sql`'{}'::jsonb`),
+      details: jsonb('details')
+        .$type<StoredMetadata>()
+        .notNull()
+        .default(sql`'{}'::jsonb`),
       createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     },
     (t) => [

@@ -13,9 +13,7 @@ export const TENANT_SETTING = 'app.tenant_id';
  * `nullif(…, '')` matters: once a connection has used the setting, it reads back as `''` instead of
  * null, and `''::uuid` raises. Wrapped in `(select …)` so the planner evaluates it once per query.
  */
-export const currentTenantId: SQL = sql.raw(
-  `(select nullif(current_setting('${TENANT_SETTING}', true), '')::uuid)`,
-);
+export const currentTenantId: SQL = sql.raw(`(select nullif(current_setting('${TENANT_SETTING}', true), '')::uuid)`);
 
 /** The tenant predicate shared by every policy: the row's tenant is the transaction's tenant. */
 export function tenantPredicate(tenantIdColumn: AnyPgColumn): SQL {

@@ -59,11 +59,18 @@ export function createAppendBatcher(
   db: AgentHistoryDatabase,
   statements: AppendStatements,
   options: AppendBatchingOptions | false | undefined,
-  { onBatchError, now = () => new Date() }: { onBatchError?: (error: unknown, size: number) => void; now?: () => Date } = {},
+  {
+    onBatchError,
+    now = () => new Date(),
+  }: { onBatchError?: (error: unknown, size: number) => void; now?: () => Date } = {},
 ): AppendBatcher | null {
   if (options === false || is(db, PgTransaction)) return null;
   if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) {
-    throw new InvalidArgumentError({ argument: 'appendBatching', value: options, message: 'expected false or { maxInFlight?, maxBatchSize?, maxBatchBytes?, stalledAfterMs? }.' });
+    throw new InvalidArgumentError({
+      argument: 'appendBatching',
+      value: options,
+      message: 'expected false or { maxInFlight?, maxBatchSize?, maxBatchBytes?, stalledAfterMs? }.',
+    });
   }
   const maxInFlight = setting('appendBatching.maxInFlight', options?.maxInFlight, 2, 1_000);
   const maxBatchSize = setting('appendBatching.maxBatchSize', options?.maxBatchSize, 64, 10_000);
@@ -102,7 +109,13 @@ export function createAppendBatcher(
     for (const entry of queue) {
       const key = threadKey(entry);
       const fits = batch.length === 0 || (batch.length < maxBatchSize && bytes + entry.item.byteSize <= maxBatchBytes);
-      if (entry.tenantId === head.tenantId && entry.appRole === head.appRole && !busyThreads.has(key) && !held.has(key) && fits) {
+      if (
+        entry.tenantId === head.tenantId &&
+        entry.appRole === head.appRole &&
+        !busyThreads.has(key) &&
+        !held.has(key) &&
+        fits
+      ) {
         batch.push(entry);
         bytes += entry.item.byteSize;
       } else {
@@ -127,7 +140,15 @@ export function createAppendBatcher(
     const { tenantId, appRole } = batch[0]!;
     let rows: Array<{ item: number }>;
     try {
-      rows = rowsOf(await db.execute(statements.batch(tenantId, appRole, batch.map((entry) => entry.item))));
+      rows = rowsOf(
+        await db.execute(
+          statements.batch(
+            tenantId,
+            appRole,
+            batch.map((entry) => entry.item),
+          ),
+        ),
+      );
     } catch (error) {
       try {
         onBatchError?.(error, batch.length);

@@ -66,15 +66,31 @@ export async function appendMessage<UI_MESSAGE extends StorableMessage>(
   const validated = validateMessage(message, { maxBytes: context.maxMessageBytes });
   const runId = options.runId === undefined ? null : assertUuid('options.runId', options.runId);
   const clientRequestId = options.clientRequestId ?? null;
-  if (clientRequestId !== null && (typeof clientRequestId !== 'string' || clientRequestId.length < 1 || clientRequestId.length > 200 || !clientRequestId.isWellFormed() || clientRequestId.includes('\u0000'))) {
-    throw new InvalidArgumentError({ argument: 'options.clientRequestId', value: clientRequestId, message: 'expected a string of 1 to 200 characters.' });
+  if (
+    clientRequestId !== null &&
+    (typeof clientRequestId !== 'string' ||
+      clientRequestId.length < 1 ||
+      clientRequestId.length > 200 ||
+      !clientRequestId.isWellFormed() ||
+      clientRequestId.includes('\u0000'))
+  ) {
+    throw new InvalidArgumentError({
+      argument: 'options.clientRequestId',
+      value: clientRequestId,
+      message: 'expected a string of 1 to 200 characters.',
+    });
   }
   const status = options.status ?? 'completed';
   if (!(MESSAGE_STATUSES as readonly unknown[]).includes(status)) {
-    throw new InvalidArgumentError({ argument: 'options.status', value: status, message: `expected one of ${MESSAGE_STATUSES.join(', ')}.` });
+    throw new InvalidArgumentError({
+      argument: 'options.status',
+      value: status,
+      message: `expected one of ${MESSAGE_STATUSES.join(', ')}.`,
+    });
   }
   const pinned = options.pinned ?? false;
-  if (typeof pinned !== 'boolean') throw new InvalidArgumentError({ argument: 'options.pinned', value: pinned, message: 'expected a boolean.' });
+  if (typeof pinned !== 'boolean')
+    throw new InvalidArgumentError({ argument: 'options.pinned', value: pinned, message: 'expected a boolean.' });
   const streaming = status === 'pending' || status === 'streaming';
   const counted = streaming ? null : await storedTokenCount(context, validated);
   const leaseExpiresAt = streaming ? new Date(context.now().getTime() + context.leaseMs) : null;
@@ -99,11 +115,16 @@ export async function appendMessage<UI_MESSAGE extends StorableMessage>(
   try {
     rows = context.appendBatcher
       ? await context.appendBatcher.submit<AppendRow>(context.tenantId, context.appRole, item)
-      : rowsOf<AppendRow>(await context.db.execute(context.appendStatements.single(context.tenantId, context.appRole, item)));
+      : rowsOf<AppendRow>(
+          await context.db.execute(context.appendStatements.single(context.tenantId, context.appRole, item)),
+        );
   } catch (error) {
     const code = postgresErrorCode(error);
     // A racing identical request won: the whole statement rolled back (sequence bump included); read its row.
-    if (code === '23505') rows = rowsOf<AppendRow>(await context.db.execute(context.appendStatements.single(context.tenantId, context.appRole, item)));
+    if (code === '23505')
+      rows = rowsOf<AppendRow>(
+        await context.db.execute(context.appendStatements.single(context.tenantId, context.appRole, item)),
+      );
     else if (code === '23503') throw new NotFoundError({ entity: 'run', id: runId });
     else throw error;
   }

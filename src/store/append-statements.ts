@@ -33,7 +33,8 @@ export interface AppendStatements {
  */
 export function appendStatements(tables: AgentTables): AppendStatements {
   const schema = getTableConfig(tables.agentMessage).schema;
-  const named = (name: string): SQL => (schema === undefined ? sql.raw(name) : sql`${sql.identifier(schema)}.${sql.raw(name)}`);
+  const named = (name: string): SQL =>
+    schema === undefined ? sql.raw(name) : sql`${sql.identifier(schema)}.${sql.raw(name)}`;
   const [appendMessage, appendMessages, messageRole, messageStatus] = [
     named('agent_history_append_message'),
     named('agent_history_append_messages'),

@@ -22,7 +22,11 @@ export function assertInteger(argument: string, value: unknown, min: number, max
 export function assertOptionalText(argument: string, value: unknown, maxLength: number): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== 'string' || value.length > maxLength || value.includes('\u0000') || !value.isWellFormed()) {
-    throw new InvalidArgumentError({ argument, value, message: `expected a string of at most ${maxLength} characters, without NUL or lone surrogates.` });
+    throw new InvalidArgumentError({
+      argument,
+      value,
+      message: `expected a string of at most ${maxLength} characters, without NUL or lone surrogates.`,
+    });
   }
   return value;
 }

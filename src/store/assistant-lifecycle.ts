@@ -20,7 +20,11 @@ export interface BeginAssistantMessageOptions {
 }
 
 /** Appends an empty assistant message in `pending` state, holding a lease for `leaseMs`. Idempotent. */
-export function beginAssistantMessage(context: StoreContext, threadId: string, options: BeginAssistantMessageOptions): Promise<AppendResult> {
+export function beginAssistantMessage(
+  context: StoreContext,
+  threadId: string,
+  options: BeginAssistantMessageOptions,
+): Promise<AppendResult> {
   return appendMessage(
     context,
     threadId,
@@ -31,9 +35,15 @@ export function beginAssistantMessage(context: StoreContext, threadId: string, o
 
 export type FinalStatus = 'completed' | 'failed' | 'cancelled';
 
-function checkSize(context: StoreContext, messageId: string, parts: StoredMessagePart[], metadata: StoredMetadata | undefined) {
+function checkSize(
+  context: StoreContext,
+  messageId: string,
+  parts: StoredMessagePart[],
+  metadata: StoredMetadata | undefined,
+) {
   const byteSize = Buffer.byteLength(JSON.stringify(parts)) + Buffer.byteLength(JSON.stringify(metadata ?? {}));
-  if (byteSize > context.maxMessageBytes) throw new MessageTooLargeError({ messageId, byteSize, limit: context.maxMessageBytes });
+  if (byteSize > context.maxMessageBytes)
+    throw new MessageTooLargeError({ messageId, byteSize, limit: context.maxMessageBytes });
   return byteSize;
 }
 
@@ -101,7 +111,11 @@ export async function finalizeMessage(
   const thread = assertThreadId(threadId);
   const id = assertMessageId(messageId);
   if (status !== 'completed' && status !== 'failed' && status !== 'cancelled') {
-    throw new InvalidArgumentError({ argument: 'status', value: status, message: 'expected completed, failed or cancelled.' });
+    throw new InvalidArgumentError({
+      argument: 'status',
+      value: status,
+      message: 'expected completed, failed or cancelled.',
+    });
   }
   const validParts = validateParts(parts, 'assistant');
   const validMetadata = metadata === undefined ? undefined : validateMetadata(metadata);
@@ -137,21 +151,43 @@ export async function finalizeMessage(
     const [existing] = await tx
       .select(messageColumns(context.tables))
       .from(agentMessage)
-      .where(and(eq(agentMessage.tenantId, context.tenantId), eq(agentMessage.threadId, thread), eq(agentMessage.messageId, id)));
+      .where(
+        and(
+          eq(agentMessage.tenantId, context.tenantId),
+          eq(agentMessage.threadId, thread),
+          eq(agentMessage.messageId, id),
+        ),
+      );
     if (existing?.status === status) return toStoredMessage(existing);
     throw await explainMissing(context, tx, thread, id, `finalized as ${status}`);
   });
 }
 
-async function explainMissing(context: StoreContext, tx: Parameters<Parameters<typeof inTenant>[1]>[0], threadId: string, messageId: string, verb: string) {
+async function explainMissing(
+  context: StoreContext,
+  tx: Parameters<Parameters<typeof inTenant>[1]>[0],
+  threadId: string,
+  messageId: string,
+  verb: string,
+) {
   const { agentMessage } = context.tables;
   const [existing] = await tx
     .select({ status: agentMessage.status, contextState: agentMessage.contextState })
     .from(agentMessage)
-    .where(and(eq(agentMessage.tenantId, context.tenantId), eq(agentMessage.threadId, threadId), eq(agentMessage.messageId, messageId)));
+    .where(
+      and(
+        eq(agentMessage.tenantId, context.tenantId),
+        eq(agentMessage.threadId, threadId),
+        eq(agentMessage.messageId, messageId),
+      ),
+    );
   if (!existing) return new NotFoundError({ entity: 'message', id: messageId });
   if (existing.contextState === 'redacted' && (existing.status === 'pending' || existing.status === 'streaming')) {
-    return new InvalidArgumentError({ argument: 'messageId', value: messageId, message: 'the message was redacted while it was being written; it takes no more content.' });
+    return new InvalidArgumentError({
+      argument: 'messageId',
+      value: messageId,
+      message: 'the message was redacted while it was being written; it takes no more content.',
+    });
   }
   return new InvalidArgumentError({
     argument: 'messageId',

@@ -69,65 +69,95 @@ function snapshotColumns(context: StoreContext) {
  * repeatable-read transaction so the parts come from one state of the database. The tail holds every message
  * (all states); the context engine filters. Its size is bounded by `maxTailMessages`, whatever the thread's length.
  */
-export function loadContext(context: StoreContext, threadId: string, { maxTailMessages = 2000 }: { maxTailMessages?: number } = {}): Promise<ContextView> {
+export function loadContext(
+  context: StoreContext,
+  threadId: string,
+  { maxTailMessages = 2000 }: { maxTailMessages?: number } = {},
+): Promise<ContextView> {
   const thread = assertThreadId(threadId);
   assertInteger('options.maxTailMessages', maxTailMessages, 1, 100_000);
   const { agentContextSnapshot, agentSummary, agentMessage } = context.tables;
-  return inTenant(context, async (tx) => {
-    const threadRow = await requireThread(context, tx, thread);
-    const tenantThread = (table: typeof agentSummary | typeof agentContextSnapshot) =>
-      and(eq(table.tenantId, context.tenantId), eq(table.threadId, thread));
-    const [[snapshot], [latestSummary], [versionRow]] = await Promise.all([
-      tx.select(snapshotColumns(context)).from(agentContextSnapshot)
-        .where(and(tenantThread(agentContextSnapshot), eq(agentContextSnapshot.stale, false)))
-        .orderBy(desc(agentContextSnapshot.version)).limit(1),
-      tx.select(summaryColumns(context)).from(agentSummary)
-        .where(and(tenantThread(agentSummary), eq(agentSummary.stale, false)))
-        .orderBy(desc(agentSummary.throughSequence), desc(agentSummary.createdAt)).limit(1),
-      tx.select({ version: sql<number>`coalesce(max(${agentContextSnapshot.version}), 0)` }).from(agentContextSnapshot)
-        .where(tenantThread(agentContextSnapshot)),
-    ]);
-    let summary: StoredSummary | null = null;
-    if (snapshot?.summaryId) {
-      const [row] = await tx.select(summaryColumns(context)).from(agentSummary)
-        .where(and(tenantThread(agentSummary), eq(agentSummary.id, snapshot.summaryId), eq(agentSummary.stale, false)));
-      summary = row ? toSummary(row) : null;
-    }
-    const boundary = snapshot ? Number(snapshot.throughSequence) : 0;
-    const rows = await tx
-      .select(messageColumns(context.tables))
-      .from(agentMessage)
-      .where(and(eq(agentMessage.tenantId, context.tenantId), eq(agentMessage.threadId, thread), gt(agentMessage.sequence, boundary), isNull(agentMessage.deletedAt)))
-      .orderBy(desc(agentMessage.sequence))
-      .limit(maxTailMessages + 1);
-    const tail = rows.slice(0, maxTailMessages).reverse().map((row) => toStoredMessage(row));
-    const pinnedRows =
-      boundary === 0
-        ? []
-        : await tx
-            .select(messageColumns(context.tables))
-            .from(agentMessage)
-            .where(
-              and(
-                eq(agentMessage.tenantId, context.tenantId),
-                eq(agentMessage.threadId, thread),
-                lte(agentMessage.sequence, boundary),
-                eq(agentMessage.pinned, true),
-                isNull(agentMessage.deletedAt),
-              ),
-            )
-            .orderBy(asc(agentMessage.sequence));
-    return {
-      thread: threadRow,
-      snapshot: snapshot ? toSnapshot(snapshot) : null,
-      summary,
-      latestSummary: latestSummary ? toSummary(latestSummary) : null,
-      tail,
-      pinned: pinnedRows.map((row) => toStoredMessage(row)),
-      tailTruncated: rows.length > maxTailMessages,
-      currentVersion: Number(versionRow?.version ?? 0),
-    };
-  }, { isolationLevel: 'repeatable read' });
+  return inTenant(
+    context,
+    async (tx) => {
+      const threadRow = await requireThread(context, tx, thread);
+      const tenantThread = (table: typeof agentSummary | typeof agentContextSnapshot) =>
+        and(eq(table.tenantId, context.tenantId), eq(table.threadId, thread));
+      const [[snapshot], [latestSummary], [versionRow]] = await Promise.all([
+        tx
+          .select(snapshotColumns(context))
+          .from(agentContextSnapshot)
+          .where(and(tenantThread(agentContextSnapshot), eq(agentContextSnapshot.stale, false)))
+          .orderBy(desc(agentContextSnapshot.version))
+          .limit(1),
+        tx
+          .select(summaryColumns(context))
+          .from(agentSummary)
+          .where(and(tenantThread(agentSummary), eq(agentSummary.stale, false)))
+          .orderBy(desc(agentSummary.throughSequence), desc(agentSummary.createdAt))
+          .limit(1),
+        tx
+          .select({ version: sql<number>`coalesce(max(${agentContextSnapshot.version}), 0)` })
+          .from(agentContextSnapshot)
+          .where(tenantThread(agentContextSnapshot)),
+      ]);
+      let summary: StoredSummary | null = null;
+      if (snapshot?.summaryId) {
+        const [row] = await tx
+          .select(summaryColumns(context))
+          .from(agentSummary)
+          .where(
+            and(tenantThread(agentSummary), eq(agentSummary.id, snapshot.summaryId), eq(agentSummary.stale, false)),
+          );
+        summary = row ? toSummary(row) : null;
+      }
+      const boundary = snapshot ? Number(snapshot.throughSequence) : 0;
+      const rows = await tx
+        .select(messageColumns(context.tables))
+        .from(agentMessage)
+        .where(
+          and(
+            eq(agentMessage.tenantId, context.tenantId),
+            eq(agentMessage.threadId, thread),
+            gt(agentMessage.sequence, boundary),
+            isNull(agentMessage.deletedAt),
+          ),
+        )
+        .orderBy(desc(agentMessage.sequence))
+        .limit(maxTailMessages + 1);
+      const tail = rows
+        .slice(0, maxTailMessages)
+        .reverse()
+        .map((row) => toStoredMessage(row));
+      const pinnedRows =
+        boundary === 0
+          ? []
+          : await tx
+              .select(messageColumns(context.tables))
+              .from(agentMessage)
+              .where(
+                and(
+                  eq(agentMessage.tenantId, context.tenantId),
+                  eq(agentMessage.threadId, thread),
+                  lte(agentMessage.sequence, boundary),
+                  eq(agentMessage.pinned, true),
+                  isNull(agentMessage.deletedAt),
+                ),
+              )
+              .orderBy(asc(agentMessage.sequence));
+      return {
+        thread: threadRow,
+        snapshot: snapshot ? toSnapshot(snapshot) : null,
+        summary,
+        latestSummary: latestSummary ? toSummary(latestSummary) : null,
+        tail,
+        pinned: pinnedRows.map((row) => toStoredMessage(row)),
+        tailTruncated: rows.length > maxTailMessages,
+        currentVersion: Number(versionRow?.version ?? 0),
+      };
+    },
+    { isolationLevel: 'repeatable read' },
+  );
 }
 
 type SummaryRow = Omit<StoreContext['tables']['agentSummary']['$inferSelect'], 'tenantId' | 'updatedAt'>;
@@ -144,7 +174,8 @@ function toSnapshot(row: SnapshotRow): StoredSnapshot {
 /** A required short string (a policy version, a hash): typed errors instead of a NOT NULL or encoding failure in SQL. */
 function assertRequiredText(argument: string, value: unknown): string {
   const text = assertOptionalText(argument, value, 200);
-  if (text === null || text.length === 0) throw new InvalidArgumentError({ argument, value, message: 'expected a non-empty string.' });
+  if (text === null || text.length === 0)
+    throw new InvalidArgumentError({ argument, value, message: 'expected a non-empty string.' });
   return text;
 }
 
@@ -168,13 +199,25 @@ function jsonArgument(argument: string, value: unknown): string {
  * Stores a summary artifact over an inclusive sequence range of the thread. Empty content is refused, so a
  * failed summarizer call can never write a summary.
  */
-export function writeSummary(context: StoreContext, threadId: string, input: WriteSummaryInput): Promise<StoredSummary> {
+export function writeSummary(
+  context: StoreContext,
+  threadId: string,
+  input: WriteSummaryInput,
+): Promise<StoredSummary> {
   const thread = assertThreadId(threadId);
   if (typeof input.content !== 'string' || input.content.trim().length === 0) {
-    throw new InvalidArgumentError({ argument: 'summary.content', value: input.content, message: 'a summary must have content.' });
+    throw new InvalidArgumentError({
+      argument: 'summary.content',
+      value: input.content,
+      message: 'a summary must have content.',
+    });
   }
   if (input.content.includes('\u0000') || !input.content.isWellFormed()) {
-    throw new InvalidArgumentError({ argument: 'summary.content', value: input.content, message: 'contains NUL or a lone surrogate.' });
+    throw new InvalidArgumentError({
+      argument: 'summary.content',
+      value: input.content,
+      message: 'contains NUL or a lone surrogate.',
+    });
   }
   assertInteger('summary.tokenCount', input.tokenCount, 0, 10_000_000);
   const policyVersion = assertRequiredText('summary.policyVersion', input.policyVersion);
@@ -209,11 +252,22 @@ export function writeSummary(context: StoreContext, threadId: string, input: Wri
  * {@link VersionConflictError} is raised: a snapshot is never overwritten. The boundary is inclusive and must
  * lie within the thread.
  */
-export async function writeSnapshot(context: StoreContext, threadId: string, input: WriteSnapshotInput): Promise<StoredSnapshot> {
+export async function writeSnapshot(
+  context: StoreContext,
+  threadId: string,
+  input: WriteSnapshotInput,
+): Promise<StoredSnapshot> {
   const thread = assertThreadId(threadId);
   const expectedVersion = assertInteger('snapshot.expectedVersion', input.expectedVersion, 0, 2_000_000_000);
-  if (!Array.isArray(input.includedSequences) || input.includedSequences.some((sequence) => !Number.isSafeInteger(sequence) || sequence < 1)) {
-    throw new InvalidArgumentError({ argument: 'snapshot.includedSequences', value: input.includedSequences, message: 'expected positive integers.' });
+  if (
+    !Array.isArray(input.includedSequences) ||
+    input.includedSequences.some((sequence) => !Number.isSafeInteger(sequence) || sequence < 1)
+  ) {
+    throw new InvalidArgumentError({
+      argument: 'snapshot.includedSequences',
+      value: input.includedSequences,
+      message: 'expected positive integers.',
+    });
   }
   const policyVersion = assertRequiredText('snapshot.policyVersion', input.policyVersion);
   const messagesHash = assertRequiredText('snapshot.messagesHash', input.messagesHash);
@@ -233,7 +287,13 @@ export async function writeSnapshot(context: StoreContext, threadId: string, inp
         const [summary] = await tx
           .select({ stale: agentSummary.stale })
           .from(agentSummary)
-          .where(and(eq(agentSummary.tenantId, context.tenantId), eq(agentSummary.threadId, thread), eq(agentSummary.id, summaryId)))
+          .where(
+            and(
+              eq(agentSummary.tenantId, context.tenantId),
+              eq(agentSummary.threadId, thread),
+              eq(agentSummary.id, summaryId),
+            ),
+          )
           .for('share');
         if (!summary) throw new NotFoundError({ entity: 'summary', id: summaryId });
         stale = summary.stale;
@@ -254,9 +314,15 @@ export async function writeSnapshot(context: StoreContext, threadId: string, inp
           .select({ version: sql<number>`coalesce(max(${agentContextSnapshot.version}), 0)` })
           .from(agentContextSnapshot)
           .where(and(eq(agentContextSnapshot.tenantId, context.tenantId), eq(agentContextSnapshot.threadId, thread)));
-        throw new VersionConflictError({ entity: 'snapshot', expectedVersion, actualVersion: Number(current?.version) });
+        throw new VersionConflictError({
+          entity: 'snapshot',
+          expectedVersion,
+          actualVersion: Number(current?.version),
+        });
       }
-      const [row] = await tx.select(snapshotColumns(context)).from(agentContextSnapshot)
+      const [row] = await tx
+        .select(snapshotColumns(context))
+        .from(agentContextSnapshot)
         .where(and(eq(agentContextSnapshot.tenantId, context.tenantId), eq(agentContextSnapshot.id, rows[0]!.id)));
       return toSnapshot(row!);
     });
@@ -273,7 +339,9 @@ export function listSummaries(context: StoreContext, threadId: string): Promise<
   const { agentSummary } = context.tables;
   return inTenant(context, async (tx) => {
     await requireThread(context, tx, thread);
-    const rows = await tx.select(summaryColumns(context)).from(agentSummary)
+    const rows = await tx
+      .select(summaryColumns(context))
+      .from(agentSummary)
       .where(and(eq(agentSummary.tenantId, context.tenantId), eq(agentSummary.threadId, thread)))
       .orderBy(asc(agentSummary.throughSequence), asc(agentSummary.createdAt));
     return rows.map(toSummary);

@@ -14,7 +14,14 @@ import {
   type BeginAssistantMessageOptions,
   type FinalStatus,
 } from './assistant-lifecycle.js';
-import { listSummaries, loadContext, writeSnapshot, writeSummary, type WriteSnapshotInput, type WriteSummaryInput } from './context-artifacts.js';
+import {
+  listSummaries,
+  loadContext,
+  writeSnapshot,
+  writeSummary,
+  type WriteSnapshotInput,
+  type WriteSummaryInput,
+} from './context-artifacts.js';
 import { getMessage, listMessages, type ListMessagesOptions } from './list-messages.js';
 import { excludeMessages, includeMessages, pinMessage, type ExcludeMessagesOptions } from './message-state.js';
 import { redactMessage, type RedactMessageOptions } from './redact-message.js';
@@ -22,7 +29,17 @@ import { deleteThreadsOlderThan, type RetentionOptions } from './retention.js';
 import { failRun, finishRun, getRun, startRun, type FinishRunOptions, type StartRunOptions } from './runs.js';
 import { searchMessages, type SearchMessagesOptions } from './search-messages.js';
 import type { StoreContext } from './store-context.js';
-import { createThread, deleteThread, forkThread, getThread, listThreads, softDeleteThread, updateThread, type CreateThreadOptions, type ListThreadsOptions } from './threads.js';
+import {
+  createThread,
+  deleteThread,
+  forkThread,
+  getThread,
+  listThreads,
+  softDeleteThread,
+  updateThread,
+  type CreateThreadOptions,
+  type ListThreadsOptions,
+} from './threads.js';
 import { loadO200kTokenCounter, type TokenCounter } from '../tokens/token-counter.js';
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
 import type { RunUsage } from '../model/stored-rows.js';
@@ -55,7 +72,11 @@ export interface CreateAgentHistoryOptions {
    */
   appendBatching?: AppendBatchingOptions | false;
   /** @internal Test hooks: a clock and an id generator. */
-  _internal?: { now?: () => Date; generateId?: () => string; onAppendBatchError?: (error: unknown, size: number) => void };
+  _internal?: {
+    now?: () => Date;
+    generateId?: () => string;
+    onAppendBatchError?: (error: unknown, size: number) => void;
+  };
 }
 
 /**
@@ -82,13 +103,28 @@ export function createAgentHistory({
   const tokenCounter = Promise.resolve(tokenCounterOption ?? loadO200kTokenCounter());
   const generateId = _internal.generateId ?? randomUUID;
   const statements = appendStatements(tables);
-  const appendBatcher = createAppendBatcher(db, statements, appendBatching, { onBatchError: _internal.onAppendBatchError, now });
+  const appendBatcher = createAppendBatcher(db, statements, appendBatching, {
+    onBatchError: _internal.onAppendBatchError,
+    now,
+  });
   return {
     tables,
     tokenCounter,
     /** The store of one tenant. Throws `InvalidTenantError` for a missing or malformed tenant id. */
     forTenant(tenantId: string) {
-      const context: StoreContext = { db, tables, tenantId: assertTenantId(tenantId), appRole, tokenCounter, maxMessageBytes, leaseMs, now, generateId, appendBatcher, appendStatements: statements };
+      const context: StoreContext = {
+        db,
+        tables,
+        tenantId: assertTenantId(tenantId),
+        appRole,
+        tokenCounter,
+        maxMessageBytes,
+        leaseMs,
+        now,
+        generateId,
+        appendBatcher,
+        appendStatements: statements,
+      };
       return tenantHistory(context);
     },
   };
@@ -111,40 +147,62 @@ function tenantHistory(context: StoreContext) {
       getThread: async (threadId: string) => getThread(context, threadId),
       listThreads: async (options?: ListThreadsOptions) => listThreads(context, options),
       renameThread: async (threadId: string, title: string | null) => updateThread(context, threadId, { title }),
-      updateThreadMetadata: async (threadId: string, metadata: StoredMetadata) => updateThread(context, threadId, { metadata }),
-      softDeleteThread: async (threadId: string, options?: { actor?: string; reason?: string }) => softDeleteThread(context, threadId, options),
-      deleteThread: async (threadId: string, options?: { actor?: string; reason?: string }) => deleteThread(context, threadId, options),
-      forkThread: async (threadId: string, options: { atSequence: number; id?: string; title?: string; userId?: string }) => forkThread(context, threadId, options),
+      updateThreadMetadata: async (threadId: string, metadata: StoredMetadata) =>
+        updateThread(context, threadId, { metadata }),
+      softDeleteThread: async (threadId: string, options?: { actor?: string; reason?: string }) =>
+        softDeleteThread(context, threadId, options),
+      deleteThread: async (threadId: string, options?: { actor?: string; reason?: string }) =>
+        deleteThread(context, threadId, options),
+      forkThread: async (
+        threadId: string,
+        options: { atSequence: number; id?: string; title?: string; userId?: string },
+      ) => forkThread(context, threadId, options),
 
       startRun: async (threadId: string, options?: StartRunOptions) => startRun(context, threadId, options),
       finishRun: async (runId: string, options: FinishRunOptions) => finishRun(context, runId, options),
       failRun: async (runId: string, error: unknown, usage?: RunUsage) => failRun(context, runId, error, usage),
       getRun: async (runId: string) => getRun(context, runId),
 
-      appendMessage: async <UI_MESSAGE extends StorableMessage>(threadId: string, message: UI_MESSAGE, options?: AppendMessageOptions) =>
-        appendMessage(context, threadId, message, options),
-      beginAssistantMessage: async (threadId: string, options: BeginAssistantMessageOptions) => beginAssistantMessage(context, threadId, options),
-      checkpointMessage: async (threadId: string, messageId: string, update: { parts: StoredMessagePart[]; metadata?: StoredMetadata }) =>
-        checkpointMessage(context, threadId, messageId, update),
-      finalizeMessage: async (threadId: string, messageId: string, update: { status: FinalStatus; parts: StoredMessagePart[]; metadata?: StoredMetadata }) =>
-        finalizeMessage(context, threadId, messageId, update),
+      appendMessage: async <UI_MESSAGE extends StorableMessage>(
+        threadId: string,
+        message: UI_MESSAGE,
+        options?: AppendMessageOptions,
+      ) => appendMessage(context, threadId, message, options),
+      beginAssistantMessage: async (threadId: string, options: BeginAssistantMessageOptions) =>
+        beginAssistantMessage(context, threadId, options),
+      checkpointMessage: async (
+        threadId: string,
+        messageId: string,
+        update: { parts: StoredMessagePart[]; metadata?: StoredMetadata },
+      ) => checkpointMessage(context, threadId, messageId, update),
+      finalizeMessage: async (
+        threadId: string,
+        messageId: string,
+        update: { status: FinalStatus; parts: StoredMessagePart[]; metadata?: StoredMetadata },
+      ) => finalizeMessage(context, threadId, messageId, update),
       recoverAbandonedMessages: async () => recoverAbandonedMessages(context),
-      excludeMessages: async (threadId: string, messageIds: string[], options: ExcludeMessagesOptions) => excludeMessages(context, threadId, messageIds, options),
-      includeMessages: async (threadId: string, messageIds: string[], options?: { actor?: string; reason?: string }) => includeMessages(context, threadId, messageIds, options),
-      pinMessage: async (threadId: string, messageId: string, pinned?: boolean) => pinMessage(context, threadId, messageId, pinned),
+      excludeMessages: async (threadId: string, messageIds: string[], options: ExcludeMessagesOptions) =>
+        excludeMessages(context, threadId, messageIds, options),
+      includeMessages: async (threadId: string, messageIds: string[], options?: { actor?: string; reason?: string }) =>
+        includeMessages(context, threadId, messageIds, options),
+      pinMessage: async (threadId: string, messageId: string, pinned?: boolean) =>
+        pinMessage(context, threadId, messageId, pinned),
       getMessage: async (threadId: string, messageId: string) => getMessage(context, threadId, messageId),
       listMessages: async (threadId: string, options?: ListMessagesOptions) => listMessages(context, threadId, options),
       searchMessages: async (query: string, options?: SearchMessagesOptions) => searchMessages(context, query, options),
-      redactMessage: async (threadId: string, messageId: string, options: RedactMessageOptions) => redactMessage(context, threadId, messageId, options),
+      redactMessage: async (threadId: string, messageId: string, options: RedactMessageOptions) =>
+        redactMessage(context, threadId, messageId, options),
       deleteThreadsOlderThan: async (options: RetentionOptions) => deleteThreadsOlderThan(context, options),
 
-      loadContext: async (threadId: string, options?: { maxTailMessages?: number }) => loadContext(context, threadId, options),
+      loadContext: async (threadId: string, options?: { maxTailMessages?: number }) =>
+        loadContext(context, threadId, options),
       writeSummary: async (threadId: string, input: WriteSummaryInput) => writeSummary(context, threadId, input),
       writeSnapshot: async (threadId: string, input: WriteSnapshotInput) => writeSnapshot(context, threadId, input),
       listSummaries: async (threadId: string) => listSummaries(context, threadId),
     }),
     /** The context engine's persistence for one thread: pass it as `createContextManager({ store })`. */
-    contextStore: (threadId: string, options?: { maxTailMessages?: number }) => withStoreErrors(createThreadContextStore(context, threadId, options)),
+    contextStore: (threadId: string, options?: { maxTailMessages?: number }) =>
+      withStoreErrors(createThreadContextStore(context, threadId, options)),
   };
 }
 

@@ -7,7 +7,14 @@ import { MIGRATIONS_FOLDER } from './migrate.js';
 /** The shipped migrations drizzle-kit cannot generate from the schema: the role (before the tables: their policies name it), then FORCE RLS, grants and the append functions. */
 const BEFORE_TABLES = ['0000_roles.sql'];
 const AFTER_TABLES = ['0002_force_rls_grants_append.sql', '0004_append_batch.sql'];
-const TABLES = ['agent_thread', 'agent_run', 'agent_message', 'agent_summary', 'agent_context_snapshot', 'agent_audit_event'];
+const TABLES = [
+  'agent_thread',
+  'agent_run',
+  'agent_message',
+  'agent_summary',
+  'agent_context_snapshot',
+  'agent_audit_event',
+];
 const TYPES = ['agent_message_role', 'agent_message_status', 'agent_message_context_state'];
 const FUNCTIONS = ['agent_history_append_messages', 'agent_history_append_message'];
 /** A name that needs no care when double-quoted (no quote, no NUL), within Postgres's 63 bytes. */
@@ -39,10 +46,20 @@ export interface CustomMigrationSql {
  * @example
  * const { beforeTables, afterTables } = customMigrationSql({ schema: 'agent' });
  */
-export function customMigrationSql({ schema = 'public', appRole = DEFAULT_APP_ROLE }: CustomMigrationSqlOptions = {}): CustomMigrationSql {
-  for (const [argument, value] of [['schema', schema], ['appRole', appRole]] as const) {
+export function customMigrationSql({
+  schema = 'public',
+  appRole = DEFAULT_APP_ROLE,
+}: CustomMigrationSqlOptions = {}): CustomMigrationSql {
+  for (const [argument, value] of [
+    ['schema', schema],
+    ['appRole', appRole],
+  ] as const) {
     if (typeof value !== 'string' || !IDENTIFIER.test(value)) {
-      throw new InvalidArgumentError({ argument, value, message: 'expected a Postgres identifier: a letter or _, then letters, digits, _ or $, at most 63 characters.' });
+      throw new InvalidArgumentError({
+        argument,
+        value,
+        message: 'expected a Postgres identifier: a letter or _, then letters, digits, _ or $, at most 63 characters.',
+      });
     }
   }
   const names = [...TABLES, ...TYPES, ...FUNCTIONS].join('|');
@@ -52,7 +69,10 @@ export function customMigrationSql({ schema = 'public', appRole = DEFAULT_APP_RO
         readFileSync(join(MIGRATIONS_FOLDER, file), 'utf8')
           // Qualify every table, enum type and function, quoted or not (`FROM agent_history_append_message(` in
           // 0004), but not a column reference such as `"agent_message"."pinned"` nor a name inside a longer one.
-          .replace(new RegExp(`(?<![\\w."])"?(${names})"?(?![\\w"])`, 'g'), (_match, name: string) => `"${schema}"."${name}"`)
+          .replace(
+            new RegExp(`(?<![\\w."])"?(${names})"?(?![\\w"])`, 'g'),
+            (_match, name: string) => `"${schema}"."${name}"`,
+          )
           .replaceAll('GRANT USAGE ON SCHEMA "public"', `GRANT USAGE ON SCHEMA "${schema}"`)
           .replaceAll(`'${DEFAULT_APP_ROLE}'`, `'${appRole}'`)
           .replaceAll(`"${DEFAULT_APP_ROLE}"`, `"${appRole}"`)

@@ -27,13 +27,29 @@ export interface MessagePage {
 }
 
 /** A page of a thread's messages, newest first, keyset on the sequence (never OFFSET). */
-export function listMessages(context: StoreContext, threadId: string, options: ListMessagesOptions = {}): Promise<MessagePage> {
+export function listMessages(
+  context: StoreContext,
+  threadId: string,
+  options: ListMessagesOptions = {},
+): Promise<MessagePage> {
   const thread = assertThreadId(threadId);
   const limit = assertInteger('options.limit', options.limit ?? 50, 1, 500);
-  const before = options.before === undefined ? undefined : assertInteger('options.before', options.before, 1, Number.MAX_SAFE_INTEGER);
+  const before =
+    options.before === undefined
+      ? undefined
+      : assertInteger('options.before', options.before, 1, Number.MAX_SAFE_INTEGER);
   const roles = options.roles;
-  if (roles !== undefined && (!Array.isArray(roles) || roles.length === 0 || roles.some((role) => !(MESSAGE_ROLES as readonly string[]).includes(role)))) {
-    throw new InvalidArgumentError({ argument: 'options.roles', value: roles, message: `expected a non-empty array of ${MESSAGE_ROLES.join(', ')}.` });
+  if (
+    roles !== undefined &&
+    (!Array.isArray(roles) ||
+      roles.length === 0 ||
+      roles.some((role) => !(MESSAGE_ROLES as readonly string[]).includes(role)))
+  ) {
+    throw new InvalidArgumentError({
+      argument: 'options.roles',
+      value: roles,
+      message: `expected a non-empty array of ${MESSAGE_ROLES.join(', ')}.`,
+    });
   }
   const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {
@@ -67,7 +83,13 @@ export function getMessage(context: StoreContext, threadId: string, messageId: s
     const [row] = await tx
       .select(messageColumns(context.tables))
       .from(agentMessage)
-      .where(and(eq(agentMessage.tenantId, context.tenantId), eq(agentMessage.threadId, thread), eq(agentMessage.messageId, String(messageId))));
+      .where(
+        and(
+          eq(agentMessage.tenantId, context.tenantId),
+          eq(agentMessage.threadId, thread),
+          eq(agentMessage.messageId, String(messageId)),
+        ),
+      );
     if (!row) throw new NotFoundError({ entity: 'message', id: messageId });
     return toStoredMessage(row);
   });

@@ -16,8 +16,16 @@ export interface ExcludeMessagesOptions {
 }
 
 function assertMessageIds(messageIds: unknown): string[] {
-  if (!Array.isArray(messageIds) || messageIds.length === 0 || messageIds.some((id) => typeof id !== 'string' || id.length === 0 || id.length > 200)) {
-    throw new InvalidArgumentError({ argument: 'messageIds', value: messageIds, message: 'expected a non-empty array of message ids.' });
+  if (
+    !Array.isArray(messageIds) ||
+    messageIds.length === 0 ||
+    messageIds.some((id) => typeof id !== 'string' || id.length === 0 || id.length > 200)
+  ) {
+    throw new InvalidArgumentError({
+      argument: 'messageIds',
+      value: messageIds,
+      message: 'expected a non-empty array of message ids.',
+    });
   }
   return [...new Set(messageIds as string[])];
 }
@@ -53,9 +61,16 @@ async function setContextState(
       const [redacted] = await tx
         .select({ id: agentMessage.messageId })
         .from(agentMessage)
-        .where(and(eq(agentMessage.tenantId, context.tenantId), eq(agentMessage.threadId, thread), eq(agentMessage.messageId, missing!)));
+        .where(
+          and(
+            eq(agentMessage.tenantId, context.tenantId),
+            eq(agentMessage.threadId, thread),
+            eq(agentMessage.messageId, missing!),
+          ),
+        );
       // Throwing rolls the whole call back: all the messages change, or none.
-      if (redacted) throw new InvalidArgumentError({ argument: 'messageIds', value: missing, message: 'the message is redacted.' });
+      if (redacted)
+        throw new InvalidArgumentError({ argument: 'messageIds', value: missing, message: 'the message is redacted.' });
       throw new NotFoundError({ entity: 'message', id: missing });
     }
     for (const row of rows) {
@@ -69,27 +84,64 @@ async function setContextState(
  * Takes messages out of the model's context (they stay in the log and in the history UI), e.g. the answers
  * superseded by a regenerate or an edit. History is never deleted by edits.
  */
-export function excludeMessages(context: StoreContext, threadId: string, messageIds: string[], { reason, actor = 'system' }: ExcludeMessagesOptions) {
+export function excludeMessages(
+  context: StoreContext,
+  threadId: string,
+  messageIds: string[],
+  { reason, actor = 'system' }: ExcludeMessagesOptions,
+) {
   if (typeof reason !== 'string' || reason.length === 0 || reason.length > 500) {
-    throw new InvalidArgumentError({ argument: 'reason', value: reason, message: 'expected a string of 1 to 500 characters.' });
+    throw new InvalidArgumentError({
+      argument: 'reason',
+      value: reason,
+      message: 'expected a string of 1 to 500 characters.',
+    });
   }
-  return setContextState(context, threadId, messageIds, { contextState: 'excluded', exclusionReason: reason }, { action: 'message-excluded', actor, reason });
+  return setContextState(
+    context,
+    threadId,
+    messageIds,
+    { contextState: 'excluded', exclusionReason: reason },
+    { action: 'message-excluded', actor, reason },
+  );
 }
 
 /** Brings excluded messages back into the model's context. */
-export function includeMessages(context: StoreContext, threadId: string, messageIds: string[], { actor = 'system', reason }: { actor?: string; reason?: string } = {}) {
-  return setContextState(context, threadId, messageIds, { contextState: 'eligible', exclusionReason: null }, { action: 'message-included', actor, reason });
+export function includeMessages(
+  context: StoreContext,
+  threadId: string,
+  messageIds: string[],
+  { actor = 'system', reason }: { actor?: string; reason?: string } = {},
+) {
+  return setContextState(
+    context,
+    threadId,
+    messageIds,
+    { contextState: 'eligible', exclusionReason: null },
+    { action: 'message-included', actor, reason },
+  );
 }
 
 /** Pins or unpins a message: a pinned message is always in the model's context. */
-export function pinMessage(context: StoreContext, threadId: string, messageId: string, pinned = true): Promise<StoredMessage> {
+export function pinMessage(
+  context: StoreContext,
+  threadId: string,
+  messageId: string,
+  pinned = true,
+): Promise<StoredMessage> {
   const thread = assertThreadId(threadId);
   const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {
     const [row] = await tx
       .update(agentMessage)
       .set({ pinned, updatedAt: sql`now()` })
-      .where(and(eq(agentMessage.tenantId, context.tenantId), eq(agentMessage.threadId, thread), eq(agentMessage.messageId, String(messageId))))
+      .where(
+        and(
+          eq(agentMessage.tenantId, context.tenantId),
+          eq(agentMessage.threadId, thread),
+          eq(agentMessage.messageId, String(messageId)),
+        ),
+      )
       .returning(messageColumns(context.tables));
     if (!row) throw new NotFoundError({ entity: 'message', id: messageId });
     return toStoredMessage(row);

@@ -32,7 +32,8 @@ export function replaceSpans<VALUE>(value: VALUE, spans: readonly string[], repl
   const walk = (item: unknown): unknown => {
     if (typeof item === 'string') return scrub(item);
     if (Array.isArray(item)) return item.map(walk);
-    if (item && typeof item === 'object') return Object.fromEntries(Object.entries(item).map(([key, inner]) => [scrub(key), walk(inner)]));
+    if (item && typeof item === 'object')
+      return Object.fromEntries(Object.entries(item).map(([key, inner]) => [scrub(key), walk(inner)]));
     return item;
   };
   return walk(value) as VALUE;
@@ -45,19 +46,54 @@ export function replaceSpans<VALUE>(value: VALUE, spans: readonly string[], repl
  * it is marked stale. The same is done to its copies in every thread forked from (or into) this one. Afterwards
  * the secret is in no table (the search vector is regenerated from the new parts).
  */
-export async function redactMessage(context: StoreContext, threadId: string, messageId: string, options: RedactMessageOptions): Promise<StoredMessage> {
+export async function redactMessage(
+  context: StoreContext,
+  threadId: string,
+  messageId: string,
+  options: RedactMessageOptions,
+): Promise<StoredMessage> {
   const thread = assertThreadId(threadId);
   const { spans, replacement = '[redacted]', actor, reason } = options;
-  if (spans !== undefined && (!Array.isArray(spans) || spans.length === 0 || spans.some((span) => typeof span !== 'string' || span.length === 0))) {
-    throw new InvalidArgumentError({ argument: 'options.spans', value: spans, message: 'expected a non-empty array of non-empty strings.' });
+  if (
+    spans !== undefined &&
+    (!Array.isArray(spans) || spans.length === 0 || spans.some((span) => typeof span !== 'string' || span.length === 0))
+  ) {
+    throw new InvalidArgumentError({
+      argument: 'options.spans',
+      value: spans,
+      message: 'expected a non-empty array of non-empty strings.',
+    });
   }
-  if (typeof actor !== 'string' || actor.length === 0) throw new InvalidArgumentError({ argument: 'options.actor', value: actor, message: 'expected a non-empty string.' });
-  if (typeof reason !== 'string' || reason.length === 0) throw new InvalidArgumentError({ argument: 'options.reason', value: reason, message: 'expected a non-empty string.' });
-  if (typeof replacement !== 'string' || replacement.length > 1000 || replacement.includes('\u0000') || !replacement.isWellFormed()) {
-    throw new InvalidArgumentError({ argument: 'options.replacement', value: replacement, message: 'expected a string of at most 1000 characters, without NUL or lone surrogates.' });
+  if (typeof actor !== 'string' || actor.length === 0)
+    throw new InvalidArgumentError({
+      argument: 'options.actor',
+      value: actor,
+      message: 'expected a non-empty string.',
+    });
+  if (typeof reason !== 'string' || reason.length === 0)
+    throw new InvalidArgumentError({
+      argument: 'options.reason',
+      value: reason,
+      message: 'expected a non-empty string.',
+    });
+  if (
+    typeof replacement !== 'string' ||
+    replacement.length > 1000 ||
+    replacement.includes('\u0000') ||
+    !replacement.isWellFormed()
+  ) {
+    throw new InvalidArgumentError({
+      argument: 'options.replacement',
+      value: replacement,
+      message: 'expected a string of at most 1000 characters, without NUL or lone surrogates.',
+    });
   }
   if (spans?.some((span) => replacement.includes(span))) {
-    throw new InvalidArgumentError({ argument: 'options.replacement', value: replacement, message: 'must not contain a span it replaces.' });
+    throw new InvalidArgumentError({
+      argument: 'options.replacement',
+      value: replacement,
+      message: 'must not contain a span it replaces.',
+    });
   }
   const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {
@@ -65,7 +101,13 @@ export async function redactMessage(context: StoreContext, threadId: string, mes
     const [row] = await tx
       .select(messageColumns(context.tables))
       .from(agentMessage)
-      .where(and(eq(agentMessage.tenantId, context.tenantId), eq(agentMessage.threadId, thread), eq(agentMessage.messageId, String(messageId))))
+      .where(
+        and(
+          eq(agentMessage.tenantId, context.tenantId),
+          eq(agentMessage.threadId, thread),
+          eq(agentMessage.messageId, String(messageId)),
+        ),
+      )
       .for('update');
     if (!row) throw new NotFoundError({ entity: 'message', id: messageId });
 
@@ -107,7 +149,8 @@ export async function redactMessage(context: StoreContext, threadId: string, mes
     // spans, those threads are scrubbed too, so the secret is left in no thread of the family.
     if (spans !== undefined) {
       const withCopy = new Set(copies.map((copy) => copy.threadId));
-      for (const familyThread of family) if (!withCopy.has(familyThread)) await scrubThreadSpans(context, tx, familyThread, spans, replacement);
+      for (const familyThread of family)
+        if (!withCopy.has(familyThread)) await scrubThreadSpans(context, tx, familyThread, spans, replacement);
     }
     return redactedOriginal!;
   });
@@ -211,7 +254,13 @@ async function invalidateDerived(
 }
 
 /** Cuts the spans out of a thread's title and metadata, its runs' errors and metadata, and its snapshots' JSON. */
-async function scrubThreadSpans(context: StoreContext, tx: TenantTransaction, threadId: string, spans: string[], replacement: string): Promise<void> {
+async function scrubThreadSpans(
+  context: StoreContext,
+  tx: TenantTransaction,
+  threadId: string,
+  spans: string[],
+  replacement: string,
+): Promise<void> {
   const { agentContextSnapshot, agentThread, agentRun } = context.tables;
   const scrub = <VALUE>(value: VALUE) => replaceSpans(value, spans, replacement);
   const [threadRow] = await tx
@@ -231,8 +280,15 @@ async function scrubThreadSpans(context: StoreContext, tx: TenantTransaction, th
   for (const run of runs) {
     const error = run.error === null ? null : scrub(run.error);
     const metadata = scrub(run.metadata);
-    if (JSON.stringify(error) === JSON.stringify(run.error) && JSON.stringify(metadata) === JSON.stringify(run.metadata)) continue;
-    await tx.update(agentRun).set({ error, metadata }).where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.id, run.id)));
+    if (
+      JSON.stringify(error) === JSON.stringify(run.error) &&
+      JSON.stringify(metadata) === JSON.stringify(run.metadata)
+    )
+      continue;
+    await tx
+      .update(agentRun)
+      .set({ error, metadata })
+      .where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.id, run.id)));
   }
   const snapshots = await tx
     .select({ id: agentContextSnapshot.id, pruned: agentContextSnapshot.pruned, budget: agentContextSnapshot.budget })
@@ -241,7 +297,11 @@ async function scrubThreadSpans(context: StoreContext, tx: TenantTransaction, th
   for (const snapshot of snapshots) {
     const pruned = scrub(snapshot.pruned);
     const budget = scrub(snapshot.budget);
-    if (JSON.stringify(pruned) === JSON.stringify(snapshot.pruned) && JSON.stringify(budget) === JSON.stringify(snapshot.budget)) continue;
+    if (
+      JSON.stringify(pruned) === JSON.stringify(snapshot.pruned) &&
+      JSON.stringify(budget) === JSON.stringify(snapshot.budget)
+    )
+      continue;
     await tx
       .update(agentContextSnapshot)
       .set({ pruned, budget })

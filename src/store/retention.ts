@@ -16,9 +16,16 @@ export interface RetentionOptions {
  * activity is older than the cut-off, with its runs, messages, summaries and snapshots. A newer thread is never
  * touched, and a thread is never cut in part. Returns how many threads were deleted.
  */
-export async function deleteThreadsOlderThan(context: StoreContext, { olderThan, batchSize = 100 }: RetentionOptions): Promise<number> {
+export async function deleteThreadsOlderThan(
+  context: StoreContext,
+  { olderThan, batchSize = 100 }: RetentionOptions,
+): Promise<number> {
   if (!(olderThan instanceof Date) || Number.isNaN(olderThan.getTime())) {
-    throw new InvalidArgumentError({ argument: 'options.olderThan', value: olderThan, message: 'expected a valid Date.' });
+    throw new InvalidArgumentError({
+      argument: 'options.olderThan',
+      value: olderThan,
+      message: 'expected a valid Date.',
+    });
   }
   assertInteger('options.batchSize', batchSize, 1, 10_000);
   const { agentThread } = context.tables;
@@ -33,7 +40,15 @@ export async function deleteThreadsOlderThan(context: StoreContext, { olderThan,
         .limit(batchSize)
         .for('update', { skipLocked: true });
       if (ids.length === 0) return 0;
-      await tx.delete(agentThread).where(and(eq(agentThread.tenantId, context.tenantId), inArray(agentThread.id, ids.map((row) => row.id))));
+      await tx.delete(agentThread).where(
+        and(
+          eq(agentThread.tenantId, context.tenantId),
+          inArray(
+            agentThread.id,
+            ids.map((row) => row.id),
+          ),
+        ),
+      );
       await recordAudit(context, tx, {
         action: 'threads-expired',
         actor: 'retention',

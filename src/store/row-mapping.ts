@@ -12,7 +12,9 @@ export function messageColumns(tables: AgentTables) {
 type MessageRow = Omit<AgentTables['agentMessage']['$inferSelect'], 'searchVector' | 'tenantId'>;
 
 /** Maps a message row to a {@link StoredMessage}; the `UIMessage` comes back exactly as it was stored. */
-export function toStoredMessage<UI_MESSAGE extends StorableMessage = StorableMessage>(row: MessageRow): StoredMessage<UI_MESSAGE> {
+export function toStoredMessage<UI_MESSAGE extends StorableMessage = StorableMessage>(
+  row: MessageRow,
+): StoredMessage<UI_MESSAGE> {
   const message = { id: row.messageId, role: row.role, parts: row.parts } as StorableMessage;
   if (row.metadata && Object.keys(row.metadata).length > 0) message.metadata = row.metadata;
   return {

@@ -24,7 +24,12 @@ export interface FinishRunOptions {
 }
 
 function runColumns(context: StoreContext) {
-  const { tenantId: _tenantId, createdAt: _createdAt, updatedAt: _updatedAt, ...columns } = getTableColumns(context.tables.agentRun);
+  const {
+    tenantId: _tenantId,
+    createdAt: _createdAt,
+    updatedAt: _updatedAt,
+    ...columns
+  } = getTableColumns(context.tables.agentRun);
   return columns;
 }
 
@@ -35,9 +40,11 @@ function assertRunId(runId: unknown): string {
 
 function assertTokens(argument: string, value: number | undefined): number | null {
   if (value === undefined) return null;
-  if (!Number.isSafeInteger(value) || value < 0) throw new InvalidArgumentError({ argument, value, message: 'expected a non-negative integer.' });
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new InvalidArgumentError({ argument, value, message: 'expected a non-negative integer.' });
   // The columns are int4: a larger count would fail in Postgres with an untyped error.
-  if (value > 2_147_483_647) throw new InvalidArgumentError({ argument, value, message: 'expected at most 2147483647.' });
+  if (value > 2_147_483_647)
+    throw new InvalidArgumentError({ argument, value, message: 'expected at most 2147483647.' });
   return value;
 }
 
@@ -58,10 +65,18 @@ export function startRun(context: StoreContext, threadId: string, options: Start
 }
 
 /** Ends a run with its status and token usage. Finishing a finished run again returns it unchanged. */
-export function finishRun(context: StoreContext, runId: string, { status, usage = {}, error }: FinishRunOptions): Promise<StoredRun> {
+export function finishRun(
+  context: StoreContext,
+  runId: string,
+  { status, usage = {}, error }: FinishRunOptions,
+): Promise<StoredRun> {
   const id = assertRunId(runId);
   if (status !== 'completed' && status !== 'failed' && status !== 'cancelled') {
-    throw new InvalidArgumentError({ argument: 'status', value: status, message: 'expected completed, failed or cancelled.' });
+    throw new InvalidArgumentError({
+      argument: 'status',
+      value: status,
+      message: 'expected completed, failed or cancelled.',
+    });
   }
   const values = {
     status,
@@ -79,7 +94,10 @@ export function finishRun(context: StoreContext, runId: string, { status, usage 
       .where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.id, id), sql`${agentRun.finishedAt} is null`))
       .returning(runColumns(context));
     if (row) return row as StoredRun;
-    const [existing] = await tx.select(runColumns(context)).from(agentRun).where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.id, id)));
+    const [existing] = await tx
+      .select(runColumns(context))
+      .from(agentRun)
+      .where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.id, id)));
     if (!existing) throw new NotFoundError({ entity: 'run', id: runId });
     return existing as StoredRun;
   });
@@ -95,7 +113,10 @@ export function getRun(context: StoreContext, runId: string): Promise<StoredRun>
   const id = assertRunId(runId);
   const { agentRun } = context.tables;
   return inTenant(context, async (tx) => {
-    const [row] = await tx.select(runColumns(context)).from(agentRun).where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.id, id)));
+    const [row] = await tx
+      .select(runColumns(context))
+      .from(agentRun)
+      .where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.id, id)));
     if (!row) throw new NotFoundError({ entity: 'run', id: runId });
     return row as StoredRun;
   });

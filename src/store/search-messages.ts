@@ -44,19 +44,35 @@ function toHtmlSnippet(marked: string): string {
  * with web-search syntax (`"exact phrase"`, `or`, `-word`). Any string is a valid query: operators that make
  * no sense are ignored, never an error. Ranked, with snippets; deleted threads and messages are left out.
  */
-export function searchMessages(context: StoreContext, query: string, options: SearchMessagesOptions = {}): Promise<SearchHit[]> {
+export function searchMessages(
+  context: StoreContext,
+  query: string,
+  options: SearchMessagesOptions = {},
+): Promise<SearchHit[]> {
   if (typeof query !== 'string' || query.trim().length === 0) {
     throw new InvalidArgumentError({ argument: 'query', value: query, message: 'expected a non-empty search string.' });
   }
   if (query.length > MAX_QUERY_LENGTH || query.includes('\u0000') || !query.isWellFormed()) {
-    throw new InvalidArgumentError({ argument: 'query', value: query, message: `expected at most ${MAX_QUERY_LENGTH} characters, without NUL or lone surrogates.` });
+    throw new InvalidArgumentError({
+      argument: 'query',
+      value: query,
+      message: `expected at most ${MAX_QUERY_LENGTH} characters, without NUL or lone surrogates.`,
+    });
   }
   const limit = assertInteger('options.limit', options.limit ?? 20, 1, 100);
   const threadId = options.threadId === undefined ? null : assertThreadId(options.threadId);
   const userId = assertOptionalText('options.userId', options.userId, 200);
   const { agentMessage, agentThread } = context.tables;
   return inTenant(context, async (tx) => {
-    const rows = rowsOf<{ thread_id: string; sequence: string; message_id: string; role: string; rank: number; snippet: string; created_at: string | Date }>(
+    const rows = rowsOf<{
+      thread_id: string;
+      sequence: string;
+      message_id: string;
+      role: string;
+      rank: number;
+      snippet: string;
+      created_at: string | Date;
+    }>(
       await tx.execute(sql`
         with q as (select websearch_to_tsquery('simple', ${query}) as query)
         select m.thread_id, m.sequence, m.message_id, m.role, ts_rank(m.search_vector, q.query) as rank,

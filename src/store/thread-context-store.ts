@@ -42,7 +42,10 @@ export function createThreadContextStore(
             and(
               eq(agentMessage.tenantId, context.tenantId),
               eq(agentMessage.threadId, thread),
-              inArray(agentMessage.sequence, hits.map((hit) => hit.sequence)),
+              inArray(
+                agentMessage.sequence,
+                hits.map((hit) => hit.sequence),
+              ),
               isNull(agentMessage.deletedAt),
             ),
           ),

@@ -65,11 +65,16 @@ function encodeCursor(at: string, id: string): string {
 function decodeCursor(cursor: string): [string, string] {
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
-    if (typeof at === 'string' && CURSOR_TIME.test(at) && !Number.isNaN(new Date(at).getTime()) && isUuid(id)) return [at, id];
+    if (typeof at === 'string' && CURSOR_TIME.test(at) && !Number.isNaN(new Date(at).getTime()) && isUuid(id))
+      return [at, id];
   } catch {
     // fall through to the typed error
   }
-  throw new InvalidArgumentError({ argument: 'options.cursor', value: cursor, message: 'not a cursor returned by listThreads.' });
+  throw new InvalidArgumentError({
+    argument: 'options.cursor',
+    value: cursor,
+    message: 'not a cursor returned by listThreads.',
+  });
 }
 
 /** Newest activity first, keyset-paged on (last_message_at, id). */
@@ -115,7 +120,9 @@ export function updateThread(
   changes: { title?: string | null; metadata?: StoredMetadata },
 ): Promise<StoredThread> {
   const id = assertThreadId(threadId);
-  const set: { title?: string | null; metadata?: StoredMetadata; updatedAt: ReturnType<typeof sql> } = { updatedAt: sql`now()` };
+  const set: { title?: string | null; metadata?: StoredMetadata; updatedAt: ReturnType<typeof sql> } = {
+    updatedAt: sql`now()`,
+  };
   if (changes.title !== undefined) set.title = assertOptionalText('title', changes.title, 1000);
   if (changes.metadata !== undefined) set.metadata = validateMetadata(changes.metadata);
   const { agentThread } = context.tables;
@@ -131,7 +138,11 @@ export function updateThread(
 }
 
 /** Hides the thread from reads and refuses appends; the rows stay until a hard delete or retention. */
-export function softDeleteThread(context: StoreContext, threadId: string, { actor = 'system', reason }: { actor?: string; reason?: string } = {}) {
+export function softDeleteThread(
+  context: StoreContext,
+  threadId: string,
+  { actor = 'system', reason }: { actor?: string; reason?: string } = {},
+) {
   const id = assertThreadId(threadId);
   const { agentThread } = context.tables;
   return inTenant(context, async (tx) => {
@@ -146,7 +157,11 @@ export function softDeleteThread(context: StoreContext, threadId: string, { acto
 }
 
 /** Deletes the thread with its runs, messages, summaries and snapshots (cascade). Soft-deleted threads too. */
-export function deleteThread(context: StoreContext, threadId: string, { actor = 'system', reason }: { actor?: string; reason?: string } = {}) {
+export function deleteThread(
+  context: StoreContext,
+  threadId: string,
+  { actor = 'system', reason }: { actor?: string; reason?: string } = {},
+) {
   const id = assertThreadId(threadId);
   const { agentThread } = context.tables;
   return inTenant(context, async (tx) => {

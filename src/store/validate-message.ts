@@ -30,13 +30,15 @@ const MAX_DEPTH = 64;
  * naming the path of the first offending value.
  */
 export function assertStorableJson(value: unknown, path: string, depth = 0): void {
-  if (depth > MAX_DEPTH) throw new InvalidMessageError({ path, value: '…', message: `nested deeper than ${MAX_DEPTH} levels.` });
+  if (depth > MAX_DEPTH)
+    throw new InvalidMessageError({ path, value: '…', message: `nested deeper than ${MAX_DEPTH} levels.` });
   switch (typeof value) {
     case 'string':
       assertStorableString(value, path);
       return;
     case 'number':
-      if (!Number.isFinite(value)) throw new InvalidMessageError({ path, value: String(value), message: 'not a finite number.' });
+      if (!Number.isFinite(value))
+        throw new InvalidMessageError({ path, value: String(value), message: 'not a finite number.' });
       return;
     case 'boolean':
       return;
@@ -61,14 +63,20 @@ export function assertStorableJson(value: unknown, path: string, depth = 0): voi
 
 function assertStorableString(value: string, path: string): void {
   if (value.includes('\u0000')) throw new InvalidMessageError({ path, value, message: 'contains a NUL character.' });
-  if (!value.isWellFormed()) throw new InvalidMessageError({ path, value, message: 'contains a lone UTF-16 surrogate.' });
+  if (!value.isWellFormed())
+    throw new InvalidMessageError({ path, value, message: 'contains a lone UTF-16 surrogate.' });
 }
 
 /** Validates a message's parts on their own (used by checkpoints and finalization). */
 export function validateParts(parts: unknown, role: string): StoredMessagePart[] {
-  if (!Array.isArray(parts)) throw new InvalidMessageError({ path: 'parts', value: parts, message: 'must be an array.' });
+  if (!Array.isArray(parts))
+    throw new InvalidMessageError({ path: 'parts', value: parts, message: 'must be an array.' });
   if (parts.length === 0 && role !== 'assistant') {
-    throw new InvalidMessageError({ path: 'parts', value: parts, message: `a ${role} message needs at least one part.` });
+    throw new InvalidMessageError({
+      path: 'parts',
+      value: parts,
+      message: `a ${role} message needs at least one part.`,
+    });
   }
   parts.forEach((part, index) => {
     if (typeof part !== 'object' || part === null || Array.isArray(part)) {
@@ -76,12 +84,23 @@ export function validateParts(parts: unknown, role: string): StoredMessagePart[]
     }
     const type = (part as { type?: unknown }).type;
     if (typeof type !== 'string' || type.length === 0) {
-      throw new InvalidMessageError({ path: `parts[${index}].type`, value: type, message: 'must be a non-empty string.' });
+      throw new InvalidMessageError({
+        path: `parts[${index}].type`,
+        value: type,
+        message: 'must be a non-empty string.',
+      });
     }
     if ((type === 'text' || type === 'reasoning') && typeof (part as { text?: unknown }).text !== 'string') {
-      throw new InvalidMessageError({ path: `parts[${index}].text`, value: (part as { text?: unknown }).text, message: 'must be a string.' });
+      throw new InvalidMessageError({
+        path: `parts[${index}].text`,
+        value: (part as { text?: unknown }).text,
+        message: 'must be a string.',
+      });
     }
-    if ((type.startsWith('tool-') || type === 'dynamic-tool') && typeof (part as { toolCallId?: unknown }).toolCallId !== 'string') {
+    if (
+      (type.startsWith('tool-') || type === 'dynamic-tool') &&
+      typeof (part as { toolCallId?: unknown }).toolCallId !== 'string'
+    ) {
       throw new InvalidMessageError({
         path: `parts[${index}].toolCallId`,
         value: (part as { toolCallId?: unknown }).toolCallId,
@@ -110,11 +129,19 @@ export function validateMessage(message: unknown, { maxBytes }: { maxBytes: numb
   }
   const { id, role, parts, metadata } = message as Record<string, unknown>;
   if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_LENGTH) {
-    throw new InvalidMessageError({ path: 'id', value: id, message: `must be a string of 1 to ${MAX_ID_LENGTH} characters.` });
+    throw new InvalidMessageError({
+      path: 'id',
+      value: id,
+      message: `must be a string of 1 to ${MAX_ID_LENGTH} characters.`,
+    });
   }
   assertStorableString(id, 'id');
   if (typeof role !== 'string' || !(MESSAGE_ROLES as readonly string[]).includes(role)) {
-    throw new InvalidMessageError({ path: 'role', value: role, message: `must be one of ${MESSAGE_ROLES.join(', ')}.` });
+    throw new InvalidMessageError({
+      path: 'role',
+      value: role,
+      message: `must be one of ${MESSAGE_ROLES.join(', ')}.`,
+    });
   }
   const validParts = validateParts(parts, role);
   const validMetadata = validateMetadata(metadata);
@@ -122,5 +149,13 @@ export function validateMessage(message: unknown, { maxBytes }: { maxBytes: numb
   const metadataJson = JSON.stringify(validMetadata);
   const byteSize = Buffer.byteLength(partsJson) + Buffer.byteLength(metadataJson);
   if (byteSize > maxBytes) throw new MessageTooLargeError({ messageId: id, byteSize, limit: maxBytes });
-  return { id, role: role as ValidatedMessage['role'], parts: validParts, metadata: validMetadata, partsJson, metadataJson, byteSize };
+  return {
+    id,
+    role: role as ValidatedMessage['role'],
+    parts: validParts,
+    metadata: validMetadata,
+    partsJson,
+    metadataJson,
+    byteSize,
+  };
 }

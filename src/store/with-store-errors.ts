@@ -16,7 +16,8 @@ function isFailedQuery(error: unknown): error is Error & { cause?: unknown } {
 /** The error in `error`'s chain of causes that carries a SQLSTATE or a connection code. */
 function coded(error: unknown): (Error & { code: string }) | undefined {
   for (let current = error, depth = 0; current && depth < 5; depth++) {
-    if (current instanceof Error && isDatabaseCode((current as { code?: unknown }).code)) return current as Error & { code: string };
+    if (current instanceof Error && isDatabaseCode((current as { code?: unknown }).code))
+      return current as Error & { code: string };
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
@@ -35,8 +36,13 @@ export function asStoreError(error: unknown): unknown {
   // The driver's error: the coded one, or what Drizzle's error wraps ("PGlite is closed" has no code).
   const source = origin ?? (error as { cause?: unknown }).cause;
   // Never a message that lists parameters: Drizzle's own, or a wrapper's that repeats it.
-  const message = source instanceof Error && !source.message.startsWith('Failed query:') ? source.message : 'the statement failed.';
-  return new DatabaseError({ databaseCode: origin?.code, name: source instanceof Error ? source.name : 'Error', message });
+  const message =
+    source instanceof Error && !source.message.startsWith('Failed query:') ? source.message : 'the statement failed.';
+  return new DatabaseError({
+    databaseCode: origin?.code,
+    name: source instanceof Error ? source.name : 'Error',
+    message,
+  });
 }
 
 /** Wraps every method of `methods` so that it throws {@link asStoreError}'s errors. */

@@ -16,7 +16,8 @@ export type AgentHistoryDatabase = PgDatabase<PgQueryResultHKT, Record<string, u
  */
 export function rowsOf<ROW>(result: unknown): ROW[] {
   if (Array.isArray(result)) {
-    for (let index = 0; index < result.length; index++) if (!(index in result)) return result.filter(() => true) as ROW[];
+    for (let index = 0; index < result.length; index++)
+      if (!(index in result)) return result.filter(() => true) as ROW[];
     return result as ROW[];
   }
   return ((result as { rows?: ROW[] }).rows ?? []) as ROW[];

@@ -15,15 +15,22 @@ export type TenantTransaction = Parameters<Parameters<AgentHistoryDatabase['tran
  */
 export async function withTenant<RESULT>(
   db: AgentHistoryDatabase,
-  { tenantId, role, isolationLevel }: { tenantId: string; role: string | null; isolationLevel?: 'read committed' | 'repeatable read' },
+  {
+    tenantId,
+    role,
+    isolationLevel,
+  }: { tenantId: string; role: string | null; isolationLevel?: 'read committed' | 'repeatable read' },
   work: (tx: TenantTransaction) => Promise<RESULT>,
 ): Promise<RESULT> {
-  return db.transaction(async (tx) => {
-    await tx.execute(
-      role === null
-        ? sql`select ${setTenant}${tenantId}, true)`
-        : sql`select ${setTenant}${tenantId}, true), set_config('role', ${role}, true)`,
-    );
-    return work(tx);
-  }, isolationLevel === undefined ? undefined : { isolationLevel });
+  return db.transaction(
+    async (tx) => {
+      await tx.execute(
+        role === null
+          ? sql`select ${setTenant}${tenantId}, true)`
+          : sql`select ${setTenant}${tenantId}, true), set_config('role', ${role}, true)`,
+      );
+      return work(tx);
+    },
+    isolationLevel === undefined ? undefined : { isolationLevel },
+  );
 }

@@ -1,11 +1,45 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { VersionConflictError } from '../errors/version-conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
-import type { ContextStore, LoadedContext, NewContextSnapshot, NewContextSummary, StoredContextMessage, StoredContextMessageStatus, StoredContextSnapshot, StoredContextState, StoredContextSummary } from '../model/context-store.js';
+import type {
+  ContextStore,
+  LoadedContext,
+  NewContextSnapshot,
+  NewContextSummary,
+  StoredContextMessage,
+  StoredContextMessageStatus,
+  StoredContextSnapshot,
+  StoredContextState,
+  StoredContextSummary,
+} from '../model/context-store.js';
 import type { ContextUIMessage } from '../model/context-ui-message.js';
 
 // Words too common to make a message relevant (the search is a plain word match, enough for tests and demos).
-const stopWords = new Set(['the', 'and', 'for', 'our', 'you', 'your', 'what', 'how', 'from', 'with', 'that', 'this', 'are', 'was', 'were', 'has', 'have', 'not', 'but', 'can', 'should', 'would', 'about']);
+const stopWords = new Set([
+  'the',
+  'and',
+  'for',
+  'our',
+  'you',
+  'your',
+  'what',
+  'how',
+  'from',
+  'with',
+  'that',
+  'this',
+  'are',
+  'was',
+  'were',
+  'has',
+  'have',
+  'not',
+  'but',
+  'can',
+  'should',
+  'would',
+  'about',
+]);
 
 /** What {@link MemoryContextStore.appendMessage} takes. */
 export interface AppendMemoryMessageInput {
@@ -63,7 +97,10 @@ export interface CreateMemoryContextStoreOptions {
  * const store = createMemoryContextStore();
  * store.appendMessage({ message: { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Hi' }] } });
  */
-export function createMemoryContextStore({ messages: initial = [], _internal = {} }: CreateMemoryContextStoreOptions = {}): MemoryContextStore {
+export function createMemoryContextStore({
+  messages: initial = [],
+  _internal = {},
+}: CreateMemoryContextStoreOptions = {}): MemoryContextStore {
   const counters = { summary: 0, snapshot: 0 };
   const generateId = _internal.generateId ?? ((kind: 'summary' | 'snapshot') => `${kind}-${++counters[kind]}`);
   const messages: StoredContextMessage[] = [];
@@ -71,13 +108,23 @@ export function createMemoryContextStore({ messages: initial = [], _internal = {
   const snapshots: Array<StoredContextSnapshot & { stale: boolean }> = [];
   let order = 0;
   initial.forEach((message, index) => {
-    if (message.sequence !== index + 1) throw new InvalidArgumentError({ argument: `messages[${index}].sequence`, value: message.sequence, message: `expected ${index + 1}: sequences are gapless from 1.` });
+    if (message.sequence !== index + 1)
+      throw new InvalidArgumentError({
+        argument: `messages[${index}].sequence`,
+        value: message.sequence,
+        message: `expected ${index + 1}: sequences are gapless from 1.`,
+      });
     messages.push(structuredClone(message));
   });
   const lastSequence = () => messages.length;
   const requireMessage = (sequence: number) => {
     const message = messages[sequence - 1];
-    if (!message) throw new InvalidArgumentError({ argument: 'sequence', value: sequence, message: `the thread has messages 1 to ${lastSequence()}.` });
+    if (!message)
+      throw new InvalidArgumentError({
+        argument: 'sequence',
+        value: sequence,
+        message: `the thread has messages 1 to ${lastSequence()}.`,
+      });
     return message;
   };
   const currentVersion = () => snapshots.reduce((max, snapshot) => Math.max(max, snapshot.version), 0);
@@ -98,8 +145,24 @@ export function createMemoryContextStore({ messages: initial = [], _internal = {
       return snapshots.map((snapshot) => structuredClone(snapshot));
     },
 
-    appendMessage({ message, status = 'completed', contextState = 'eligible', pinned = false, tokenCount = null, tokenCounterId = null }) {
-      const stored: StoredContextMessage = { sequence: lastSequence() + 1, message: structuredClone(message), status, contextState, pinned, tokenCount, tokenCounterId, deletedAt: null };
+    appendMessage({
+      message,
+      status = 'completed',
+      contextState = 'eligible',
+      pinned = false,
+      tokenCount = null,
+      tokenCounterId = null,
+    }) {
+      const stored: StoredContextMessage = {
+        sequence: lastSequence() + 1,
+        message: structuredClone(message),
+        status,
+        contextState,
+        pinned,
+        tokenCount,
+        tokenCounterId,
+        deletedAt: null,
+      };
       messages.push(stored);
       return structuredClone(stored);
     },
@@ -114,7 +177,8 @@ export function createMemoryContextStore({ messages: initial = [], _internal = {
       const message = requireMessage(sequence);
       message.contextState = 'redacted';
       message.message = { ...message.message, parts: [] };
-      for (const summary of summaries) if (summary.fromSequence <= sequence && sequence <= summary.throughSequence) summary.stale = true;
+      for (const summary of summaries)
+        if (summary.fromSequence <= sequence && sequence <= summary.throughSequence) summary.stale = true;
       for (const snapshot of snapshots) {
         const summary = summaries.find((candidate) => candidate.id === snapshot.summaryId);
         if (snapshot.includedSequences.includes(sequence) || summary?.stale) snapshot.stale = true;
@@ -125,23 +189,46 @@ export function createMemoryContextStore({ messages: initial = [], _internal = {
       await Promise.resolve();
       const snapshot = [...snapshots].reverse().find((candidate) => !candidate.stale) ?? null;
       const boundary = snapshot?.throughSequence ?? 0;
-      const latestSummary = summaries.filter((summary) => !summary.stale).sort((a, b) => b.throughSequence - a.throughSequence || b.createdOrder - a.createdOrder)[0] ?? null;
+      const latestSummary =
+        summaries
+          .filter((summary) => !summary.stale)
+          .sort((a, b) => b.throughSequence - a.throughSequence || b.createdOrder - a.createdOrder)[0] ?? null;
       const live = messages.filter((message) => message.deletedAt === null);
       return {
         snapshot: snapshot ? strip(snapshot, 'stale') : null,
         latestSummary: latestSummary ? strip(latestSummary, 'createdOrder') : null,
         tail: live.filter((message) => message.sequence > boundary).map((message) => structuredClone(message)),
-        pinned: live.filter((message) => message.pinned === true && message.sequence <= boundary).map((message) => structuredClone(message)),
+        pinned: live
+          .filter((message) => message.pinned === true && message.sequence <= boundary)
+          .map((message) => structuredClone(message)),
         currentVersion: currentVersion(),
       };
     },
 
     async writeSummary(input: NewContextSummary): Promise<StoredContextSummary> {
       await Promise.resolve();
-      if (typeof input.content !== 'string' || input.content.trim() === '') throw new InvalidArgumentError({ argument: 'summary.content', value: input.content, message: 'a summary must have content.' });
-      if (!Number.isSafeInteger(input.fromSequence) || input.fromSequence < 1) throw new InvalidArgumentError({ argument: 'summary.fromSequence', value: input.fromSequence, message: 'expected a sequence of 1 or more.' });
-      if (!Number.isSafeInteger(input.throughSequence) || input.throughSequence < input.fromSequence || input.throughSequence > lastSequence()) {
-        throw new InvalidArgumentError({ argument: 'summary.throughSequence', value: input.throughSequence, message: `expected a sequence from ${input.fromSequence} to ${lastSequence()}.` });
+      if (typeof input.content !== 'string' || input.content.trim() === '')
+        throw new InvalidArgumentError({
+          argument: 'summary.content',
+          value: input.content,
+          message: 'a summary must have content.',
+        });
+      if (!Number.isSafeInteger(input.fromSequence) || input.fromSequence < 1)
+        throw new InvalidArgumentError({
+          argument: 'summary.fromSequence',
+          value: input.fromSequence,
+          message: 'expected a sequence of 1 or more.',
+        });
+      if (
+        !Number.isSafeInteger(input.throughSequence) ||
+        input.throughSequence < input.fromSequence ||
+        input.throughSequence > lastSequence()
+      ) {
+        throw new InvalidArgumentError({
+          argument: 'summary.throughSequence',
+          value: input.throughSequence,
+          message: `expected a sequence from ${input.fromSequence} to ${lastSequence()}.`,
+        });
       }
       const summary = {
         id: generateId('summary'),
@@ -161,17 +248,39 @@ export function createMemoryContextStore({ messages: initial = [], _internal = {
     async writeSnapshot(input: NewContextSnapshot): Promise<StoredContextSnapshot> {
       await Promise.resolve();
       const actualVersion = currentVersion();
-      if (input.expectedVersion !== actualVersion) throw new VersionConflictError({ entity: 'snapshot', expectedVersion: input.expectedVersion, actualVersion });
-      if (!Number.isSafeInteger(input.throughSequence) || input.throughSequence < 0 || input.throughSequence > lastSequence()) {
-        throw new InvalidArgumentError({ argument: 'snapshot.throughSequence', value: input.throughSequence, message: `expected a sequence from 0 to ${lastSequence()}.` });
+      if (input.expectedVersion !== actualVersion)
+        throw new VersionConflictError({ entity: 'snapshot', expectedVersion: input.expectedVersion, actualVersion });
+      if (
+        !Number.isSafeInteger(input.throughSequence) ||
+        input.throughSequence < 0 ||
+        input.throughSequence > lastSequence()
+      ) {
+        throw new InvalidArgumentError({
+          argument: 'snapshot.throughSequence',
+          value: input.throughSequence,
+          message: `expected a sequence from 0 to ${lastSequence()}.`,
+        });
       }
-      if (input.includedSequences.some((sequence) => !Number.isSafeInteger(sequence) || sequence < 1 || sequence > lastSequence())) {
-        throw new InvalidArgumentError({ argument: 'snapshot.includedSequences', value: input.includedSequences, message: `expected sequences from 1 to ${lastSequence()}.` });
+      if (
+        input.includedSequences.some(
+          (sequence) => !Number.isSafeInteger(sequence) || sequence < 1 || sequence > lastSequence(),
+        )
+      ) {
+        throw new InvalidArgumentError({
+          argument: 'snapshot.includedSequences',
+          value: input.includedSequences,
+          message: `expected sequences from 1 to ${lastSequence()}.`,
+        });
       }
       // As the Postgres store: the summary must be the thread's; a stale one makes the snapshot stale.
       const summary = input.summaryId ? summaries.find((candidate) => candidate.id === input.summaryId) : undefined;
       if (input.summaryId && !summary) throw new NotFoundError({ entity: 'summary', id: input.summaryId });
-      const snapshot = { ...structuredClone({ ...input, expectedVersion: undefined }), id: generateId('snapshot'), version: actualVersion + 1, stale: summary?.stale ?? false };
+      const snapshot = {
+        ...structuredClone({ ...input, expectedVersion: undefined }),
+        id: generateId('snapshot'),
+        version: actualVersion + 1,
+        stale: summary?.stale ?? false,
+      };
       delete (snapshot as { expectedVersion?: number }).expectedVersion;
       snapshots.push(snapshot as StoredContextSnapshot & { stale: boolean });
       return strip(snapshot, 'stale');
@@ -179,12 +288,22 @@ export function createMemoryContextStore({ messages: initial = [], _internal = {
 
     async searchMessages({ query, limit }) {
       await Promise.resolve();
-      const words = [...new Set(query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word.length >= 3 && !stopWords.has(word)))];
+      const words = [
+        ...new Set(
+          query
+            .toLowerCase()
+            .split(/[^\p{L}\p{N}]+/u)
+            .filter((word) => word.length >= 3 && !stopWords.has(word)),
+        ),
+      ];
       if (words.length === 0) return [];
       return messages
         .filter((message) => message.deletedAt === null && message.contextState === 'eligible')
         .map((message) => {
-          const text = message.message.parts.filter((part) => part.type === 'text').map((part) => String(part.text).toLowerCase()).join(' ');
+          const text = message.message.parts
+            .filter((part) => part.type === 'text')
+            .map((part) => String(part.text).toLowerCase())
+            .join(' ');
           return { message, score: words.reduce((score, word) => score + (text.includes(word) ? 1 : 0), 0) };
         })
         .filter((entry) => entry.score > 0)

@@ -47,9 +47,24 @@ export interface CreateContextCalibratorOptions {
  * const calibrator = createContextCalibrator();
  * calibrator.observe({ estimatedTokens: 1000, actualTokens: 1300 }); // 1.09
  */
-export function createContextCalibrator({ smoothing = 0.3, floor = 1, ceiling = 3, initialFactor = 1 }: CreateContextCalibratorOptions = {}): ContextCalibrator {
-  if (!(smoothing > 0 && smoothing <= 1)) throw new InvalidArgumentError({ argument: 'smoothing', value: smoothing, message: 'expected a weight above 0 and at most 1.' });
-  if (!(floor > 0 && ceiling >= floor)) throw new InvalidArgumentError({ argument: 'ceiling', value: ceiling, message: `expected a ceiling of at least the floor (${floor}), and a floor above 0.` });
+export function createContextCalibrator({
+  smoothing = 0.3,
+  floor = 1,
+  ceiling = 3,
+  initialFactor = 1,
+}: CreateContextCalibratorOptions = {}): ContextCalibrator {
+  if (!(smoothing > 0 && smoothing <= 1))
+    throw new InvalidArgumentError({
+      argument: 'smoothing',
+      value: smoothing,
+      message: 'expected a weight above 0 and at most 1.',
+    });
+  if (!(floor > 0 && ceiling >= floor))
+    throw new InvalidArgumentError({
+      argument: 'ceiling',
+      value: ceiling,
+      message: `expected a ceiling of at least the floor (${floor}), and a floor above 0.`,
+    });
   let factor = Math.min(ceiling, Math.max(floor, initialFactor));
   let observations = 0;
   return {
@@ -60,7 +75,13 @@ export function createContextCalibrator({ smoothing = 0.3, floor = 1, ceiling = 
       return observations;
     },
     observe({ estimatedTokens, actualTokens }) {
-      if (!(Number.isFinite(estimatedTokens) && estimatedTokens > 0 && Number.isFinite(actualTokens) && actualTokens > 0)) return factor;
+      if (!(
+        Number.isFinite(estimatedTokens) &&
+        estimatedTokens > 0 &&
+        Number.isFinite(actualTokens) &&
+        actualTokens > 0
+      ))
+        return factor;
       observations += 1;
       const ratio = actualTokens / estimatedTokens;
       factor = Math.min(ceiling, Math.max(floor, smoothing * ratio + (1 - smoothing) * factor));

@@ -23,13 +23,19 @@ export interface ContextMeasure {
  * it is never below the exact count ({@link exactTokens}).
  */
 export function estimateTokens(tally: TokenTally, profile: ModelProfile, calibration = 1): number {
-  const content = tally.text * profile.tokenizerFactor + tally.images * profile.imageTokens + tally.files * profile.fileTokens;
+  const content =
+    tally.text * profile.tokenizerFactor + tally.images * profile.imageTokens + tally.files * profile.fileTokens;
   return Math.ceil(content * calibration) + tally.messages * profile.perMessageTokens;
 }
 
 /** The exact o200k count of a tally with the profile's fixed prices and overheads, no factor and no calibration. */
 export function exactTokens(tally: TokenTally, profile: ModelProfile): number {
-  return tally.text + tally.images * profile.imageTokens + tally.files * profile.fileTokens + tally.messages * profile.perMessageTokens;
+  return (
+    tally.text +
+    tally.images * profile.imageTokens +
+    tally.files * profile.fileTokens +
+    tally.messages * profile.perMessageTokens
+  );
 }
 
 /** Options of {@link createContextMeasure}. */
@@ -46,7 +52,11 @@ export interface CreateContextMeasureOptions {
 }
 
 /** Binds a counter, a profile and a calibration into the {@link ContextMeasure} the stages take. */
-export function createContextMeasure({ tokenCounter, profile, calibration = 1 }: CreateContextMeasureOptions): ContextMeasure {
+export function createContextMeasure({
+  tokenCounter,
+  profile,
+  calibration = 1,
+}: CreateContextMeasureOptions): ContextMeasure {
   return {
     tokenCounter,
     profile,

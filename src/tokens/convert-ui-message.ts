@@ -1,5 +1,18 @@
-import type { AssistantContent, FilePart, ModelMessage, TextPart, ToolApprovalResponse, ToolResultOutput, ToolResultPart } from '@ai-sdk/provider-utils';
-import { getToolUIPartName, isToolUIPart, type ContextUIMessage, type ContextUIPart } from '../model/context-ui-message.js';
+import type {
+  AssistantContent,
+  FilePart,
+  ModelMessage,
+  TextPart,
+  ToolApprovalResponse,
+  ToolResultOutput,
+  ToolResultPart,
+} from '@ai-sdk/provider-utils';
+import {
+  getToolUIPartName,
+  isToolUIPart,
+  type ContextUIMessage,
+  type ContextUIPart,
+} from '../model/context-ui-message.js';
 
 /** Input of {@link ConvertUIMessageOptions.convertToolOutput}. */
 export interface ToolOutputConversionInput {
@@ -35,13 +48,25 @@ type Part = ContextUIPart & Record<string, any>;
  * {@link filterStoredMessages}, so that every model message keeps the sequence of the message it came from.
  * Synchronous, and it never copies large values: outputs are shared with the stored parts.
  */
-export function convertUIMessageToModelMessages(message: ContextUIMessage, options: ConvertUIMessageOptions = {}): ModelMessage[] {
+export function convertUIMessageToModelMessages(
+  message: ContextUIMessage,
+  options: ConvertUIMessageOptions = {},
+): ModelMessage[] {
   const parts = message.parts as Part[];
   switch (message.role) {
     case 'system': {
       const texts = parts.filter((part) => part.type === 'text');
-      const providerOptions = texts.reduce((merged, part) => (part.providerMetadata ? { ...merged, ...part.providerMetadata } : merged), {});
-      return [{ role: 'system', content: texts.map((part) => String(part.text)).join(''), ...(Object.keys(providerOptions).length > 0 ? { providerOptions } : {}) }];
+      const providerOptions = texts.reduce(
+        (merged, part) => (part.providerMetadata ? { ...merged, ...part.providerMetadata } : merged),
+        {},
+      );
+      return [
+        {
+          role: 'system',
+          content: texts.map((part) => String(part.text)).join(''),
+          ...(Object.keys(providerOptions).length > 0 ? { providerOptions } : {}),
+        },
+      ];
     }
     case 'user': {
       const content: Array<TextPart | FilePart> = [];
@@ -73,7 +98,15 @@ function convertAssistant(parts: Part[], options: ConvertUIMessageOptions): Mode
     else if (part.type === 'steering-message') {
       flush();
       messages.push({ role: 'user', content: ((part.parts as Part[]) ?? []).map(convertUserContentPart) });
-    } else if (part.type === 'text' || part.type === 'reasoning' || part.type === 'reasoning-file' || part.type === 'file' || part.type === 'custom' || part.type.startsWith('data-') || isToolUIPart(part)) {
+    } else if (
+      part.type === 'text' ||
+      part.type === 'reasoning' ||
+      part.type === 'reasoning-file' ||
+      part.type === 'file' ||
+      part.type === 'custom' ||
+      part.type.startsWith('data-') ||
+      isToolUIPart(part)
+    ) {
       block.push(part);
     }
   }
@@ -85,17 +118,34 @@ function convertBlock(block: Part[], options: ConvertUIMessageOptions): ModelMes
   const messages: ModelMessage[] = [];
   const content: Exclude<AssistantContent, string> = [];
   for (const part of block) {
-    if (part.type === 'text') content.push({ type: 'text', text: String(part.text ?? ''), ...withProviderOptions(part.providerMetadata) });
-    else if (part.type === 'custom') content.push({ type: 'custom', kind: part.kind, ...withProviderOptions(part.providerMetadata) });
-    else if (part.type === 'file') content.push({ type: 'file', mediaType: part.mediaType, ...(part.filename !== undefined ? { filename: part.filename } : {}), data: fileData(part), ...withProviderOptions(part.providerMetadata) });
-    else if (part.type === 'reasoning-file') content.push({ type: 'reasoning-file', data: { type: 'url', url: new URL(part.url) }, mediaType: part.mediaType, ...withProviderOptions(part.providerMetadata) });
-    else if (part.type === 'reasoning') content.push({ type: 'reasoning', text: String(part.text ?? ''), ...withProviderOptions(part.providerMetadata) });
+    if (part.type === 'text')
+      content.push({ type: 'text', text: String(part.text ?? ''), ...withProviderOptions(part.providerMetadata) });
+    else if (part.type === 'custom')
+      content.push({ type: 'custom', kind: part.kind, ...withProviderOptions(part.providerMetadata) });
+    else if (part.type === 'file')
+      content.push({
+        type: 'file',
+        mediaType: part.mediaType,
+        ...(part.filename !== undefined ? { filename: part.filename } : {}),
+        data: fileData(part),
+        ...withProviderOptions(part.providerMetadata),
+      });
+    else if (part.type === 'reasoning-file')
+      content.push({
+        type: 'reasoning-file',
+        data: { type: 'url', url: new URL(part.url) },
+        mediaType: part.mediaType,
+        ...withProviderOptions(part.providerMetadata),
+      });
+    else if (part.type === 'reasoning')
+      content.push({ type: 'reasoning', text: String(part.text ?? ''), ...withProviderOptions(part.providerMetadata) });
     else if (part.type.startsWith('data-')) {
       const converted = options.convertDataPart?.(part);
       if (converted) content.push(converted);
     } else if (isToolUIPart(part) && part.state !== 'input-streaming') {
       const toolName = getToolUIPartName(part);
-      const callProviderMetadata = part.callProviderMetadata ?? (part.state === 'output-error' ? part.resultProviderMetadata : undefined);
+      const callProviderMetadata =
+        part.callProviderMetadata ?? (part.state === 'output-error' ? part.resultProviderMetadata : undefined);
       content.push({
         type: 'tool-call',
         toolCallId: part.toolCallId,
@@ -111,16 +161,25 @@ function convertBlock(block: Part[], options: ConvertUIMessageOptions): ModelMes
           toolCallId: part.toolCallId,
           ...(part.approval.isAutomatic !== undefined ? { isAutomatic: part.approval.isAutomatic } : {}),
           ...(part.approval.requestReason != null ? { reason: part.approval.requestReason } : {}),
-          ...(Object.prototype.hasOwnProperty.call(part.approval, 'inputSchemaInput') ? { inputSchemaInput: part.approval.inputSchemaInput } : {}),
+          ...(Object.prototype.hasOwnProperty.call(part.approval, 'inputSchemaInput')
+            ? { inputSchemaInput: part.approval.inputSchemaInput }
+            : {}),
           ...(part.approval.signature != null ? { signature: part.approval.signature } : {}),
         });
       }
-      if (part.providerExecuted === true && part.state !== 'approval-responded' && (part.state === 'output-available' || part.state === 'output-error')) {
+      if (
+        part.providerExecuted === true &&
+        part.state !== 'approval-responded' &&
+        (part.state === 'output-available' || part.state === 'output-error')
+      ) {
         content.push({
           type: 'tool-result',
           toolCallId: part.toolCallId,
           toolName,
-          output: part.state === 'output-error' ? { type: 'error-json', value: part.errorText ?? null } : toolOutput(part, toolName, options),
+          output:
+            part.state === 'output-error'
+              ? { type: 'error-json', value: part.errorText ?? null }
+              : toolOutput(part, toolName, options),
           ...withProviderOptions(part.resultProviderMetadata ?? part.callProviderMetadata),
         });
       }
@@ -133,18 +192,51 @@ function convertBlock(block: Part[], options: ConvertUIMessageOptions): ModelMes
     if (!isToolUIPart(part) || (part.providerExecuted === true && part.approval?.approved == null)) continue;
     const toolName = getToolUIPartName(part);
     if (part.approval?.approved != null) {
-      results.push({ type: 'tool-approval-response', approvalId: part.approval.id, approved: part.approval.approved, ...(part.approval.reason !== undefined ? { reason: part.approval.reason } : {}), ...(part.providerExecuted !== undefined ? { providerExecuted: part.providerExecuted } : {}) });
+      results.push({
+        type: 'tool-approval-response',
+        approvalId: part.approval.id,
+        approved: part.approval.approved,
+        ...(part.approval.reason !== undefined ? { reason: part.approval.reason } : {}),
+        ...(part.providerExecuted !== undefined ? { providerExecuted: part.providerExecuted } : {}),
+      });
     }
     if (part.state === 'approval-responded' && part.approval?.approved === false) {
-      results.push({ type: 'tool-result', toolCallId: part.toolCallId, toolName, output: { type: 'execution-denied', ...(part.approval.reason !== undefined ? { reason: part.approval.reason } : {}) }, ...withProviderOptions(part.callProviderMetadata) });
+      results.push({
+        type: 'tool-result',
+        toolCallId: part.toolCallId,
+        toolName,
+        output: {
+          type: 'execution-denied',
+          ...(part.approval.reason !== undefined ? { reason: part.approval.reason } : {}),
+        },
+        ...withProviderOptions(part.callProviderMetadata),
+      });
     }
     if (part.providerExecuted === true) continue;
     if (part.state === 'output-denied') {
-      results.push({ type: 'tool-result', toolCallId: part.toolCallId, toolName, output: { type: 'error-text', value: part.approval?.reason ?? 'Tool call execution denied.' }, ...withProviderOptions(part.callProviderMetadata) });
+      results.push({
+        type: 'tool-result',
+        toolCallId: part.toolCallId,
+        toolName,
+        output: { type: 'error-text', value: part.approval?.reason ?? 'Tool call execution denied.' },
+        ...withProviderOptions(part.callProviderMetadata),
+      });
     } else if (part.state === 'output-error') {
-      results.push({ type: 'tool-result', toolCallId: part.toolCallId, toolName, output: { type: 'error-text', value: String(part.errorText ?? '') }, ...withProviderOptions(part.callProviderMetadata) });
+      results.push({
+        type: 'tool-result',
+        toolCallId: part.toolCallId,
+        toolName,
+        output: { type: 'error-text', value: String(part.errorText ?? '') },
+        ...withProviderOptions(part.callProviderMetadata),
+      });
     } else if (part.state === 'output-available') {
-      results.push({ type: 'tool-result', toolCallId: part.toolCallId, toolName, output: toolOutput(part, toolName, options), ...withProviderOptions(part.callProviderMetadata) });
+      results.push({
+        type: 'tool-result',
+        toolCallId: part.toolCallId,
+        toolName,
+        output: toolOutput(part, toolName, options),
+        ...withProviderOptions(part.callProviderMetadata),
+      });
     }
   }
   if (results.length > 0) messages.push({ role: 'tool', content: results });
@@ -152,22 +244,38 @@ function convertBlock(block: Part[], options: ConvertUIMessageOptions): ModelMes
 }
 
 function toolOutput(part: Part, toolName: string, options: ConvertUIMessageOptions): ToolResultOutput {
-  const converted = options.convertToolOutput?.({ toolName, toolCallId: part.toolCallId, input: part.input, output: part.output });
+  const converted = options.convertToolOutput?.({
+    toolName,
+    toolCallId: part.toolCallId,
+    input: part.input,
+    output: part.output,
+  });
   if (converted) return converted;
   if (part.type === 'dynamic-tool' && part.dynamic === false) {
     return { type: 'text', value: 'Tool output omitted because the tool is no longer available.' };
   }
   const output = part.output;
-  return typeof output === 'string' ? { type: 'text', value: output } : { type: 'json', value: output === undefined ? null : output };
+  return typeof output === 'string'
+    ? { type: 'text', value: output }
+    : { type: 'json', value: output === undefined ? null : output };
 }
 
 function convertUserContentPart(part: Part): TextPart | FilePart {
-  if (part.type === 'text') return { type: 'text', text: String(part.text ?? ''), ...withProviderOptions(part.providerMetadata) };
-  return { type: 'file', mediaType: part.mediaType, ...(part.filename !== undefined ? { filename: part.filename } : {}), data: fileData(part), ...withProviderOptions(part.providerMetadata) };
+  if (part.type === 'text')
+    return { type: 'text', text: String(part.text ?? ''), ...withProviderOptions(part.providerMetadata) };
+  return {
+    type: 'file',
+    mediaType: part.mediaType,
+    ...(part.filename !== undefined ? { filename: part.filename } : {}),
+    data: fileData(part),
+    ...withProviderOptions(part.providerMetadata),
+  };
 }
 
 function fileData(part: Part): FilePart['data'] {
-  return part.providerReference != null ? { type: 'reference', reference: part.providerReference } : { type: 'url', url: new URL(part.url) };
+  return part.providerReference != null
+    ? { type: 'reference', reference: part.providerReference }
+    : { type: 'url', url: new URL(part.url) };
 }
 
 function withProviderOptions(providerMetadata: unknown): { providerOptions?: any } {

@@ -51,7 +51,8 @@ export function countModelMessageTokens(message: ModelMessage, tokenCounter: Tok
   if (typeof content === 'string') {
     tally.text += tokenCounter.count(content);
   } else {
-    for (const part of content as ReadonlyArray<{ type: string; [key: string]: unknown }>) countPart(part, tally, tokenCounter);
+    for (const part of content as ReadonlyArray<{ type: string; [key: string]: unknown }>)
+      countPart(part, tally, tokenCounter);
   }
   const frozen = Object.freeze(tally);
   memo.set(message, frozen);
@@ -82,7 +83,10 @@ function countPart(part: { type: string; [key: string]: unknown }, tally: TokenT
       countFile(part, tally, counter);
       return;
     case 'tool-approval-request':
-      tally.text += countJson({ approvalId: part.approvalId, toolCallId: part.toolCallId, reason: part.reason }, counter);
+      tally.text += countJson(
+        { approvalId: part.approvalId, toolCallId: part.toolCallId, reason: part.reason },
+        counter,
+      );
       return;
     case 'tool-approval-response':
       tally.text += countJson({ approvalId: part.approvalId, approved: part.approved, reason: part.reason }, counter);
@@ -94,7 +98,11 @@ function countPart(part: { type: string; [key: string]: unknown }, tally: TokenT
   }
 }
 
-function countToolOutput(output: { type: string; [key: string]: unknown } | undefined, tally: TokenTally, counter: TokenCounter): void {
+function countToolOutput(
+  output: { type: string; [key: string]: unknown } | undefined,
+  tally: TokenTally,
+  counter: TokenCounter,
+): void {
   if (!output) return;
   switch (output.type) {
     case 'text':
@@ -111,7 +119,8 @@ function countToolOutput(output: { type: string; [key: string]: unknown } | unde
     case 'content':
       for (const item of (output.value as Array<{ type: string; [key: string]: unknown }>) ?? []) {
         if (item.type === 'text') tally.text += counter.count(String(item.text ?? ''));
-        else if ('mediaType' in item || item.type.startsWith('image') || item.type.startsWith('file')) countFile(item, tally, counter);
+        else if ('mediaType' in item || item.type.startsWith('image') || item.type.startsWith('file'))
+          countFile(item, tally, counter);
         else tally.text += countJson(item, counter);
       }
       return;
@@ -135,7 +144,10 @@ export function fileText(part: { type: string; [key: string]: unknown }): string
   }
   const mediaType = String(part.mediaType ?? '');
   if (!/^text\/|^application\/json/.test(mediaType)) return undefined;
-  const url = typeof data === 'object' && data !== null && (data as { type?: unknown }).type === 'url' ? (data as { url: unknown }).url : data;
+  const url =
+    typeof data === 'object' && data !== null && (data as { type?: unknown }).type === 'url'
+      ? (data as { url: unknown }).url
+      : data;
   const href = url instanceof URL ? url.href : typeof url === 'string' ? url : undefined;
   if (href === undefined || !href.startsWith('data:')) return undefined;
   const comma = href.indexOf(',');

@@ -24,8 +24,15 @@ export function storedTokenCountId(tokenCounter: TokenCounter): string {
  * const counter = await loadO200kTokenCounter();
  * await store.append({ message, tokenCount: countStoredMessageTokens({ message, tokenCounter: counter }), tokenCounterId: storedTokenCountId(counter) });
  */
-export function countStoredMessageTokens({ message, tokenCounter }: { message: ContextUIMessage; tokenCounter: TokenCounter }): number {
+export function countStoredMessageTokens({
+  message,
+  tokenCounter,
+}: {
+  message: ContextUIMessage;
+  tokenCounter: TokenCounter;
+}): number {
   let total = 0;
-  for (const modelMessage of convertUIMessageToModelMessages(message)) total += countModelMessageTokens(modelMessage, tokenCounter).text;
+  for (const modelMessage of convertUIMessageToModelMessages(message))
+    total += countModelMessageTokens(modelMessage, tokenCounter).text;
   return total;
 }

@@ -46,11 +46,45 @@ export interface ModelProfileEntry {
 }
 
 /** The per-family defaults applied to every entry of {@link modelProfileTable}. */
-export const modelFamilyDefaults: Readonly<Record<ModelFamily, Omit<ModelProfile, 'modelId' | 'family' | 'contextWindow' | 'maxOutputTokens'>>> = {
-  openai: { tokenizerFactor: 1, perMessageTokens: 4, perToolTokens: 10, toolsPreambleTokens: 12, imageTokens: 1105, fileTokens: 3000, safetyMarginRatio: 0.03 },
-  anthropic: { tokenizerFactor: 1.25, perMessageTokens: 7, perToolTokens: 20, toolsPreambleTokens: 550, imageTokens: 1600, fileTokens: 3000, safetyMarginRatio: 0.05 },
-  google: { tokenizerFactor: 1.1, perMessageTokens: 4, perToolTokens: 10, toolsPreambleTokens: 20, imageTokens: 1032, fileTokens: 3000, safetyMarginRatio: 0.05 },
-  other: { tokenizerFactor: 1.25, perMessageTokens: 8, perToolTokens: 20, toolsPreambleTokens: 550, imageTokens: 1600, fileTokens: 3000, safetyMarginRatio: 0.1 },
+export const modelFamilyDefaults: Readonly<
+  Record<ModelFamily, Omit<ModelProfile, 'modelId' | 'family' | 'contextWindow' | 'maxOutputTokens'>>
+> = {
+  openai: {
+    tokenizerFactor: 1,
+    perMessageTokens: 4,
+    perToolTokens: 10,
+    toolsPreambleTokens: 12,
+    imageTokens: 1105,
+    fileTokens: 3000,
+    safetyMarginRatio: 0.03,
+  },
+  anthropic: {
+    tokenizerFactor: 1.25,
+    perMessageTokens: 7,
+    perToolTokens: 20,
+    toolsPreambleTokens: 550,
+    imageTokens: 1600,
+    fileTokens: 3000,
+    safetyMarginRatio: 0.05,
+  },
+  google: {
+    tokenizerFactor: 1.1,
+    perMessageTokens: 4,
+    perToolTokens: 10,
+    toolsPreambleTokens: 20,
+    imageTokens: 1032,
+    fileTokens: 3000,
+    safetyMarginRatio: 0.05,
+  },
+  other: {
+    tokenizerFactor: 1.25,
+    perMessageTokens: 8,
+    perToolTokens: 20,
+    toolsPreambleTokens: 550,
+    imageTokens: 1600,
+    fileTokens: 3000,
+    safetyMarginRatio: 0.1,
+  },
 };
 
 /**
@@ -99,18 +133,38 @@ export interface ResolveModelProfileOptions {
  * resolveModelProfile({ modelId: 'anthropic:claude-sonnet-4-5' });
  * // { modelId: 'claude-sonnet-4-5', family: 'anthropic', contextWindow: 200000, maxOutputTokens: 64000, tokenizerFactor: 1.25, … }
  */
-export function resolveModelProfile({ modelId, overrides = {}, entries = [] }: ResolveModelProfileOptions): ModelProfile {
+export function resolveModelProfile({
+  modelId,
+  overrides = {},
+  entries = [],
+}: ResolveModelProfileOptions): ModelProfile {
   if (typeof modelId !== 'string' || modelId.trim() === '') {
-    throw new InvalidArgumentError({ argument: 'modelId', value: modelId, message: 'expected a model id such as "gpt-4o".' });
+    throw new InvalidArgumentError({
+      argument: 'modelId',
+      value: modelId,
+      message: 'expected a model id such as "gpt-4o".',
+    });
   }
   const normalized = normalizeModelId(modelId);
   const entry = matchEntry(normalized, entries) ?? matchEntry(normalized, modelProfileTable);
   let profile: ModelProfile;
   if (entry) {
-    profile = { modelId: normalized, family: entry.family, contextWindow: entry.contextWindow, maxOutputTokens: entry.maxOutputTokens, ...modelFamilyDefaults[entry.family] };
+    profile = {
+      modelId: normalized,
+      family: entry.family,
+      contextWindow: entry.contextWindow,
+      maxOutputTokens: entry.maxOutputTokens,
+      ...modelFamilyDefaults[entry.family],
+    };
   } else if (overrides.contextWindow !== undefined && overrides.maxOutputTokens !== undefined) {
     const family = overrides.family ?? guessFamily(normalized);
-    profile = { modelId: normalized, family, contextWindow: overrides.contextWindow, maxOutputTokens: overrides.maxOutputTokens, ...modelFamilyDefaults[family] };
+    profile = {
+      modelId: normalized,
+      family,
+      contextWindow: overrides.contextWindow,
+      maxOutputTokens: overrides.maxOutputTokens,
+      ...modelFamilyDefaults[family],
+    };
   } else {
     throw new ModelProfileNotFoundError({ modelId });
   }
@@ -153,19 +207,42 @@ function assertProfile(profile: ModelProfile): void {
   const positive = ['contextWindow', 'maxOutputTokens', 'tokenizerFactor'] as const;
   for (const key of positive) {
     if (!(Number.isFinite(profile[key]) && profile[key] > 0)) {
-      throw new InvalidArgumentError({ argument: `profile.${key}`, value: profile[key], message: 'expected a positive number.' });
+      throw new InvalidArgumentError({
+        argument: `profile.${key}`,
+        value: profile[key],
+        message: 'expected a positive number.',
+      });
     }
   }
-  const nonNegative = ['perMessageTokens', 'perToolTokens', 'toolsPreambleTokens', 'imageTokens', 'fileTokens', 'safetyMarginRatio'] as const;
+  const nonNegative = [
+    'perMessageTokens',
+    'perToolTokens',
+    'toolsPreambleTokens',
+    'imageTokens',
+    'fileTokens',
+    'safetyMarginRatio',
+  ] as const;
   for (const key of nonNegative) {
     if (!(Number.isFinite(profile[key]) && profile[key] >= 0)) {
-      throw new InvalidArgumentError({ argument: `profile.${key}`, value: profile[key], message: 'expected a number of 0 or more.' });
+      throw new InvalidArgumentError({
+        argument: `profile.${key}`,
+        value: profile[key],
+        message: 'expected a number of 0 or more.',
+      });
     }
   }
   if (profile.tokenizerFactor < 1) {
-    throw new InvalidArgumentError({ argument: 'profile.tokenizerFactor', value: profile.tokenizerFactor, message: 'a factor below 1 would undercount; expected 1 or more.' });
+    throw new InvalidArgumentError({
+      argument: 'profile.tokenizerFactor',
+      value: profile.tokenizerFactor,
+      message: 'a factor below 1 would undercount; expected 1 or more.',
+    });
   }
   if (profile.safetyMarginRatio >= 0.5) {
-    throw new InvalidArgumentError({ argument: 'profile.safetyMarginRatio', value: profile.safetyMarginRatio, message: 'expected a share of the window below 0.5.' });
+    throw new InvalidArgumentError({
+      argument: 'profile.safetyMarginRatio',
+      value: profile.safetyMarginRatio,
+      message: 'expected a share of the window below 0.5.',
+    });
   }
 }

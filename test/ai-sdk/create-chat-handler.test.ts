@@ -4,12 +4,26 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChatHandler, loadThreadPage } from '../../src/ai-sdk/index.js';
 import type { TenantHistory } from '../../src/index.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { gatedStream, newThread, rowsOf, runsOf, schemas, scriptedModel, textStep, userMessage, type ChatMessage } from './fixtures.js';
+import {
+  gatedStream,
+  newThread,
+  rowsOf,
+  runsOf,
+  schemas,
+  scriptedModel,
+  textStep,
+  userMessage,
+  type ChatMessage,
+} from './fixtures.js';
 
-const post = (body: unknown) => new Request('http://localhost/api/chat', { method: 'POST', body: JSON.stringify(body) });
+const post = (body: unknown) =>
+  new Request('http://localhost/api/chat', { method: 'POST', body: JSON.stringify(body) });
 
 /** A handler whose model answers every call with `answer(n)` (n = 1, 2, …), recording the prompts it was sent. */
-function handlerFor(history: TenantHistory, answer: (call: number) => ReturnType<typeof textStep> | ReadableStream = (call) => textStep(`Answer ${call}.`)) {
+function handlerFor(
+  history: TenantHistory,
+  answer: (call: number) => ReturnType<typeof textStep> | ReadableStream = (call) => textStep(`Answer ${call}.`),
+) {
   const prompts: unknown[] = [];
   let calls = 0;
   let ids = 0;
@@ -30,7 +44,10 @@ function handlerFor(history: TenantHistory, answer: (call: number) => ReturnType
 
 async function answerText(response: Response) {
   const text = await response.text();
-  return text.split('\n').filter((line) => line.startsWith('data: {')).map((line) => JSON.parse(line.slice(6)) as UIMessageChunk);
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('data: {'))
+    .map((line) => JSON.parse(line.slice(6)) as UIMessageChunk);
 }
 
 describe.each(BACKENDS)('createChatHandler on %s', (backend) => {
@@ -52,7 +69,15 @@ describe.each(BACKENDS)('createChatHandler on %s', (backend) => {
       { threadId, message: { id: 'u-1', role: 'user', parts: [{ type: 'data-progress', data: { percent: 'half' } }] } },
       { threadId, message: { id: 'u-1', role: 'user', parts: [] } },
       { threadId, message: { id: 'u-1', role: 'assistant', parts: [{ type: 'text', text: 'I am the model' }] } },
-      { threadId, message: { id: 'u-1', role: 'user', metadata: { createdAt: 'not a date' }, parts: [{ type: 'text', text: 'hi' }] } },
+      {
+        threadId,
+        message: {
+          id: 'u-1',
+          role: 'user',
+          metadata: { createdAt: 'not a date' },
+          parts: [{ type: 'text', text: 'hi' }],
+        },
+      },
       { threadId },
     ];
     for (const body of cases) {
@@ -61,7 +86,9 @@ describe.each(BACKENDS)('createChatHandler on %s', (backend) => {
       expect((await response.json()).error.code).toBe('message-invalid');
     }
     const response = await handler.POST(post(cases[0]));
-    expect((await response.json()).error.message).toMatch(/^Invalid message message "u-1": Type validation failed for .*data/);
+    expect((await response.json()).error.message).toMatch(
+      /^Invalid message message "u-1": Type validation failed for .*data/,
+    );
     const notJson = await handler.POST(new Request('http://localhost/api/chat', { method: 'POST', body: '{' }));
     expect([notJson.status, (await notJson.json()).error.code]).toEqual([400, 'argument-invalid']);
     await nothingWritten(threadId);
@@ -87,7 +114,10 @@ describe.each(BACKENDS)('createChatHandler on %s', (backend) => {
     const { handler } = handlerFor(history);
     const response = await handler.POST(post({ threadId, message: userMessage('u-big', 'x'.repeat(5_000)) }));
     expect(response.status).toBe(413);
-    expect((await response.json()).error).toEqual({ code: 'message-too-large', message: expect.stringContaining('over the limit of 2000 bytes') });
+    expect((await response.json()).error).toEqual({
+      code: 'message-too-large',
+      message: expect.stringContaining('over the limit of 2000 bytes'),
+    });
     await nothingWritten(threadId);
   });
 
@@ -99,7 +129,9 @@ describe.each(BACKENDS)('createChatHandler on %s', (backend) => {
     expect(first.status).toBe(200);
     expect(first.headers.get('x-agent-history-message-id')).toBe('a-1');
     await answerText(first);
-    await expect.poll(async () => (await rowsOf(database, threadId)).map((row) => row.status)).toEqual(['completed', 'completed']);
+    await expect
+      .poll(async () => (await rowsOf(database, threadId)).map((row) => row.status))
+      .toEqual(['completed', 'completed']);
     const second = await handler.POST(post(body));
     expect(second.status).toBe(409);
     expect((await second.json()).error).toEqual({
@@ -118,10 +150,12 @@ describe.each(BACKENDS)('createChatHandler on %s', (backend) => {
     const responses = await Promise.all([handler.POST(post(body)), handler.POST(post(body))]);
     expect(responses.map((response) => response.status).sort()).toEqual([200, 409]);
     await answerText(responses.find((response) => response.status === 200)!);
-    await expect.poll(async () => (await rowsOf(database, threadId)).map((row) => [row.message_id, row.status])).toEqual([
-      ['u-1', 'completed'],
-      [expect.stringMatching(/^a-/), 'completed'],
-    ]);
+    await expect
+      .poll(async () => (await rowsOf(database, threadId)).map((row) => [row.message_id, row.status]))
+      .toEqual([
+        ['u-1', 'completed'],
+        [expect.stringMatching(/^a-/), 'completed'],
+      ]);
   });
 
   it('should refuse a new message while an answer is streaming (409 answer-in-progress), then accept it', async () => {
@@ -147,11 +181,20 @@ describe.each(BACKENDS)('createChatHandler on %s', (backend) => {
     const regenerated = await handler.POST(post({ threadId, trigger: 'regenerate-message', messageId: 'a-1' }));
     expect(regenerated.status).toBe(200);
     await answerText(regenerated);
-    await expect.poll(async () => (await rowsOf(database, threadId)).map((row) => [row.message_id, row.status, row.context_state, row.exclusion_reason])).toEqual([
-      ['u-1', 'completed', 'eligible', null],
-      ['a-1', 'completed', 'excluded', 'superseded-by-regenerate'],
-      ['a-2', 'completed', 'eligible', null],
-    ]);
+    await expect
+      .poll(async () =>
+        (await rowsOf(database, threadId)).map((row) => [
+          row.message_id,
+          row.status,
+          row.context_state,
+          row.exclusion_reason,
+        ]),
+      )
+      .toEqual([
+        ['u-1', 'completed', 'eligible', null],
+        ['a-1', 'completed', 'excluded', 'superseded-by-regenerate'],
+        ['a-2', 'completed', 'eligible', null],
+      ]);
     expect(prompts[1]).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Tell me a joke' }] }]);
     const again = await handler.POST(post({ threadId, trigger: 'regenerate-message', messageId: 'a-1' }));
     expect([again.status, (await again.json()).error.messageId]).toEqual([409, 'a-2']);
@@ -167,21 +210,30 @@ describe.each(BACKENDS)('createChatHandler on %s', (backend) => {
     await expect.poll(async () => (await rowsOf(database, threadId)).at(-1)?.status).toBe('completed');
     await answerText(await handler.POST(post({ threadId, message: userMessage('u-2', 'And tomorrow?') })));
     await expect.poll(async () => (await rowsOf(database, threadId)).at(-1)?.status).toBe('completed');
-    const edited = await handler.POST(post({ threadId, messageId: 'u-1', message: userMessage('u-1', 'Weather in Paris?') }));
+    const edited = await handler.POST(
+      post({ threadId, messageId: 'u-1', message: userMessage('u-1', 'Weather in Paris?') }),
+    );
     expect(edited.status).toBe(200);
     const newId = edited.headers.get('x-agent-history-user-message-id')!;
     expect(newId).toBe('a-3'); // the id 'u-1' is taken by the old version: the new one gets a generated id
     await answerText(edited);
-    await expect.poll(async () => (await rowsOf(database, threadId)).map((row) => [row.message_id, row.context_state, row.exclusion_reason])).toEqual([
-      ['u-1', 'excluded', `superseded-by-edit:${newId}`],
-      ['a-1', 'excluded', `superseded-by-edit:${newId}`],
-      ['u-2', 'excluded', `superseded-by-edit:${newId}`],
-      ['a-2', 'excluded', `superseded-by-edit:${newId}`],
-      [newId, 'eligible', null],
-      ['a-4', 'eligible', null],
-    ]);
+    await expect
+      .poll(async () =>
+        (await rowsOf(database, threadId)).map((row) => [row.message_id, row.context_state, row.exclusion_reason]),
+      )
+      .toEqual([
+        ['u-1', 'excluded', `superseded-by-edit:${newId}`],
+        ['a-1', 'excluded', `superseded-by-edit:${newId}`],
+        ['u-2', 'excluded', `superseded-by-edit:${newId}`],
+        ['a-2', 'excluded', `superseded-by-edit:${newId}`],
+        [newId, 'eligible', null],
+        ['a-4', 'eligible', null],
+      ]);
     expect(prompts[2]).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }] }]);
     const page = await loadThreadPage<ChatMessage>({ history, threadId, ...schemas });
-    expect(page.messages).toEqual([{ ...userMessage(newId, 'Weather in Paris?') }, expect.objectContaining({ id: 'a-4' })]);
+    expect(page.messages).toEqual([
+      { ...userMessage(newId, 'Weather in Paris?') },
+      expect.objectContaining({ id: 'a-4' }),
+    ]);
   });
 });

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { readUIMessageStream, simulateReadableStream, tool, type InferUITools, type UIMessage, type UIMessageChunk } from 'ai';
+import {
+  readUIMessageStream,
+  simulateReadableStream,
+  tool,
+  type InferUITools,
+  type UIMessage,
+  type UIMessageChunk,
+} from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { z } from 'zod';
 import { createAgentHistory } from '../../src/index.js';
@@ -16,12 +23,19 @@ export const tools = { weather };
 export const metadataSchema = z
   .object({
     createdAt: z.coerce.date().optional(),
-    usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number() }).partial().optional(),
+    usage: z
+      .object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number() })
+      .partial()
+      .optional(),
   })
   .optional();
 export const dataSchemas = { progress: z.object({ percent: z.number() }) };
 
-export type ChatMessage = UIMessage<z.infer<typeof metadataSchema>, { progress: { percent: number } }, InferUITools<typeof tools>>;
+export type ChatMessage = UIMessage<
+  z.infer<typeof metadataSchema>,
+  { progress: { percent: number } },
+  InferUITools<typeof tools>
+>;
 export const schemas = { tools, metadataSchema, dataSchemas };
 
 type StreamPart = Parameters<typeof simulateReadableStream>[0]['chunks'][number];
@@ -52,7 +66,9 @@ export const weatherCallStep = (city: string, id = 'call-1'): StreamPart[] => [
 export function scriptedModel(steps: Array<StreamPart[] | ReadableStream<StreamPart>>, { chunkDelayInMs = 0 } = {}) {
   return new MockLanguageModelV4({
     doStream: steps.map((step) => ({
-      stream: Array.isArray(step) ? simulateReadableStream({ chunks: step, chunkDelayInMs, initialDelayInMs: null }) : step,
+      stream: Array.isArray(step)
+        ? simulateReadableStream({ chunks: step, chunkDelayInMs, initialDelayInMs: null })
+        : step,
     })) as never,
   });
 }
@@ -72,7 +88,11 @@ export function gatedStream(before: StreamPart[], after: StreamPart[]) {
   return { stream, release };
 }
 
-export const userMessage = (id: string, text: string): ChatMessage => ({ id, role: 'user', parts: [{ type: 'text', text }] });
+export const userMessage = (id: string, text: string): ChatMessage => ({
+  id,
+  role: 'user',
+  parts: [{ type: 'text', text }],
+});
 
 /** Reads a UI message stream to its end; returns the last message and the chunk types. */
 export async function readAnswer(stream: ReadableStream<UIMessageChunk>) {
@@ -96,17 +116,32 @@ export async function newThread(database: TestDatabase, options: { maxMessageByt
 
 /** Reads the thread's rows directly (bypassing the store and RLS). */
 export async function rowsOf(database: TestDatabase, threadId: string) {
-  return database.admin.query<{ message_id: string; role: string; status: string; context_state: string; exclusion_reason: string | null; parts: unknown; metadata: Record<string, unknown>; run_id: string | null; sequence: string | number }>(
+  return database.admin.query<{
+    message_id: string;
+    role: string;
+    status: string;
+    context_state: string;
+    exclusion_reason: string | null;
+    parts: unknown;
+    metadata: Record<string, unknown>;
+    run_id: string | null;
+    sequence: string | number;
+  }>(
     'select message_id, role, status, context_state, exclusion_reason, parts, metadata, run_id, sequence from agent_message where thread_id = $1 order by sequence',
     [threadId],
   );
 }
 
 export async function runsOf(database: TestDatabase, threadId: string) {
-  return database.admin.query<{ id: string; status: string; input_tokens: number | null; output_tokens: number | null; error: unknown }>(
-    'select id, status, input_tokens, output_tokens, error from agent_run where thread_id = $1 order by started_at',
-    [threadId],
-  );
+  return database.admin.query<{
+    id: string;
+    status: string;
+    input_tokens: number | null;
+    output_tokens: number | null;
+    error: unknown;
+  }>('select id, status, input_tokens, output_tokens, error from agent_run where thread_id = $1 order by started_at', [
+    threadId,
+  ]);
 }
 
 /** Waits until `check` passes (polling the database), for at most `timeoutMs`. */

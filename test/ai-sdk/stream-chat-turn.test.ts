@@ -46,7 +46,13 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
       metadata: { usage: { inputTokens: 90, outputTokens: 13, totalTokens: 103 } },
       parts: [
         { type: 'step-start' },
-        { type: 'tool-weather', toolCallId: 'call-1', state: 'output-available', input: { city: 'Rome' }, output: { city: 'Rome', tempC: 18 } },
+        {
+          type: 'tool-weather',
+          toolCallId: 'call-1',
+          state: 'output-available',
+          input: { city: 'Rome' },
+          output: { city: 'Rome', tempC: 18 },
+        },
         { type: 'step-start' },
         { type: 'text', text: 'Rome is 18C today.', state: 'done' },
       ],
@@ -64,7 +70,9 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
     expect(runs).toEqual([{ id: turn.runId, status: 'completed', input_tokens: 90, output_tokens: 13, error: null }]);
     expect(rows[1]!.run_id).toBe(turn.runId);
     // The model saw the stored user message, converted.
-    expect(model.doStreamCalls[0]!.prompt).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Weather in Rome?' }] }]);
+    expect(model.doStreamCalls[0]!.prompt).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Weather in Rome?' }] },
+    ]);
   });
 
   it('should checkpoint each finished step: while step 2 streams, the row holds the parts of step 1', async () => {
@@ -86,7 +94,13 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
     expect(assistant!.status).toBe('streaming');
     expect(assistant!.parts).toEqual([
       { type: 'step-start' },
-      { type: 'tool-weather', toolCallId: 'call-1', state: 'output-available', input: { city: 'Paris' }, output: { city: 'Paris', tempC: 18 } },
+      {
+        type: 'tool-weather',
+        toolCallId: 'call-1',
+        state: 'output-available',
+        input: { city: 'Paris' },
+        output: { city: 'Paris', tempC: 18 },
+      },
     ]);
     second.release();
     while (!(await reader.read()).done);
@@ -101,16 +115,26 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
       history,
       threadId,
       message: userMessage('u-1', 'Weather?'),
-      model: { streamText: ({ messages, abortSignal }) => streamText({ model: scriptedModel([gated.stream]), messages, abortSignal }) },
+      model: {
+        streamText: ({ messages, abortSignal }) =>
+          streamText({ model: scriptedModel([gated.stream]), messages, abortSignal }),
+      },
       ...schemas,
       abortSignal: abort.signal,
     });
     const reader = turn.stream.getReader();
-    for (let chunk = await reader.read(); chunk.value?.type !== 'text-delta' || chunk.value.delta !== 'weather '; chunk = await reader.read());
+    for (
+      let chunk = await reader.read();
+      chunk.value?.type !== 'text-delta' || chunk.value.delta !== 'weather ';
+      chunk = await reader.read()
+    );
     abort.abort();
     const stored = await turn.done;
     expect(stored.status).toBe('cancelled');
-    expect(stored.message.parts).toEqual([{ type: 'step-start' }, { type: 'text', text: 'The weather ', state: 'done' }]);
+    expect(stored.message.parts).toEqual([
+      { type: 'step-start' },
+      { type: 'text', text: 'The weather ', state: 'done' },
+    ]);
     expect((await runsOf(database, threadId)).map((run) => run.status)).toEqual(['cancelled']);
   });
 
@@ -121,15 +145,25 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
       history,
       threadId,
       message: userMessage('u-1', 'Hi'),
-      model: { streamText: ({ messages, abortSignal }) => streamText({ model: scriptedModel([gated.stream]), messages, abortSignal }) },
+      model: {
+        streamText: ({ messages, abortSignal }) =>
+          streamText({ model: scriptedModel([gated.stream]), messages, abortSignal }),
+      },
       onDisconnect: 'cancel',
     });
     const reader = turn.stream.getReader();
-    for (let chunk = await reader.read(); chunk.value?.type !== 'text-delta' || chunk.value.delta !== 'answer '; chunk = await reader.read());
+    for (
+      let chunk = await reader.read();
+      chunk.value?.type !== 'text-delta' || chunk.value.delta !== 'answer ';
+      chunk = await reader.read()
+    );
     await reader.cancel();
     const stored = await turn.done;
     expect(stored.status).toBe('cancelled');
-    expect(stored.message.parts).toEqual([{ type: 'step-start' }, { type: 'text', text: 'Partial answer ', state: 'done' }]);
+    expect(stored.message.parts).toEqual([
+      { type: 'step-start' },
+      { type: 'text', text: 'Partial answer ', state: 'done' },
+    ]);
   });
 
   it("should finish and store the whole answer when the client disconnects (onDisconnect 'continue', the default)", async () => {
@@ -139,7 +173,10 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
       history,
       threadId,
       message: userMessage('u-1', 'Hi'),
-      model: { streamText: ({ messages, abortSignal }) => streamText({ model: scriptedModel([gated.stream]), messages, abortSignal }) },
+      model: {
+        streamText: ({ messages, abortSignal }) =>
+          streamText({ model: scriptedModel([gated.stream]), messages, abortSignal }),
+      },
     });
     const reader = turn.stream.getReader();
     for (let chunk = await reader.read(); chunk.value?.type !== 'text-delta'; chunk = await reader.read());
@@ -147,7 +184,10 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
     gated.release();
     const stored = await turn.done;
     expect(stored.status).toBe('completed');
-    expect(stored.message.parts).toEqual([{ type: 'step-start' }, { type: 'text', text: 'All of it, stored.', state: 'done' }]);
+    expect(stored.message.parts).toEqual([
+      { type: 'step-start' },
+      { type: 'text', text: 'All of it, stored.', state: 'done' },
+    ]);
   });
 
   it('should stop the streaming answer with stopChat and return it cancelled, with the partial parts', async () => {
@@ -157,13 +197,23 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
       history,
       threadId,
       message: userMessage('u-1', 'Hi'),
-      model: { streamText: ({ messages, abortSignal }) => streamText({ model: scriptedModel([gated.stream]), messages, abortSignal }) },
+      model: {
+        streamText: ({ messages, abortSignal }) =>
+          streamText({ model: scriptedModel([gated.stream]), messages, abortSignal }),
+      },
     });
     const reader = turn.stream.getReader();
-    for (let chunk = await reader.read(); chunk.value?.type !== 'text-delta' || chunk.value.delta !== 'right '; chunk = await reader.read());
+    for (
+      let chunk = await reader.read();
+      chunk.value?.type !== 'text-delta' || chunk.value.delta !== 'right ';
+      chunk = await reader.read()
+    );
     const stopped = await stopChat({ history, threadId });
     expect(stopped?.status).toBe('cancelled');
-    expect(stopped?.message.parts).toEqual([{ type: 'step-start' }, { type: 'text', text: 'Stopped right ', state: 'done' }]);
+    expect(stopped?.message.parts).toEqual([
+      { type: 'step-start' },
+      { type: 'text', text: 'Stopped right ', state: 'done' },
+    ]);
     expect(await stopChat({ history, threadId })).toBeNull();
   });
 
@@ -184,14 +234,23 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
     expect(stopped?.message.parts).toEqual([
       { type: 'step-start' },
       { type: 'text', text: 'Let me check', state: 'done' },
-      { type: 'tool-weather', toolCallId: 'call-1', state: 'output-error', input: { city: 'Rome' }, errorText: 'The answer was interrupted before this tool call finished.' },
+      {
+        type: 'tool-weather',
+        toolCallId: 'call-1',
+        state: 'output-error',
+        input: { city: 'Rome' },
+        errorText: 'The answer was interrupted before this tool call finished.',
+      },
     ]);
     expect((await runsOf(database, threadId)).map((row) => row.status)).toEqual(['cancelled']);
   });
 
   it('should keep the answer finalized elsewhere (a stop in another process) and stop its own model call', async () => {
     const { history, threadId } = await newThread(database);
-    const second = gatedStream(weatherCallStep('Oslo', 'call-2').slice(0, 1), weatherCallStep('Oslo', 'call-2').slice(1));
+    const second = gatedStream(
+      weatherCallStep('Oslo', 'call-2').slice(0, 1),
+      weatherCallStep('Oslo', 'call-2').slice(1),
+    );
     const model = scriptedModel([weatherCallStep('Oslo'), second.stream, textStep('Never shown.')]);
     const turn = await streamChatTurn<ChatMessage, typeof tools>({
       history,
@@ -226,7 +285,10 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
       history,
       threadId,
       message: userMessage('u-2', 'Anyone there?'),
-      model: { streamText: ({ messages, abortSignal }) => streamText({ model: scriptedModel([textStep('Yes.')]), messages, abortSignal }) },
+      model: {
+        streamText: ({ messages, abortSignal }) =>
+          streamText({ model: scriptedModel([textStep('Yes.')]), messages, abortSignal }),
+      },
     });
     await readAnswer(turn.stream as ReadableStream<UIMessageChunk>);
     await turn.done;

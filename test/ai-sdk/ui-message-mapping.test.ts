@@ -21,9 +21,28 @@ const assistantWithEverything: ChatMessage = {
   parts: [
     { type: 'step-start' },
     { type: 'reasoning', text: 'need weather', state: 'done', providerMetadata: { openai: { itemId: 'rs_1' } } },
-    { type: 'tool-weather', toolCallId: 'call-1', state: 'output-available', input: { city: 'Rome' }, output: { city: 'Rome', tempC: 18 } },
-    { type: 'tool-weather', toolCallId: 'call-2', state: 'output-error', input: { city: 'Atlantis' }, errorText: 'No such city' },
-    { type: 'dynamic-tool', toolName: 'lookup', toolCallId: 'call-3', state: 'output-available', input: { q: 1 }, output: [1, null, 'two'] },
+    {
+      type: 'tool-weather',
+      toolCallId: 'call-1',
+      state: 'output-available',
+      input: { city: 'Rome' },
+      output: { city: 'Rome', tempC: 18 },
+    },
+    {
+      type: 'tool-weather',
+      toolCallId: 'call-2',
+      state: 'output-error',
+      input: { city: 'Atlantis' },
+      errorText: 'No such city',
+    },
+    {
+      type: 'dynamic-tool',
+      toolName: 'lookup',
+      toolCallId: 'call-3',
+      state: 'output-available',
+      input: { q: 1 },
+      output: [1, null, 'two'],
+    },
     { type: 'source-url', sourceId: 's1', url: 'https://example.com/rome', title: 'Rome' },
     { type: 'source-document', sourceId: 's2', mediaType: 'application/pdf', title: 'Guide' },
     { type: 'step-start' },
@@ -36,7 +55,9 @@ const plain: ChatMessage = { id: 'u-plain', role: 'user', parts: [{ type: 'text'
 describe('fromUIMessage / toUIMessage', () => {
   it('should map a message to the storable shape and back without adding anything', () => {
     expect(fromUIMessage(plain)).toStrictEqual(plain);
-    expect(toUIMessage<ChatMessage>({ message: fromUIMessage(assistantWithEverything) })).toStrictEqual(assistantWithEverything);
+    expect(toUIMessage<ChatMessage>({ message: fromUIMessage(assistantWithEverything) })).toStrictEqual(
+      assistantWithEverything,
+    );
   });
 });
 
@@ -49,7 +70,11 @@ describe.each(BACKENDS)('UIMessage round trip on %s', (backend) => {
 
   it('should read back exactly the same id, role, parts and metadata through the store', async () => {
     const { history, threadId } = await newThread(database);
-    const messages = [plain, assistantWithEverything, { ...userWithEverything, metadata: { note: 'kept', nested: { list: [1, 2.5, -3e-7, true, null] } } }];
+    const messages = [
+      plain,
+      assistantWithEverything,
+      { ...userWithEverything, metadata: { note: 'kept', nested: { list: [1, 2.5, -3e-7, true, null] } } },
+    ];
     for (const message of messages) await history.appendMessage(threadId, fromUIMessage(message as ChatMessage));
     const page = await history.listMessages(threadId);
     const back = toUIMessages<ChatMessage>([...page.messages].reverse());
@@ -58,7 +83,8 @@ describe.each(BACKENDS)('UIMessage round trip on %s', (backend) => {
 
   it('should give back typed, validated messages with dates parsed by the metadata schema in loadThreadPage', async () => {
     const { history, threadId } = await newThread(database);
-    for (const message of [userWithEverything, assistantWithEverything]) await history.appendMessage(threadId, fromUIMessage(message));
+    for (const message of [userWithEverything, assistantWithEverything])
+      await history.appendMessage(threadId, fromUIMessage(message));
     const page = await loadThreadPage<ChatMessage>({ history, threadId, ...schemas });
     expect(page.messages).toStrictEqual([userWithEverything, assistantWithEverything]);
     expect(page.messages[0]!.metadata?.createdAt).toBeInstanceOf(Date);
@@ -72,16 +98,37 @@ describe.each(BACKENDS)('UIMessage round trip on %s', (backend) => {
   it('should page newest first with a keyset cursor, each page oldest first, and report messages that no longer validate', async () => {
     const { history, threadId } = await newThread(database);
     for (let index = 1; index <= 5; index++) {
-      await history.appendMessage(threadId, { id: `u-${index}`, role: 'user', parts: [{ type: 'text', text: `message ${index}` }] });
+      await history.appendMessage(threadId, {
+        id: `u-${index}`,
+        role: 'user',
+        parts: [{ type: 'text', text: `message ${index}` }],
+      });
     }
-    await history.appendMessage(threadId, { id: 'u-bad', role: 'user', parts: [{ type: 'data-progress', data: { percent: 'lots' } }] });
+    await history.appendMessage(threadId, {
+      id: 'u-bad',
+      role: 'user',
+      parts: [{ type: 'data-progress', data: { percent: 'lots' } }],
+    });
     const first = await loadThreadPage<ChatMessage>({ history, threadId, limit: 3, ...schemas });
     expect(first.messages.map((message) => message.id)).toEqual(['u-4', 'u-5']);
-    expect(first.invalid).toEqual([{ id: 'u-bad', sequence: 6, error: expect.stringContaining('Type validation failed') }]);
-    const second = await loadThreadPage<ChatMessage>({ history, threadId, limit: 3, before: first.nextCursor!, ...schemas });
+    expect(first.invalid).toEqual([
+      { id: 'u-bad', sequence: 6, error: expect.stringContaining('Type validation failed') },
+    ]);
+    const second = await loadThreadPage<ChatMessage>({
+      history,
+      threadId,
+      limit: 3,
+      before: first.nextCursor!,
+      ...schemas,
+    });
     expect(second.messages.map((message) => message.id)).toEqual(['u-1', 'u-2', 'u-3']);
     expect(second.nextCursor).toBeNull();
     const empty = await newThread(database);
-    expect(await loadThreadPage({ history: empty.history, threadId: empty.threadId })).toEqual({ messages: [], entries: [], nextCursor: null, invalid: [] });
+    expect(await loadThreadPage({ history: empty.history, threadId: empty.threadId })).toEqual({
+      messages: [],
+      entries: [],
+      nextCursor: null,
+      invalid: [],
+    });
   });
 });

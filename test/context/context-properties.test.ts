@@ -31,13 +31,27 @@ const casesRun = { engine: 0, step: 0, stages: 0 };
 /** Generous on a loaded two-core machine: about 10 ms a case is typical, 60 ms the worst seen. */
 const timeout = 60_000 + RUNS * 150;
 afterAll(() => {
-  console.log(`context property cases run: ${casesRun.engine} engine, ${casesRun.step} prepareStep, ${casesRun.stages} stage (total ${casesRun.engine + casesRun.step + casesRun.stages})`);
+  console.log(
+    `context property cases run: ${casesRun.engine} engine, ${casesRun.step} prepareStep, ${casesRun.stages} stage (total ${casesRun.engine + casesRun.step + casesRun.stages})`,
+  );
 });
 
 // Large payloads from a fixed pool (about 200 KB each), so their counts are cached between cases.
-const bigJson = { rows: Array.from({ length: 2400 }, (_row, index) => ({ id: index, name: `item ${index}`, tags: ['alpha', 'beta'], note: 'lorem ipsum dolor sit amet, consectetur adipiscing elit' })) };
-const bigCode = Array.from({ length: 4000 }, (_line, index) => `export function compute${index}(value: number): number {\n  return value * ${index} + Math.sqrt(${index});\n}`).join('\n');
-const bigChinese = '今天我们讨论项目的进度，以及下一步的计划。会议记录如下：第一，完成接口设计；第二，补充测试用例。'.repeat(1500);
+const bigJson = {
+  rows: Array.from({ length: 2400 }, (_row, index) => ({
+    id: index,
+    name: `item ${index}`,
+    tags: ['alpha', 'beta'],
+    note: 'lorem ipsum dolor sit amet, consectetur adipiscing elit',
+  })),
+};
+const bigCode = Array.from(
+  { length: 4000 },
+  (_line, index) =>
+    `export function compute${index}(value: number): number {\n  return value * ${index} + Math.sqrt(${index});\n}`,
+).join('\n');
+const bigChinese =
+  '今天我们讨论项目的进度，以及下一步的计划。会议记录如下：第一，完成接口设计；第二，补充测试用例。'.repeat(1500);
 const snippets = [
   'Can you check the weather in Paris for tomorrow?',
   'Please summarize the report and list the open questions.',
@@ -51,10 +65,33 @@ const snippets = [
 ];
 const text = fc.array(fc.constantFrom(...snippets), { minLength: 1, maxLength: 5 }).map((parts) => parts.join(' '));
 const smallOutput = fc.oneof(fc.record({ tempC: fc.integer({ min: -20, max: 40 }), summary: text }), text);
-const output = fc.oneof({ weight: 12, arbitrary: smallOutput }, { weight: 1, arbitrary: fc.constantFrom<unknown>(bigJson, bigCode, bigChinese) });
-const toolState = fc.constantFrom('output-available', 'output-available', 'output-available', 'output-error', 'output-denied', 'approved', 'denied', 'input-available', 'approval-requested', 'preliminary');
-const tool = fc.record({ name: fc.constantFrom('weather', 'search', 'readFile', 'deploy'), state: toolState, output, input: fc.record({ query: fc.constantFrom('paris', 'report', 'build 42') }) });
-const step = fc.record({ reasoning: fc.option(text, { nil: undefined }), tools: fc.array(tool, { maxLength: 2 }), text: fc.option(text, { nil: undefined }) });
+const output = fc.oneof(
+  { weight: 12, arbitrary: smallOutput },
+  { weight: 1, arbitrary: fc.constantFrom<unknown>(bigJson, bigCode, bigChinese) },
+);
+const toolState = fc.constantFrom(
+  'output-available',
+  'output-available',
+  'output-available',
+  'output-error',
+  'output-denied',
+  'approved',
+  'denied',
+  'input-available',
+  'approval-requested',
+  'preliminary',
+);
+const tool = fc.record({
+  name: fc.constantFrom('weather', 'search', 'readFile', 'deploy'),
+  state: toolState,
+  output,
+  input: fc.record({ query: fc.constantFrom('paris', 'report', 'build 42') }),
+});
+const step = fc.record({
+  reasoning: fc.option(text, { nil: undefined }),
+  tools: fc.array(tool, { maxLength: 2 }),
+  text: fc.option(text, { nil: undefined }),
+});
 const turn = fc.record({
   user: text,
   userPinned: fc.integer({ min: 0, max: 7 }).map((value) => value === 0),
@@ -95,7 +132,9 @@ function build(value: Conversation): StoredContextMessage[] {
     const userParts: ContextUIPart[] = [{ type: 'text', text: generated.user }];
     if (generated.image) userParts.push({ type: 'file', mediaType: 'image/png', url: 'https://example.com/photo.png' });
     const userMessage: ContextUIMessage = { id: `u${index}`, role: 'user', parts: userParts };
-    rows.push(row(rows.length + 1, userMessage, last ? { pinned: generated.userPinned } : generated, generated.storedCount));
+    rows.push(
+      row(rows.length + 1, userMessage, last ? { pinned: generated.userPinned } : generated, generated.storedCount),
+    );
     if (last && !value.lastHasAssistant) return;
     if (generated.steps.length === 0) return;
     const parts: ContextUIPart[] = [];
@@ -106,16 +145,32 @@ function build(value: Conversation): StoredContextMessage[] {
       if (generatedStep.text) parts.push({ type: 'text', text: generatedStep.text });
     }
     const assistantMessage: ContextUIMessage = { id: `a${index}`, role: 'assistant', parts };
-    rows.push(row(rows.length + 1, assistantMessage, last ? { pinned: generated.assistantPinned, status: 'completed' } : { ...generated, pinned: generated.assistantPinned }, generated.storedCount));
+    rows.push(
+      row(
+        rows.length + 1,
+        assistantMessage,
+        last
+          ? { pinned: generated.assistantPinned, status: 'completed' }
+          : { ...generated, pinned: generated.assistantPinned },
+        generated.storedCount,
+      ),
+    );
   });
   return rows;
 }
 
-function row(sequence: number, message: ContextUIMessage, generated: { pinned?: boolean; userPinned?: boolean; status?: string; contextState?: string; deleted?: boolean }, storedCount: boolean): StoredContextMessage {
+function row(
+  sequence: number,
+  message: ContextUIMessage,
+  generated: { pinned?: boolean; userPinned?: boolean; status?: string; contextState?: string; deleted?: boolean },
+  storedCount: boolean,
+): StoredContextMessage {
   return {
     sequence,
     message,
-    status: (message.role === 'assistant' ? generated.status ?? 'completed' : 'completed') as StoredContextMessage['status'],
+    status: (message.role === 'assistant'
+      ? (generated.status ?? 'completed')
+      : 'completed') as StoredContextMessage['status'],
     contextState: (generated.contextState ?? 'eligible') as StoredContextMessage['contextState'],
     pinned: generated.pinned ?? generated.userPinned ?? false,
     tokenCount: storedCount ? countStoredMessageTokens({ message, tokenCounter }) : null,
@@ -124,17 +179,32 @@ function row(sequence: number, message: ContextUIMessage, generated: { pinned?: 
   };
 }
 
-function toolPart(generated: { name: string; state: string; output: unknown; input: unknown }, toolCallId: string): ContextUIPart {
+function toolPart(
+  generated: { name: string; state: string; output: unknown; input: unknown },
+  toolCallId: string,
+): ContextUIPart {
   const base = { type: `tool-${generated.name}`, toolCallId, input: generated.input };
   switch (generated.state) {
-    case 'output-error': return { ...base, state: 'output-error', errorText: 'upstream timeout' };
-    case 'output-denied': return { ...base, state: 'output-denied', approval: { id: `ap-${toolCallId}`, approved: false, reason: 'not allowed' } };
-    case 'approved': return { ...base, state: 'approval-responded', approval: { id: `ap-${toolCallId}`, approved: true } };
-    case 'denied': return { ...base, state: 'approval-responded', approval: { id: `ap-${toolCallId}`, approved: false } };
-    case 'approval-requested': return { ...base, state: 'approval-requested', approval: { id: `ap-${toolCallId}` } };
-    case 'input-available': return { ...base, state: 'input-available' };
-    case 'preliminary': return { ...base, state: 'output-available', output: generated.output, preliminary: true };
-    default: return { ...base, state: 'output-available', output: generated.output };
+    case 'output-error':
+      return { ...base, state: 'output-error', errorText: 'upstream timeout' };
+    case 'output-denied':
+      return {
+        ...base,
+        state: 'output-denied',
+        approval: { id: `ap-${toolCallId}`, approved: false, reason: 'not allowed' },
+      };
+    case 'approved':
+      return { ...base, state: 'approval-responded', approval: { id: `ap-${toolCallId}`, approved: true } };
+    case 'denied':
+      return { ...base, state: 'approval-responded', approval: { id: `ap-${toolCallId}`, approved: false } };
+    case 'approval-requested':
+      return { ...base, state: 'approval-requested', approval: { id: `ap-${toolCallId}` } };
+    case 'input-available':
+      return { ...base, state: 'input-available' };
+    case 'preliminary':
+      return { ...base, state: 'output-available', output: generated.output, preliminary: true };
+    default:
+      return { ...base, state: 'output-available', output: generated.output };
   }
 }
 
@@ -165,13 +235,22 @@ function exactPromptTokens(messages: readonly ModelMessage[], profile: ModelProf
     }
     for (const part of message.content as Array<Record<string, any>>) {
       if (part.type === 'text' || part.type === 'reasoning') total += exact(part.text);
-      else if (part.type === 'file') total += part.mediaType.startsWith('image/') ? profile.imageTokens : profile.fileTokens;
+      else if (part.type === 'file')
+        total += part.mediaType.startsWith('image/') ? profile.imageTokens : profile.fileTokens;
       else if (part.type === 'tool-call') total += exact(part.toolName) + exactJson(part.input ?? {});
       else if (part.type === 'tool-result') {
         const out = part.output;
-        total += exact(part.toolName) + (out.type === 'text' || out.type === 'error-text' ? exact(out.value) : out.type === 'execution-denied' ? exact(out.reason ?? '') : exactJson(out.value));
-      } else if (part.type === 'tool-approval-request') total += exactJson({ approvalId: part.approvalId, toolCallId: part.toolCallId, reason: part.reason });
-      else if (part.type === 'tool-approval-response') total += exactJson({ approvalId: part.approvalId, approved: part.approved, reason: part.reason });
+        total +=
+          exact(part.toolName) +
+          (out.type === 'text' || out.type === 'error-text'
+            ? exact(out.value)
+            : out.type === 'execution-denied'
+              ? exact(out.reason ?? '')
+              : exactJson(out.value));
+      } else if (part.type === 'tool-approval-request')
+        total += exactJson({ approvalId: part.approvalId, toolCallId: part.toolCallId, reason: part.reason });
+      else if (part.type === 'tool-approval-response')
+        total += exactJson({ approvalId: part.approvalId, approved: part.approved, reason: part.reason });
       else throw new Error(`unexpected part ${part.type}`);
     }
   }
@@ -208,30 +287,73 @@ function toolPairProblems(messages: readonly ModelMessage[]): string[] {
   return problems;
 }
 
-const failing: ContextSummarizer = { id: 'failing', summarize: async () => { throw new Error('down'); } };
+const failing: ContextSummarizer = {
+  id: 'failing',
+  summarize: async () => {
+    throw new Error('down');
+  },
+};
 const instructions = 'You are a careful assistant. Answer briefly and use the tools when needed.';
 const toolDefinitions = [
-  { name: 'weather', description: 'Get the weather', inputSchema: { type: 'object', properties: { query: { type: 'string' } } } },
-  { name: 'search', description: 'Search the web', inputSchema: { type: 'object', properties: { query: { type: 'string' } } } },
+  {
+    name: 'weather',
+    description: 'Get the weather',
+    inputSchema: { type: 'object', properties: { query: { type: 'string' } } },
+  },
+  {
+    name: 'search',
+    description: 'Search the web',
+    inputSchema: { type: 'object', properties: { query: { type: 'string' } } },
+  },
 ];
 const exactFixed = (profile: ModelProfile) =>
-  exact(instructions) + profile.perMessageTokens + toolDefinitions.reduce((sum, tool) => sum + exact(tool.name) + exact(tool.description) + exact(JSON.stringify(tool.inputSchema)), 0) + toolDefinitions.length * profile.perToolTokens + profile.toolsPreambleTokens;
+  exact(instructions) +
+  profile.perMessageTokens +
+  toolDefinitions.reduce(
+    (sum, tool) => sum + exact(tool.name) + exact(tool.description) + exact(JSON.stringify(tool.inputSchema)),
+    0,
+  ) +
+  toolDefinitions.length * profile.perToolTokens +
+  profile.toolsPreambleTokens;
 
 async function runEngine(value: Conversation) {
   const rows = build(value);
   const store = createMemoryContextStore({ messages: rows });
-  const profile = resolveModelProfile({ modelId: 'gpt-4o', overrides: { contextWindow: value.contextWindow, maxOutputTokens: 1000 } });
-  const summarizer = value.summarizer === 'offline' ? createOfflineSummarizer() : value.summarizer === 'failing' ? failing : undefined;
-  const engine = createContextEngine({ store, profile, summarizer, tokenCounter, instructions, toolDefinitions, policy: { summary: { reserveTokens: 400 }, prune: { toolTraffic: value.toolTraffic }, memory: { mode: value.memory } } });
+  const profile = resolveModelProfile({
+    modelId: 'gpt-4o',
+    overrides: { contextWindow: value.contextWindow, maxOutputTokens: 1000 },
+  });
+  const summarizer =
+    value.summarizer === 'offline' ? createOfflineSummarizer() : value.summarizer === 'failing' ? failing : undefined;
+  const engine = createContextEngine({
+    store,
+    profile,
+    summarizer,
+    tokenCounter,
+    instructions,
+    toolDefinitions,
+    policy: {
+      summary: { reserveTokens: 400 },
+      prune: { toolTraffic: value.toolTraffic },
+      memory: { mode: value.memory },
+    },
+  });
   const { messages, report } = await engine.buildInitialContext();
   return { rows, store, profile, engine, messages, report };
 }
 
-function checkContext(rows: readonly StoredContextMessage[], messages: readonly ModelMessage[], profile: ModelProfile, overBudgetTokens: number) {
+function checkContext(
+  rows: readonly StoredContextMessage[],
+  messages: readonly ModelMessage[],
+  profile: ModelProfile,
+  overBudgetTokens: number,
+) {
   // Never over budget, by the exact tokenizer (with the margin and the output reserve).
   expect(overBudgetTokens).toBe(0);
   const margin = Math.ceil(profile.contextWindow * profile.safetyMarginRatio);
-  expect(exactPromptTokens(messages, profile) + exactFixed(profile) + margin + 1000).toBeLessThanOrEqual(profile.contextWindow);
+  expect(exactPromptTokens(messages, profile) + exactFixed(profile) + margin + 1000).toBeLessThanOrEqual(
+    profile.contextWindow,
+  );
   // No orphan tool call, result or approval.
   expect(toolPairProblems(messages)).toEqual([]);
   // Never a system message, never empty.
@@ -240,71 +362,133 @@ function checkContext(rows: readonly StoredContextMessage[], messages: readonly 
   // The newest user input and every pinned eligible message are there.
   const visible = rows.filter((stored) => stored.contextState === 'eligible' && stored.deletedAt === null);
   const newestUser = visible.filter((stored) => stored.message.role === 'user').at(-1)!;
-  const userTexts = messages.filter((message) => message.role === 'user').map((message) => JSON.stringify(message.content));
-  const textOf = (stored: StoredContextMessage) => JSON.stringify(stored.message.parts.filter((part) => part.type === 'text').map((part) => ({ type: 'text', text: part.text })));
+  const userTexts = messages
+    .filter((message) => message.role === 'user')
+    .map((message) => JSON.stringify(message.content));
+  const textOf = (stored: StoredContextMessage) =>
+    JSON.stringify(
+      stored.message.parts.filter((part) => part.type === 'text').map((part) => ({ type: 'text', text: part.text })),
+    );
   expect(userTexts.some((content) => content.startsWith(textOf(newestUser).slice(0, -1)))).toBe(true);
   const allText = JSON.stringify(messages);
-  for (const pinned of visible.filter((stored) => stored.pinned && (stored.message.role === 'user' || stored.status !== 'streaming'))) {
-    for (const part of pinned.message.parts) if (part.type === 'text') expect(allText).toContain(JSON.stringify(part.text).slice(1, -1));
+  for (const pinned of visible.filter(
+    (stored) => stored.pinned && (stored.message.role === 'user' || stored.status !== 'streaming'),
+  )) {
+    for (const part of pinned.message.parts)
+      if (part.type === 'text') expect(allText).toContain(JSON.stringify(part.text).slice(1, -1));
   }
 }
 
 describe('context engine properties', () => {
-  it('should fit the budget exactly, never orphan a tool call, keep the newest input and pinned messages, and accept its own output', async () => {
-    await fc.assert(
-      fc.asyncProperty(conversation, async (value) => {
-        casesRun.engine += 1;
-        const { rows, profile, engine, messages, report } = await runEngine(value);
-        const trim = report.stages.find((stage) => stage.stage === 'trim')!;
-        checkContext(rows, messages, profile, trim.stage === 'trim' ? trim.overBudgetTokens : 0);
-        // prepareStep is idempotent on what the engine built (AI SDK carries messages forward).
-        expect((await engine.prepareStep({ messages, stepNumber: 0, instructions })).messages).toBeUndefined();
-      }),
-      { numRuns: RUNS, seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined },
-    );
-  }, timeout);
+  it(
+    'should fit the budget exactly, never orphan a tool call, keep the newest input and pinned messages, and accept its own output',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(conversation, async (value) => {
+          casesRun.engine += 1;
+          const { rows, profile, engine, messages, report } = await runEngine(value);
+          const trim = report.stages.find((stage) => stage.stage === 'trim')!;
+          checkContext(rows, messages, profile, trim.stage === 'trim' ? trim.overBudgetTokens : 0);
+          // prepareStep is idempotent on what the engine built (AI SDK carries messages forward).
+          expect((await engine.prepareStep({ messages, stepNumber: 0, instructions })).messages).toBeUndefined();
+        }),
+        { numRuns: RUNS, seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined },
+      );
+    },
+    timeout,
+  );
 
-  it('should keep every step of a tool loop within budget and return undefined for its own output', async () => {
-    const responses = fc.array(fc.record({ name: fc.constantFrom('weather', 'search'), output }), { minLength: 1, maxLength: 3 });
-    await fc.assert(
-      fc.asyncProperty(conversation, responses, async (value, steps) => {
-        casesRun.step += 1;
-        const { rows, profile, engine, messages: initial } = await runEngine({ ...value, lastHasAssistant: false });
-        let messages = initial;
-        for (const [index, response] of steps.entries()) {
-          const toolCallId = `step-call-${index}`;
-          const resultOutput = typeof response.output === 'string' ? { type: 'text' as const, value: response.output } : { type: 'json' as const, value: response.output as never };
-          messages = [...messages, { role: 'assistant', content: [{ type: 'tool-call', toolCallId, toolName: response.name, input: { query: 'paris' } }] }, { role: 'tool', content: [{ type: 'tool-result', toolCallId, toolName: response.name, output: resultOutput }] }];
-          const prepared = await engine.prepareStep({ messages, stepNumber: index + 1, instructions });
-          messages = prepared.messages ?? messages;
-          checkContext(rows, messages, profile, (prepared.report.stages.find((stage) => stage.stage === 'trim') as { overBudgetTokens: number }).overBudgetTokens);
-          expect((await engine.prepareStep({ messages, stepNumber: index + 1, instructions })).messages).toBeUndefined();
-        }
-      }),
-      { numRuns: Math.ceil(RUNS / 2) },
-    );
-  }, timeout);
+  it(
+    'should keep every step of a tool loop within budget and return undefined for its own output',
+    async () => {
+      const responses = fc.array(fc.record({ name: fc.constantFrom('weather', 'search'), output }), {
+        minLength: 1,
+        maxLength: 3,
+      });
+      await fc.assert(
+        fc.asyncProperty(conversation, responses, async (value, steps) => {
+          casesRun.step += 1;
+          const { rows, profile, engine, messages: initial } = await runEngine({ ...value, lastHasAssistant: false });
+          let messages = initial;
+          for (const [index, response] of steps.entries()) {
+            const toolCallId = `step-call-${index}`;
+            const resultOutput =
+              typeof response.output === 'string'
+                ? { type: 'text' as const, value: response.output }
+                : { type: 'json' as const, value: response.output as never };
+            messages = [
+              ...messages,
+              {
+                role: 'assistant',
+                content: [{ type: 'tool-call', toolCallId, toolName: response.name, input: { query: 'paris' } }],
+              },
+              {
+                role: 'tool',
+                content: [{ type: 'tool-result', toolCallId, toolName: response.name, output: resultOutput }],
+              },
+            ];
+            const prepared = await engine.prepareStep({ messages, stepNumber: index + 1, instructions });
+            messages = prepared.messages ?? messages;
+            checkContext(
+              rows,
+              messages,
+              profile,
+              (prepared.report.stages.find((stage) => stage.stage === 'trim') as { overBudgetTokens: number })
+                .overBudgetTokens,
+            );
+            expect(
+              (await engine.prepareStep({ messages, stepNumber: index + 1, instructions })).messages,
+            ).toBeUndefined();
+          }
+        }),
+        { numRuns: Math.ceil(RUNS / 2) },
+      );
+    },
+    timeout,
+  );
 
-  it('should make every stage idempotent: stage(stage(x)) equals stage(x)', () => {
-    fc.assert(
-      fc.property(conversation, fc.integer({ min: 200, max: 30_000 }), (value, messageBudget) => {
-        casesRun.stages += 1;
-        const rows = build(value);
-        const measure = createContextMeasure({ tokenCounter, profile: resolveModelProfile({ modelId: 'gpt-4o' }) });
-        const validated = validateStoredMessages({ messages: rows }).messages;
-        expect(validateStoredMessages({ messages: validated }).messages).toEqual(validated);
-        const filtered = filterStoredMessages({ messages: validated }).messages;
-        expect(filterStoredMessages({ messages: filtered }).messages).toEqual(filtered);
-        const segments = convertToContextSegments({ messages: filtered, measure }).segments;
-        const prunePolicy = { ...defaultContextPolicy.prune, toolTraffic: value.toolTraffic };
-        const pruned = pruneContext({ segments, measure, messageBudget, policy: prunePolicy }).segments;
-        expect(pruneContext({ segments: pruned, measure, messageBudget, policy: prunePolicy }).segments).toEqual(pruned);
-        const selected = selectContext({ segments: pruned, measure, messageBudget, targetTokens: Math.floor(messageBudget * 0.7) }).segments;
-        expect(selectContext({ segments: selected, measure, messageBudget, targetTokens: Math.floor(messageBudget * 0.7) }).segments).toEqual(selected);
-        const trimmed = trimContext({ segments: pruned, measure, messageBudget, preview: defaultContextPolicy.toolOutputPreview }).segments;
-        expect(trimContext({ segments: trimmed, measure, messageBudget, preview: defaultContextPolicy.toolOutputPreview }).segments).toEqual(trimmed);
-      }),
-      { numRuns: RUNS },
-    );
-  }, timeout);
+  it(
+    'should make every stage idempotent: stage(stage(x)) equals stage(x)',
+    () => {
+      fc.assert(
+        fc.property(conversation, fc.integer({ min: 200, max: 30_000 }), (value, messageBudget) => {
+          casesRun.stages += 1;
+          const rows = build(value);
+          const measure = createContextMeasure({ tokenCounter, profile: resolveModelProfile({ modelId: 'gpt-4o' }) });
+          const validated = validateStoredMessages({ messages: rows }).messages;
+          expect(validateStoredMessages({ messages: validated }).messages).toEqual(validated);
+          const filtered = filterStoredMessages({ messages: validated }).messages;
+          expect(filterStoredMessages({ messages: filtered }).messages).toEqual(filtered);
+          const segments = convertToContextSegments({ messages: filtered, measure }).segments;
+          const prunePolicy = { ...defaultContextPolicy.prune, toolTraffic: value.toolTraffic };
+          const pruned = pruneContext({ segments, measure, messageBudget, policy: prunePolicy }).segments;
+          expect(pruneContext({ segments: pruned, measure, messageBudget, policy: prunePolicy }).segments).toEqual(
+            pruned,
+          );
+          const selected = selectContext({
+            segments: pruned,
+            measure,
+            messageBudget,
+            targetTokens: Math.floor(messageBudget * 0.7),
+          }).segments;
+          expect(
+            selectContext({ segments: selected, measure, messageBudget, targetTokens: Math.floor(messageBudget * 0.7) })
+              .segments,
+          ).toEqual(selected);
+          const trimmed = trimContext({
+            segments: pruned,
+            measure,
+            messageBudget,
+            preview: defaultContextPolicy.toolOutputPreview,
+          }).segments;
+          expect(
+            trimContext({ segments: trimmed, measure, messageBudget, preview: defaultContextPolicy.toolOutputPreview })
+              .segments,
+          ).toEqual(trimmed);
+        }),
+        { numRuns: RUNS },
+      );
+    },
+    timeout,
+  );
 });

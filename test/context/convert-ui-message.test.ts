@@ -8,7 +8,13 @@ const multiStepTurn: ContextUIMessage = {
   parts: [
     { type: 'step-start' },
     { type: 'reasoning', text: 'need weather', providerMetadata: { openai: { itemId: 'rs_1' } } },
-    { type: 'tool-weather', toolCallId: 'call-1', state: 'output-available', input: { city: 'Rome' }, output: { tempC: 18 } },
+    {
+      type: 'tool-weather',
+      toolCallId: 'call-1',
+      state: 'output-available',
+      input: { city: 'Rome' },
+      output: { tempC: 18 },
+    },
     { type: 'step-start' },
     { type: 'text', text: 'Rome: 18C.' },
     { type: 'source-url', sourceId: 's1', url: 'https://example.com' },
@@ -21,12 +27,45 @@ const everyToolState: ContextUIMessage = {
   parts: [
     { type: 'tool-search', toolCallId: 'c-text', state: 'output-available', input: { q: 'x' }, output: 'plain text' },
     { type: 'tool-search', toolCallId: 'c-error', state: 'output-error', input: { q: 'y' }, errorText: 'timeout' },
-    { type: 'tool-delete', toolCallId: 'c-denied', state: 'output-denied', input: { id: 1 }, approval: { id: 'ap-1', approved: false, reason: 'no' } },
-    { type: 'tool-delete', toolCallId: 'c-responded', state: 'approval-responded', input: { id: 2 }, approval: { id: 'ap-2', approved: false, reason: 'not now' } },
-    { type: 'tool-delete', toolCallId: 'c-approved', state: 'approval-responded', input: { id: 3 }, approval: { id: 'ap-3', approved: true } },
-    { type: 'dynamic-tool', toolName: 'legacy', toolCallId: 'c-gone', state: 'output-available', input: {}, output: { big: true }, dynamic: false },
+    {
+      type: 'tool-delete',
+      toolCallId: 'c-denied',
+      state: 'output-denied',
+      input: { id: 1 },
+      approval: { id: 'ap-1', approved: false, reason: 'no' },
+    },
+    {
+      type: 'tool-delete',
+      toolCallId: 'c-responded',
+      state: 'approval-responded',
+      input: { id: 2 },
+      approval: { id: 'ap-2', approved: false, reason: 'not now' },
+    },
+    {
+      type: 'tool-delete',
+      toolCallId: 'c-approved',
+      state: 'approval-responded',
+      input: { id: 3 },
+      approval: { id: 'ap-3', approved: true },
+    },
+    {
+      type: 'dynamic-tool',
+      toolName: 'legacy',
+      toolCallId: 'c-gone',
+      state: 'output-available',
+      input: {},
+      output: { big: true },
+      dynamic: false,
+    },
     { type: 'tool-search', toolCallId: 'c-streaming', state: 'input-streaming', input: { q: 'partial' } },
-    { type: 'tool-web', toolCallId: 'c-provider', state: 'output-available', input: { q: 'z' }, output: { hits: 2 }, providerExecuted: true },
+    {
+      type: 'tool-web',
+      toolCallId: 'c-provider',
+      state: 'output-available',
+      input: { q: 'z' },
+      output: { hits: 2 },
+      providerExecuted: true,
+    },
     { type: 'text', text: 'done' },
   ],
 };
@@ -44,7 +83,12 @@ const userWithFile: ContextUIMessage = {
 const withSteering: ContextUIMessage = {
   id: 'a3',
   role: 'assistant',
-  parts: [{ type: 'text', text: 'working' }, { type: 'steering-message', id: 'st1', parts: [{ type: 'text', text: 'also check Paris' }] }, { type: 'step-start' }, { type: 'text', text: 'ok' }],
+  parts: [
+    { type: 'text', text: 'working' },
+    { type: 'steering-message', id: 'st1', parts: [{ type: 'text', text: 'also check Paris' }] },
+    { type: 'step-start' },
+    { type: 'text', text: 'ok' },
+  ],
 };
 
 describe('convertUIMessageToModelMessages', () => {
@@ -113,7 +157,14 @@ describe('convertUIMessageToModelMessages', () => {
   });
 
   it('should use convertToolOutput for the model output when it returns one', () => {
-    const messages = convertUIMessageToModelMessages(multiStepTurn, { convertToolOutput: ({ output }) => ({ type: 'text', value: `temp ${(output as { tempC: number }).tempC}` }) });
-    expect(messages[1]).toEqual({ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call-1', toolName: 'weather', output: { type: 'text', value: 'temp 18' } }] });
+    const messages = convertUIMessageToModelMessages(multiStepTurn, {
+      convertToolOutput: ({ output }) => ({ type: 'text', value: `temp ${(output as { tempC: number }).tempC}` }),
+    });
+    expect(messages[1]).toEqual({
+      role: 'tool',
+      content: [
+        { type: 'tool-result', toolCallId: 'call-1', toolName: 'weather', output: { type: 'text', value: 'temp 18' } },
+      ],
+    });
   });
 });

@@ -25,9 +25,17 @@ export function smallMeasure(contextWindow = 4000) {
   return createContextMeasure({ tokenCounter, profile: smallProfile(contextWindow) });
 }
 
-export const user = (id: string, text: string): ContextUIMessage => ({ id, role: 'user', parts: [{ type: 'text', text }] });
+export const user = (id: string, text: string): ContextUIMessage => ({
+  id,
+  role: 'user',
+  parts: [{ type: 'text', text }],
+});
 
-export const assistant = (id: string, ...parts: ContextUIPart[]): ContextUIMessage => ({ id, role: 'assistant', parts });
+export const assistant = (id: string, ...parts: ContextUIPart[]): ContextUIMessage => ({
+  id,
+  role: 'assistant',
+  parts,
+});
 
 export const text = (value: string): ContextUIPart => ({ type: 'text', text: value });
 
@@ -36,11 +44,31 @@ export const reasoning = (value: string): ContextUIPart => ({ type: 'reasoning',
 export const stepStart: ContextUIPart = { type: 'step-start' };
 
 /** A finished `tool-${name}` part. */
-export const toolResult = (name: string, toolCallId: string, input: unknown, output: unknown): ContextUIPart => ({ type: `tool-${name}`, toolCallId, state: 'output-available', input, output });
+export const toolResult = (name: string, toolCallId: string, input: unknown, output: unknown): ContextUIPart => ({
+  type: `tool-${name}`,
+  toolCallId,
+  state: 'output-available',
+  input,
+  output,
+});
 
 /** A stored row with defaults (completed, eligible, no stored count). */
-export function stored(sequence: number, message: ContextUIMessage, extra: Partial<StoredContextMessage> = {}): StoredContextMessage {
-  return { sequence, message, status: 'completed', contextState: 'eligible', pinned: false, tokenCount: null, tokenCounterId: null, deletedAt: null, ...extra };
+export function stored(
+  sequence: number,
+  message: ContextUIMessage,
+  extra: Partial<StoredContextMessage> = {},
+): StoredContextMessage {
+  return {
+    sequence,
+    message,
+    status: 'completed',
+    contextState: 'eligible',
+    pinned: false,
+    tokenCount: null,
+    tokenCounterId: null,
+    deletedAt: null,
+    ...extra,
+  };
 }
 
 /** Stored rows 1, 2, 3… for the messages. */
@@ -49,11 +77,21 @@ export function storedAll(messages: readonly ContextUIMessage[]): StoredContextM
 }
 
 /** A memory store holding the messages with stored token counts (as a store writes them). */
-export function storeOf(messages: readonly ContextUIMessage[], extra: (index: number) => Partial<StoredContextMessage> = () => ({})): MemoryContextStore {
+export function storeOf(
+  messages: readonly ContextUIMessage[],
+  extra: (index: number) => Partial<StoredContextMessage> = () => ({}),
+): MemoryContextStore {
   const store = createMemoryContextStore();
   messages.forEach((message, index) => {
     const { status, contextState, pinned } = extra(index);
-    store.appendMessage({ message, status, contextState, pinned, tokenCount: countStoredMessageTokens({ message, tokenCounter }), tokenCounterId: storedTokenCountId(tokenCounter) });
+    store.appendMessage({
+      message,
+      status,
+      contextState,
+      pinned,
+      tokenCount: countStoredMessageTokens({ message, tokenCounter }),
+      tokenCounterId: storedTokenCountId(tokenCounter),
+    });
   });
   return store;
 }

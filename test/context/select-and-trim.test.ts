@@ -27,10 +27,24 @@ const fourTurns: ContextUIMessage[] = [
   user('u4', 'Turn four: the newest question.'),
 ];
 const segmentsOf = (messages: ContextUIMessage[], pinned: number[] = [], firstSequence = 1) =>
-  convertToContextSegments({ messages: messages.map((message, index) => stored(firstSequence + index, message, { pinned: pinned.includes(firstSequence + index) })), measure }).segments;
-const summary = createSummarySegment({ summary: { id: 'summary-1', fromSequence: 1, throughSequence: 10, content: '## Goals\n- Plan a trip' }, measure });
-const memory = createMemorySegment({ messages: [stored(3, user('m', 'I am allergic to peanuts'))], measure, maxTokens: 200, messageCharacters: 200 })!;
-const sequences = (segments: readonly ContextSegment[]) => segments.map((segment) => (segment.kind === 'message' ? segment.sequence : segment.kind));
+  convertToContextSegments({
+    messages: messages.map((message, index) =>
+      stored(firstSequence + index, message, { pinned: pinned.includes(firstSequence + index) }),
+    ),
+    measure,
+  }).segments;
+const summary = createSummarySegment({
+  summary: { id: 'summary-1', fromSequence: 1, throughSequence: 10, content: '## Goals\n- Plan a trip' },
+  measure,
+});
+const memory = createMemorySegment({
+  messages: [stored(3, user('m', 'I am allergic to peanuts'))],
+  measure,
+  maxTokens: 200,
+  messageCharacters: 200,
+})!;
+const sequences = (segments: readonly ContextSegment[]) =>
+  segments.map((segment) => (segment.kind === 'message' ? segment.sequence : segment.kind));
 const cost = (segments: readonly ContextSegment[]) => estimateSegments(segments, measure);
 
 describe('selectContext', () => {
@@ -45,15 +59,39 @@ describe('selectContext', () => {
   it('should keep the newest whole turns that fit the target and set older ones aside, oldest first', () => {
     const input = [summary, ...segmentsOf(fourTurns)];
     const newestTwo = cost([summary, ...input.slice(-3)]);
-    const { segments, overflow, report } = selectContext({ segments: input, measure, messageBudget: cost(input) - 1, targetTokens: newestTwo, overflowReason: 'turn-summarized' });
+    const { segments, overflow, report } = selectContext({
+      segments: input,
+      measure,
+      messageBudget: cost(input) - 1,
+      targetTokens: newestTwo,
+      overflowReason: 'turn-summarized',
+    });
     expect(sequences(segments)).toEqual(['summary', 5, 6, 7]);
-    expect(overflow.map((turn) => turn.map((segment) => segment.sequence))).toEqual([[1, 2], [3, 4]]);
-    expect(report).toMatchObject({ keptTurns: 2, overflowTurns: 2, removed: [1, 2, 3, 4].map((sequence) => expect.objectContaining({ sequence, reason: 'turn-summarized' })) });
+    expect(overflow.map((turn) => turn.map((segment) => segment.sequence))).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
+    expect(report).toMatchObject({
+      keptTurns: 2,
+      overflowTurns: 2,
+      removed: [1, 2, 3, 4].map((sequence) => expect.objectContaining({ sequence, reason: 'turn-summarized' })),
+    });
   });
 
   it('should keep pinned messages, the memory and a turn with unfinished tool work whatever the target', () => {
-    const pending = createMessageSegment({ messages: [{ role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c9', toolName: 'deploy', input: {} }] }], sequence: 2, measure });
-    const input = [memory, ...segmentsOf(fourTurns.slice(0, 1), [], 1), pending, ...segmentsOf(fourTurns.slice(2), [3], 3)];
+    const pending = createMessageSegment({
+      messages: [
+        { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c9', toolName: 'deploy', input: {} }] },
+      ],
+      sequence: 2,
+      measure,
+    });
+    const input = [
+      memory,
+      ...segmentsOf(fourTurns.slice(0, 1), [], 1),
+      pending,
+      ...segmentsOf(fourTurns.slice(2), [3], 3),
+    ];
     const { segments, overflow } = selectContext({ segments: input, measure, messageBudget: 1, targetTokens: 1 });
     expect(sequences(segments)).toEqual(['memory', 1, 2, 3, 7]);
     expect(overflow.map((turn) => turn.map((segment) => segment.sequence))).toEqual([[4], [5, 6]]);
@@ -69,10 +107,23 @@ describe('selectContext', () => {
   });
 });
 
-const hugeReport = JSON.stringify({ rows: Array.from({ length: 3000 }, (_row, index) => ({ id: index, name: `row ${index}`, status: index % 3 ? 'ok' : 'failed', note: 'lorem ipsum dolor sit amet' })) });
+const hugeReport = JSON.stringify({
+  rows: Array.from({ length: 3000 }, (_row, index) => ({
+    id: index,
+    name: `row ${index}`,
+    status: index % 3 ? 'ok' : 'failed',
+    note: 'lorem ipsum dolor sit amet',
+  })),
+});
 const hugeToolTurn: ContextUIMessage[] = [
   user('u9', 'Summarize the report'),
-  assistant('a9', stepStart, toolResult('fetchReport', 'c-big', { id: 7 }, hugeReport), stepStart, text('Working on it.')),
+  assistant(
+    'a9',
+    stepStart,
+    toolResult('fetchReport', 'c-big', { id: 7 }, hugeReport),
+    stepStart,
+    text('Working on it.'),
+  ),
 ];
 const preview = defaultContextPolicy.toolOutputPreview;
 
@@ -82,7 +133,11 @@ describe('trimContext', () => {
     const budget = cost(input) - cost(input.slice(2, 4));
     const { segments, report } = trimContext({ segments: input, measure, messageBudget: budget, preview });
     expect(sequences(segments)).toEqual([2, 5, 6, 7]);
-    expect(report.removed.map((removal) => [removal.sequence, removal.reason])).toEqual([[1, 'turn-trimmed'], [3, 'turn-trimmed'], [4, 'turn-trimmed']]);
+    expect(report.removed.map((removal) => [removal.sequence, removal.reason])).toEqual([
+      [1, 'turn-trimmed'],
+      [3, 'turn-trimmed'],
+      [4, 'turn-trimmed'],
+    ]);
     expect(report.overBudgetTokens).toBe(0);
     expect(cost(segments)).toBeLessThanOrEqual(budget);
   });
@@ -104,11 +159,18 @@ describe('trimContext', () => {
     expect(sequences(segments)).toEqual([1, 2, 3, 4]);
     const messages = renderSegments(segments).slice(2);
     expect(messages[0]).toEqual({ role: 'user', content: [{ type: 'text', text: 'Summarize the report' }] });
-    expect(messages[1]).toEqual({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c-big', toolName: 'fetchReport', input: { id: 7 } }] });
-    const result = (messages[2]!.content as Array<{ type: string; toolCallId: string; output: { type: string; value: string } }>)[0]!;
+    expect(messages[1]).toEqual({
+      role: 'assistant',
+      content: [{ type: 'tool-call', toolCallId: 'c-big', toolName: 'fetchReport', input: { id: 7 } }],
+    });
+    const result = (
+      messages[2]!.content as Array<{ type: string; toolCallId: string; output: { type: string; value: string } }>
+    )[0]!;
     expect(result).toMatchObject({ type: 'tool-result', toolCallId: 'c-big', output: { type: 'text' } });
     expect(result.output.value.startsWith(`${toolOutputPreviewMarker} the first `)).toBe(true);
-    expect(result.output.value).toContain(`of ${tokenCounter.count(hugeReport)} tokens are shown; the full output is in the conversation log.]\n{"rows":[{"id":0,`);
+    expect(result.output.value).toContain(
+      `of ${tokenCounter.count(hugeReport)} tokens are shown; the full output is in the conversation log.]\n{"rows":[{"id":0,`,
+    );
     expect(tokenCounter.count(result.output.value)).toBeLessThanOrEqual(preview.tokens);
     expect(report.previews).toEqual([{ toolCallId: 'c-big', maxTokens: preview.tokens }]);
     expect(report.overBudgetTokens).toBe(0);

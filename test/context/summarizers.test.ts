@@ -5,10 +5,39 @@ import { buildSummaryPrompt, renderSummaryTranscript, type ContextSummarizerInpu
 
 const foldedMessages: ContextSummarizerInput['messages'] = [
   { role: 'user', content: [{ type: 'text', text: 'Book a table for four in Rome on Friday.' }] },
-  { role: 'assistant', content: [{ type: 'reasoning', text: 'search first' }, { type: 'tool-call', toolCallId: 'c1', toolName: 'searchRestaurants', input: { city: 'Rome', seats: 4 } }] },
-  { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'searchRestaurants', output: { type: 'json', value: [{ name: 'Da Enzo', free: true }] } }] },
-  { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c2', toolName: 'book', input: { name: 'Da Enzo' } }] },
-  { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c2', toolName: 'book', output: { type: 'error-text', value: 'payment required' } }] },
+  {
+    role: 'assistant',
+    content: [
+      { type: 'reasoning', text: 'search first' },
+      { type: 'tool-call', toolCallId: 'c1', toolName: 'searchRestaurants', input: { city: 'Rome', seats: 4 } },
+    ],
+  },
+  {
+    role: 'tool',
+    content: [
+      {
+        type: 'tool-result',
+        toolCallId: 'c1',
+        toolName: 'searchRestaurants',
+        output: { type: 'json', value: [{ name: 'Da Enzo', free: true }] },
+      },
+    ],
+  },
+  {
+    role: 'assistant',
+    content: [{ type: 'tool-call', toolCallId: 'c2', toolName: 'book', input: { name: 'Da Enzo' } }],
+  },
+  {
+    role: 'tool',
+    content: [
+      {
+        type: 'tool-result',
+        toolCallId: 'c2',
+        toolName: 'book',
+        output: { type: 'error-text', value: 'payment required' },
+      },
+    ],
+  },
   { role: 'assistant', content: [{ type: 'text', text: 'Da Enzo is free on Friday; booking needs a card.' }] },
 ];
 const input = (previousSummary: string | null): ContextSummarizerInput => ({
@@ -101,7 +130,10 @@ describe('createOfflineSummarizer', () => {
   it('should merge the previous summary without nesting it, keeping the newest items', async () => {
     const summarizer = createOfflineSummarizer({ itemsPerSection: 2 });
     const first = await summarizer.summarize(input(null));
-    const second = await summarizer.summarize({ ...input(`${first}\n`), messages: [{ role: 'user', content: [{ type: 'text', text: 'Also find a hotel near the Pantheon.' }] }] });
+    const second = await summarizer.summarize({
+      ...input(`${first}\n`),
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Also find a hotel near the Pantheon.' }] }],
+    });
     expect(second).toMatchInlineSnapshot(`
       "## Goals
       - Book a table for four in Rome on Friday.
@@ -127,7 +159,17 @@ describe('createOfflineSummarizer', () => {
 
 describe('createGenerateTextSummarizer', () => {
   it('should call the model with the summary prompt and return its text', async () => {
-    const model = new MockLanguageModelV4({ doGenerate: { content: [{ type: 'text', text: '## Goals\n- Book Da Enzo' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: { inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 5, text: 5, reasoning: undefined } }, warnings: [] } });
+    const model = new MockLanguageModelV4({
+      doGenerate: {
+        content: [{ type: 'text', text: '## Goals\n- Book Da Enzo' }],
+        finishReason: { unified: 'stop', raw: 'stop' },
+        usage: {
+          inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+          outputTokens: { total: 5, text: 5, reasoning: undefined },
+        },
+        warnings: [],
+      },
+    });
     const summarizer = createGenerateTextSummarizer({ model });
     expect(summarizer.id).toBe('mock-provider:mock-model-id');
     expect(await summarizer.summarize(input(null))).toBe('## Goals\n- Book Da Enzo');
@@ -142,7 +184,16 @@ describe('createGenerateTextSummarizer', () => {
   it('should let an aborted call fail', async () => {
     const controller = new AbortController();
     controller.abort(new Error('timed out'));
-    const model = new MockLanguageModelV4({ doGenerate: async () => { throw new Error('unreachable'); } });
-    await expect(createGenerateTextSummarizer({ model, maxRetries: 0 }).summarize({ ...input(null), abortSignal: controller.signal })).rejects.toThrow();
+    const model = new MockLanguageModelV4({
+      doGenerate: async () => {
+        throw new Error('unreachable');
+      },
+    });
+    await expect(
+      createGenerateTextSummarizer({ model, maxRetries: 0 }).summarize({
+        ...input(null),
+        abortSignal: controller.signal,
+      }),
+    ).rejects.toThrow();
   });
 });

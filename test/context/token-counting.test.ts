@@ -19,12 +19,20 @@ import { assistant, reasoning, stepStart, text, tokenCounter, toolResult, user }
 
 const exact = (value: string) => countTokens(value, { disallowedSpecial: new Set() });
 
-const weatherTurn = assistant('a1', stepStart, reasoning('need the weather'), toolResult('weather', 'c1', { city: 'Paris' }, { tempC: 18 }), stepStart, text('It is 18C.'));
+const weatherTurn = assistant(
+  'a1',
+  stepStart,
+  reasoning('need the weather'),
+  toolResult('weather', 'c1', { city: 'Paris' }, { tempC: 18 }),
+  stepStart,
+  text('It is 18C.'),
+);
 
 describe('loadO200kTokenCounter', () => {
   it('should count exactly like o200k and name itself', () => {
     expect(tokenCounter.id).toBe('o200k_base/gpt-tokenizer@4');
-    for (const sample of ['Hello, world', '你好，世界。今天天气很好。', 'const x = { a: [1, 2, 3] };', '']) expect(tokenCounter.count(sample)).toBe(exact(sample));
+    for (const sample of ['Hello, world', '你好，世界。今天天气很好。', 'const x = { a: [1, 2, 3] };', ''])
+      expect(tokenCounter.count(sample)).toBe(exact(sample));
   });
 
   it('should count special-token strings as text instead of throwing', () => {
@@ -66,20 +74,51 @@ describe('guardLongRuns', () => {
 
 describe('countModelMessageTokens', () => {
   it('should count text, reasoning, tool names, JSON inputs and outputs, and one message', () => {
-    const message = { role: 'assistant' as const, content: [{ type: 'reasoning' as const, text: 'think' }, { type: 'tool-call' as const, toolCallId: 'c1', toolName: 'weather', input: { city: 'Paris' } }] };
-    expect(countModelMessageTokens(message, tokenCounter)).toEqual({ text: exact('think') + exact('weather') + exact('{"city":"Paris"}'), images: 0, files: 0, messages: 1 });
+    const message = {
+      role: 'assistant' as const,
+      content: [
+        { type: 'reasoning' as const, text: 'think' },
+        { type: 'tool-call' as const, toolCallId: 'c1', toolName: 'weather', input: { city: 'Paris' } },
+      ],
+    };
+    expect(countModelMessageTokens(message, tokenCounter)).toEqual({
+      text: exact('think') + exact('weather') + exact('{"city":"Paris"}'),
+      images: 0,
+      files: 0,
+      messages: 1,
+    });
   });
 
   it('should count images and files by number, and a text file by its text', () => {
     const message = {
       role: 'user' as const,
       content: [
-        { type: 'file' as const, mediaType: 'image/png', data: { type: 'url' as const, url: new URL('https://example.com/a.png') } },
-        { type: 'file' as const, mediaType: 'application/pdf', data: { type: 'url' as const, url: new URL('https://example.com/a.pdf') } },
-        { type: 'file' as const, mediaType: 'text/plain', data: { type: 'url' as const, url: new URL(`data:text/plain;base64,${Buffer.from('hello there').toString('base64')}`) } },
+        {
+          type: 'file' as const,
+          mediaType: 'image/png',
+          data: { type: 'url' as const, url: new URL('https://example.com/a.png') },
+        },
+        {
+          type: 'file' as const,
+          mediaType: 'application/pdf',
+          data: { type: 'url' as const, url: new URL('https://example.com/a.pdf') },
+        },
+        {
+          type: 'file' as const,
+          mediaType: 'text/plain',
+          data: {
+            type: 'url' as const,
+            url: new URL(`data:text/plain;base64,${Buffer.from('hello there').toString('base64')}`),
+          },
+        },
       ],
     };
-    expect(countModelMessageTokens(message, tokenCounter)).toEqual({ text: exact('hello there'), images: 1, files: 1, messages: 1 });
+    expect(countModelMessageTokens(message, tokenCounter)).toEqual({
+      text: exact('hello there'),
+      images: 1,
+      files: 1,
+      messages: 1,
+    });
   });
 
   it('should return the memoised tally for the same message object', () => {
@@ -90,9 +129,17 @@ describe('countModelMessageTokens', () => {
 
 describe('countStoredMessageTokens', () => {
   it('should equal the text tokens of the model messages the message converts to', () => {
-    const expected = exact('need the weather') + exact('weather') + exact('{"city":"Paris"}') + exact('weather') + exact('{"tempC":18}') + exact('It is 18C.');
+    const expected =
+      exact('need the weather') +
+      exact('weather') +
+      exact('{"city":"Paris"}') +
+      exact('weather') +
+      exact('{"tempC":18}') +
+      exact('It is 18C.');
     expect(countStoredMessageTokens({ message: weatherTurn, tokenCounter })).toBe(expected);
-    expect(countStoredMessageTokens({ message: user('u1', 'Weather in Paris?'), tokenCounter })).toBe(exact('Weather in Paris?'));
+    expect(countStoredMessageTokens({ message: user('u1', 'Weather in Paris?'), tokenCounter })).toBe(
+      exact('Weather in Paris?'),
+    );
   });
 
   it('should name the counter and the serialisation in the stored id', () => {
@@ -115,27 +162,54 @@ describe('resolveModelProfile', () => {
     ['google:gemini-2.5-pro', 'gemini-2.5-pro', 1_048_576, 65_536, 1.1],
     ['models/gemini-2.5-flash', 'gemini-2.5-flash', 1_048_576, 65_536, 1.1],
   ])('should resolve %s', (modelId, normalized, contextWindow, maxOutputTokens, tokenizerFactor) => {
-    expect(resolveModelProfile({ modelId })).toMatchObject({ modelId: normalized, contextWindow, maxOutputTokens, tokenizerFactor });
+    expect(resolveModelProfile({ modelId })).toMatchObject({
+      modelId: normalized,
+      contextWindow,
+      maxOutputTokens,
+      tokenizerFactor,
+    });
   });
 
   it('should apply overrides on top of the table', () => {
-    expect(resolveModelProfile({ modelId: 'gpt-4o', overrides: { contextWindow: 64_000, safetyMarginRatio: 0.1 } })).toEqual({
-      modelId: 'gpt-4o', family: 'openai', contextWindow: 64_000, maxOutputTokens: 16_384, tokenizerFactor: 1, perMessageTokens: 4, perToolTokens: 10, toolsPreambleTokens: 12, imageTokens: 1105, fileTokens: 3000, safetyMarginRatio: 0.1,
+    expect(
+      resolveModelProfile({ modelId: 'gpt-4o', overrides: { contextWindow: 64_000, safetyMarginRatio: 0.1 } }),
+    ).toEqual({
+      modelId: 'gpt-4o',
+      family: 'openai',
+      contextWindow: 64_000,
+      maxOutputTokens: 16_384,
+      tokenizerFactor: 1,
+      perMessageTokens: 4,
+      perToolTokens: 10,
+      toolsPreambleTokens: 12,
+      imageTokens: 1105,
+      fileTokens: 3000,
+      safetyMarginRatio: 0.1,
     });
   });
 
   it('should throw ModelProfileNotFoundError naming an unknown model without limits', () => {
-    expect(() => resolveModelProfile({ modelId: 'acme/llama-9' })).toThrowError(new ModelProfileNotFoundError({ modelId: 'acme/llama-9' }));
-    expect(() => resolveModelProfile({ modelId: 'acme/llama-9' })).toThrowError('No model profile for "acme/llama-9": pass overrides with contextWindow and maxOutputTokens.');
+    expect(() => resolveModelProfile({ modelId: 'acme/llama-9' })).toThrowError(
+      new ModelProfileNotFoundError({ modelId: 'acme/llama-9' }),
+    );
+    expect(() => resolveModelProfile({ modelId: 'acme/llama-9' })).toThrowError(
+      'No model profile for "acme/llama-9": pass overrides with contextWindow and maxOutputTokens.',
+    );
   });
 
   it('should resolve an unknown model with explicit limits, conservatively', () => {
-    expect(resolveModelProfile({ modelId: 'acme/llama-9', overrides: { contextWindow: 32_000, maxOutputTokens: 4000 } })).toMatchObject({ family: 'other', tokenizerFactor: 1.25, safetyMarginRatio: 0.1 });
+    expect(
+      resolveModelProfile({ modelId: 'acme/llama-9', overrides: { contextWindow: 32_000, maxOutputTokens: 4000 } }),
+    ).toMatchObject({ family: 'other', tokenizerFactor: 1.25, safetyMarginRatio: 0.1 });
   });
 
   it('should reject a factor below 1 with InvalidArgumentError', () => {
-    expect(() => resolveModelProfile({ modelId: 'gpt-4o', overrides: { tokenizerFactor: 0.8 } })).toThrowError(InvalidArgumentError);
-    expect(() => resolveModelProfile({ modelId: 'gpt-4o', overrides: { tokenizerFactor: 0.8 } })).toThrowError('Invalid profile.tokenizerFactor 0.8: a factor below 1 would undercount; expected 1 or more.');
+    expect(() => resolveModelProfile({ modelId: 'gpt-4o', overrides: { tokenizerFactor: 0.8 } })).toThrowError(
+      InvalidArgumentError,
+    );
+    expect(() => resolveModelProfile({ modelId: 'gpt-4o', overrides: { tokenizerFactor: 0.8 } })).toThrowError(
+      'Invalid profile.tokenizerFactor 0.8: a factor below 1 would undercount; expected 1 or more.',
+    );
   });
 });
 
@@ -151,11 +225,21 @@ describe('estimateTokens', () => {
 
 describe('tool definitions', () => {
   it('should count name, description and JSON schema, then add framing and the preamble', () => {
-    const tools = [{ name: 'weather', description: 'Get the weather', inputSchema: { type: 'object', properties: { city: { type: 'string' } } } }];
+    const tools = [
+      {
+        name: 'weather',
+        description: 'Get the weather',
+        inputSchema: { type: 'object', properties: { city: { type: 'string' } } },
+      },
+    ];
     const raw = countToolDefinitionTokens({ tools, tokenCounter });
-    expect(raw).toBe(exact('weather') + exact('Get the weather') + exact('{"type":"object","properties":{"city":{"type":"string"}}}'));
+    expect(raw).toBe(
+      exact('weather') + exact('Get the weather') + exact('{"type":"object","properties":{"city":{"type":"string"}}}'),
+    );
     const claude = resolveModelProfile({ modelId: 'claude-sonnet-4-5' });
-    expect(estimateToolDefinitionTokens({ rawTokens: raw, toolCount: 1, profile: claude })).toBe(Math.ceil(raw * 1.25) + 20 + 550);
+    expect(estimateToolDefinitionTokens({ rawTokens: raw, toolCount: 1, profile: claude })).toBe(
+      Math.ceil(raw * 1.25) + 20 + 550,
+    );
     expect(estimateToolDefinitionTokens({ rawTokens: 0, toolCount: 0, profile: claude })).toBe(0);
   });
 });
@@ -163,16 +247,45 @@ describe('tool definitions', () => {
 describe('computeContextBudget', () => {
   it('should return the breakdown: window − output − instructions − tools − input − margin', () => {
     const profile = resolveModelProfile({ modelId: 'gpt-4o' });
-    expect(computeContextBudget({ profile, maxOutputTokens: 4096, instructionsTokens: 300, toolDefinitionsTokens: 700, currentInputTokens: 50, historyTokens: 90_000 })).toEqual({
-      contextWindow: 128_000, maxOutputTokens: 4096, instructionsTokens: 300, toolDefinitionsTokens: 700, currentInputTokens: 50, safetyMarginTokens: 3840,
-      availableTokens: 128_000 - 4096 - 300 - 700 - 50 - 3840, historyTokens: 90_000, remainingTokens: 128_000 - 4096 - 300 - 700 - 50 - 3840 - 90_000, tokenizerFactor: 1, calibration: 1,
+    expect(
+      computeContextBudget({
+        profile,
+        maxOutputTokens: 4096,
+        instructionsTokens: 300,
+        toolDefinitionsTokens: 700,
+        currentInputTokens: 50,
+        historyTokens: 90_000,
+      }),
+    ).toEqual({
+      contextWindow: 128_000,
+      maxOutputTokens: 4096,
+      instructionsTokens: 300,
+      toolDefinitionsTokens: 700,
+      currentInputTokens: 50,
+      safetyMarginTokens: 3840,
+      availableTokens: 128_000 - 4096 - 300 - 700 - 50 - 3840,
+      historyTokens: 90_000,
+      remainingTokens: 128_000 - 4096 - 300 - 700 - 50 - 3840 - 90_000,
+      tokenizerFactor: 1,
+      calibration: 1,
     });
   });
 
   it('should reserve the model maximum output when none is requested, and reject an impossible one', () => {
     const profile = resolveModelProfile({ modelId: 'gpt-5' });
-    expect(computeContextBudget({ profile, instructionsTokens: 0, toolDefinitionsTokens: 0, currentInputTokens: 0 }).maxOutputTokens).toBe(128_000);
-    expect(() => computeContextBudget({ profile, maxOutputTokens: 400_000, instructionsTokens: 0, toolDefinitionsTokens: 0, currentInputTokens: 0 })).toThrowError('Invalid maxOutputTokens 400000: expected an integer from 1 to below the context window (400000).');
+    expect(
+      computeContextBudget({ profile, instructionsTokens: 0, toolDefinitionsTokens: 0, currentInputTokens: 0 })
+        .maxOutputTokens,
+    ).toBe(128_000);
+    expect(() =>
+      computeContextBudget({
+        profile,
+        maxOutputTokens: 400_000,
+        instructionsTokens: 0,
+        toolDefinitionsTokens: 0,
+        currentInputTokens: 0,
+      }),
+    ).toThrowError('Invalid maxOutputTokens 400000: expected an integer from 1 to below the context window (400000).');
   });
 });
 

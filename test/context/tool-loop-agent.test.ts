@@ -9,10 +9,26 @@ import type { ChatContextManager } from '../../src/ai-sdk/chat-model-source.js';
 import { toolOutputPreviewMarker, type ContextReport } from '../../src/context/index.js';
 import { assistant, storeOf, text, tokenCounter, user, words } from './fixtures.js';
 
-const usage = (input: number, output: number) => ({ inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: output, text: output, reasoning: undefined } });
-const forecast = Array.from({ length: 400 }, (_item, hour) => `hour ${hour}: 18C, light wind from the north-west, no rain`).join('\n');
-const weather = tool({ description: 'Get the hourly forecast for a city', inputSchema: z.object({ city: z.string() }), execute: async () => forecast });
-const tripThread = Array.from({ length: 10 }, (_unused, index) => [user(`u${index + 1}`, `Plan day ${index + 1} in Rome.`), assistant(`a${index + 1}`, text(`Day ${index + 1}: the Forum, then lunch in Monti, then the museum number ${index + 1}. ${words(80, 'walk')}`))]).flat();
+const usage = (input: number, output: number) => ({
+  inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: output, text: output, reasoning: undefined },
+});
+const forecast = Array.from(
+  { length: 400 },
+  (_item, hour) => `hour ${hour}: 18C, light wind from the north-west, no rain`,
+).join('\n');
+const weather = tool({
+  description: 'Get the hourly forecast for a city',
+  inputSchema: z.object({ city: z.string() }),
+  execute: async () => forecast,
+});
+const tripThread = Array.from({ length: 10 }, (_unused, index) => [
+  user(`u${index + 1}`, `Plan day ${index + 1} in Rome.`),
+  assistant(
+    `a${index + 1}`,
+    text(`Day ${index + 1}: the Forum, then lunch in Monti, then the museum number ${index + 1}. ${words(80, 'walk')}`),
+  ),
+]).flat();
 const storedThread = () => storeOf([...tripThread, user('u7', 'Will it rain on day 11?')]);
 
 function managerFor(store: ReturnType<typeof storeOf>, reports: ContextReport[]) {
@@ -31,13 +47,31 @@ function managerFor(store: ReturnType<typeof storeOf>, reports: ContextReport[])
   });
 }
 
-const toolCallStep = { content: [{ type: 'tool-call' as const, toolCallId: 'call-1', toolName: 'weather', input: '{"city":"Rome"}' }], finishReason: { unified: 'tool-calls' as const, raw: 'tool_use' }, usage: usage(800, 20), warnings: [] };
-const answerStep = { content: [{ type: 'text' as const, text: 'No rain on day 11.' }], finishReason: { unified: 'stop' as const, raw: 'stop' }, usage: usage(820, 8), warnings: [] };
-const streamOf = (step: typeof toolCallStep | typeof answerStep): { stream: ReadableStream<LanguageModelV4StreamPart> } => ({
+const toolCallStep = {
+  content: [{ type: 'tool-call' as const, toolCallId: 'call-1', toolName: 'weather', input: '{"city":"Rome"}' }],
+  finishReason: { unified: 'tool-calls' as const, raw: 'tool_use' },
+  usage: usage(800, 20),
+  warnings: [],
+};
+const answerStep = {
+  content: [{ type: 'text' as const, text: 'No rain on day 11.' }],
+  finishReason: { unified: 'stop' as const, raw: 'stop' },
+  usage: usage(820, 8),
+  warnings: [],
+};
+const streamOf = (
+  step: typeof toolCallStep | typeof answerStep,
+): { stream: ReadableStream<LanguageModelV4StreamPart> } => ({
   stream: simulateReadableStream<LanguageModelV4StreamPart>({
     chunks: [
       ...step.content.flatMap((part): LanguageModelV4StreamPart[] =>
-        part.type === 'tool-call' ? [part] : [{ type: 'text-start', id: 't1' }, { type: 'text-delta', id: 't1', delta: part.text }, { type: 'text-end', id: 't1' }],
+        part.type === 'tool-call'
+          ? [part]
+          : [
+              { type: 'text-start', id: 't1' },
+              { type: 'text-delta', id: 't1', delta: part.text },
+              { type: 'text-end', id: 't1' },
+            ],
       ),
       { type: 'finish', finishReason: step.finishReason, usage: step.usage },
     ],
@@ -47,18 +81,59 @@ const streamOf = (step: typeof toolCallStep | typeof answerStep): { stream: Read
 function expectPrompts(prompts: unknown[], reports: ContextReport[]) {
   const [first, second] = prompts as Array<Array<{ role: string; content: unknown }>>;
   // Step 0: instructions, the summary as a user message, the newest turns, the question. Never a second system message.
-  expect(first!.filter((message) => message.role === 'system')).toEqual([{ role: 'system', content: 'You plan trips.' }]);
-  expect(first![1]).toEqual({ role: 'user', content: [{ type: 'text', text: expect.stringMatching(/^\[Summary of the earlier conversation, messages 1 to \d+\. It replaces those messages\.\]\n\n## Goals\n- Plan day \d in Rome\./) }] });
+  expect(first!.filter((message) => message.role === 'system')).toEqual([
+    { role: 'system', content: 'You plan trips.' },
+  ]);
+  expect(first![1]).toEqual({
+    role: 'user',
+    content: [
+      {
+        type: 'text',
+        text: expect.stringMatching(
+          /^\[Summary of the earlier conversation, messages 1 to \d+\. It replaces those messages\.\]\n\n## Goals\n- Plan day \d in Rome\./,
+        ),
+      },
+    ],
+  });
   expect(first!.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: 'Will it rain on day 11?' }] });
   // Step 1: the same context, then the call and its result shortened to a marked preview.
   expect(second!.slice(0, first!.length)).toEqual(first);
   expect(second!.slice(first!.length)).toEqual([
-    { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'call-1', toolName: 'weather', input: { city: 'Rome' }, providerExecuted: undefined, providerOptions: undefined }] },
-    { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call-1', toolName: 'weather', output: { type: 'text', value: expect.stringContaining(`${toolOutputPreviewMarker} the first`) }, providerOptions: undefined }] },
+    {
+      role: 'assistant',
+      content: [
+        {
+          type: 'tool-call',
+          toolCallId: 'call-1',
+          toolName: 'weather',
+          input: { city: 'Rome' },
+          providerExecuted: undefined,
+          providerOptions: undefined,
+        },
+      ],
+    },
+    {
+      role: 'tool',
+      content: [
+        {
+          type: 'tool-result',
+          toolCallId: 'call-1',
+          toolName: 'weather',
+          output: { type: 'text', value: expect.stringContaining(`${toolOutputPreviewMarker} the first`) },
+          providerOptions: undefined,
+        },
+      ],
+    },
   ]);
-  const preview = ((second!.at(-1)!.content as Array<{ output: { value: string } }>)[0]!.output.value);
-  expect(preview).toContain(`of ${tokenCounter.count(forecast)} tokens are shown; the full output is in the conversation log.]\nhour 0: 18C`);
-  expect(reports.map((report) => [report.trigger, report.stepNumber, report.changed])).toEqual([['initial-messages', null, true], ['prepare-step', 0, false], ['prepare-step', 1, true]]);
+  const preview = (second!.at(-1)!.content as Array<{ output: { value: string } }>)[0]!.output.value;
+  expect(preview).toContain(
+    `of ${tokenCounter.count(forecast)} tokens are shown; the full output is in the conversation log.]\nhour 0: 18C`,
+  );
+  expect(reports.map((report) => [report.trigger, report.stepNumber, report.changed])).toEqual([
+    ['initial-messages', null, true],
+    ['prepare-step', 0, false],
+    ['prepare-step', 1, true],
+  ]);
   expect(reports[2]!.calibration.observedInputTokens).toBe(800);
   expect(reports.every((report) => report.budget.remainingTokens >= 0)).toBe(true);
 }
@@ -67,7 +142,14 @@ async function runGenerate() {
   const reports: ContextReport[] = [];
   const context = managerFor(storedThread(), reports);
   const model = new MockLanguageModelV4({ doGenerate: [toolCallStep, answerStep] });
-  const agent = new ToolLoopAgent({ model, instructions: 'You plan trips.', tools: { weather }, maxOutputTokens: 100, stopWhen: isStepCount(5), prepareStep: context.prepareStep });
+  const agent = new ToolLoopAgent({
+    model,
+    instructions: 'You plan trips.',
+    tools: { weather },
+    maxOutputTokens: 100,
+    stopWhen: isStepCount(5),
+    prepareStep: context.prepareStep,
+  });
   const result = await agent.generate({ messages: await context.initialMessages() });
   return { reports, text: result.text, prompts: model.doGenerateCalls.map((call) => call.prompt) };
 }
@@ -76,7 +158,14 @@ async function runStream() {
   const reports: ContextReport[] = [];
   const context = managerFor(storedThread(), reports);
   const model = new MockLanguageModelV4({ doStream: [streamOf(toolCallStep), streamOf(answerStep)] });
-  const agent = new ToolLoopAgent({ model, instructions: 'You plan trips.', tools: { weather }, maxOutputTokens: 100, stopWhen: isStepCount(5), prepareStep: context.prepareStep });
+  const agent = new ToolLoopAgent({
+    model,
+    instructions: 'You plan trips.',
+    tools: { weather },
+    maxOutputTokens: 100,
+    stopWhen: isStepCount(5),
+    prepareStep: context.prepareStep,
+  });
   const result = await agent.stream({ messages: await context.initialMessages() });
   const parts: string[] = [];
   for await (const part of result.stream) parts.push(part.type);
@@ -311,8 +400,18 @@ describe('createContextManager with ToolLoopAgent', () => {
     const context = managerFor(storedThread(), []);
     const messages = await context.initialMessages();
     const model = new MockLanguageModelV4({});
-    const result = await context.prepareStep<{ weather: typeof weather }>({ messages, steps: [], stepNumber: 0, model, instructions: 'You plan trips.', initialInstructions: 'You plan trips.', initialMessages: messages, responseMessages: [], runtimeContext: {}, toolsContext: {} as never });
+    const result = await context.prepareStep<{ weather: typeof weather }>({
+      messages,
+      steps: [],
+      stepNumber: 0,
+      model,
+      instructions: 'You plan trips.',
+      initialInstructions: 'You plan trips.',
+      initialMessages: messages,
+      responseMessages: [],
+      runtimeContext: {},
+      toolsContext: {} as never,
+    });
     expect(result).toBeUndefined();
   });
 });
-

@@ -2,18 +2,63 @@ import { describe, expect, it } from 'vitest';
 import { filterStoredMessages, validateStoredMessages, type StoredContextMessage } from '../../src/context/index.js';
 import { assistant, stored, text, toolResult, user } from './fixtures.js';
 
-const legacyToolInvocation = stored(2, assistant('a1', { type: 'tool-invocation', toolInvocation: { state: 'result', toolCallId: 'c1', toolName: 'weather', args: { city: 'Oslo' }, result: { tempC: 3 } } }), { tokenCount: 40, tokenCounterId: 'x' });
-const rawInputError = stored(3, assistant('a2', { type: 'tool-search', toolCallId: 'c2', state: 'output-error', rawInput: '{"q":', errorText: 'bad json' }));
-const v4File = stored(4, { id: 'u2', role: 'user', parts: [{ type: 'file', mimeType: 'image/png', data: 'iVBORw0KGgo=' }] });
-const badParts = stored(5, assistant('a3', text('fine'), { type: 'text', text: 42 } as never, { type: 'file', mediaType: 'image/png', url: 'not a url' }, 'nonsense' as never));
+const legacyToolInvocation = stored(
+  2,
+  assistant('a1', {
+    type: 'tool-invocation',
+    toolInvocation: {
+      state: 'result',
+      toolCallId: 'c1',
+      toolName: 'weather',
+      args: { city: 'Oslo' },
+      result: { tempC: 3 },
+    },
+  }),
+  { tokenCount: 40, tokenCounterId: 'x' },
+);
+const rawInputError = stored(
+  3,
+  assistant('a2', {
+    type: 'tool-search',
+    toolCallId: 'c2',
+    state: 'output-error',
+    rawInput: '{"q":',
+    errorText: 'bad json',
+  }),
+);
+const v4File = stored(4, {
+  id: 'u2',
+  role: 'user',
+  parts: [{ type: 'file', mimeType: 'image/png', data: 'iVBORw0KGgo=' }],
+});
+const badParts = stored(
+  5,
+  assistant(
+    'a3',
+    text('fine'),
+    { type: 'text', text: 42 } as never,
+    { type: 'file', mediaType: 'image/png', url: 'not a url' },
+    'nonsense' as never,
+  ),
+);
 const badRole = stored(6, { id: 'x', role: 'robot', parts: [] } as never, { tokenCount: 12 });
 
 describe('validateStoredMessages', () => {
   it('should migrate old part shapes, drop malformed parts and messages, and report each', () => {
-    const { messages, report } = validateStoredMessages({ messages: [stored(1, user('u1', 'hi')), legacyToolInvocation, rawInputError, v4File, badParts, badRole] });
+    const { messages, report } = validateStoredMessages({
+      messages: [stored(1, user('u1', 'hi')), legacyToolInvocation, rawInputError, v4File, badParts, badRole],
+    });
     expect(messages.map((message) => message.message.parts)).toEqual([
       [{ type: 'text', text: 'hi' }],
-      [{ type: 'tool-weather', toolCallId: 'c1', state: 'output-available', input: { city: 'Oslo' }, output: { tempC: 3 } }],
+      [
+        {
+          type: 'tool-weather',
+          toolCallId: 'c1',
+          state: 'output-available',
+          input: { city: 'Oslo' },
+          output: { tempC: 3 },
+        },
+      ],
       [{ type: 'tool-search', toolCallId: 'c2', state: 'output-error', input: '{"q":', errorText: 'bad json' }],
       [{ type: 'file', mediaType: 'image/png', url: 'data:image/png;base64,iVBORw0KGgo=' }],
       [{ type: 'text', text: 'fine' }],
@@ -24,7 +69,12 @@ describe('validateStoredMessages', () => {
         { sequence: 5, reason: 'part-invalid', tokens: 0, detail: 'parts[1]: text.text is not a string' },
         { sequence: 5, reason: 'part-invalid', tokens: 0, detail: 'parts[2]: file.url "not a url" is not a URL' },
         { sequence: 5, reason: 'part-invalid', tokens: 0, detail: 'parts[3]: not an object' },
-        { sequence: 6, reason: 'message-invalid', tokens: 12, detail: 'message.role "robot" is not system, user or assistant' },
+        {
+          sequence: 6,
+          reason: 'message-invalid',
+          tokens: 12,
+          detail: 'message.role "robot" is not system, user or assistant',
+        },
       ],
       migrated: [
         { sequence: 2, migration: 'tool-invocation-to-tool-part' },
@@ -52,17 +102,62 @@ describe('validateStoredMessages', () => {
 
 const history: StoredContextMessage[] = [
   stored(1, user('u1', 'Delete the old files')),
-  stored(2, assistant('a1', { type: 'tool-delete', toolCallId: 'c-old', state: 'approval-responded', input: { path: '/tmp' }, approval: { id: 'ap-old', approved: true } })),
-  stored(3, assistant('a2', { type: 'tool-delete', toolCallId: 'c-denied', state: 'approval-responded', input: { path: '/etc' }, approval: { id: 'ap-denied', approved: false, reason: 'too risky' } })),
-  stored(4, assistant('a3', text('Searching'), { type: 'tool-search', toolCallId: 'c-cut', state: 'input-available', input: { q: 'x' } }), { status: 'cancelled' }),
-  stored(5, assistant('a4', { type: 'tool-search', toolCallId: 'c-ask', state: 'approval-requested', input: { q: 'y' }, approval: { id: 'ap-ask' } })),
+  stored(
+    2,
+    assistant('a1', {
+      type: 'tool-delete',
+      toolCallId: 'c-old',
+      state: 'approval-responded',
+      input: { path: '/tmp' },
+      approval: { id: 'ap-old', approved: true },
+    }),
+  ),
+  stored(
+    3,
+    assistant('a2', {
+      type: 'tool-delete',
+      toolCallId: 'c-denied',
+      state: 'approval-responded',
+      input: { path: '/etc' },
+      approval: { id: 'ap-denied', approved: false, reason: 'too risky' },
+    }),
+  ),
+  stored(
+    4,
+    assistant('a3', text('Searching'), {
+      type: 'tool-search',
+      toolCallId: 'c-cut',
+      state: 'input-available',
+      input: { q: 'x' },
+    }),
+    { status: 'cancelled' },
+  ),
+  stored(
+    5,
+    assistant('a4', {
+      type: 'tool-search',
+      toolCallId: 'c-ask',
+      state: 'approval-requested',
+      input: { q: 'y' },
+      approval: { id: 'ap-ask' },
+    }),
+  ),
   stored(6, user('u-deleted', 'gone'), { deletedAt: new Date('2025-01-01') }),
   stored(7, user('u-excluded', 'excluded'), { contextState: 'excluded', tokenCount: 9 }),
   stored(8, user('u-redacted', ''), { contextState: 'redacted' }),
   stored(9, { id: 's1', role: 'system', parts: [text('You are a pirate')] }),
   stored(10, assistant('a-streaming', text('half')), { status: 'streaming' }),
   stored(11, user('u2', 'Now clean /var')),
-  stored(12, assistant('a5', toolResult('search', 'c-prelim', {}, { partial: true }), { type: 'tool-delete', toolCallId: 'c-pending', state: 'approval-responded', input: { path: '/var' }, approval: { id: 'ap-new', approved: true } })),
+  stored(
+    12,
+    assistant('a5', toolResult('search', 'c-prelim', {}, { partial: true }), {
+      type: 'tool-delete',
+      toolCallId: 'c-pending',
+      state: 'approval-responded',
+      input: { path: '/var' },
+      approval: { id: 'ap-new', approved: true },
+    }),
+  ),
 ];
 // c-prelim is preliminary:
 (history[11]!.message.parts[0] as Record<string, unknown>).preliminary = true;

@@ -8,7 +8,11 @@ describe('the TypeScript sources', () => {
   it('should type-check: src, tests, benchmarks and the examples (demo, node agent, migrate)', () => {
     let output = '';
     try {
-      execFileSync(join('node_modules/.bin/tsc'), ['--noEmit', '-p', 'tsconfig.json'], { cwd: root, encoding: 'utf8', stdio: 'pipe' });
+      execFileSync(join('node_modules/.bin/tsc'), ['--noEmit', '-p', 'tsconfig.json'], {
+        cwd: root,
+        encoding: 'utf8',
+        stdio: 'pipe',
+      });
     } catch (error) {
       output = String((error as { stdout?: string }).stdout ?? error);
     }

@@ -52,16 +52,33 @@ describe('appendMessage under concurrency on postgres', () => {
       tally.note('seed', random.seed);
       const history = createAgentHistory({ db: database.db });
       const stores = Array.from({ length: TENANTS }, () => history.forTenant(randomUUID()));
-      const hot = await Promise.all(Array.from({ length: HOT_THREADS }, (_, index) => stores[index % TENANTS]!.createThread({ title: 'hot' })));
-      const cold = await Promise.all(Array.from({ length: COLD_THREADS }, (_, index) => stores[index % TENANTS]!.createThread({ title: 'cold' })));
-      const storeOf = new Map([...hot, ...cold].map((thread, index) => [thread.id, stores[(index < HOT_THREADS ? index : index - HOT_THREADS) % TENANTS]!]));
+      const hot = await Promise.all(
+        Array.from({ length: HOT_THREADS }, (_, index) => stores[index % TENANTS]!.createThread({ title: 'hot' })),
+      );
+      const cold = await Promise.all(
+        Array.from({ length: COLD_THREADS }, (_, index) => stores[index % TENANTS]!.createThread({ title: 'cold' })),
+      );
+      const storeOf = new Map(
+        [...hot, ...cold].map((thread, index) => [
+          thread.id,
+          stores[(index < HOT_THREADS ? index : index - HOT_THREADS) % TENANTS]!,
+        ]),
+      );
 
       const jobs: Job[] = Array.from({ length: APPENDS }, (_, index) => {
         const thread = random.chance(0.6) ? random.pick(hot) : random.pick(cold);
         const roll = random.next();
         const withRequestId = random.chance(0.6);
         const submission: Submission =
-          roll < 0.7 ? 'once' : roll < 0.8 ? 'double-submit' : roll < 0.9 ? 'retry-after-ack' : withRequestId ? 'retry-new-message-id' : 'retry-after-ack';
+          roll < 0.7
+            ? 'once'
+            : roll < 0.8
+              ? 'double-submit'
+              : roll < 0.9
+                ? 'retry-after-ack'
+                : withRequestId
+                  ? 'retry-new-message-id'
+                  : 'retry-after-ack';
         return {
           index,
           store: storeOf.get(thread.id)!,
@@ -78,17 +95,33 @@ describe('appendMessage under concurrency on postgres', () => {
         tally.attempt('append:submission');
         return job.store.appendMessage(
           job.threadId,
-          { id: messageId, role: job.index % 2 ? 'assistant' : 'user', parts: [{ type: 'text', text: `message ${job.index}` }] },
+          {
+            id: messageId,
+            role: job.index % 2 ? 'assistant' : 'user',
+            parts: [{ type: 'text', text: `message ${job.index}` }],
+          },
           { clientRequestId: job.clientRequestId },
         );
       };
       const acknowledge = (job: Job, results: AppendResult[]) => {
         const created = results.filter((result) => result.created).length;
-        tally.expect(created === 1, 'a job was created other than exactly once', () => `job ${job.index} (${job.submission}): created ${created} times`);
+        tally.expect(
+          created === 1,
+          'a job was created other than exactly once',
+          () => `job ${job.index} (${job.submission}): created ${created} times`,
+        );
         const rows = new Set(results.map((result) => `${result.stored.rowId}@${result.stored.sequence}`));
-        tally.expect(rows.size === 1, 'submissions of one job got different rows', () => `job ${job.index}: ${[...rows].join(' ')}`);
+        tally.expect(
+          rows.size === 1,
+          'submissions of one job got different rows',
+          () => `job ${job.index}: ${[...rows].join(' ')}`,
+        );
         const ids = new Set(results.map((result) => result.stored.message.id));
-        tally.expect(ids.size === 1 && ids.has(job.messageId), 'a retry returned another message', () => `job ${job.index}: ${[...ids].join(' ')}`);
+        tally.expect(
+          ids.size === 1 && ids.has(job.messageId),
+          'a retry returned another message',
+          () => `job ${job.index}: ${[...ids].join(' ')}`,
+        );
         job.rowId = results[0]!.stored.rowId;
         job.sequence = results[0]!.stored.sequence;
       };
@@ -106,7 +139,10 @@ describe('appendMessage under concurrency on postgres', () => {
         const first = await submit(job);
         job.ackedAt = performance.now();
         if (job.submission === 'once') return acknowledge(job, [first]);
-        const retry = await submit(job, job.submission === 'retry-new-message-id' ? `${job.messageId}-retry` : job.messageId);
+        const retry = await submit(
+          job,
+          job.submission === 'retry-new-message-id' ? `${job.messageId}-retry` : job.messageId,
+        );
         acknowledge(job, [first, retry]);
       };
 
@@ -120,12 +156,26 @@ describe('appendMessage under concurrency on postgres', () => {
           const page = await storeOf.get(thread.id)!.listMessages(thread.id, { limit: 200 });
           tally.attempt('read:page-checked');
           const sequences = page.messages.map((message) => message.sequence);
-          const contiguous = sequences.every((sequence, index) => index === 0 || sequence === sequences[index - 1]! - 1);
-          tally.expect(contiguous, 'a reader saw a gap (commit-order inversion)', () => `thread ${thread.id}: ${sequences.slice(0, 20).join(',')}`);
+          const contiguous = sequences.every(
+            (sequence, index) => index === 0 || sequence === sequences[index - 1]! - 1,
+          );
+          tally.expect(
+            contiguous,
+            'a reader saw a gap (commit-order inversion)',
+            () => `thread ${thread.id}: ${sequences.slice(0, 20).join(',')}`,
+          );
           const top = sequences[0] ?? 0;
-          tally.expect(top >= (newest.get(thread.id) ?? 0), 'a reader saw the thread shrink', () => `${top} after ${newest.get(thread.id)}`);
+          tally.expect(
+            top >= (newest.get(thread.id) ?? 0),
+            'a reader saw the thread shrink',
+            () => `${top} after ${newest.get(thread.id)}`,
+          );
           newest.set(thread.id, top);
-          tally.expect(page.messages.every((message) => message.status === 'completed'), 'a reader saw a message in an unexpected status', () => thread.id);
+          tally.expect(
+            page.messages.every((message) => message.status === 'completed'),
+            'a reader saw a message in an unexpected status',
+            () => thread.id,
+          );
         }
       };
 
@@ -152,24 +202,47 @@ describe('appendMessage under concurrency on postgres', () => {
           'select sequence, message_id, id::text from agent_message where thread_id = $1 order by sequence',
           [thread.id],
         );
-        const [counter] = await database.admin.query<{ next_sequence: string }>('select next_sequence from agent_thread where id = $1', [thread.id]);
+        const [counter] = await database.admin.query<{ next_sequence: string }>(
+          'select next_sequence from agent_thread where id = $1',
+          [thread.id],
+        );
         const sequences = rows.map((row) => Number(row.sequence));
-        tally.expect(sequences.every((sequence, index) => sequence === index + 1), 'sequences are not 1..n', () => `thread ${thread.id}: ${sequences.slice(0, 10).join(',')}…`);
-        tally.expect(Number(counter!.next_sequence) === rows.length, 'next_sequence differs from the message count', () => `${counter!.next_sequence} vs ${rows.length}`);
+        tally.expect(
+          sequences.every((sequence, index) => sequence === index + 1),
+          'sequences are not 1..n',
+          () => `thread ${thread.id}: ${sequences.slice(0, 10).join(',')}…`,
+        );
+        tally.expect(
+          Number(counter!.next_sequence) === rows.length,
+          'next_sequence differs from the message count',
+          () => `${counter!.next_sequence} vs ${rows.length}`,
+        );
         const stored = new Map(rows.map((row) => [row.message_id, row]));
         tally.expect(stored.size === rows.length, 'a message id is stored twice', () => thread.id);
-        tally.expect(rows.length === threadJobs.length, 'lost or extra messages', () => `thread ${thread.id}: ${rows.length} rows for ${threadJobs.length} jobs`);
+        tally.expect(
+          rows.length === threadJobs.length,
+          'lost or extra messages',
+          () => `thread ${thread.id}: ${rows.length} rows for ${threadJobs.length} jobs`,
+        );
         for (const job of threadJobs) {
           const row = stored.get(job.messageId);
           if (!tally.expect(row !== undefined, 'an acknowledged append is missing', () => `job ${job.index}`)) continue;
-          tally.expect(row!.id === job.rowId && Number(row!.sequence) === job.sequence, 'the acknowledged row differs from the stored one', () => `job ${job.index}`);
+          tally.expect(
+            row!.id === job.rowId && Number(row!.sequence) === job.sequence,
+            'the acknowledged row differs from the stored one',
+            () => `job ${job.index}`,
+          );
         }
         // Commit order: a job answered before another started must have the smaller sequence.
         const bySequence = [...threadJobs].sort((a, b) => a.sequence! - b.sequence!);
         let earliestAckAbove = Number.POSITIVE_INFINITY;
         for (let index = bySequence.length - 1; index >= 0; index--) {
           const job = bySequence[index]!;
-          tally.expect(earliestAckAbove >= job.startedAt, 'commit-order inversion', () => `job ${job.index} (sequence ${job.sequence}) started after a higher sequence was acknowledged`);
+          tally.expect(
+            earliestAckAbove >= job.startedAt,
+            'commit-order inversion',
+            () => `job ${job.index} (sequence ${job.sequence}) started after a higher sequence was acknowledged`,
+          );
           earliestAckAbove = Math.min(earliestAckAbove, job.ackedAt);
         }
       }
@@ -191,7 +264,12 @@ describe('appendMessage under concurrency on postgres', () => {
       const store = createAgentHistory({ db: database.db }).forTenant(randomUUID());
       const threads = await Promise.all(Array.from({ length: SNAPSHOT_THREADS }, () => store.createThread()));
       for (const thread of threads) {
-        for (let index = 0; index < 5; index++) await store.appendMessage(thread.id, { id: `m-${index}`, role: 'user', parts: [{ type: 'text', text: 'x' }] });
+        for (let index = 0; index < 5; index++)
+          await store.appendMessage(thread.id, {
+            id: `m-${index}`,
+            role: 'user',
+            parts: [{ type: 'text', text: 'x' }],
+          });
       }
       const write = (threadId: string, expectedVersion: number, writer: number) =>
         store.writeSnapshot(threadId, {
@@ -208,17 +286,37 @@ describe('appendMessage under concurrency on postgres', () => {
         await Promise.all(
           threads.map(async (thread) => {
             const { currentVersion } = await store.loadContext(thread.id);
-            const outcomes = await Promise.allSettled(Array.from({ length: SNAPSHOT_WRITERS }, (_, writer) => write(thread.id, currentVersion, writer)));
+            const outcomes = await Promise.allSettled(
+              Array.from({ length: SNAPSHOT_WRITERS }, (_, writer) => write(thread.id, currentVersion, writer)),
+            );
             tally.attempt('snapshot:write', outcomes.length);
             const won = outcomes.filter((outcome) => outcome.status === 'fulfilled');
-            const conflicts = outcomes.filter((outcome) => outcome.status === 'rejected' && outcome.reason instanceof VersionConflictError);
-            tally.expect(won.length === 1, 'not exactly one winner for a version', () => `thread ${thread.id} version ${currentVersion + 1}: ${won.length} winners`);
-            tally.expect(conflicts.length === outcomes.length - won.length, 'a losing writer got something other than VersionConflictError', () =>
-              outcomes.filter((outcome) => outcome.status === 'rejected' && !(outcome.reason instanceof VersionConflictError)).map((outcome) => String((outcome as PromiseRejectedResult).reason)).join('; '),
+            const conflicts = outcomes.filter(
+              (outcome) => outcome.status === 'rejected' && outcome.reason instanceof VersionConflictError,
+            );
+            tally.expect(
+              won.length === 1,
+              'not exactly one winner for a version',
+              () => `thread ${thread.id} version ${currentVersion + 1}: ${won.length} winners`,
+            );
+            tally.expect(
+              conflicts.length === outcomes.length - won.length,
+              'a losing writer got something other than VersionConflictError',
+              () =>
+                outcomes
+                  .filter(
+                    (outcome) => outcome.status === 'rejected' && !(outcome.reason instanceof VersionConflictError),
+                  )
+                  .map((outcome) => String((outcome as PromiseRejectedResult).reason))
+                  .join('; '),
             );
             for (const outcome of won) {
               const version = (outcome as PromiseFulfilledResult<{ version: number }>).value.version;
-              tally.expect(version === currentVersion + 1, 'a winner wrote an unexpected version', () => `${version} for expected ${currentVersion}`);
+              tally.expect(
+                version === currentVersion + 1,
+                'a winner wrote an unexpected version',
+                () => `${version} for expected ${currentVersion}`,
+              );
               winners.set(thread.id, [...(winners.get(thread.id) ?? []), version]);
             }
           }),
@@ -229,7 +327,7 @@ describe('appendMessage under concurrency on postgres', () => {
         threads.map(async (thread) => {
           await Promise.all(
             Array.from({ length: SNAPSHOT_WRITERS }, async (_, writer) => {
-              for (let wins = 0; wins < 2; ) {
+              for (let wins = 0; wins < 2;) {
                 const { currentVersion } = await store.loadContext(thread.id);
                 tally.attempt('snapshot:write');
                 try {
@@ -237,7 +335,8 @@ describe('appendMessage under concurrency on postgres', () => {
                   winners.set(thread.id, [...(winners.get(thread.id) ?? []), snapshot.version]);
                   wins++;
                 } catch (error) {
-                  if (!(error instanceof VersionConflictError)) tally.violation('a writer failed with something other than VersionConflictError', String(error));
+                  if (!(error instanceof VersionConflictError))
+                    tally.violation('a writer failed with something other than VersionConflictError', String(error));
                   else tally.note('conflicts-retried');
                   if (!(error instanceof VersionConflictError)) return;
                 }
@@ -247,11 +346,22 @@ describe('appendMessage under concurrency on postgres', () => {
         }),
       );
       for (const thread of threads) {
-        const rows = await database.admin.query<{ version: number }>('select version from agent_context_snapshot where thread_id = $1 order by version', [thread.id]);
+        const rows = await database.admin.query<{ version: number }>(
+          'select version from agent_context_snapshot where thread_id = $1 order by version',
+          [thread.id],
+        );
         const versions = rows.map((row) => Number(row.version));
         const won = (winners.get(thread.id) ?? []).sort((a, b) => a - b);
-        tally.expect(versions.every((version, index) => version === index + 1), 'snapshot versions are not 1..n', () => versions.join(','));
-        tally.expect(JSON.stringify(versions) === JSON.stringify(won), 'stored versions differ from the acknowledged wins', () => `${versions.length} stored, ${won.length} won`);
+        tally.expect(
+          versions.every((version, index) => version === index + 1),
+          'snapshot versions are not 1..n',
+          () => versions.join(','),
+        );
+        tally.expect(
+          JSON.stringify(versions) === JSON.stringify(won),
+          'stored versions differ from the acknowledged wins',
+          () => `${versions.length} stored, ${won.length} won`,
+        );
       }
       tally.record();
       expect(tally.violations).toEqual([]);

@@ -27,7 +27,13 @@ type Admin = postgres.Sql;
  * Retries `step` until it succeeds, as a client would after an unclear outcome. Every failure must be a typed
  * error or a recognisable lost connection; anything else is a violation and ends the retries.
  */
-async function retrying<RESULT>(tally: ReliabilityTally, random: SeededRandom, label: string, step: () => Promise<RESULT>, backoffMs = 5): Promise<RESULT | undefined> {
+async function retrying<RESULT>(
+  tally: ReliabilityTally,
+  random: SeededRandom,
+  label: string,
+  step: () => Promise<RESULT>,
+  backoffMs = 5,
+): Promise<RESULT | undefined> {
   const giveUpAt = Date.now() + 90_000;
   while (Date.now() < giveUpAt) {
     try {
@@ -42,7 +48,11 @@ async function retrying<RESULT>(tally: ReliabilityTally, random: SeededRandom, l
       // CALL_HUNG is this suite's own deadline, and CONNECTION_ENDED / _DESTROYED come from the suite ending a pool it
       // replaces (not retryable on that pool); every other lost connection is the store's retryable DatabaseError.
       if (!['connection:CALL_HUNG', 'connection:CONNECTION_ENDED', 'connection:CONNECTION_DESTROYED'].includes(kind)) {
-        tally.expect(error instanceof DatabaseError && error.retryable, 'a lost connection did not reach the caller as a retryable DatabaseError', () => `${label}: ${describeError(error)}`);
+        tally.expect(
+          error instanceof DatabaseError && error.retryable,
+          'a lost connection did not reach the caller as a retryable DatabaseError',
+          () => `${label}: ${describeError(error)}`,
+        );
       }
       tally.attempt(`${label}:retried`);
       await sleep(random.int(backoffMs) + 1);
@@ -64,17 +74,36 @@ async function waitUntil<VALUE>(check: () => Promise<VALUE | undefined>, timeout
 }
 
 /** Per thread: the stored message ids in sequence order, after checking that sequences are 1..n and match next_sequence. */
-async function checkThreads(tally: ReliabilityTally, admin: Admin, threadIds: string[]): Promise<Map<string, { id: string; sequence: number; status: string; parts: unknown }>> {
+async function checkThreads(
+  tally: ReliabilityTally,
+  admin: Admin,
+  threadIds: string[],
+): Promise<Map<string, { id: string; sequence: number; status: string; parts: unknown }>> {
   const stored = new Map<string, { id: string; sequence: number; status: string; parts: unknown }>();
   for (const threadId of threadIds) {
     const rows = await admin<{ id: string; sequence: string; message_id: string; status: string; parts: unknown }[]>`
       select id::text, sequence, message_id, status, parts from agent_message where thread_id = ${threadId} order by sequence`;
-    const [thread] = await admin<{ next_sequence: string }[]>`select next_sequence from agent_thread where id = ${threadId}`;
-    tally.expect(rows.every((row, index) => Number(row.sequence) === index + 1), 'sequences are not gapless', () => `thread ${threadId}`);
-    tally.expect(Number(thread!.next_sequence) === rows.length, 'next_sequence differs from the message count', () => `${thread!.next_sequence} vs ${rows.length}`);
+    const [thread] = await admin<
+      { next_sequence: string }[]
+    >`select next_sequence from agent_thread where id = ${threadId}`;
+    tally.expect(
+      rows.every((row, index) => Number(row.sequence) === index + 1),
+      'sequences are not gapless',
+      () => `thread ${threadId}`,
+    );
+    tally.expect(
+      Number(thread!.next_sequence) === rows.length,
+      'next_sequence differs from the message count',
+      () => `${thread!.next_sequence} vs ${rows.length}`,
+    );
     for (const row of rows) {
       tally.expect(!stored.has(`${threadId}/${row.message_id}`), 'a message is stored twice', () => row.message_id);
-      stored.set(`${threadId}/${row.message_id}`, { id: row.id, sequence: Number(row.sequence), status: row.status, parts: row.parts });
+      stored.set(`${threadId}/${row.message_id}`, {
+        id: row.id,
+        sequence: Number(row.sequence),
+        status: row.status,
+        parts: row.parts,
+      });
     }
   }
   return stored;
@@ -101,7 +130,8 @@ describe('connection and server faults on a private postgres cluster', () => {
   let generationNoted = 1;
   const noteDriverCrashes = (tally: ReliabilityTally) => {
     if (driverCrashes > 0) tally.note('driver uncaught TypeError in nextWrite (porsager/postgres#1154)', driverCrashes);
-    if (pool.generation > generationNoted) tally.note('pool replaced after a driver crash', pool.generation - generationNoted);
+    if (pool.generation > generationNoted)
+      tally.note('pool replaced after a driver crash', pool.generation - generationNoted);
     driverCrashes = 0;
     generationNoted = pool.generation;
   };
@@ -147,10 +177,15 @@ describe('connection and server faults on a private postgres cluster', () => {
       const tally = new ReliabilityTally('faults-killed-connections-postgres');
       tally.note('seed', random.seed);
       const tenantId = randomUUID();
-      const threads = await Promise.all(Array.from({ length: THREADS }, () => createThreadRetrying(tally, random, tenantId)));
+      const threads = await Promise.all(
+        Array.from({ length: THREADS }, () => createThreadRetrying(tally, random, tenantId)),
+      );
       const threadIds = threads.map((thread) => thread.id);
       const acked = new Map<string, { rowId: string; sequence: number; created: boolean }>();
-      const finalParts = (index: number) => [{ type: 'step-start' }, { type: 'text', text: `final answer ${index}`, state: 'done' }];
+      const finalParts = (index: number) => [
+        { type: 'step-start' },
+        { type: 'text', text: `final answer ${index}`, state: 'done' },
+      ];
 
       type Job = () => Promise<void>;
       const jobs: Job[] = [];
@@ -161,12 +196,20 @@ describe('connection and server faults on a private postgres cluster', () => {
           let attempts = 0;
           const result = await retrying(tally, random, 'append', () => {
             attempts++;
-            return storeOf(tenantId).appendMessage(threadId, { id: `m-${index}`, role: 'user', parts: text(`message ${index}`) }, { clientRequestId: `r-${index}` });
+            return storeOf(tenantId).appendMessage(
+              threadId,
+              { id: `m-${index}`, role: 'user', parts: text(`message ${index}`) },
+              { clientRequestId: `r-${index}` },
+            );
           });
           if (!result) return;
           // A retry that finds its row: the first attempt committed but its answer was lost with the connection.
           if (attempts > 1 && !result.created) tally.note('commit-survived-lost-answer');
-          acked.set(`${threadId}/m-${index}`, { rowId: result.stored.rowId, sequence: result.stored.sequence, created: result.created });
+          acked.set(`${threadId}/m-${index}`, {
+            rowId: result.stored.rowId,
+            sequence: result.stored.sequence,
+            created: result.created,
+          });
         });
       }
       const finalized = new Map<string, number>();
@@ -175,16 +218,36 @@ describe('connection and server faults on a private postgres cluster', () => {
         const messageId = `a-${index}`;
         jobs.push(async () => {
           tally.attempt('assistant-lifecycle');
-          const begun = await retrying(tally, random, 'begin', () => storeOf(tenantId).beginAssistantMessage(threadId, { messageId, clientRequestId: `ra-${index}` }));
+          const begun = await retrying(tally, random, 'begin', () =>
+            storeOf(tenantId).beginAssistantMessage(threadId, { messageId, clientRequestId: `ra-${index}` }),
+          );
           if (!begun) return;
-          acked.set(`${threadId}/${messageId}`, { rowId: begun.stored.rowId, sequence: begun.stored.sequence, created: true });
+          acked.set(`${threadId}/${messageId}`, {
+            rowId: begun.stored.rowId,
+            sequence: begun.stored.sequence,
+            created: true,
+          });
           for (let checkpoint = 1; checkpoint <= 2; checkpoint++) {
-            const parts = [{ type: 'step-start' }, { type: 'text', text: `partial ${index}.${checkpoint}`, state: 'streaming' }];
-            if (!(await retrying(tally, random, 'checkpoint', () => storeOf(tenantId).checkpointMessage(threadId, messageId, { parts })))) return;
+            const parts = [
+              { type: 'step-start' },
+              { type: 'text', text: `partial ${index}.${checkpoint}`, state: 'streaming' },
+            ];
+            if (
+              !(await retrying(tally, random, 'checkpoint', () =>
+                storeOf(tenantId).checkpointMessage(threadId, messageId, { parts }),
+              ))
+            )
+              return;
           }
-          const stored = await retrying(tally, random, 'finalize', () => storeOf(tenantId).finalizeMessage(threadId, messageId, { status: 'completed', parts: finalParts(index) }));
+          const stored = await retrying(tally, random, 'finalize', () =>
+            storeOf(tenantId).finalizeMessage(threadId, messageId, { status: 'completed', parts: finalParts(index) }),
+          );
           if (!stored) return;
-          tally.expect(stored.status === 'completed' && isDeepStrictEqual(stored.message.parts, finalParts(index)), 'finalize returned another state', () => `${messageId}: ${stored.status}`);
+          tally.expect(
+            stored.status === 'completed' && isDeepStrictEqual(stored.message.parts, finalParts(index)),
+            'finalize returned another state',
+            () => `${messageId}: ${stored.status}`,
+          );
           finalized.set(`${threadId}/${messageId}`, index);
         });
       }
@@ -195,21 +258,35 @@ describe('connection and server faults on a private postgres cluster', () => {
       }
       const stopKiller = startKiller(tally, random);
       const queue = [...jobs];
-      await Promise.all(Array.from({ length: WORKERS }, async () => {
-        for (let job = queue.shift(); job; job = queue.shift()) await job();
-      }));
+      await Promise.all(
+        Array.from({ length: WORKERS }, async () => {
+          for (let job = queue.shift(); job; job = queue.shift()) await job();
+        }),
+      );
       await stopKiller();
 
       const stored = await checkThreads(tally, admin, threadIds);
-      tally.expect(stored.size === acked.size, 'lost or extra messages', () => `${stored.size} stored, ${acked.size} acknowledged`);
+      tally.expect(
+        stored.size === acked.size,
+        'lost or extra messages',
+        () => `${stored.size} stored, ${acked.size} acknowledged`,
+      );
       for (const [key, ack] of acked) {
         const row = stored.get(key);
         if (!tally.expect(row !== undefined, 'an acknowledged message is missing', () => key)) continue;
-        tally.expect(row!.id === ack.rowId && row!.sequence === ack.sequence, 'the acknowledged row differs from the stored one', () => key);
+        tally.expect(
+          row!.id === ack.rowId && row!.sequence === ack.sequence,
+          'the acknowledged row differs from the stored one',
+          () => key,
+        );
       }
       for (const [key, index] of finalized) {
         const row = stored.get(key)!;
-        tally.expect(row.status === 'completed' && isDeepStrictEqual(row.parts, finalParts(index)), 'a finalized message is partial', () => `${key}: ${row.status} ${JSON.stringify(row.parts)}`);
+        tally.expect(
+          row.status === 'completed' && isDeepStrictEqual(row.parts, finalParts(index)),
+          'a finalized message is partial',
+          () => `${key}: ${row.status} ${JSON.stringify(row.parts)}`,
+        );
       }
       const unfinished = [...stored.values()].filter((row) => row.status === 'pending' || row.status === 'streaming');
       tally.expect(unfinished.length === 0, 'a message was left unfinished', () => `${unfinished.length} rows`);
@@ -257,17 +334,32 @@ describe('connection and server faults on a private postgres cluster', () => {
         const [before] = await admin<{ next_sequence: string; count: string }[]>`
           select next_sequence, (select count(*) from agent_message where thread_id = ${thread.id}) as count from agent_thread where id = ${thread.id}`;
         const message = { id: `m-${round}`, role: 'user' as const, parts: text(`message ${round}`) };
-        const outcome = await killWhileWaiting('select 1 from agent_thread where id = $1 for update', [thread.id], () => store().appendMessage(thread.id, message, { clientRequestId: `r-${round}` }));
-        tally.expect(!outcome.ok && classifyFailure(outcome.error) !== null, 'a killed append did not fail clearly', () => (outcome.ok ? 'it succeeded' : describeError(outcome.error)));
+        const outcome = await killWhileWaiting('select 1 from agent_thread where id = $1 for update', [thread.id], () =>
+          store().appendMessage(thread.id, message, { clientRequestId: `r-${round}` }),
+        );
+        tally.expect(
+          !outcome.ok && classifyFailure(outcome.error) !== null,
+          'a killed append did not fail clearly',
+          () => (outcome.ok ? 'it succeeded' : describeError(outcome.error)),
+        );
         const [after] = await admin<{ next_sequence: string; count: string }[]>`
           select next_sequence, (select count(*) from agent_message where thread_id = ${thread.id}) as count from agent_thread where id = ${thread.id}`;
-        tally.expect(after!.next_sequence === before!.next_sequence && after!.count === before!.count, 'a killed append left a row or a sequence bump', () => `${JSON.stringify(before)} -> ${JSON.stringify(after)}`);
+        tally.expect(
+          after!.next_sequence === before!.next_sequence && after!.count === before!.count,
+          'a killed append left a row or a sequence bump',
+          () => `${JSON.stringify(before)} -> ${JSON.stringify(after)}`,
+        );
         // Retried as a client would (the pool may still hold a connection the kill left behind); a retry whose
         // commit survived a lost answer gets the stored row back, so "once" is checked on the rows themselves.
-        const retried = await retrying(tally, random, 'append', () => store().appendMessage(thread.id, message, { clientRequestId: `r-${round}` }));
-        const [appended] = await admin<{ count: string }[]>`select count(*) as count from agent_message where thread_id = ${thread.id}`;
+        const retried = await retrying(tally, random, 'append', () =>
+          store().appendMessage(thread.id, message, { clientRequestId: `r-${round}` }),
+        );
+        const [appended] = await admin<
+          { count: string }[]
+        >`select count(*) as count from agent_message where thread_id = ${thread.id}`;
         tally.expect(
-          retried?.stored.sequence === Number(before!.next_sequence) + 1 && Number(appended!.count) === Number(before!.count) + 1,
+          retried?.stored.sequence === Number(before!.next_sequence) + 1 &&
+            Number(appended!.count) === Number(before!.count) + 1,
           'the retry after a killed append did not append once',
           () => `${retried?.created} ${retried?.stored.sequence} rows ${before!.count} -> ${appended!.count}`,
         );
@@ -275,19 +367,43 @@ describe('connection and server faults on a private postgres cluster', () => {
         const messageId = `a-${round}`;
         await retrying(tally, random, 'begin', () => store().beginAssistantMessage(thread.id, { messageId }));
         const partial = [{ type: 'text', text: `partial ${round}`, state: 'streaming' }];
-        await retrying(tally, random, 'checkpoint', () => store().checkpointMessage(thread.id, messageId, { parts: partial }));
-        const [checkpointed] = await admin<{ row: string }[]>`select m::text as row from agent_message m where thread_id = ${thread.id} and message_id = ${messageId}`;
-        const final = [{ type: 'text', text: `final ${round} ${random.word(6)}`, state: 'done' }];
-        const killed = await killWhileWaiting('select 1 from agent_message where thread_id = $1 and message_id = $2 for update', [thread.id, messageId], () =>
-          store().finalizeMessage(thread.id, messageId, { status: 'completed', parts: final }),
+        await retrying(tally, random, 'checkpoint', () =>
+          store().checkpointMessage(thread.id, messageId, { parts: partial }),
         );
-        tally.expect(!killed.ok && classifyFailure(killed.error) !== null, 'a killed finalize did not fail clearly', () => (killed.ok ? 'it succeeded' : describeError(killed.error)));
-        const [untouched] = await admin<{ row: string }[]>`select m::text as row from agent_message m where thread_id = ${thread.id} and message_id = ${messageId}`;
+        const [checkpointed] = await admin<
+          { row: string }[]
+        >`select m::text as row from agent_message m where thread_id = ${thread.id} and message_id = ${messageId}`;
+        const final = [{ type: 'text', text: `final ${round} ${random.word(6)}`, state: 'done' }];
+        const killed = await killWhileWaiting(
+          'select 1 from agent_message where thread_id = $1 and message_id = $2 for update',
+          [thread.id, messageId],
+          () => store().finalizeMessage(thread.id, messageId, { status: 'completed', parts: final }),
+        );
+        tally.expect(
+          !killed.ok && classifyFailure(killed.error) !== null,
+          'a killed finalize did not fail clearly',
+          () => (killed.ok ? 'it succeeded' : describeError(killed.error)),
+        );
+        const [untouched] = await admin<
+          { row: string }[]
+        >`select m::text as row from agent_message m where thread_id = ${thread.id} and message_id = ${messageId}`;
         tally.expect(untouched!.row === checkpointed!.row, 'a killed finalize changed the row', () => untouched!.row);
-        const first = (await retrying(tally, random, 'finalize', () => store().finalizeMessage(thread.id, messageId, { status: 'completed', parts: final })))!;
-        const again = (await retrying(tally, random, 'finalize', () => store().finalizeMessage(thread.id, messageId, { status: 'completed', parts: final })))!;
-        tally.expect(first.status === 'completed' && isDeepStrictEqual(first.message.parts, final), 'the retried finalize did not store the answer', () => first.status);
-        tally.expect(again.updatedAt.getTime() === first.updatedAt.getTime(), 'a second finalize rewrote the message', () => `${first.updatedAt.toISOString()} -> ${again.updatedAt.toISOString()}`);
+        const first = (await retrying(tally, random, 'finalize', () =>
+          store().finalizeMessage(thread.id, messageId, { status: 'completed', parts: final }),
+        ))!;
+        const again = (await retrying(tally, random, 'finalize', () =>
+          store().finalizeMessage(thread.id, messageId, { status: 'completed', parts: final }),
+        ))!;
+        tally.expect(
+          first.status === 'completed' && isDeepStrictEqual(first.message.parts, final),
+          'the retried finalize did not store the answer',
+          () => first.status,
+        );
+        tally.expect(
+          again.updatedAt.getTime() === first.updatedAt.getTime(),
+          'a second finalize rewrote the message',
+          () => `${first.updatedAt.toISOString()} -> ${again.updatedAt.toISOString()}`,
+        );
       }
       await checkThreads(tally, admin, [thread.id]);
       noteDriverCrashes(tally);
@@ -304,10 +420,15 @@ describe('connection and server faults on a private postgres cluster', () => {
       const tally = new ReliabilityTally('faults-server-restart-postgres');
       tally.note('seed', random.seed);
       const tenantId = randomUUID();
-      const threads = await Promise.all(Array.from({ length: THREADS }, () => createThreadRetrying(tally, random, tenantId)));
+      const threads = await Promise.all(
+        Array.from({ length: THREADS }, () => createThreadRetrying(tally, random, tenantId)),
+      );
       const threadIds = threads.map((thread) => thread.id);
       const acked = new Map<string, { rowId: string; sequence: number }>();
-      const queue = Array.from({ length: APPENDS_ACROSS_RESTARTS }, (_, index) => ({ index, threadId: random.pick(threadIds) }));
+      const queue = Array.from({ length: APPENDS_ACROSS_RESTARTS }, (_, index) => ({
+        index,
+        threadId: random.pick(threadIds),
+      }));
       const workers = Promise.all(
         Array.from({ length: WORKERS }, async () => {
           for (let job = queue.shift(); job; job = queue.shift()) {
@@ -317,14 +438,24 @@ describe('connection and server faults on a private postgres cluster', () => {
               tally,
               random,
               'append',
-              () => storeOf(tenantId).appendMessage(threadId, { id: `m-${index}`, role: 'user', parts: text(`message ${index}`) }, { clientRequestId: `r-${index}` }),
+              () =>
+                storeOf(tenantId).appendMessage(
+                  threadId,
+                  { id: `m-${index}`, role: 'user', parts: text(`message ${index}`) },
+                  { clientRequestId: `r-${index}` },
+                ),
               50,
             );
-            if (result) acked.set(`${threadId}/m-${index}`, { rowId: result.stored.rowId, sequence: result.stored.sequence });
+            if (result)
+              acked.set(`${threadId}/m-${index}`, { rowId: result.stored.rowId, sequence: result.stored.sequence });
           }
         }),
       );
-      for (const [share, mode] of [[0.25, 'immediate'], [0.5, 'fast'], [0.75, 'immediate']] as const) {
+      for (const [share, mode] of [
+        [0.25, 'immediate'],
+        [0.5, 'fast'],
+        [0.75, 'immediate'],
+      ] as const) {
         await waitUntil(async () => (acked.size >= APPENDS_ACROSS_RESTARTS * share ? true : undefined), 120_000);
         tally.attempt(`fault:server-stop-${mode}`);
         const ackedBeforeStop = new Map(acked);
@@ -337,15 +468,29 @@ describe('connection and server faults on a private postgres cluster', () => {
           select thread_id::text || '/' || message_id as key from agent_message where thread_id = any(${threadIds}::uuid[])`;
         const present = new Set(survivors.map((row) => row.key));
         const lost = keys.filter((key) => !present.has(key));
-        tally.expect(lost.length === 0, `acknowledged appends lost across a ${mode} stop`, () => lost.slice(0, 5).join(', '));
+        tally.expect(lost.length === 0, `acknowledged appends lost across a ${mode} stop`, () =>
+          lost.slice(0, 5).join(', '),
+        );
       }
       await workers;
       const stored = await checkThreads(tally, admin, threadIds);
-      tally.expect(acked.size === APPENDS_ACROSS_RESTARTS, 'not every append was eventually acknowledged', () => `${acked.size} of ${APPENDS_ACROSS_RESTARTS}`);
-      tally.expect(stored.size === acked.size, 'lost or extra messages', () => `${stored.size} stored, ${acked.size} acknowledged`);
+      tally.expect(
+        acked.size === APPENDS_ACROSS_RESTARTS,
+        'not every append was eventually acknowledged',
+        () => `${acked.size} of ${APPENDS_ACROSS_RESTARTS}`,
+      );
+      tally.expect(
+        stored.size === acked.size,
+        'lost or extra messages',
+        () => `${stored.size} stored, ${acked.size} acknowledged`,
+      );
       for (const [key, ack] of acked) {
         const row = stored.get(key);
-        tally.expect(row !== undefined && row.id === ack.rowId && row.sequence === ack.sequence, 'an acknowledged append is missing or moved', () => key);
+        tally.expect(
+          row !== undefined && row.id === ack.rowId && row.sequence === ack.sequence,
+          'an acknowledged append is missing or moved',
+          () => key,
+        );
       }
       noteDriverCrashes(tally);
       tally.record();

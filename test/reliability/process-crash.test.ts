@@ -32,36 +32,71 @@ describe('an app process killed mid-stream on postgres', () => {
       const tally = new ReliabilityTally('faults-process-killed-postgres');
       tally.note('seed', random.seed);
       const history = createAgentHistory({ db: database.db, leaseMs: LEASE_MS });
-      const afterLease = createAgentHistory({ db: database.db, leaseMs: LEASE_MS, _internal: { now: () => new Date(Date.now() + LEASE_MS + 5_000) } });
+      const afterLease = createAgentHistory({
+        db: database.db,
+        leaseMs: LEASE_MS,
+        _internal: { now: () => new Date(Date.now() + LEASE_MS + 5_000) },
+      });
       const profile = resolveModelProfile({ modelId: 'gpt-4o' });
 
       for (let round = 0; round < CRASHES; round++) {
         const tenantId = randomUUID();
         const store = history.forTenant(tenantId);
         const thread = await store.createThread({ title: 'Weather' });
-        await store.appendMessage(thread.id, { id: `u-${round}`, role: 'user', parts: [{ type: 'text', text: 'What is the weather in Paris?' }] });
+        await store.appendMessage(thread.id, {
+          id: `u-${round}`,
+          role: 'user',
+          parts: [{ type: 'text', text: 'What is the weather in Paris?' }],
+        });
         const messageId = `a-${round}`;
         const checkpoints = round < 4 ? round : random.between(0, 3);
         tally.attempt('fault:writer-process-sigkilled');
-        await runAndKillWriter({ appUrl: database.appUrl!, tenantId, threadId: thread.id, messageId, checkpoints, leaseMs: LEASE_MS });
+        await runAndKillWriter({
+          appUrl: database.appUrl!,
+          tenantId,
+          threadId: thread.id,
+          messageId,
+          checkpoints,
+          leaseMs: LEASE_MS,
+        });
         const expectedParts = crashingWriterParts(messageId, checkpoints);
 
         // While the lease runs, the answer belongs to its (dead) writer: not recovered, and not in the context.
         const early = await store.recoverAbandonedMessages();
-        tally.expect(early.length === 0, 'an answer was recovered before its lease expired', () => `${early.length} recovered`);
+        tally.expect(
+          early.length === 0,
+          'an answer was recovered before its lease expired',
+          () => `${early.length} recovered`,
+        );
         const during = await store.loadContext(thread.id);
         const filteredDuring = filterStoredMessages({ messages: during.tail as StoredContextMessage[] });
-        tally.expect(filteredDuring.messages.every((message) => message.message.id !== messageId), 'an unfinished answer reached the context', () => messageId);
+        tally.expect(
+          filteredDuring.messages.every((message) => message.message.id !== messageId),
+          'an unfinished answer reached the context',
+          () => messageId,
+        );
 
         // After the lease: failed, with exactly the parts its last checkpoint saved.
         const recovered = await afterLease.forTenant(tenantId).recoverAbandonedMessages();
         tally.attempt('recovery:after-lease');
         const answer = recovered.find((message) => message.message.id === messageId);
-        if (!tally.expect(answer !== undefined && recovered.length === 1, 'the abandoned answer was not recovered', () => `${recovered.length} recovered`)) continue;
+        if (
+          !tally.expect(
+            answer !== undefined && recovered.length === 1,
+            'the abandoned answer was not recovered',
+            () => `${recovered.length} recovered`,
+          )
+        )
+          continue;
         tally.expect(answer!.status === 'failed', 'the recovered answer is not failed', () => answer!.status);
-        tally.expect(isDeepStrictEqual(answer!.message.parts, expectedParts), 'the recovered answer lost checkpointed parts', () => JSON.stringify(answer!.message.parts));
         tally.expect(
-          (answer!.message.metadata as { agentHistory?: { failure?: string } } | undefined)?.agentHistory?.failure === 'lease-expired',
+          isDeepStrictEqual(answer!.message.parts, expectedParts),
+          'the recovered answer lost checkpointed parts',
+          () => JSON.stringify(answer!.message.parts),
+        );
+        tally.expect(
+          (answer!.message.metadata as { agentHistory?: { failure?: string } } | undefined)?.agentHistory?.failure ===
+            'lease-expired',
           'the recovered answer does not say why it failed',
           () => JSON.stringify(answer!.message.metadata),
         );
@@ -69,25 +104,49 @@ describe('an app process killed mid-stream on postgres', () => {
         tally.expect(again.length === 0, 'a second recovery found the answer again', () => `${again.length}`);
 
         // The next turn: the filter closes the dangling call, and the engine's model messages pair every call.
-        await store.appendMessage(thread.id, { id: `u2-${round}`, role: 'user', parts: [{ type: 'text', text: 'Are you still there?' }] });
+        await store.appendMessage(thread.id, {
+          id: `u2-${round}`,
+          role: 'user',
+          parts: [{ type: 'text', text: 'Are you still there?' }],
+        });
         const view = await store.loadContext(thread.id);
         const filtered = filterStoredMessages({ messages: view.tail as StoredContextMessage[] });
         const dangling = expectedParts.filter((part) => part.type.startsWith('tool-')).length;
-        tally.expect(filtered.report.closedToolCalls.length === dangling, 'the filter did not close the dangling tool call', () => JSON.stringify(filtered.report.closedToolCalls));
+        tally.expect(
+          filtered.report.closedToolCalls.length === dangling,
+          'the filter did not close the dangling tool call',
+          () => JSON.stringify(filtered.report.closedToolCalls),
+        );
         const engine = createContextEngine({ store: store.contextStore(thread.id), profile });
         const { messages } = await engine.buildInitialContext({ instructions: 'You are a weather assistant.' });
         tally.attempt('context:next-turn-built');
         const unpaired = unpairedToolParts(messages);
-        tally.expect(unpaired.callsWithoutResult.length === 0 && unpaired.resultsWithoutCall.length === 0, 'the next context has an unpaired tool call', () => JSON.stringify(unpaired));
+        tally.expect(
+          unpaired.callsWithoutResult.length === 0 && unpaired.resultsWithoutCall.length === 0,
+          'the next context has an unpaired tool call',
+          () => JSON.stringify(unpaired),
+        );
         const last = messages.at(-1);
-        tally.expect(last?.role === 'user' && JSON.stringify(last.content).includes('Are you still there?'), 'the newest user input is not last in the context', () => JSON.stringify(last));
+        tally.expect(
+          last?.role === 'user' && JSON.stringify(last.content).includes('Are you still there?'),
+          'the newest user input is not last in the context',
+          () => JSON.stringify(last),
+        );
         if (dangling > 0) {
           // Closed, not dropped: the call is there with an explicit error result.
           const text = JSON.stringify(messages);
-          tally.expect(text.includes('"tool-call"') && text.includes('"tool-result"') && text.includes(`call-${messageId}`), 'the dangling tool call was dropped instead of closed', () => text.slice(0, 300));
+          tally.expect(
+            text.includes('"tool-call"') && text.includes('"tool-result"') && text.includes(`call-${messageId}`),
+            'the dangling tool call was dropped instead of closed',
+            () => text.slice(0, 300),
+          );
         }
         if (checkpoints > 0) {
-          tally.expect(JSON.stringify(messages).includes('Let me check'), 'the partial answer is missing from the next context', () => JSON.stringify(messages).slice(0, 200));
+          tally.expect(
+            JSON.stringify(messages).includes('Let me check'),
+            'the partial answer is missing from the next context',
+            () => JSON.stringify(messages).slice(0, 200),
+          );
         }
       }
       tally.record();

@@ -22,14 +22,24 @@ function secretMessage(places: Set<Place>, secret: string, random: SeededRandom)
   const filler = () => Array.from({ length: random.between(3, 12) }, () => random.word(random.between(3, 7))).join(' ');
   const parts: Array<Record<string, unknown> & { type: string }> = [{ type: 'step-start' }];
   if (places.has('reasoning')) parts.push({ type: 'reasoning', text: `thinking about ${secret} ${filler()}` });
-  parts.push({ type: 'text', text: places.has('text') ? `${filler()} my key is ${secret}, keep it ${filler()}` : filler() });
+  parts.push({
+    type: 'text',
+    text: places.has('text') ? `${filler()} my key is ${secret}, keep it ${filler()}` : filler(),
+  });
   if (places.has('tool-input') || places.has('tool-output')) {
     parts.push({
       type: 'tool-lookup',
       toolCallId: `call-${random.word(6)}`,
       state: 'output-available',
       input: { query: places.has('tool-input') ? `find ${secret}` : filler() },
-      output: { rows: [{ value: places.has('tool-output') ? `${secret}` : filler(), nested: { deeper: places.has('tool-output') ? [`x ${secret} y`] : [] } }] },
+      output: {
+        rows: [
+          {
+            value: places.has('tool-output') ? `${secret}` : filler(),
+            nested: { deeper: places.has('tool-output') ? [`x ${secret} y`] : [] },
+          },
+        ],
+      },
     });
   }
   if (places.has('data')) parts.push({ type: 'data-note', data: { note: `${secret}!` } });
@@ -68,15 +78,32 @@ describe.each(BACKENDS)('redaction on %s', (backend) => {
           title: places.has('title') ? `Keys ${secret}` : 'Keys',
           metadata: places.has('thread-metadata') ? { topic: `${secret} rotation` } : { topic: 'rotation' },
         });
-        const run = await store.startRun(thread.id, { model: 'mock', metadata: places.has('run-metadata') ? { prompt: `use ${secret}` } : {} });
+        const run = await store.startRun(thread.id, {
+          model: 'mock',
+          metadata: places.has('run-metadata') ? { prompt: `use ${secret}` } : {},
+        });
         // An odd count: the conversation ends with the user's newest input, as a context is built for it.
         const count = 2 * random.between(2, 6) + 1;
         const secretAt = new Set([random.between(1, count)]);
         if (random.chance(0.3)) secretAt.add(random.between(1, count));
         for (let sequence = 1; sequence <= count; sequence++) {
           const role = sequence % 2 === 1 ? 'user' : 'assistant';
-          const { parts, metadata } = secretAt.has(sequence) ? secretMessage(places, secret, random) : secretMessage(new Set(), secret, random);
-          await store.appendMessage(thread.id, { id: `m-${sequence}`, role, parts: role === 'user' ? parts.filter((part) => part.type !== 'step-start' && part.type !== 'reasoning') : parts, metadata } as never, { runId: role === 'assistant' ? run.id : undefined });
+          const { parts, metadata } = secretAt.has(sequence)
+            ? secretMessage(places, secret, random)
+            : secretMessage(new Set(), secret, random);
+          await store.appendMessage(
+            thread.id,
+            {
+              id: `m-${sequence}`,
+              role,
+              parts:
+                role === 'user'
+                  ? parts.filter((part) => part.type !== 'step-start' && part.type !== 'reasoning')
+                  : parts,
+              metadata,
+            } as never,
+            { runId: role === 'assistant' ? run.id : undefined },
+          );
         }
         if (places.has('run-error')) await store.failRun(run.id, new Error(`the tool leaked ${secret}`));
         else await store.finishRun(run.id, { status: 'completed' });
@@ -91,7 +118,16 @@ describe.each(BACKENDS)('redaction on %s', (backend) => {
           policyVersion: 'reliability-1',
         });
         // A summary that covers none of the secret's messages must stay valid.
-        const clean = last + 1 < count ? await store.writeSummary(thread.id, { fromSequence: last + 1, throughSequence: count - 1, content: 'Later small talk.', tokenCount: 3, policyVersion: 'reliability-1' }) : undefined;
+        const clean =
+          last + 1 < count
+            ? await store.writeSummary(thread.id, {
+                fromSequence: last + 1,
+                throughSequence: count - 1,
+                content: 'Later small talk.',
+                tokenCount: 3,
+                policyVersion: 'reliability-1',
+              })
+            : undefined;
         await store.writeSnapshot(thread.id, {
           expectedVersion: 0,
           throughSequence: last,
@@ -103,19 +139,27 @@ describe.each(BACKENDS)('redaction on %s', (backend) => {
           messagesHash: `hash-${conversation}`,
         });
         const forks = [];
-        if (random.chance(0.5)) forks.push(await store.forkThread(thread.id, { atSequence: random.between(first, count) }));
+        if (random.chance(0.5))
+          forks.push(await store.forkThread(thread.id, { atSequence: random.between(first, count) }));
         if (random.chance(0.2)) forks.push(await store.forkThread(thread.id, { atSequence: random.between(0, count) }));
         const before = await scanForResidue(database.admin, secret);
         tally.expect(before.length > 0, 'the secret was not stored in the first place', () => secret);
 
         for (const sequence of secretAt) {
-          await store.redactMessage(thread.id, `m-${sequence}`, { spans: mode === 'spans' ? [secret] : undefined, actor: 'dpo', reason: 'secret shared' });
+          await store.redactMessage(thread.id, `m-${sequence}`, {
+            spans: mode === 'spans' ? [secret] : undefined,
+            actor: 'dpo',
+            reason: 'secret shared',
+          });
         }
         tally.attempt('redaction', secretAt.size);
 
         const residues = await scanForResidue(database.admin, secret);
-        tally.expect(residues.length === 0, 'a residue of the secret survived redaction', () =>
-          `${mode} places=${[...places].join(',')} forks=${forks.length}: ${residues.map((residue) => `${residue.table}: ${residue.text.slice(0, 120)}`).join(' | ')}`,
+        tally.expect(
+          residues.length === 0,
+          'a residue of the secret survived redaction',
+          () =>
+            `${mode} places=${[...places].join(',')} forks=${forks.length}: ${residues.map((residue) => `${residue.table}: ${residue.text.slice(0, 120)}`).join(' | ')}`,
         );
         const hits = await store.searchMessages(secret);
         tally.expect(hits.length === 0, 'search still finds the secret', () => `${hits.length} hits`);
@@ -124,9 +168,22 @@ describe.each(BACKENDS)('redaction on %s', (backend) => {
         for (const threadId of [thread.id, ...forks.map((fork) => fork.id)]) {
           const view = await store.loadContext(threadId);
           tally.attempt('context:loaded-after-redaction');
-          tally.expect(view.latestSummary?.id !== covering.id && view.summary?.id !== covering.id, 'loadContext returned the stale summary', () => threadId);
-          tally.expect(!view.latestSummary?.stale && !view.summary?.stale && !view.snapshot?.stale, 'loadContext returned something stale', () => threadId);
-          if (threadId === thread.id && clean) tally.expect(view.latestSummary?.id === clean.id, 'the summary that covers no redacted message was dropped', () => JSON.stringify(view.latestSummary));
+          tally.expect(
+            view.latestSummary?.id !== covering.id && view.summary?.id !== covering.id,
+            'loadContext returned the stale summary',
+            () => threadId,
+          );
+          tally.expect(
+            !view.latestSummary?.stale && !view.summary?.stale && !view.snapshot?.stale,
+            'loadContext returned something stale',
+            () => threadId,
+          );
+          if (threadId === thread.id && clean)
+            tally.expect(
+              view.latestSummary?.id === clean.id,
+              'the summary that covers no redacted message was dropped',
+              () => JSON.stringify(view.latestSummary),
+            );
           // A fork cut before any eligible user message has an empty context: a typed refusal, nothing to leak.
           const { messages } = await createContextEngine({ store: store.contextStore(threadId), profile })
             .buildInitialContext({ instructions: 'Be brief.' })
@@ -134,7 +191,11 @@ describe.each(BACKENDS)('redaction on %s', (backend) => {
               if (error instanceof ContextEmptyError) return { messages: [] };
               throw error;
             });
-          tally.expect(!JSON.stringify(messages).toLowerCase().includes(secret), 'the next context still carries the secret', () => threadId);
+          tally.expect(
+            !JSON.stringify(messages).toLowerCase().includes(secret),
+            'the next context still carries the secret',
+            () => threadId,
+          );
         }
         const summaries = await store.listSummaries(thread.id);
         const withdrawn = summaries.find((summary) => summary.id === covering.id);

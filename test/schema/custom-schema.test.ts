@@ -6,7 +6,13 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { generateDrizzleJson, generateMigration } from 'drizzle-kit/api';
 import postgres from 'postgres';
 import { describe, expect, inject, it } from 'vitest';
-import { createAgentHistory, customMigrationSql, InvalidArgumentError, NotFoundError, type AppendBatchingOptions } from '../../src/index.js';
+import {
+  createAgentHistory,
+  customMigrationSql,
+  InvalidArgumentError,
+  NotFoundError,
+  type AppendBatchingOptions,
+} from '../../src/index.js';
 import { defineAgentTables } from '../../src/schema/index.js';
 import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
 import { APP_LOGIN } from '../support/global-setup.js';
@@ -14,7 +20,11 @@ import { BACKENDS, type Backend } from '../support/test-database.js';
 
 const SCHEMA = 'agent_chat';
 const APP_ROLE = 'agent_chat_app';
-const userMessage = (id: string, text = `text of ${id}`) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
+const userMessage = (id: string, text = `text of ${id}`) => ({
+  id,
+  role: 'user' as const,
+  parts: [{ type: 'text', text }],
+});
 
 /**
  * A fresh database whose only agent-history objects are in SCHEMA, for APP_ROLE, set up the way a drizzle-kit
@@ -22,12 +32,18 @@ const userMessage = (id: string, text = `text of ${id}`) => ({ id, role: 'user' 
  * `defineAgentTables({ schema, appRole })`, then its second part. Nothing is in `public`, so a name the package
  * failed to qualify fails.
  */
-async function customSchemaDatabase(backend: Backend): Promise<{ db: AgentHistoryDatabase; query: (text: string) => Promise<unknown[]>; close: () => Promise<void> }> {
+async function customSchemaDatabase(
+  backend: Backend,
+): Promise<{ db: AgentHistoryDatabase; query: (text: string) => Promise<unknown[]>; close: () => Promise<void> }> {
   const schema = pgSchema(SCHEMA);
   const tables = defineAgentTables({ schema, appRole: APP_ROLE });
   const generated = await generateMigration(generateDrizzleJson({}), generateDrizzleJson({ schema, ...tables }));
   const { beforeTables, afterTables } = customMigrationSql({ schema: SCHEMA, appRole: APP_ROLE });
-  const statements = [...beforeTables.split('--> statement-breakpoint'), ...generated, ...afterTables.split('--> statement-breakpoint')];
+  const statements = [
+    ...beforeTables.split('--> statement-breakpoint'),
+    ...generated,
+    ...afterTables.split('--> statement-breakpoint'),
+  ];
 
   if (backend === 'pglite') {
     const client = await PGlite.create();
@@ -48,7 +64,10 @@ async function customSchemaDatabase(backend: Backend): Promise<{ db: AgentHistor
   // may look up the schema's functions: it calls them before they switch to the role.
   await admin.unsafe(`grant ${APP_ROLE} to ${APP_LOGIN}`);
   await admin.unsafe(`grant usage on schema ${SCHEMA} to ${APP_LOGIN}`);
-  const app = postgres(`${server}/${name}`.replace('postgres://postgres@', `postgres://${APP_LOGIN}@`), { max: 4, onnotice: () => {} });
+  const app = postgres(`${server}/${name}`.replace('postgres://postgres@', `postgres://${APP_LOGIN}@`), {
+    max: 4,
+    onnotice: () => {},
+  });
   return {
     db: drizzlePostgres({ client: app }) as unknown as AgentHistoryDatabase,
     query: async (text) => [...(await admin.unsafe(text))],
@@ -66,9 +85,14 @@ describe.each(BACKENDS)('tables in another schema, with another application role
     const database = await customSchemaDatabase(backend);
     try {
       // Nothing of the package landed in public.
-      expect(await database.query(`select to_regclass('public.agent_message') as t, to_regproc('public.agent_history_append_message') as f, to_regproc('public.agent_history_append_messages') as b`)).toEqual([{ t: null, f: null, b: null }]);
+      expect(
+        await database.query(
+          `select to_regclass('public.agent_message') as t, to_regproc('public.agent_history_append_message') as f, to_regproc('public.agent_history_append_messages') as b`,
+        ),
+      ).toEqual([{ t: null, f: null, b: null }]);
       const tables = defineAgentTables({ schema: pgSchema(SCHEMA), appRole: APP_ROLE });
-      const history = (appendBatching: AppendBatchingOptions | false) => createAgentHistory({ db: database.db, tables, appRole: APP_ROLE, appendBatching });
+      const history = (appendBatching: AppendBatchingOptions | false) =>
+        createAgentHistory({ db: database.db, tables, appRole: APP_ROLE, appendBatching });
       for (const appendBatching of [false, { maxInFlight: 1, stalledAfterMs: 600_000 }] as const) {
         const tenantId = randomUUID();
         const store = history(appendBatching).forTenant(tenantId);
@@ -77,7 +101,10 @@ describe.each(BACKENDS)('tables in another schema, with another application role
         // With batching: one alone, then the rest queued behind it and sent as one statement, in call order.
         // Without: one after the other (concurrent lone appends to one thread commit in any order).
         const ids = ['m1', 'm2', 'm3', 'm4'];
-        const results = appendBatching === false ? [await append('m1'), await append('m2'), await append('m3'), await append('m4')] : await Promise.all(ids.map(append));
+        const results =
+          appendBatching === false
+            ? [await append('m1'), await append('m2'), await append('m3'), await append('m4')]
+            : await Promise.all(ids.map(append));
         expect(results.map((result) => [result.stored.message.id, result.stored.sequence, result.created])).toEqual([
           ['m1', 1, true],
           ['m2', 2, true],
@@ -85,9 +112,16 @@ describe.each(BACKENDS)('tables in another schema, with another application role
           ['m4', 4, true],
         ]);
         expect((await store.appendMessage(thread.id, userMessage('m2', 'bread m2'))).created).toBe(false);
-        const transactions = (await database.query(`select count(distinct xmin::text) as n from ${SCHEMA}.agent_message where thread_id = '${thread.id}'`)) as Array<{ n: string | number }>;
+        const transactions = (await database.query(
+          `select count(distinct xmin::text) as n from ${SCHEMA}.agent_message where thread_id = '${thread.id}'`,
+        )) as Array<{ n: string | number }>;
         expect(Number(transactions[0]!.n)).toBe(appendBatching === false ? 4 : 2);
-        expect((await store.listMessages(thread.id)).messages.map((stored) => stored.message.id)).toEqual(['m4', 'm3', 'm2', 'm1']);
+        expect((await store.listMessages(thread.id)).messages.map((stored) => stored.message.id)).toEqual([
+          'm4',
+          'm3',
+          'm2',
+          'm1',
+        ]);
         expect(await store.searchMessages('bread')).toHaveLength(4);
         // Row-level security holds for the renamed role: another tenant sees nothing and cannot append.
         const other = history(appendBatching).forTenant(randomUUID());
@@ -110,8 +144,15 @@ describe('customMigrationSql', () => {
     expect(afterTables).toContain('FROM "agent"."agent_history_append_message"(');
     expect(afterTables).toContain('GRANT USAGE ON SCHEMA "agent" TO "chat_app"');
     // Every mention of a package object is qualified, and the default role is gone.
-    const unqualified = afterTables.replace(/--[^\n]*/g, '').replace(/"agent"\."agent_\w+"/g, '').replace(/"agent_message"\."pinned"/g, '');
-    expect(unqualified.match(/agent_(thread|run|message|summary|context_snapshot|audit_event|history_append_messages?|message_role|message_status|message_context_state)\b/g)).toBeNull();
+    const unqualified = afterTables
+      .replace(/--[^\n]*/g, '')
+      .replace(/"agent"\."agent_\w+"/g, '')
+      .replace(/"agent_message"\."pinned"/g, '');
+    expect(
+      unqualified.match(
+        /agent_(thread|run|message|summary|context_snapshot|audit_event|history_append_messages?|message_role|message_status|message_context_state)\b/g,
+      ),
+    ).toBeNull();
     expect(`${beforeTables}${afterTables}`).not.toMatch(/agent_history_app\b/);
   });
 

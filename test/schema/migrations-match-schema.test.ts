@@ -8,14 +8,18 @@ const drizzleFolder = resolve(import.meta.dirname, '../../drizzle');
 
 describe('drizzle/ migrations', () => {
   it('should match src/schema exactly (no pending change for drizzle-kit generate)', async () => {
-    const snapshots = readdirSync(join(drizzleFolder, 'meta')).filter((file) => file.endsWith('_snapshot.json')).sort();
+    const snapshots = readdirSync(join(drizzleFolder, 'meta'))
+      .filter((file) => file.endsWith('_snapshot.json'))
+      .sort();
     const latest = JSON.parse(readFileSync(join(drizzleFolder, 'meta', snapshots.at(-1)!), 'utf8'));
     const current = generateDrizzleJson(schema as Record<string, unknown>, latest.id);
     expect(await generateMigration(latest, current)).toEqual([]);
   });
 
   it('should detect a schema change (the check above can fail)', async () => {
-    const snapshots = readdirSync(join(drizzleFolder, 'meta')).filter((file) => file.endsWith('_snapshot.json')).sort();
+    const snapshots = readdirSync(join(drizzleFolder, 'meta'))
+      .filter((file) => file.endsWith('_snapshot.json'))
+      .sort();
     const latest = JSON.parse(readFileSync(join(drizzleFolder, 'meta', snapshots.at(-1)!), 'utf8'));
     const { agentThread: _dropped, ...withoutThread } = schema;
     const current = generateDrizzleJson(withoutThread as Record<string, unknown>, latest.id);
@@ -25,7 +29,14 @@ describe('drizzle/ migrations', () => {
 
   it('should keep FORCE row-level security and grants for every table in the custom migration', () => {
     const custom = readFileSync(join(drizzleFolder, '0002_force_rls_grants_append.sql'), 'utf8');
-    for (const table of ['agent_thread', 'agent_run', 'agent_message', 'agent_summary', 'agent_context_snapshot', 'agent_audit_event']) {
+    for (const table of [
+      'agent_thread',
+      'agent_run',
+      'agent_message',
+      'agent_summary',
+      'agent_context_snapshot',
+      'agent_audit_event',
+    ]) {
       expect(custom).toContain(`ALTER TABLE "${table}" FORCE ROW LEVEL SECURITY`);
       expect(custom).toContain(`"${table}"`);
     }

@@ -4,11 +4,21 @@ import { readFileSync } from 'node:fs';
 import postgres from 'postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { join } from 'node:path';
-import { createAgentHistory, InvalidArgumentError, MIGRATIONS_FOLDER, NotFoundError, type AppendBatchingOptions } from '../../src/index.js';
+import {
+  createAgentHistory,
+  InvalidArgumentError,
+  MIGRATIONS_FOLDER,
+  NotFoundError,
+  type AppendBatchingOptions,
+} from '../../src/index.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
 
-const userMessage = (id: string, text = `text of ${id}`) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
+const userMessage = (id: string, text = `text of ${id}`) => ({
+  id,
+  role: 'user' as const,
+  parts: [{ type: 'text', text }],
+});
 const range = (from: number, through: number) => Array.from({ length: through - from + 1 }, (_, index) => from + index);
 
 // Write combining: with `maxInFlight: 1`, the first of a burst of appends is sent alone and every append that
@@ -38,7 +48,11 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
   const transactionsOf = async (threadId: string) => new Set((await rowsOf(threadId)).map((row) => row.tx)).size;
   /** Append statements (single or batch) of this test database waiting on a row lock (other files share the server). */
   const appendsWaitingOnLocks = async () =>
-    (await database.admin.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%agent_history_append_message%'`)).length;
+    (
+      await database.admin.query(
+        `select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%agent_history_append_message%'`,
+      )
+    ).length;
   /** Runs `work` while another writer (its own connection, in a transaction) holds the rows of `threadIds`. */
   const whileAnotherWriterHolds = async (threadIds: string[], work: () => Promise<void>) => {
     const holder = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
@@ -55,10 +69,14 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
   it('should send a burst of appends as one statement after the first, with the same sequences, rows and results as one by one', async () => {
     const store = history({ maxInFlight: 1 }).forTenant(randomUUID());
     const thread = await store.createThread();
-    const results = await Promise.all(range(1, 20).map((index) => store.appendMessage(thread.id, userMessage(`m${index}`))));
+    const results = await Promise.all(
+      range(1, 20).map((index) => store.appendMessage(thread.id, userMessage(`m${index}`))),
+    );
     const rows = await rowsOf(thread.id);
     // In the order the appends were made, one transaction for the first, one for the 19 queued behind it.
-    expect(rows.map((row) => [row.message_id, Number(row.sequence)])).toEqual(range(1, 20).map((index) => [`m${index}`, index]));
+    expect(rows.map((row) => [row.message_id, Number(row.sequence)])).toEqual(
+      range(1, 20).map((index) => [`m${index}`, index]),
+    );
     expect(new Set(rows.map((row) => row.tx)).size).toBe(2);
     expect(results.every((result) => result.created)).toBe(true);
     // Every caller is told its own row.
@@ -69,7 +87,9 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
       expect(result.stored.tokenCount).toBeGreaterThan(0);
     }
     const page = await store.listMessages(thread.id, { limit: 100 });
-    expect(page.messages.map((stored) => [stored.message.id, stored.sequence]).reverse()).toEqual(rows.map((row) => [row.message_id, Number(row.sequence)]));
+    expect(page.messages.map((stored) => [stored.message.id, stored.sequence]).reverse()).toEqual(
+      rows.map((row) => [row.message_id, Number(row.sequence)]),
+    );
   });
 
   it('should keep each appender in its own order and every sequence gapless when 16 appenders share one thread', async () => {
@@ -78,7 +98,8 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     const byAppender = await Promise.all(
       range(1, 16).map(async (appender) => {
         const sequences: number[] = [];
-        for (const index of range(1, 6)) sequences.push((await store.appendMessage(thread.id, userMessage(`w${appender}-${index}`))).stored.sequence);
+        for (const index of range(1, 6))
+          sequences.push((await store.appendMessage(thread.id, userMessage(`w${appender}-${index}`))).stored.sequence);
         return sequences;
       }),
     );
@@ -90,7 +111,10 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
   it('should keep at most one statement per thread in flight, so a free slot never sends a second one for a busy thread', async () => {
     const store = history({ maxInFlight: 2 }).forTenant(randomUUID());
     const [hot, other] = [await store.createThread(), await store.createThread()];
-    await Promise.all([...range(1, 10).map((index) => store.appendMessage(hot.id, userMessage(`h${index}`))), store.appendMessage(other.id, userMessage('o1'))]);
+    await Promise.all([
+      ...range(1, 10).map((index) => store.appendMessage(hot.id, userMessage(`h${index}`))),
+      store.appendMessage(other.id, userMessage('o1')),
+    ]);
     // h1 alone; h2..h10 wait for it although a slot is free (o1 takes it), then go as one batch.
     expect(await transactionsOf(hot.id)).toBe(2);
     expect((await rowsOf(hot.id)).map((row) => row.message_id)).toEqual(range(1, 10).map((index) => `h${index}`));
@@ -106,7 +130,9 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
       store.appendMessage(thread.id, userMessage('b', 'question'), { clientRequestId: 'request-b' }),
       store.appendMessage(thread.id, userMessage('b-retry', 'question'), { clientRequestId: 'request-b' }),
     ]);
-    expect([first, a, aAgain, b, bAgain].map((result) => [result.stored.message.id, result.created, result.stored.sequence])).toEqual([
+    expect(
+      [first, a, aAgain, b, bAgain].map((result) => [result.stored.message.id, result.created, result.stored.sequence]),
+    ).toEqual([
       ['first', true, 1],
       ['a', true, 2],
       ['a', false, 2],
@@ -132,7 +158,13 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
       store.appendMessage(thread.id, userMessage('m3'), { runId: missingRun }),
       store.appendMessage(thread.id, userMessage('m4')),
     ]);
-    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect(results.map((result) => result.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'rejected',
+      'fulfilled',
+    ]);
     // The missing run failed the batch's statement (a foreign key), so its items were resent one by one.
     expect(batchErrors.splice(0)).toHaveLength(1);
     const thread404 = (results[2] as PromiseRejectedResult).reason;
@@ -142,8 +174,15 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     expect(run404).toBeInstanceOf(NotFoundError);
     expect(String(run404.message)).toContain(missingRun);
     const rows = await rowsOf(thread.id);
-    expect(rows.map((row) => [row.message_id, Number(row.sequence)])).toEqual([['m1', 1], ['m2', 2], ['m4', 3]]);
-    const [threadRow] = await database.admin.query<{ next_sequence: string }>('select next_sequence from agent_thread where id = $1', [thread.id]);
+    expect(rows.map((row) => [row.message_id, Number(row.sequence)])).toEqual([
+      ['m1', 1],
+      ['m2', 2],
+      ['m4', 3],
+    ]);
+    const [threadRow] = await database.admin.query<{ next_sequence: string }>(
+      'select next_sequence from agent_thread where id = $1',
+      [thread.id],
+    );
     expect(Number(threadRow!.next_sequence)).toBe(3);
   });
 
@@ -151,7 +190,12 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     const shared = history({ maxInFlight: 1 });
     const [one, two] = [shared.forTenant(randomUUID()), shared.forTenant(randomUUID())];
     const [threadOne, threadTwo] = [await one.createThread(), await two.createThread()];
-    await Promise.all(range(1, 10).flatMap((index) => [one.appendMessage(threadOne.id, userMessage(`one-${index}`)), two.appendMessage(threadTwo.id, userMessage(`two-${index}`))]));
+    await Promise.all(
+      range(1, 10).flatMap((index) => [
+        one.appendMessage(threadOne.id, userMessage(`one-${index}`)),
+        two.appendMessage(threadTwo.id, userMessage(`two-${index}`)),
+      ]),
+    );
     const [rowsOne, rowsTwo] = [await rowsOf(threadOne.id), await rowsOf(threadTwo.id)];
     expect(rowsOne.map((row) => Number(row.sequence))).toEqual(range(1, 10));
     expect(rowsTwo.map((row) => Number(row.sequence))).toEqual(range(1, 10));
@@ -161,7 +205,11 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     const transactionsOne = new Set(rowsOne.map((row) => row.tx));
     expect(rowsTwo.some((row) => transactionsOne.has(row.tx))).toBe(false);
     // A tenant cannot append to another tenant's thread through a batch either.
-    const crossed = await Promise.allSettled([one.appendMessage(threadOne.id, userMessage('own')), one.appendMessage(threadTwo.id, userMessage('foreign')), one.appendMessage(threadOne.id, userMessage('own-2'))]);
+    const crossed = await Promise.allSettled([
+      one.appendMessage(threadOne.id, userMessage('own')),
+      one.appendMessage(threadTwo.id, userMessage('foreign')),
+      one.appendMessage(threadOne.id, userMessage('own-2')),
+    ]);
     expect(crossed.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((crossed[1] as PromiseRejectedResult).reason).toBeInstanceOf(NotFoundError);
     expect((await rowsOf(threadTwo.id)).map((row) => row.message_id)).not.toContain('foreign');
@@ -197,7 +245,9 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
       }).forTenant(randomUUID());
       const thread = await store.createThread();
       const burst = async (name: string) => {
-        const results = await Promise.all(range(1, 5).map((index) => store.appendMessage(thread.id, userMessage(`${name}-${index}`))));
+        const results = await Promise.all(
+          range(1, 5).map((index) => store.appendMessage(thread.id, userMessage(`${name}-${index}`))),
+        );
         expect(results.every((result) => result.created)).toBe(true);
       };
       await burst('b1');
@@ -228,8 +278,16 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     batchErrors.length = 0;
     await expect(
       database.db.transaction(async (tx) => {
-        const store = createAgentHistory({ db: tx, appendBatching: { maxInFlight: 1 }, _internal: { onAppendBatchError: (error) => batchErrors.push(error) } }).forTenant(tenantId);
-        await Promise.all([store.appendMessage(thread.id, userMessage('t1')), store.appendMessage(thread.id, userMessage('t2')), store.appendMessage(thread.id, userMessage('t3'), { runId: randomUUID() })]);
+        const store = createAgentHistory({
+          db: tx,
+          appendBatching: { maxInFlight: 1 },
+          _internal: { onAppendBatchError: (error) => batchErrors.push(error) },
+        }).forTenant(tenantId);
+        await Promise.all([
+          store.appendMessage(thread.id, userMessage('t1')),
+          store.appendMessage(thread.id, userMessage('t2')),
+          store.appendMessage(thread.id, userMessage('t3'), { runId: randomUUID() }),
+        ]);
       }),
     ).rejects.toThrow();
     // No batch statement was tried: with one, the missing run would have failed it.
@@ -253,23 +311,31 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
       }
       expect(thrown).toBeInstanceOf(InvalidArgumentError);
       expect((thrown as Error).message).toContain(argument);
-      expect((thrown as Error).message).toContain(JSON.stringify(Object.values(typeof options === 'object' ? options : { options })[0]));
+      expect((thrown as Error).message).toContain(
+        JSON.stringify(Object.values(typeof options === 'object' ? options : { options })[0]),
+      );
     }
   });
 
   if (backend === 'postgres') {
     it('should not deadlock when two processes batch appends to the same threads in opposite orders', async () => {
       const tenantId = randomUUID();
-      const [first, second] = [history({ maxInFlight: 1 }).forTenant(tenantId), history({ maxInFlight: 1 }).forTenant(tenantId)];
+      const [first, second] = [
+        history({ maxInFlight: 1 }).forTenant(tenantId),
+        history({ maxInFlight: 1 }).forTenant(tenantId),
+      ];
       const threads = await Promise.all(range(1, 8).map(() => first.createThread()));
       batchErrors.length = 0;
       for (const round of range(1, 25)) {
         await Promise.all([
           ...threads.map((thread) => first.appendMessage(thread.id, userMessage(`first-${round}-${thread.id}`))),
-          ...[...threads].reverse().map((thread) => second.appendMessage(thread.id, userMessage(`second-${round}-${thread.id}`))),
+          ...[...threads]
+            .reverse()
+            .map((thread) => second.appendMessage(thread.id, userMessage(`second-${round}-${thread.id}`))),
         ]);
       }
-      for (const thread of threads) expect((await rowsOf(thread.id)).map((row) => Number(row.sequence))).toEqual(range(1, 50));
+      for (const thread of threads)
+        expect((await rowsOf(thread.id)).map((row) => Number(row.sequence))).toEqual(range(1, 50));
       // A deadlock would have failed a batch with 40P01 (and been hidden by the resend): none did. A batch that
       // found a thread busy (55P03, NOWAIT) was resent split by thread.
       expect(batchErrors.map((error) => postgresErrorCode(error)).filter((code) => code !== '55P03')).toEqual([]);
@@ -287,7 +353,12 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
         const freeAppend = store.appendMessage(free.id, userMessage('f1'));
         await warm;
         // Settles while the busy thread is still locked.
-        expect(await within(10_000, freeAppend.then((result) => result.created))).toBe(true);
+        expect(
+          await within(
+            10_000,
+            freeAppend.then((result) => result.created),
+          ),
+        ).toBe(true);
         expect(batchErrors.map((error) => postgresErrorCode(error))).toEqual(['55P03']);
       });
       expect((await busyAppend!).created).toBe(true);
@@ -295,23 +366,40 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     });
 
     it('should not hold appends to free threads behind statements that wait on threads another writer holds', async () => {
-      const store = createAgentHistory({ db: database.db, appendBatching: { maxInFlight: 2, stalledAfterMs: 100 } }).forTenant(randomUUID());
+      const store = createAgentHistory({
+        db: database.db,
+        appendBatching: { maxInFlight: 2, stalledAfterMs: 100 },
+      }).forTenant(randomUUID());
       const [held1, held2, free] = [await store.createThread(), await store.createThread(), await store.createThread()];
       const waiting: Array<Promise<{ created: boolean; stored: { sequence: number } }>> = [];
       await whileAnotherWriterHolds([held1.id, held2.id], async () => {
         // Both slots go to appends that wait on the other writer's locks.
-        waiting.push(store.appendMessage(held1.id, userMessage('h1')), store.appendMessage(held2.id, userMessage('h2')));
+        waiting.push(
+          store.appendMessage(held1.id, userMessage('h1')),
+          store.appendMessage(held2.id, userMessage('h2')),
+        );
         await waitFor(async () => (await appendsWaitingOnLocks()) === 2);
         // Settles while both are still waiting: their slots were given up after 100 ms.
-        expect(await within(10_000, store.appendMessage(free.id, userMessage('f1')).then((result) => result.created))).toBe(true);
+        expect(
+          await within(
+            10_000,
+            store.appendMessage(free.id, userMessage('f1')).then((result) => result.created),
+          ),
+        ).toBe(true);
         expect((await rowsOf(held1.id)).length + (await rowsOf(held2.id)).length).toBe(0);
       });
       const results = await Promise.all(waiting);
-      expect(results.map((result) => [result.created, result.stored.sequence])).toEqual([[true, 1], [true, 1]]);
+      expect(results.map((result) => [result.created, result.stored.sequence])).toEqual([
+        [true, 1],
+        [true, 1],
+      ]);
     });
 
     it('should let at most maxInFlight statements give up their slot, so appends never take more than twice that many connections', async () => {
-      const store = createAgentHistory({ db: database.db, appendBatching: { maxInFlight: 1, stalledAfterMs: 100 } }).forTenant(randomUUID());
+      const store = createAgentHistory({
+        db: database.db,
+        appendBatching: { maxInFlight: 1, stalledAfterMs: 100 },
+      }).forTenant(randomUUID());
       const [held1, held2, free] = [await store.createThread(), await store.createThread(), await store.createThread()];
       const waiting: Array<Promise<{ created: boolean }>> = [];
       let freeAppend: Promise<{ created: boolean }> | undefined;
@@ -322,7 +410,12 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
         waiting.push(store.appendMessage(held2.id, userMessage('h2')));
         await waitFor(async () => (await appendsWaitingOnLocks()) === 2);
         freeAppend = store.appendMessage(free.id, userMessage('f1'));
-        expect(await within(1_000, freeAppend.then(() => 'settled'))).toBe('timed out');
+        expect(
+          await within(
+            1_000,
+            freeAppend.then(() => 'settled'),
+          ),
+        ).toBe('timed out');
         expect(await rowsOf(free.id)).toEqual([]);
       });
       expect((await freeAppend!).created).toBe(true);
@@ -331,7 +424,10 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
 
     it('should give one row to a message two processes append at once in batches, the losing batch resent one by one', async () => {
       const tenantId = randomUUID();
-      const [first, second] = [history({ maxInFlight: 1 }).forTenant(tenantId), history({ maxInFlight: 1 }).forTenant(tenantId)];
+      const [first, second] = [
+        history({ maxInFlight: 1 }).forTenant(tenantId),
+        history({ maxInFlight: 1 }).forTenant(tenantId),
+      ];
       const [thread, warmUp] = [await first.createThread(), await first.createThread()];
       let calls: Array<Promise<Awaited<ReturnType<typeof first.appendMessage>>>> = [];
       await whileAnotherWriterHolds([thread.id], async () => {
@@ -358,7 +454,8 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
 
     // postgres-js 3.4.x answers the statement after one that failed mid-result with leading holes before its rows
     // (porsager/postgres#1181). A division by zero at the 4th row of a query leaves three.
-    const failAfterThreeRows = (client: postgres.Sql) => client`select i, 1 / (4 - i) as boom from generate_series(1, 10) i`.catch(() => 'failed');
+    const failAfterThreeRows = (client: postgres.Sql) =>
+      client`select i, 1 / (4 - i) as boom from generate_series(1, 10) i`.catch(() => 'failed');
     const thisConnection = async (appendBatching: AppendBatchingOptions | false) => {
       const client = postgres(database.appUrl!, { max: 1, onnotice: () => {} });
       const store = createAgentHistory({ db: drizzle({ client }) as never, appendBatching }).forTenant(randomUUID());
@@ -373,11 +470,17 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
         expect(Object.keys(await client`select x from generate_series(1, 2) x`)).toEqual(['3', '4']);
         expect(await failAfterThreeRows(client)).toBe('failed');
         const result = await store.appendMessage(thread.id, userMessage('after-the-failure'));
-        expect([result.created, result.stored.sequence, result.stored.message.id]).toEqual([true, 1, 'after-the-failure']);
+        expect([result.created, result.stored.sequence, result.stored.message.id]).toEqual([
+          true,
+          1,
+          'after-the-failure',
+        ]);
         expect((await rowsOf(thread.id)).map((row) => row.message_id)).toEqual(['after-the-failure']);
         // Reads run in a transaction, whose BEGIN resets the driver's counter.
         expect(await failAfterThreeRows(client)).toBe('failed');
-        expect((await store.listMessages(thread.id)).messages.map((stored) => stored.message.id)).toEqual(['after-the-failure']);
+        expect((await store.listMessages(thread.id)).messages.map((stored) => stored.message.id)).toEqual([
+          'after-the-failure',
+        ]);
       } finally {
         await client.end();
       }
@@ -394,7 +497,10 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
           calls = [store.appendMessage(other.id, userMessage('alone'))];
           await waitFor(async () => (await appendsWaitingOnLocks()) === 1);
           void failAfterThreeRows(client);
-          calls.push(store.appendMessage(thread.id, userMessage('b1')), store.appendMessage(thread.id, userMessage('b2')));
+          calls.push(
+            store.appendMessage(thread.id, userMessage('b1')),
+            store.appendMessage(thread.id, userMessage('b2')),
+          );
           // An append reaches the batcher's queue after a few microtasks (validation, the loaded token counter), so
           // both are queued once the event loop turns.
           await new Promise((resolve) => setImmediate(resolve));
@@ -417,7 +523,10 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
 
 /** What `promise` settles to, or 'timed out' after `milliseconds`. */
 function within<VALUE>(milliseconds: number, promise: Promise<VALUE>): Promise<VALUE | 'timed out'> {
-  return Promise.race([promise, new Promise<'timed out'>((resolve) => setTimeout(() => resolve('timed out'), milliseconds))]);
+  return Promise.race([
+    promise,
+    new Promise<'timed out'>((resolve) => setTimeout(() => resolve('timed out'), milliseconds)),
+  ]);
 }
 
 async function waitFor(condition: () => Promise<boolean>): Promise<void> {

@@ -9,7 +9,8 @@ import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-d
 // a time, so there the same tests check the logic only; the races themselves exist on the real server alone.
 const POOL_SIZE = 40;
 const userMessage = (id: string, text = id) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
-const range = (from: number, through: number) => Array.from({ length: Math.max(0, through - from + 1) }, (_, index) => from + index);
+const range = (from: number, through: number) =>
+  Array.from({ length: Math.max(0, through - from + 1) }, (_, index) => from + index);
 const settle = <RESULT>(calls: Array<Promise<RESULT>>) => Promise.allSettled(calls);
 class RollBack extends Error {}
 const fulfilled = <RESULT>(results: Array<PromiseSettledResult<RESULT>>) => {
@@ -33,38 +34,50 @@ describe.each(BACKENDS)('concurrent writes on %s', (backend) => {
    * On PostgreSQL: runs `hold` in a superuser transaction, launches the calls, waits until `waiters` of them are
    * blocked on the locks it holds, then rolls back, so the calls really collide. On PGlite: just runs the calls.
    */
-  async function collide<RESULT>(hold: (session: postgres.TransactionSql) => Promise<unknown>, waiters: number, launch: () => Array<Promise<RESULT>>) {
+  async function collide<RESULT>(
+    hold: (session: postgres.TransactionSql) => Promise<unknown>,
+    waiters: number,
+    launch: () => Array<Promise<RESULT>>,
+  ) {
     if (backend === 'pglite') return settle(launch());
     const session = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
     let calls: Promise<Array<PromiseSettledResult<RESULT>>> | undefined;
     try {
-      await session.begin(async (tx) => {
-        await hold(tx);
-        calls = settle(launch());
-        for (const deadline = Date.now() + 20_000; ; ) {
-          const [row] = await database.admin.query<{ n: string }>(
-            `select count(*) as n from pg_stat_activity where datname = current_database() and usename = $1 and wait_event_type = 'Lock'`,
-            [APP_LOGIN],
-          );
-          if (Number(row!.n) >= waiters) break;
-          if (Date.now() > deadline) throw new Error(`only ${row!.n} of ${waiters} calls blocked`);
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        }
-        throw new RollBack();
-      }).catch((error: unknown) => {
-        if (!(error instanceof RollBack)) throw error;
-      });
+      await session
+        .begin(async (tx) => {
+          await hold(tx);
+          calls = settle(launch());
+          for (const deadline = Date.now() + 20_000; ;) {
+            const [row] = await database.admin.query<{ n: string }>(
+              `select count(*) as n from pg_stat_activity where datname = current_database() and usename = $1 and wait_event_type = 'Lock'`,
+              [APP_LOGIN],
+            );
+            if (Number(row!.n) >= waiters) break;
+            if (Date.now() > deadline) throw new Error(`only ${row!.n} of ${waiters} calls blocked`);
+            await new Promise((resolve) => setTimeout(resolve, 10));
+          }
+          throw new RollBack();
+        })
+        .catch((error: unknown) => {
+          if (!(error instanceof RollBack)) throw error;
+        });
     } finally {
       await session.end();
     }
     return calls!;
   }
   const sequencesOf = async (threadId: string) => {
-    const rows = await database.admin.query<{ sequence: string }>('select sequence from agent_message where thread_id = $1 order by sequence', [threadId]);
+    const rows = await database.admin.query<{ sequence: string }>(
+      'select sequence from agent_message where thread_id = $1 order by sequence',
+      [threadId],
+    );
     return rows.map((row) => Number(row.sequence));
   };
   const nextSequenceOf = async (threadId: string) => {
-    const [row] = await database.admin.query<{ next_sequence: string }>('select next_sequence from agent_thread where id = $1', [threadId]);
+    const [row] = await database.admin.query<{ next_sequence: string }>(
+      'select next_sequence from agent_thread where id = $1',
+      [threadId],
+    );
     return Number(row!.next_sequence);
   };
 
@@ -77,7 +90,9 @@ describe.each(BACKENDS)('concurrent writes on %s', (backend) => {
         range(1, 32).map(async (appender) => {
           const sequences: number[] = [];
           for (const index of range(1, perAppender)) {
-            sequences.push((await tenant.appendMessage(thread.id, userMessage(`w${appender}-${index}`))).stored.sequence);
+            sequences.push(
+              (await tenant.appendMessage(thread.id, userMessage(`w${appender}-${index}`))).stored.sequence,
+            );
           }
           return sequences;
         }),
@@ -88,8 +103,15 @@ describe.each(BACKENDS)('concurrent writes on %s', (backend) => {
       expect(await sequencesOf(thread.id)).toEqual(range(1, total));
       expect(await nextSequenceOf(thread.id)).toBe(total);
       // Every stored row is the message its caller was told about.
-      const rows = await database.admin.query<{ message_id: string; sequence: string }>('select message_id, sequence from agent_message where thread_id = $1', [thread.id]);
-      const told = new Map(byAppender.flatMap((sequences, appender) => sequences.map((sequence, index) => [`w${appender + 1}-${index + 1}`, sequence] as const)));
+      const rows = await database.admin.query<{ message_id: string; sequence: string }>(
+        'select message_id, sequence from agent_message where thread_id = $1',
+        [thread.id],
+      );
+      const told = new Map(
+        byAppender.flatMap((sequences, appender) =>
+          sequences.map((sequence, index) => [`w${appender + 1}-${index + 1}`, sequence] as const),
+        ),
+      );
       expect(new Map(rows.map((row) => [row.message_id, Number(row.sequence)]))).toEqual(told);
     });
 
@@ -118,16 +140,27 @@ describe.each(BACKENDS)('concurrent writes on %s', (backend) => {
       const thread = await tenant.createThread();
       // All 30 calls pass their lookup while the thread row is locked, then queue on it: 19 lose at the unique index.
       const results = fulfilled(
-        await collide((tx) => tx`select 1 from agent_thread where id = ${thread.id} for update`, 30, () => [
-          ...range(1, 10).map((index) => otherProcess(tenant).appendMessage(thread.id, userMessage(`other-${index}`))),
-          ...range(1, 20).map(() => otherProcess(tenant).appendMessage(thread.id, userMessage('same-id', 'hello'))),
-        ]),
+        await collide(
+          (tx) => tx`select 1 from agent_thread where id = ${thread.id} for update`,
+          30,
+          () => [
+            ...range(1, 10).map((index) =>
+              otherProcess(tenant).appendMessage(thread.id, userMessage(`other-${index}`)),
+            ),
+            ...range(1, 20).map(() => otherProcess(tenant).appendMessage(thread.id, userMessage('same-id', 'hello'))),
+          ],
+        ),
       );
       const [otherResults, racingResults] = [results.slice(0, 10), results.slice(10)];
-      const stored = await database.admin.query<{ id: string; sequence: string }>(`select id, sequence from agent_message where thread_id = $1 and message_id = 'same-id'`, [thread.id]);
+      const stored = await database.admin.query<{ id: string; sequence: string }>(
+        `select id, sequence from agent_message where thread_id = $1 and message_id = 'same-id'`,
+        [thread.id],
+      );
       expect(stored).toHaveLength(1);
       expect(racingResults.filter((result) => result.created)).toHaveLength(1);
-      expect(new Set(racingResults.map((result) => `${result.stored.rowId}@${result.stored.sequence}`))).toEqual(new Set([`${stored[0]!.id}@${stored[0]!.sequence}`]));
+      expect(new Set(racingResults.map((result) => `${result.stored.rowId}@${result.stored.sequence}`))).toEqual(
+        new Set([`${stored[0]!.id}@${stored[0]!.sequence}`]),
+      );
       expect(racingResults.every((result) => result.stored.message.id === 'same-id')).toBe(true);
       expect(otherResults.every((result) => result.created)).toBe(true);
       expect(await sequencesOf(thread.id)).toEqual(range(1, 11));
@@ -138,15 +171,27 @@ describe.each(BACKENDS)('concurrent writes on %s', (backend) => {
       const tenant = store();
       const thread = await tenant.createThread();
       const racing = fulfilled(
-        await collide((tx) => tx`select 1 from agent_thread where id = ${thread.id} for update`, 20, () =>
-          range(1, 20).map((index) => otherProcess(tenant).appendMessage(thread.id, userMessage(`attempt-${index}`, 'hello'), { clientRequestId: 'request-1' })),
+        await collide(
+          (tx) => tx`select 1 from agent_thread where id = ${thread.id} for update`,
+          20,
+          () =>
+            range(1, 20).map((index) =>
+              otherProcess(tenant).appendMessage(thread.id, userMessage(`attempt-${index}`, 'hello'), {
+                clientRequestId: 'request-1',
+              }),
+            ),
         ),
       );
-      const stored = await database.admin.query<{ message_id: string; sequence: string }>('select message_id, sequence from agent_message where thread_id = $1', [thread.id]);
+      const stored = await database.admin.query<{ message_id: string; sequence: string }>(
+        'select message_id, sequence from agent_message where thread_id = $1',
+        [thread.id],
+      );
       expect(stored).toHaveLength(1);
       expect(Number(stored[0]!.sequence)).toBe(1);
       expect(racing.filter((result) => result.created)).toHaveLength(1);
-      expect(new Set(racing.map((result) => `${result.stored.message.id}@${result.stored.sequence}`))).toEqual(new Set([`${stored[0]!.message_id}@1`]));
+      expect(new Set(racing.map((result) => `${result.stored.message.id}@${result.stored.sequence}`))).toEqual(
+        new Set([`${stored[0]!.message_id}@1`]),
+      );
       expect(await nextSequenceOf(thread.id)).toBe(1);
     });
   });
@@ -177,16 +222,34 @@ describe.each(BACKENDS)('concurrent writes on %s', (backend) => {
         const won = results.filter((result) => result.status === 'fulfilled');
         const lost = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
         expect([won.length, lost.length]).toEqual([1, 9]);
-        expect(lost.every((result) => result.reason instanceof VersionConflictError && result.reason.expectedVersion === expectedVersion)).toBe(true);
+        expect(
+          lost.every(
+            (result) =>
+              result.reason instanceof VersionConflictError && result.reason.expectedVersion === expectedVersion,
+          ),
+        ).toBe(true);
         const snapshot = (won[0] as PromiseFulfilledResult<Awaited<ReturnType<TenantHistory['writeSnapshot']>>>).value;
         expect(snapshot.version).toBe(expectedVersion + 1);
         winners.push(snapshot.messagesHash);
       }
-      const rows = await database.admin.query<{ version: number; messages_hash: string }>('select version, messages_hash from agent_context_snapshot where thread_id = $1 order by version', [thread.id]);
+      const rows = await database.admin.query<{ version: number; messages_hash: string }>(
+        'select version, messages_hash from agent_context_snapshot where thread_id = $1 order by version',
+        [thread.id],
+      );
       expect(rows).toEqual(winners.map((messagesHash, index) => ({ version: index + 1, messages_hash: messagesHash })));
-      const stale = await tenant.writeSnapshot(thread.id, { expectedVersion: 2, throughSequence: 5, includedSequences: [], policyVersion: 'p1', messagesHash: 'late' }).catch((error: unknown) => error);
+      const stale = await tenant
+        .writeSnapshot(thread.id, {
+          expectedVersion: 2,
+          throughSequence: 5,
+          includedSequences: [],
+          policyVersion: 'p1',
+          messagesHash: 'late',
+        })
+        .catch((error: unknown) => error);
       expect(stale).toBeInstanceOf(VersionConflictError);
-      expect((stale as VersionConflictError).message).toBe('Stale snapshot version: expected 2, but the current version is 5.');
+      expect((stale as VersionConflictError).message).toBe(
+        'Stale snapshot version: expected 2, but the current version is 5.',
+      );
       expect((await tenant.loadContext(thread.id)).snapshot?.messagesHash).toBe(winners[4]);
     });
   });
@@ -203,8 +266,17 @@ describe.each(BACKENDS)('concurrent writes on %s', (backend) => {
       const snapshotter = (async () => {
         for (const _ of range(1, 12)) {
           const view = await tenant.loadContext(thread.id);
-          await tenant.writeSnapshot(thread.id, { expectedVersion: view.currentVersion, throughSequence: view.thread.messageCount, includedSequences: [], policyVersion: 'p1', messagesHash: 'h' })
-            .catch((error: unknown) => { if (!(error instanceof VersionConflictError)) throw error; });
+          await tenant
+            .writeSnapshot(thread.id, {
+              expectedVersion: view.currentVersion,
+              throughSequence: view.thread.messageCount,
+              includedSequences: [],
+              policyVersion: 'p1',
+              messagesHash: 'h',
+            })
+            .catch((error: unknown) => {
+              if (!(error instanceof VersionConflictError)) throw error;
+            });
         }
       })();
       const readers = range(1, 6).map(async () => {
@@ -214,7 +286,10 @@ describe.each(BACKENDS)('concurrent writes on %s', (backend) => {
       expect(views).toHaveLength(72);
       for (const view of views) {
         const boundary = view.snapshot?.throughSequence ?? 0;
-        expect([view.tail.map((stored) => stored.sequence), view.currentVersion]).toEqual([range(boundary + 1, view.thread.messageCount), view.snapshot?.version ?? 0]);
+        expect([view.tail.map((stored) => stored.sequence), view.currentVersion]).toEqual([
+          range(boundary + 1, view.thread.messageCount),
+          view.snapshot?.version ?? 0,
+        ]);
       }
     });
   });
@@ -223,16 +298,26 @@ describe.each(BACKENDS)('concurrent writes on %s', (backend) => {
     it('should keep sequences gapless, every state change applied once, and a redaction final', async () => {
       const tenant = store();
       const thread = await tenant.createThread();
-      for (const index of range(1, 10)) await tenant.appendMessage(thread.id, userMessage(`m${index}`, `old secret ${index}`));
+      for (const index of range(1, 10))
+        await tenant.appendMessage(thread.id, userMessage(`m${index}`, `old secret ${index}`));
       const appends = range(1, 20).map((index) => tenant.appendMessage(thread.id, userMessage(`n${index}`)));
-      const excludes = range(1, 5).map((index) => tenant.excludeMessages(thread.id, [`m${index}`], { reason: 'superseded-by-edit' }));
-      const redactions = range(6, 8).map((index) => tenant.redactMessage(thread.id, `m${index}`, { actor: 'admin', reason: 'pii' }));
+      const excludes = range(1, 5).map((index) =>
+        tenant.excludeMessages(thread.id, [`m${index}`], { reason: 'superseded-by-edit' }),
+      );
+      const redactions = range(6, 8).map((index) =>
+        tenant.redactMessage(thread.id, `m${index}`, { actor: 'admin', reason: 'pii' }),
+      );
       // The same message excluded and redacted at once: whichever goes first, it ends redacted.
       const contested: Array<Promise<unknown>> = ['m9', 'm10'].flatMap((id) => [
         tenant.excludeMessages(thread.id, [id], { reason: 'superseded-by-edit' }),
         tenant.redactMessage(thread.id, id, { actor: 'admin', reason: 'pii' }),
       ]);
-      const [appended, excluded, redacted, raced] = await Promise.all([settle(appends), settle(excludes), settle(redactions), settle(contested)]);
+      const [appended, excluded, redacted, raced] = await Promise.all([
+        settle(appends),
+        settle(excludes),
+        settle(redactions),
+        settle(contested),
+      ]);
       expect([...appended, ...excluded, ...redacted].every((result) => result.status === 'fulfilled')).toBe(true);
       const contestedExcludes = [raced[0]!, raced[2]!];
       for (const result of contestedExcludes) {
@@ -245,16 +330,29 @@ describe.each(BACKENDS)('concurrent writes on %s', (backend) => {
 
       expect(await sequencesOf(thread.id)).toEqual(range(1, 30));
       expect(await nextSequenceOf(thread.id)).toBe(30);
-      const rows = await database.admin.query<{ message_id: string; context_state: string; exclusion_reason: string | null; content_version: number; parts: unknown }>(
+      const rows = await database.admin.query<{
+        message_id: string;
+        context_state: string;
+        exclusion_reason: string | null;
+        content_version: number;
+        parts: unknown;
+      }>(
         'select message_id, context_state, exclusion_reason, content_version, parts from agent_message where thread_id = $1 order by sequence',
         [thread.id],
       );
-      const state = Object.fromEntries(rows.map((row) => [row.message_id, [row.context_state, row.exclusion_reason, row.content_version]]));
+      const state = Object.fromEntries(
+        rows.map((row) => [row.message_id, [row.context_state, row.exclusion_reason, row.content_version]]),
+      );
       for (const index of range(1, 5)) expect(state[`m${index}`]).toEqual(['excluded', 'superseded-by-edit', 1]);
       for (const index of range(6, 10)) expect(state[`m${index}`]).toEqual(['redacted', null, 2]);
       for (const index of range(1, 20)) expect(state[`n${index}`]).toEqual(['eligible', null, 1]);
-      expect(rows.filter((row) => JSON.stringify(row.parts).includes('old secret')).map((row) => row.message_id)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
-      const audit = await database.admin.query<{ action: string; n: string }>('select action, count(*) as n from agent_audit_event where thread_id = $1 group by action order by action', [thread.id]);
+      expect(
+        rows.filter((row) => JSON.stringify(row.parts).includes('old secret')).map((row) => row.message_id),
+      ).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
+      const audit = await database.admin.query<{ action: string; n: string }>(
+        'select action, count(*) as n from agent_audit_event where thread_id = $1 group by action order by action',
+        [thread.id],
+      );
       const contestedExcluded = contestedExcludes.filter((result) => result.status === 'fulfilled').length;
       expect(audit.map((row) => [row.action, Number(row.n)])).toEqual([
         ['message-excluded', 5 + contestedExcluded],

@@ -12,7 +12,13 @@ const SECRET = 'card 4111 1111 1111 1111';
 const secretMessage = (id: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text: `my ${SECRET}` }] });
 
 /** Every way an error is commonly logged: its message, `console.error`'s rendering (causes included), JSON. */
-const logged = (error: unknown) => [String(error), inspect(error, { depth: 10 }), inspect(error, { depth: 10, showHidden: true }), JSON.stringify(error)].join('\n');
+const logged = (error: unknown) =>
+  [
+    String(error),
+    inspect(error, { depth: 10 }),
+    inspect(error, { depth: 10, showHidden: true }),
+    JSON.stringify(error),
+  ].join('\n');
 
 // A failed statement reaches the caller as a DatabaseError: Drizzle's own error lists every parameter of the
 // statement, the message's parts included, and would copy them into whatever logs the error.
@@ -61,7 +67,9 @@ describe.each(BACKENDS)('database errors on %s', (backend) => {
         const store = createAgentHistory({ db: tx as never }).forTenant(tenantId);
         failures.push(
           await store.searchMessages(SECRET).catch((error: unknown) => error),
-          await store.contextStore(thread.id).searchMessages!({ query: SECRET, limit: 5 }).catch((error: unknown) => error),
+          await store.contextStore(thread.id).searchMessages!({ query: SECRET, limit: 5 }).catch(
+            (error: unknown) => error,
+          ),
           await store.listMessages(thread.id).catch((error: unknown) => error),
         );
       })
@@ -83,7 +91,11 @@ describe.each(BACKENDS)('database errors on %s', (backend) => {
     expect(logged(error)).not.toContain('4111');
     // postgres-js names the ended pool; PGlite's "closed" error has no code.
     // The application ended the pool: the same call cannot succeed on it, so not retryable.
-    if (backend === 'postgres') expect([(error as DatabaseError).databaseCode, (error as DatabaseError).retryable]).toEqual(['CONNECTION_ENDED', false]);
+    if (backend === 'postgres')
+      expect([(error as DatabaseError).databaseCode, (error as DatabaseError).retryable]).toEqual([
+        'CONNECTION_ENDED',
+        false,
+      ]);
     else expect((error as DatabaseError).message).toMatch(/closed/i);
   });
 
@@ -91,7 +103,15 @@ describe.each(BACKENDS)('database errors on %s', (backend) => {
     const store = createAgentHistory({ db: database.db }).forTenant(randomUUID());
     await expect(store.getThread(randomUUID())).rejects.toMatchObject({ code: 'thread-not-found' });
     const broken = new RangeError('the counter broke');
-    const counting = createAgentHistory({ db: database.db, tokenCounter: { id: 'broken', count: () => { throw broken; } } }).forTenant(randomUUID());
+    const counting = createAgentHistory({
+      db: database.db,
+      tokenCounter: {
+        id: 'broken',
+        count: () => {
+          throw broken;
+        },
+      },
+    }).forTenant(randomUUID());
     const thread = await counting.createThread();
     await expect(counting.appendMessage(thread.id, secretMessage('m1'))).rejects.toBe(broken);
   });
@@ -99,11 +119,36 @@ describe.each(BACKENDS)('database errors on %s', (backend) => {
 
 describe('database errors, without a database', () => {
   it('should decide retryable by the code', () => {
-    const retryable = (databaseCode: string | undefined) => new DatabaseError({ databaseCode, name: 'Error', message: 'm' }).retryable;
-    for (const code of ['08006', '57P01', '57P03', '57P05', '25P03', '57014', '53300', '40001', '40P01', '55P03', 'CONNECTION_CLOSED', 'ECONNRESET', 'ECONNREFUSED', 'CONNECT_TIMEOUT']) {
+    const retryable = (databaseCode: string | undefined) =>
+      new DatabaseError({ databaseCode, name: 'Error', message: 'm' }).retryable;
+    for (const code of [
+      '08006',
+      '57P01',
+      '57P03',
+      '57P05',
+      '25P03',
+      '57014',
+      '53300',
+      '40001',
+      '40P01',
+      '55P03',
+      'CONNECTION_CLOSED',
+      'ECONNRESET',
+      'ECONNREFUSED',
+      'CONNECT_TIMEOUT',
+    ]) {
       expect([code, retryable(code)]).toEqual([code, true]);
     }
-    for (const code of [undefined, '23505', '42883', '42501', '25P02', '22P02', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED']) {
+    for (const code of [
+      undefined,
+      '23505',
+      '42883',
+      '42501',
+      '25P02',
+      '22P02',
+      'CONNECTION_ENDED',
+      'CONNECTION_DESTROYED',
+    ]) {
       expect([code, retryable(code)]).toEqual([code, false]);
     }
   });
@@ -111,13 +156,23 @@ describe('database errors, without a database', () => {
   it('should recognise a failed query of a second copy of drizzle-orm by its shape, and never take its message', () => {
     // What a bundled second copy throws: not this copy's class, same shape.
     const cause = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
-    const foreign = Object.assign(new Error(`Failed query: select f($1)\nparams: ${SECRET}`), { query: 'select f($1)', params: [SECRET], cause });
+    const foreign = Object.assign(new Error(`Failed query: select f($1)\nparams: ${SECRET}`), {
+      query: 'select f($1)',
+      params: [SECRET],
+      cause,
+    });
     const error = asStoreError(foreign) as DatabaseError;
     expect(error).toBeInstanceOf(DatabaseError);
-    expect([error.databaseCode, error.retryable, error.message]).toEqual(['57P01', true, 'The database failed (57P01): terminating connection due to administrator command']);
+    expect([error.databaseCode, error.retryable, error.message]).toEqual([
+      '57P01',
+      true,
+      'The database failed (57P01): terminating connection due to administrator command',
+    ]);
     expect(logged(error)).not.toContain('4111');
     // Without a coded cause: a generic message, still nothing of the parameters.
-    const bare = asStoreError(Object.assign(new Error(`Failed query: select f($1)\nparams: ${SECRET}`), { query: 'q', params: [SECRET] })) as DatabaseError;
+    const bare = asStoreError(
+      Object.assign(new Error(`Failed query: select f($1)\nparams: ${SECRET}`), { query: 'q', params: [SECRET] }),
+    ) as DatabaseError;
     expect([bare.databaseCode, bare.message]).toEqual([undefined, 'The database failed: the statement failed.']);
     expect(logged(bare)).not.toContain('4111');
   });
@@ -133,10 +188,18 @@ describe('database errors, without a database', () => {
   it('should answer a route 503 with Retry-After for a retryable DatabaseError, 500 for another, logging no content', async () => {
     const logs: unknown[][] = [];
     const log = (...values: unknown[]) => logs.push(values);
-    const lost = chatErrorResponse(new DatabaseError({ databaseCode: '57P01', name: 'PostgresError', message: 'terminating connection' }), { log });
+    const lost = chatErrorResponse(
+      new DatabaseError({ databaseCode: '57P01', name: 'PostgresError', message: 'terminating connection' }),
+      { log },
+    );
     expect([lost.status, lost.headers.get('retry-after')]).toEqual([503, '1']);
-    expect(await lost.json()).toEqual({ error: { code: 'database-unavailable', message: 'The database is unavailable; try again.' } });
-    const broken = chatErrorResponse(new DatabaseError({ databaseCode: '42883', name: 'PostgresError', message: 'function does not exist' }), { log });
+    expect(await lost.json()).toEqual({
+      error: { code: 'database-unavailable', message: 'The database is unavailable; try again.' },
+    });
+    const broken = chatErrorResponse(
+      new DatabaseError({ databaseCode: '42883', name: 'PostgresError', message: 'function does not exist' }),
+      { log },
+    );
     expect([broken.status, broken.headers.get('retry-after')]).toEqual([500, null]);
     expect(await broken.json()).toEqual({ error: { code: 'internal-error', message: 'The request failed.' } });
     expect(logs).toHaveLength(2);

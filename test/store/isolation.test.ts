@@ -3,17 +3,35 @@ import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgentHistory, NotFoundError, withTenant, type AgentHistoryDatabase, type TenantHistory, type TenantTransaction } from '../../src/index.js';
+import {
+  createAgentHistory,
+  NotFoundError,
+  withTenant,
+  type AgentHistoryDatabase,
+  type TenantHistory,
+  type TenantTransaction,
+} from '../../src/index.js';
 import { rowsOf } from '../../src/tenant/database.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { APP_LOGIN } from '../support/global-setup.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 const APP_ROLE = 'agent_history_app';
-const TABLES = ['agent_thread', 'agent_run', 'agent_message', 'agent_summary', 'agent_context_snapshot', 'agent_audit_event'] as const;
+const TABLES = [
+  'agent_thread',
+  'agent_run',
+  'agent_message',
+  'agent_summary',
+  'agent_context_snapshot',
+  'agent_audit_event',
+] as const;
 const TENANT_PREDICATE = `(tenant_id = ( SELECT (NULLIF(current_setting('app.tenant_id'::text, true), ''::text))::uuid AS "nullif"))`;
 const userMessage = (id: string, text: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
-const assistantMessage = (id: string, text: string) => ({ id, role: 'assistant' as const, parts: [{ type: 'text', text }] });
+const assistantMessage = (id: string, text: string) => ({
+  id,
+  role: 'assistant' as const,
+  parts: [{ type: 'text', text }],
+});
 
 /** The ids of tenant A's rows that tenant B aims at. */
 interface Target {
@@ -37,7 +55,10 @@ const OPERATIONS: Array<[string, (store: TenantHistory, target: Target) => Promi
   ['getRun', (store, t) => store.getRun(t.runId)],
   ['appendMessage', (store, t) => store.appendMessage(t.threadId, userMessage('intruder', 'hi'))],
   ['beginAssistantMessage', (store, t) => store.beginAssistantMessage(t.threadId, { messageId: 'intruder' })],
-  ['checkpointMessage', (store, t) => store.checkpointMessage(t.threadId, t.pendingId, { parts: [{ type: 'text', text: 'x' }] })],
+  [
+    'checkpointMessage',
+    (store, t) => store.checkpointMessage(t.threadId, t.pendingId, { parts: [{ type: 'text', text: 'x' }] }),
+  ],
   ['finalizeMessage', (store, t) => store.finalizeMessage(t.threadId, t.pendingId, { status: 'completed', parts: [] })],
   ['excludeMessages', (store, t) => store.excludeMessages(t.threadId, [t.messageId], { reason: 'x' })],
   ['includeMessages', (store, t) => store.includeMessages(t.threadId, [t.messageId])],
@@ -46,8 +67,28 @@ const OPERATIONS: Array<[string, (store: TenantHistory, target: Target) => Promi
   ['listMessages', (store, t) => store.listMessages(t.threadId)],
   ['redactMessage', (store, t) => store.redactMessage(t.threadId, t.messageId, { actor: 'x', reason: 'x' })],
   ['loadContext', (store, t) => store.loadContext(t.threadId)],
-  ['writeSummary', (store, t) => store.writeSummary(t.threadId, { fromSequence: 1, throughSequence: 1, content: 'x', tokenCount: 1, policyVersion: 'p' })],
-  ['writeSnapshot', (store, t) => store.writeSnapshot(t.threadId, { expectedVersion: 1, throughSequence: 1, includedSequences: [], policyVersion: 'p', messagesHash: 'h' })],
+  [
+    'writeSummary',
+    (store, t) =>
+      store.writeSummary(t.threadId, {
+        fromSequence: 1,
+        throughSequence: 1,
+        content: 'x',
+        tokenCount: 1,
+        policyVersion: 'p',
+      }),
+  ],
+  [
+    'writeSnapshot',
+    (store, t) =>
+      store.writeSnapshot(t.threadId, {
+        expectedVersion: 1,
+        throughSequence: 1,
+        includedSequences: [],
+        policyVersion: 'p',
+        messagesHash: 'h',
+      }),
+  ],
   ['listSummaries', (store, t) => store.listSummaries(t.threadId)],
 ];
 
@@ -61,23 +102,41 @@ describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
   /** All of a tenant's rows in all six tables, read as superuser. */
   const rowsOfTenant = async (tenantId: string) => {
     const dump: Record<string, unknown[]> = {};
-    for (const table of TABLES) dump[table] = await database.admin.query(`select * from ${table} where tenant_id = $1 order by id`, [tenantId]);
+    for (const table of TABLES)
+      dump[table] = await database.admin.query(`select * from ${table} where tenant_id = $1 order by id`, [tenantId]);
     return dump;
   };
-  const inTenantB = <RESULT>(work: (tx: TenantTransaction) => Promise<RESULT>) => withTenant(database.db, { tenantId: tenantB.tenantId, role: APP_ROLE }, work);
+  const inTenantB = <RESULT>(work: (tx: TenantTransaction) => Promise<RESULT>) =>
+    withTenant(database.db, { tenantId: tenantB.tenantId, role: APP_ROLE }, work);
 
   beforeAll(async () => {
     database = await openTestDatabase(backend);
     tenantA = createAgentHistory({ db: database.db, leaseMs: 1 }).forTenant(randomUUID());
-    tenantB = createAgentHistory({ db: database.db, _internal: { now: () => new Date(Date.now() + 3_600_000) } }).forTenant(randomUUID());
+    tenantB = createAgentHistory({
+      db: database.db,
+      _internal: { now: () => new Date(Date.now() + 3_600_000) },
+    }).forTenant(randomUUID());
     const thread = await tenantA.createThread({ userId: 'shared-user', title: 'A secret' });
     const run = await tenantA.startRun(thread.id);
     await tenantA.appendMessage(thread.id, userMessage('u1', 'alpha secret of A'));
     await tenantA.appendMessage(thread.id, assistantMessage('a1', 'alpha answer of A'), { runId: run.id });
     await tenantA.excludeMessages(thread.id, ['a1'], { reason: 'superseded-by-regenerate' });
     await tenantA.beginAssistantMessage(thread.id, { messageId: 'pending-a', runId: run.id });
-    const summary = await tenantA.writeSummary(thread.id, { fromSequence: 1, throughSequence: 2, content: 'alpha summary', tokenCount: 2, policyVersion: 'p1' });
-    await tenantA.writeSnapshot(thread.id, { expectedVersion: 0, throughSequence: 2, summaryId: summary.id, includedSequences: [3], policyVersion: 'p1', messagesHash: 'h' });
+    const summary = await tenantA.writeSummary(thread.id, {
+      fromSequence: 1,
+      throughSequence: 2,
+      content: 'alpha summary',
+      tokenCount: 2,
+      policyVersion: 'p1',
+    });
+    await tenantA.writeSnapshot(thread.id, {
+      expectedVersion: 0,
+      throughSequence: 2,
+      summaryId: summary.id,
+      includedSequences: [3],
+      policyVersion: 'p1',
+      messagesHash: 'h',
+    });
     target = { threadId: thread.id, runId: run.id, messageId: 'u1', pendingId: 'pending-a' };
     ownThreadB = (await tenantB.createThread({ userId: 'shared-user' })).id;
     await tenantB.appendMessage(ownThreadB, userMessage('u1', 'alpha of B'));
@@ -85,27 +144,45 @@ describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
   afterAll(() => database.close());
 
   describe('store operations', () => {
-    it.each(OPERATIONS)("should answer %s on another tenant's row exactly like on a missing one", async (_name, operation) => {
-      const before = await rowsOfTenant(tenantA.tenantId);
-      const foreign = await operation(tenantB, target).catch((error: unknown) => error);
-      const missing = await operation(tenantB, { threadId: randomUUID(), runId: randomUUID(), messageId: 'missing', pendingId: 'missing' }).catch((error: unknown) => error);
-      expect(foreign).toBeInstanceOf(NotFoundError);
-      expect(missing).toBeInstanceOf(NotFoundError);
-      expect((foreign as NotFoundError).code).toBe((missing as NotFoundError).code);
-      expect(await rowsOfTenant(tenantA.tenantId)).toEqual(before);
-    });
+    it.each(OPERATIONS)(
+      "should answer %s on another tenant's row exactly like on a missing one",
+      async (_name, operation) => {
+        const before = await rowsOfTenant(tenantA.tenantId);
+        const foreign = await operation(tenantB, target).catch((error: unknown) => error);
+        const missing = await operation(tenantB, {
+          threadId: randomUUID(),
+          runId: randomUUID(),
+          messageId: 'missing',
+          pendingId: 'missing',
+        }).catch((error: unknown) => error);
+        expect(foreign).toBeInstanceOf(NotFoundError);
+        expect(missing).toBeInstanceOf(NotFoundError);
+        expect((foreign as NotFoundError).code).toBe((missing as NotFoundError).code);
+        expect(await rowsOfTenant(tenantA.tenantId)).toEqual(before);
+      },
+    );
 
     it("should neither list, search, recover, expire nor reference another tenant's rows", async () => {
       const before = await rowsOfTenant(tenantA.tenantId);
-      expect((await tenantB.listThreads({ userId: 'shared-user' })).threads.map((thread) => thread.id)).toEqual([ownThreadB]);
-      expect((await tenantB.searchMessages('alpha')).map((hit) => [hit.threadId, hit.messageId])).toEqual([[ownThreadB, 'u1']]);
+      expect((await tenantB.listThreads({ userId: 'shared-user' })).threads.map((thread) => thread.id)).toEqual([
+        ownThreadB,
+      ]);
+      expect((await tenantB.searchMessages('alpha')).map((hit) => [hit.threadId, hit.messageId])).toEqual([
+        [ownThreadB, 'u1'],
+      ]);
       expect(await tenantB.searchMessages('alpha', { threadId: target.threadId })).toEqual([]);
       expect(await tenantB.recoverAbandonedMessages()).toEqual([]);
-      await expect(tenantB.appendMessage(ownThreadB, assistantMessage('a-run', 'x'), { runId: target.runId })).rejects.toThrow('The run');
+      await expect(
+        tenantB.appendMessage(ownThreadB, assistantMessage('a-run', 'x'), { runId: target.runId }),
+      ).rejects.toThrow('The run');
       expect(await rowsOfTenant(tenantA.tenantId)).toEqual(before);
       // Tenant A still sees all of its own rows.
       expect((await tenantA.searchMessages('alpha')).map((hit) => hit.messageId).sort()).toEqual(['a1', 'u1']);
-      expect((await tenantA.listMessages(target.threadId)).messages.map((stored) => stored.message.id)).toEqual(['pending-a', 'a1', 'u1']);
+      expect((await tenantA.listMessages(target.threadId)).messages.map((stored) => stored.message.id)).toEqual([
+        'pending-a',
+        'a1',
+        'u1',
+      ]);
     });
 
     it("should expire only the tenant's own threads", async () => {
@@ -121,27 +198,55 @@ describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
     it("should see, update and delete none of another tenant's rows in any table", async () => {
       const before = await rowsOfTenant(tenantA.tenantId);
       for (const table of TABLES) {
-        const seen = await inTenantB(async (tx) => rowsOf<{ tenant_id: string }>(await tx.execute(sql.raw(`select distinct tenant_id from ${table}`))));
+        const seen = await inTenantB(async (tx) =>
+          rowsOf<{ tenant_id: string }>(await tx.execute(sql.raw(`select distinct tenant_id from ${table}`))),
+        );
         expect(seen.every((row) => row.tenant_id === tenantB.tenantId)).toBe(true);
         const changed = await inTenantB(async (tx) =>
-          rowsOf(await tx.execute(sql`${sql.raw(`update ${table} set tenant_id = tenant_id where tenant_id = `)}${tenantA.tenantId}::uuid returning id`)),
+          rowsOf(
+            await tx.execute(
+              sql`${sql.raw(`update ${table} set tenant_id = tenant_id where tenant_id = `)}${tenantA.tenantId}::uuid returning id`,
+            ),
+          ),
         );
-        const deleted = await inTenantB(async (tx) => rowsOf(await tx.execute(sql`${sql.raw(`delete from ${table} where tenant_id = `)}${tenantA.tenantId}::uuid returning id`)));
+        const deleted = await inTenantB(async (tx) =>
+          rowsOf(
+            await tx.execute(
+              sql`${sql.raw(`delete from ${table} where tenant_id = `)}${tenantA.tenantId}::uuid returning id`,
+            ),
+          ),
+        );
         expect([table, changed, deleted]).toEqual([table, [], []]);
       }
       expect(await rowsOfTenant(tenantA.tenantId)).toEqual(before);
     });
 
-    it("should refuse to write a row for another tenant", async () => {
-      const threadInsert = await inTenantB((tx) => tx.execute(sql`insert into agent_thread (tenant_id, id) values (${tenantA.tenantId}::uuid, ${randomUUID()}::uuid)`)).catch((error: unknown) => error);
-      const auditInsert = await inTenantB((tx) => tx.execute(sql`insert into agent_audit_event (tenant_id, action, actor) values (${tenantA.tenantId}::uuid, 'x', 'x')`)).catch((error: unknown) => error);
-      const moveOwnRow = await inTenantB((tx) => tx.execute(sql`update agent_thread set tenant_id = ${tenantA.tenantId}::uuid where id = ${ownThreadB}::uuid`)).catch((error: unknown) => error);
-      expect([postgresErrorCode(threadInsert), postgresErrorCode(auditInsert), postgresErrorCode(moveOwnRow)]).toEqual(['42501', '42501', '42501']);
+    it('should refuse to write a row for another tenant', async () => {
+      const threadInsert = await inTenantB((tx) =>
+        tx.execute(
+          sql`insert into agent_thread (tenant_id, id) values (${tenantA.tenantId}::uuid, ${randomUUID()}::uuid)`,
+        ),
+      ).catch((error: unknown) => error);
+      const auditInsert = await inTenantB((tx) =>
+        tx.execute(
+          sql`insert into agent_audit_event (tenant_id, action, actor) values (${tenantA.tenantId}::uuid, 'x', 'x')`,
+        ),
+      ).catch((error: unknown) => error);
+      const moveOwnRow = await inTenantB((tx) =>
+        tx.execute(sql`update agent_thread set tenant_id = ${tenantA.tenantId}::uuid where id = ${ownThreadB}::uuid`),
+      ).catch((error: unknown) => error);
+      expect([postgresErrorCode(threadInsert), postgresErrorCode(auditInsert), postgresErrorCode(moveOwnRow)]).toEqual([
+        '42501',
+        '42501',
+        '42501',
+      ]);
     });
 
     it('should see no rows at all when no tenant is set', async () => {
       for (const table of TABLES) {
-        const emptyTenant = await withTenant(database.db, { tenantId: '', role: APP_ROLE }, async (tx) => rowsOf(await tx.execute(sql.raw(`select * from ${table}`))));
+        const emptyTenant = await withTenant(database.db, { tenantId: '', role: APP_ROLE }, async (tx) =>
+          rowsOf(await tx.execute(sql.raw(`select * from ${table}`))),
+        );
         const unset = await database.db.transaction(async (tx) => {
           await tx.execute(sql`select set_config('role', ${APP_ROLE}, true)`);
           return rowsOf(await tx.execute(sql.raw(`select * from ${table}`)));
@@ -157,8 +262,13 @@ describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
         `select relname, relrowsecurity, relforcerowsecurity from pg_class where relname = any($1) and relkind = 'r' order by relname`,
         [[...TABLES]],
       );
-      expect(tables).toEqual([...TABLES].sort().map((relname) => ({ relname, relrowsecurity: true, relforcerowsecurity: true })));
-      const policies = await database.admin.query(`select tablename, policyname, roles::text as roles, cmd, permissive, qual, with_check from pg_policies where tablename = any($1) order by tablename`, [[...TABLES]]);
+      expect(tables).toEqual(
+        [...TABLES].sort().map((relname) => ({ relname, relrowsecurity: true, relforcerowsecurity: true })),
+      );
+      const policies = await database.admin.query(
+        `select tablename, policyname, roles::text as roles, cmd, permissive, qual, with_check from pg_policies where tablename = any($1) order by tablename`,
+        [[...TABLES]],
+      );
       expect(policies).toEqual(
         [...TABLES].sort().map((table) => ({
           tablename: table,
@@ -174,13 +284,16 @@ describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
 
     it('should hide every row from a table owner that is not superuser (FORCE), and show them once FORCE is off', async () => {
       const session = backend === 'postgres' ? postgres(database.adminUrl!, { max: 1, onnotice: () => {} }) : undefined;
-      const query = async (text: string) => (session ? rowsOf<Record<string, unknown>>(await session.unsafe(text)) : database.admin.query(text));
+      const query = async (text: string) =>
+        session ? rowsOf<Record<string, unknown>>(await session.unsafe(text)) : database.admin.query(text);
       const owner = `agent_history_owner_probe_${randomUUID().slice(0, 8)}`;
       try {
         await query('begin');
         await query(`create role ${owner} nologin nosuperuser nobypassrls`);
         await query(`alter table agent_thread owner to ${owner}`);
-        await query(`select set_config('app.tenant_id', '${tenantA.tenantId}', true), set_config('role', '${owner}', true)`);
+        await query(
+          `select set_config('app.tenant_id', '${tenantA.tenantId}', true), set_config('role', '${owner}', true)`,
+        );
         const forced = await query('select current_user as who, count(*)::int as n from agent_thread');
         await query('alter table agent_thread no force row level security');
         const unforced = await query('select count(*)::int as n from agent_thread');
@@ -190,7 +303,9 @@ describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
         await query('rollback');
         await session?.end();
       }
-      const [force] = await database.admin.query(`select relforcerowsecurity from pg_class where relname = 'agent_thread'`);
+      const [force] = await database.admin.query(
+        `select relforcerowsecurity from pg_class where relname = 'agent_thread'`,
+      );
       expect(force).toEqual({ relforcerowsecurity: true });
     });
   });
@@ -199,26 +314,48 @@ describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
     it('should leave every pooled connection as the login role with an empty tenant setting after store calls', async () => {
       const stores = Array.from({ length: 6 }, () => createAgentHistory({ db: database.db }).forTenant(randomUUID()));
       await Promise.all(
-        stores.flatMap((store) => [1, 2, 3, 4, 5].map(async (index) => {
-          const thread = await store.createThread();
-          await store.appendMessage(thread.id, userMessage(`m${index}`, 'hi'));
-          await store.listMessages(thread.id);
-          // Failed calls (a rolled-back transaction, a failed autocommit statement) must reset the connection too.
-          await expect(store.getThread(randomUUID())).rejects.toThrow(NotFoundError);
-          await expect(store.appendMessage(randomUUID(), userMessage('x', 'hi'))).rejects.toThrow(NotFoundError);
-          await expect(store.writeSnapshot(thread.id, { expectedVersion: 5, throughSequence: 0, includedSequences: [], policyVersion: 'p', messagesHash: 'h' })).rejects.toThrow('Stale');
-        })),
+        stores.flatMap((store) =>
+          [1, 2, 3, 4, 5].map(async (index) => {
+            const thread = await store.createThread();
+            await store.appendMessage(thread.id, userMessage(`m${index}`, 'hi'));
+            await store.listMessages(thread.id);
+            // Failed calls (a rolled-back transaction, a failed autocommit statement) must reset the connection too.
+            await expect(store.getThread(randomUUID())).rejects.toThrow(NotFoundError);
+            await expect(store.appendMessage(randomUUID(), userMessage('x', 'hi'))).rejects.toThrow(NotFoundError);
+            await expect(
+              store.writeSnapshot(thread.id, {
+                expectedVersion: 5,
+                throughSequence: 0,
+                includedSequences: [],
+                policyVersion: 'p',
+                messagesHash: 'h',
+              }),
+            ).rejects.toThrow('Stale');
+          }),
+        ),
       );
       const probe = sql`select pg_backend_pid() as pid, current_user as who, coalesce(current_setting('app.tenant_id', true), '<unset>') as tenant from pg_sleep(0.3)`;
       if (backend === 'pglite') {
-        expect(rowsOf<{ who: string; tenant: string }>(await database.db.execute(probe)).map(({ who, tenant }) => ({ who, tenant }))).toEqual([{ who: 'postgres', tenant: '' }]);
+        expect(
+          rowsOf<{ who: string; tenant: string }>(await database.db.execute(probe)).map(({ who, tenant }) => ({
+            who,
+            tenant,
+          })),
+        ).toEqual([{ who: 'postgres', tenant: '' }]);
         return;
       }
-      const pool = await database.admin.query<{ pid: number }>(`select pid from pg_stat_activity where datname = current_database() and usename = $1`, [APP_LOGIN]);
+      const pool = await database.admin.query<{ pid: number }>(
+        `select pid from pg_stat_activity where datname = current_database() and usename = $1`,
+        [APP_LOGIN],
+      );
       expect(pool).toHaveLength(10);
-      const states = (await Promise.all(pool.map(() => database.db.execute(probe)))).flatMap((result) => rowsOf<{ pid: number; who: string; tenant: string }>(result));
+      const states = (await Promise.all(pool.map(() => database.db.execute(probe)))).flatMap((result) =>
+        rowsOf<{ pid: number; who: string; tenant: string }>(result),
+      );
       expect(new Set(states.map((state) => state.pid))).toEqual(new Set(pool.map((row) => row.pid)));
-      expect(states.map(({ who, tenant }) => ({ who, tenant }))).toEqual(pool.map(() => ({ who: APP_LOGIN, tenant: '' })));
+      expect(states.map(({ who, tenant }) => ({ who, tenant }))).toEqual(
+        pool.map(() => ({ who: APP_LOGIN, tenant: '' })),
+      );
     });
   });
 });
@@ -234,17 +371,27 @@ describe('the login role on postgres', () => {
   afterAll(() => database.close());
 
   it('should be neither superuser, owner nor BYPASSRLS, and be denied the tables without the role switch', async () => {
-    const [role] = await database.admin.query(`select rolsuper, rolbypassrls, rolinherit, pg_has_role($1, $2, 'MEMBER') as member from pg_roles where rolname = $1`, [APP_LOGIN, APP_ROLE]);
+    const [role] = await database.admin.query(
+      `select rolsuper, rolbypassrls, rolinherit, pg_has_role($1, $2, 'MEMBER') as member from pg_roles where rolname = $1`,
+      [APP_LOGIN, APP_ROLE],
+    );
     expect(role).toEqual({ rolsuper: false, rolbypassrls: false, rolinherit: false, member: true });
-    const owners = await database.admin.query<{ tableowner: string }>(`select distinct tableowner from pg_tables where tablename = any($1)`, [[...TABLES]]);
+    const owners = await database.admin.query<{ tableowner: string }>(
+      `select distinct tableowner from pg_tables where tablename = any($1)`,
+      [[...TABLES]],
+    );
     expect(owners.map((row) => row.tableowner)).toEqual(['postgres']);
-    const plain = drizzle({ client: postgres(database.appUrl!, { max: 1, onnotice: () => {} }) }) as unknown as AgentHistoryDatabase;
+    const plain = drizzle({
+      client: postgres(database.appUrl!, { max: 1, onnotice: () => {} }),
+    }) as unknown as AgentHistoryDatabase;
     for (const table of TABLES) {
       const denied = await plain.execute(sql.raw(`select count(*) from ${table}`)).catch((error: unknown) => error);
-      const withTenantOnly = await plain.transaction(async (tx) => {
-        await tx.execute(sql`select set_config('app.tenant_id', ${tenantId}, true)`);
-        return tx.execute(sql.raw(`select count(*) from ${table}`));
-      }).catch((error: unknown) => error);
+      const withTenantOnly = await plain
+        .transaction(async (tx) => {
+          await tx.execute(sql`select set_config('app.tenant_id', ${tenantId}, true)`);
+          return tx.execute(sql.raw(`select count(*) from ${table}`));
+        })
+        .catch((error: unknown) => error);
       expect([table, postgresErrorCode(denied), postgresErrorCode(withTenantOnly)]).toEqual([table, '42501', '42501']);
     }
     await (plain as unknown as { $client: postgres.Sql }).$client.end();

@@ -4,7 +4,8 @@ import { createAgentHistory, InvalidArgumentError, type TenantHistory } from '..
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 const text = (value: string) => ({ type: 'text', text: value });
-const range = (from: number, through: number, step = 1) => Array.from({ length: Math.floor((from - through) / step) + 1 }, (_, index) => from - index * step);
+const range = (from: number, through: number, step = 1) =>
+  Array.from({ length: Math.floor((from - through) / step) + 1 }, (_, index) => from - index * step);
 
 const OPERATOR_SOUP = ["'; drop table x; --", '&|!():*<->', '"unclosed', '-', 'or or', 'or', '!!!', '((', '<->', ':*'];
 
@@ -46,7 +47,12 @@ describe.each(BACKENDS)('listMessages and searchMessages on %s', (backend) => {
     it('should end with a null cursor when the last page is exactly full', async () => {
       const first = await store.listMessages(threadId, { limit: 60 });
       const second = await store.listMessages(threadId, { limit: 60, before: first.nextCursor! });
-      expect([first.messages.length, first.nextCursor, second.messages.length, second.nextCursor]).toEqual([60, 61, 60, null]);
+      expect([first.messages.length, first.nextCursor, second.messages.length, second.nextCursor]).toEqual([
+        60,
+        61,
+        60,
+        null,
+      ]);
       expect(second.messages.map((stored) => stored.sequence)).toEqual(range(60, 1));
     });
 
@@ -72,13 +78,22 @@ describe.each(BACKENDS)('listMessages and searchMessages on %s', (backend) => {
     it.each([0, -1, 501, 2.5, Number.NaN])('should reject limit %s with an error naming the value', async (limit) => {
       const error = await store.listMessages(threadId, { limit }).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(InvalidArgumentError);
-      expect([(error as InvalidArgumentError).argument, (error as InvalidArgumentError).value]).toEqual(['options.limit', limit]);
-      expect((error as InvalidArgumentError).message).toBe(`Invalid options.limit ${String(limit)}: expected an integer from 1 to 500.`);
+      expect([(error as InvalidArgumentError).argument, (error as InvalidArgumentError).value]).toEqual([
+        'options.limit',
+        limit,
+      ]);
+      expect((error as InvalidArgumentError).message).toBe(
+        `Invalid options.limit ${String(limit)}: expected an integer from 1 to 500.`,
+      );
     });
 
     it('should reject a bad cursor or role filter', async () => {
-      await expect(store.listMessages(threadId, { before: 0 })).rejects.toThrow('Invalid options.before 0: expected an integer from 1 to 9007199254740991.');
-      await expect(store.listMessages(threadId, { roles: ['robot' as never] })).rejects.toThrow(/Invalid options\.roles \["robot"\]/);
+      await expect(store.listMessages(threadId, { before: 0 })).rejects.toThrow(
+        'Invalid options.before 0: expected an integer from 1 to 9007199254740991.',
+      );
+      await expect(store.listMessages(threadId, { roles: ['robot' as never] })).rejects.toThrow(
+        /Invalid options\.roles \["robot"\]/,
+      );
       await expect(store.listMessages(threadId, { roles: [] })).rejects.toThrow(InvalidArgumentError);
     });
   });
@@ -95,36 +110,77 @@ describe.each(BACKENDS)('listMessages and searchMessages on %s', (backend) => {
       bakingId = (await tenantA.createThread({ userId: 'alice' })).id;
       pizzaId = (await tenantA.createThread({ userId: 'bob' })).id;
       foreignId = (await tenantB.createThread({ userId: 'alice' })).id;
-      await tenantA.appendMessage(bakingId, { id: 'b-1', role: 'user', parts: [text('How do I bake sourdough bread at home?')] });
+      await tenantA.appendMessage(bakingId, {
+        id: 'b-1',
+        role: 'user',
+        parts: [text('How do I bake sourdough bread at home?')],
+      });
       await tenantA.appendMessage(bakingId, {
         id: 'b-2',
         role: 'assistant',
         parts: [
           { type: 'reasoning', text: 'thinkingonlyword about sourdough', state: 'done' },
-          { type: 'tool-lookup', toolCallId: 'call-1', state: 'output-available', input: { query: 'toolonlyword' }, output: { hit: 'tooloutputword' } },
+          {
+            type: 'tool-lookup',
+            toolCallId: 'call-1',
+            state: 'output-available',
+            input: { query: 'toolonlyword' },
+            output: { hit: 'tooloutputword' },
+          },
           text('Sourdough needs a starter. Feed the sourdough starter daily and keep your sourdough warm.'),
         ],
       });
       await tenantA.appendMessage(bakingId, { id: 'b-3', role: 'user', parts: [text('What about rye bread?')] });
-      await tenantA.appendMessage(bakingId, { id: 'b-4', role: 'assistant', parts: [text('Rye is denser than wheat.')] });
-      await tenantA.appendMessage(pizzaId, { id: 'p-1', role: 'user', parts: [text('Best pizza dough recipe <svg/onload=alert(1)>')] });
-      await tenantA.appendMessage(pizzaId, { id: 'p-2', role: 'assistant', parts: [text("Pizza dough: bread flour, water, yeast & salt. Don't rush it.")] });
-      await tenantB.appendMessage(foreignId, { id: 'f-1', role: 'user', parts: [text('Tenant B sourdough bread and pizza secrets')] });
+      await tenantA.appendMessage(bakingId, {
+        id: 'b-4',
+        role: 'assistant',
+        parts: [text('Rye is denser than wheat.')],
+      });
+      await tenantA.appendMessage(pizzaId, {
+        id: 'p-1',
+        role: 'user',
+        parts: [text('Best pizza dough recipe <svg/onload=alert(1)>')],
+      });
+      await tenantA.appendMessage(pizzaId, {
+        id: 'p-2',
+        role: 'assistant',
+        parts: [text("Pizza dough: bread flour, water, yeast & salt. Don't rush it.")],
+      });
+      await tenantB.appendMessage(foreignId, {
+        id: 'f-1',
+        role: 'user',
+        parts: [text('Tenant B sourdough bread and pizza secrets')],
+      });
     });
 
     const ids = (hits: { messageId: string }[]) => hits.map((hit) => hit.messageId);
 
     it('should rank the hits and mark the matches with <b> in escaped HTML snippets', async () => {
       const hits = await tenantA.searchMessages('sourdough');
-      expect(hits.map(({ threadId, sequence, messageId, role, snippet }) => ({ threadId, sequence, messageId, role, snippet }))).toEqual([
+      expect(
+        hits.map(({ threadId, sequence, messageId, role, snippet }) => ({
+          threadId,
+          sequence,
+          messageId,
+          role,
+          snippet,
+        })),
+      ).toEqual([
         {
           threadId: bakingId,
           sequence: 2,
           messageId: 'b-2',
           role: 'assistant',
-          snippet: '<b>Sourdough</b> needs a starter. Feed the <b>sourdough</b> starter daily and keep your <b>sourdough</b> warm',
+          snippet:
+            '<b>Sourdough</b> needs a starter. Feed the <b>sourdough</b> starter daily and keep your <b>sourdough</b> warm',
         },
-        { threadId: bakingId, sequence: 1, messageId: 'b-1', role: 'user', snippet: 'bake <b>sourdough</b> bread at home' },
+        {
+          threadId: bakingId,
+          sequence: 1,
+          messageId: 'b-1',
+          role: 'user',
+          snippet: 'bake <b>sourdough</b> bread at home',
+        },
       ]);
       expect(hits[0]!.rank).toBeGreaterThan(hits[1]!.rank);
       const pizza = await tenantA.searchMessages('pizza');
@@ -164,8 +220,12 @@ describe.each(BACKENDS)('listMessages and searchMessages on %s', (backend) => {
       for (const word of ['thinkingonlyword', 'toolonlyword', 'tooloutputword', 'lookup', 'call-1']) {
         expect(await tenantA.searchMessages(word)).toEqual([]);
       }
-      const [row] = await database.admin.query<{ vector: string }>("select search_vector::text as vector from agent_message where message_id = 'b-2'");
-      expect(row!.vector).toBe("'a':3 'and':10 'daily':9 'feed':5 'keep':11 'needs':2 'sourdough':1,7,13 'starter':4,8 'the':6 'warm':14 'your':12");
+      const [row] = await database.admin.query<{ vector: string }>(
+        "select search_vector::text as vector from agent_message where message_id = 'b-2'",
+      );
+      expect(row!.vector).toBe(
+        "'a':3 'and':10 'daily':9 'feed':5 'keep':11 'needs':2 'sourdough':1,7,13 'starter':4,8 'the':6 'warm':14 'your':12",
+      );
     });
 
     it('should refuse an empty query or one with NUL with a typed error', async () => {
@@ -175,7 +235,9 @@ describe.each(BACKENDS)('listMessages and searchMessages on %s', (backend) => {
         'Invalid query "sour\\u0000dough": expected at most 1000 characters, without NUL or lone surrogates.',
       );
       await expect(tenantA.searchMessages('a\ud800')).rejects.toThrow(InvalidArgumentError);
-      await expect(tenantA.searchMessages('bread', { limit: 0 })).rejects.toThrow('Invalid options.limit 0: expected an integer from 1 to 100.');
+      await expect(tenantA.searchMessages('bread', { limit: 0 })).rejects.toThrow(
+        'Invalid options.limit 0: expected an integer from 1 to 100.',
+      );
     });
 
     it.each(OPERATOR_SOUP)('should return no hits, never an error, for %j', async (query) => {
@@ -189,7 +251,9 @@ describe.each(BACKENDS)('listMessages and searchMessages on %s', (backend) => {
       expect(ids(await tenantA.searchMessages('or or sourdough'))).toEqual(['b-2', 'b-1']);
       expect(ids(await tenantA.searchMessages('- sourdough')).sort()).toEqual(['b-3', 'b-4', 'p-1', 'p-2']);
       expect(ids(await tenantA.searchMessages("sourdough'; drop table agent_message; --"))).toEqual([]);
-      const [{ count }] = (await database.admin.query<{ count: string }>('select count(*)::text as count from agent_message')) as [{ count: string }];
+      const [{ count }] = (await database.admin.query<{ count: string }>(
+        'select count(*)::text as count from agent_message',
+      )) as [{ count: string }];
       expect(Number(count)).toBeGreaterThanOrEqual(7);
     });
   });

@@ -15,8 +15,18 @@ describe.each(BACKENDS)('redactMessage across forks and runs on %s', (backend) =
   /** How many rows of any table, cast to text, contain `needle`. */
   async function residues(needle: string): Promise<Record<string, number>> {
     const found: Record<string, number> = {};
-    for (const table of ['agent_thread', 'agent_run', 'agent_message', 'agent_summary', 'agent_context_snapshot', 'agent_audit_event']) {
-      const [row] = await database.admin.query<{ count: string }>(`select count(*)::text as count from ${table} t where t::text like $1`, [`%${needle}%`]);
+    for (const table of [
+      'agent_thread',
+      'agent_run',
+      'agent_message',
+      'agent_summary',
+      'agent_context_snapshot',
+      'agent_audit_event',
+    ]) {
+      const [row] = await database.admin.query<{ count: string }>(
+        `select count(*)::text as count from ${table} t where t::text like $1`,
+        [`%${needle}%`],
+      );
       if (Number(row!.count) > 0) found[table] = Number(row!.count);
     }
     return found;
@@ -32,7 +42,11 @@ describe.each(BACKENDS)('redactMessage across forks and runs on %s', (backend) =
     const fork = await store.forkThread(parent.id, { atSequence: 2 });
     const grandchild = await store.forkThread(fork.id, { atSequence: 2 });
     const unrelated = await store.createThread();
-    await store.appendMessage(unrelated.id, { id: 'm-2', role: 'user', parts: [text('same id, other thread, no secret')] });
+    await store.appendMessage(unrelated.id, {
+      id: 'm-2',
+      role: 'user',
+      parts: [text('same id, other thread, no secret')],
+    });
     expect(await residues(secret)).toEqual({ agent_message: 3 });
 
     // Redacting in the middle of the family reaches up and down.
@@ -52,7 +66,11 @@ describe.each(BACKENDS)('redactMessage across forks and runs on %s', (backend) =
       [[parent.id, fork.id, grandchild.id]],
     );
     expect(audits.map((audit) => [audit.thread_id, audit.details.forkCopy]).sort()).toEqual(
-      [[parent.id, true], [fork.id, false], [grandchild.id, true]].sort(),
+      [
+        [parent.id, true],
+        [fork.id, false],
+        [grandchild.id, true],
+      ].sort(),
     );
   });
 
@@ -61,12 +79,27 @@ describe.each(BACKENDS)('redactMessage across forks and runs on %s', (backend) =
     const store = createAgentHistory({ db: database.db }).forTenant(randomUUID());
     const thread = await store.createThread({ title: `debugging ${secret}` });
     const run = await store.startRun(thread.id, { model: 'gpt-4o', metadata: { prompt: `use ${secret}` } });
-    await store.appendMessage(thread.id, { id: 'm-1', role: 'user', parts: [text(`token ${secret}`)] }, { runId: run.id });
+    await store.appendMessage(
+      thread.id,
+      { id: 'm-1', role: 'user', parts: [text(`token ${secret}`)] },
+      { runId: run.id },
+    );
     await store.failRun(run.id, new Error(`upstream rejected ${secret}`));
     await store.writeSnapshot(thread.id, {
-      expectedVersion: 0, throughSequence: 1, includedSequences: [1], pruned: [{ note: `dropped ${secret}` }], budget: {}, policyVersion: 'v1', messagesHash: 'h',
+      expectedVersion: 0,
+      throughSequence: 1,
+      includedSequences: [1],
+      pruned: [{ note: `dropped ${secret}` }],
+      budget: {},
+      policyVersion: 'v1',
+      messagesHash: 'h',
     });
-    expect(Object.keys(await residues(secret)).sort()).toEqual(['agent_context_snapshot', 'agent_message', 'agent_run', 'agent_thread']);
+    expect(Object.keys(await residues(secret)).sort()).toEqual([
+      'agent_context_snapshot',
+      'agent_message',
+      'agent_run',
+      'agent_thread',
+    ]);
 
     await store.redactMessage(thread.id, 'm-1', { spans: [secret], actor: 'dpo', reason: 'leaked token' });
 

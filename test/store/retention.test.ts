@@ -21,11 +21,32 @@ describe.each(BACKENDS)('deleteThreadsOlderThan on %s', (backend) => {
     const thread = await store.createThread({ userId: 'alice', title: 'Trip' });
     const run = await store.startRun(thread.id, { model: 'gpt-4o' });
     await store.appendMessage(thread.id, { id: 'u-1', role: 'user', parts: [{ type: 'text', text: 'Plan a trip' }] });
-    await store.appendMessage(thread.id, { id: 'a-1', role: 'assistant', parts: [{ type: 'text', text: 'Sure.' }] }, { runId: run.id });
+    await store.appendMessage(
+      thread.id,
+      { id: 'a-1', role: 'assistant', parts: [{ type: 'text', text: 'Sure.' }] },
+      { runId: run.id },
+    );
     await store.finishRun(run.id, { status: 'completed', usage: { inputTokens: 10, outputTokens: 2 } });
-    const summary = await store.writeSummary(thread.id, { fromSequence: 1, throughSequence: 2, content: 'A trip.', tokenCount: 3, policyVersion: 'p1' });
-    await store.writeSnapshot(thread.id, { expectedVersion: 0, throughSequence: 2, summaryId: summary.id, includedSequences: [1, 2], policyVersion: 'p1', messagesHash: 'h' });
-    if (lastMessageAt !== undefined) await database.admin.query('update agent_thread set last_message_at = $2 where id = $1', [thread.id, lastMessageAt]);
+    const summary = await store.writeSummary(thread.id, {
+      fromSequence: 1,
+      throughSequence: 2,
+      content: 'A trip.',
+      tokenCount: 3,
+      policyVersion: 'p1',
+    });
+    await store.writeSnapshot(thread.id, {
+      expectedVersion: 0,
+      throughSequence: 2,
+      summaryId: summary.id,
+      includedSequences: [1, 2],
+      policyVersion: 'p1',
+      messagesHash: 'h',
+    });
+    if (lastMessageAt !== undefined)
+      await database.admin.query('update agent_thread set last_message_at = $2 where id = $1', [
+        thread.id,
+        lastMessageAt,
+      ]);
     return thread.id;
   }
 
@@ -34,7 +55,10 @@ describe.each(BACKENDS)('deleteThreadsOlderThan on %s', (backend) => {
     const counts: Record<string, number> = {};
     for (const table of ['agent_thread', ...CHILD_TABLES]) {
       const column = table === 'agent_thread' ? 'id' : 'thread_id';
-      const [row] = await database.admin.query<{ count: string }>(`select count(*)::text as count from ${table} where ${column} = any($1::uuid[])`, [threadIds]);
+      const [row] = await database.admin.query<{ count: string }>(
+        `select count(*)::text as count from ${table} where ${column} = any($1::uuid[])`,
+        [threadIds],
+      );
       counts[table] = Number(row!.count);
     }
     return counts;
@@ -55,7 +79,8 @@ describe.each(BACKENDS)('deleteThreadsOlderThan on %s', (backend) => {
     const newIds = [await fullThread(store), await fullThread(store, CUT_OFF.toISOString())];
     const otherIds = [await fullThread(other, OLD), await fullThread(other, OLD)];
     const full = { agent_thread: 1, agent_run: 1, agent_message: 2, agent_summary: 1, agent_context_snapshot: 1 };
-    const times = (count: number) => Object.fromEntries(Object.entries(full).map(([table, rows]) => [table, rows * count]));
+    const times = (count: number) =>
+      Object.fromEntries(Object.entries(full).map(([table, rows]) => [table, rows * count]));
     expect(await countRows(oldIds)).toEqual(times(5));
 
     expect(await store.deleteThreadsOlderThan({ olderThan: CUT_OFF, batchSize: 2 })).toBe(5);
@@ -92,7 +117,12 @@ describe.each(BACKENDS)('deleteThreadsOlderThan on %s', (backend) => {
 
   it('should stop after an exactly full last batch', async () => {
     const store = newStore();
-    const oldIds = [await fullThread(store, OLD), await fullThread(store, OLD), await fullThread(store, OLD), await fullThread(store, OLD)];
+    const oldIds = [
+      await fullThread(store, OLD),
+      await fullThread(store, OLD),
+      await fullThread(store, OLD),
+      await fullThread(store, OLD),
+    ];
     expect(await store.deleteThreadsOlderThan({ olderThan: CUT_OFF, batchSize: 2 })).toBe(4);
     expect((await countRows(oldIds)).agent_thread).toBe(0);
     expect((await expiredBatches(store.tenantId)).map((event) => event.details.threadIds.length)).toEqual([2, 2]);
@@ -102,8 +132,12 @@ describe.each(BACKENDS)('deleteThreadsOlderThan on %s', (backend) => {
     const store = newStore();
     const oldId = await fullThread(store, OLD);
     await expect(store.deleteThreadsOlderThan({ olderThan: new Date('nope') })).rejects.toThrow(InvalidArgumentError);
-    await expect(store.deleteThreadsOlderThan({ olderThan: '2025-01-01' as never })).rejects.toThrow('Invalid options.olderThan "2025-01-01": expected a valid Date.');
-    await expect(store.deleteThreadsOlderThan({ olderThan: CUT_OFF, batchSize: 0 })).rejects.toThrow('Invalid options.batchSize 0: expected an integer from 1 to 10000.');
+    await expect(store.deleteThreadsOlderThan({ olderThan: '2025-01-01' as never })).rejects.toThrow(
+      'Invalid options.olderThan "2025-01-01": expected a valid Date.',
+    );
+    await expect(store.deleteThreadsOlderThan({ olderThan: CUT_OFF, batchSize: 0 })).rejects.toThrow(
+      'Invalid options.batchSize 0: expected an integer from 1 to 10000.',
+    );
     expect((await countRows([oldId])).agent_message).toBe(2);
   });
 });

@@ -6,15 +6,33 @@ import { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgentHistory, migrate, MIGRATIONS_FOLDER, InvalidArgumentError, NotFoundError, VersionConflictError, type AgentHistoryDatabase, type TenantHistory } from '../../src/index.js';
+import {
+  createAgentHistory,
+  migrate,
+  MIGRATIONS_FOLDER,
+  InvalidArgumentError,
+  NotFoundError,
+  VersionConflictError,
+  type AgentHistoryDatabase,
+  type TenantHistory,
+} from '../../src/index.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 // Seed 004's storage contract (load / append / snapshot) and seed 000's replay and fork guarantees.
-const userMessage = (id: string, text: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }], metadata: { sentAt: '2026-01-01T10:00:00Z' } });
+const userMessage = (id: string, text: string) => ({
+  id,
+  role: 'user' as const,
+  parts: [{ type: 'text', text }],
+  metadata: { sentAt: '2026-01-01T10:00:00Z' },
+});
 const assistantMessage = (id: string, text: string) => ({
   id,
   role: 'assistant' as const,
-  parts: [{ type: 'step-start' }, { type: 'reasoning', text: 'thinking', state: 'done' }, { type: 'text', text, state: 'done' }],
+  parts: [
+    { type: 'step-start' },
+    { type: 'reasoning', text: 'thinking', state: 'done' },
+    { type: 'text', text, state: 'done' },
+  ],
   metadata: { model: 'gpt-4o', usage: { inputTokens: 12, outputTokens: 3 } },
 });
 const toolRoundTrip = {
@@ -22,12 +40,22 @@ const toolRoundTrip = {
   role: 'assistant' as const,
   parts: [
     { type: 'step-start' },
-    { type: 'tool-weather', toolCallId: 'call-1', state: 'output-available', input: { city: 'Paris' }, output: { tempC: 18, sky: ['clear'] } },
+    {
+      type: 'tool-weather',
+      toolCallId: 'call-1',
+      state: 'output-available',
+      input: { city: 'Paris' },
+      output: { tempC: 18, sky: ['clear'] },
+    },
     { type: 'step-start' },
     { type: 'text', text: 'It is 18C in Paris.', state: 'done' },
   ],
 };
-const snapshotInput = (expectedVersion: number, throughSequence: number, messagesHash = `hash-${expectedVersion + 1}`) => ({
+const snapshotInput = (
+  expectedVersion: number,
+  throughSequence: number,
+  messagesHash = `hash-${expectedVersion + 1}`,
+) => ({
   expectedVersion,
   throughSequence,
   includedSequences: [],
@@ -46,7 +74,8 @@ describe.each(BACKENDS)('storage contract on %s', (backend) => {
   afterAll(() => database.close());
 
   const store = () => createAgentHistory({ db: database.db }).forTenant(randomUUID());
-  const tailOf = async (tenant: TenantHistory, threadId: string) => (await tenant.loadContext(threadId)).tail.map((stored) => stored.sequence);
+  const tailOf = async (tenant: TenantHistory, threadId: string) =>
+    (await tenant.loadContext(threadId)).tail.map((stored) => stored.sequence);
 
   describe('load', () => {
     it('should load an empty thread as no snapshot, no summary and an empty tail', async () => {
@@ -82,9 +111,18 @@ describe.each(BACKENDS)('storage contract on %s', (backend) => {
       ];
       expect(sequences).toEqual([1, 2]);
       const view = await tenant.loadContext(thread.id);
-      expect(view.tail.map((stored) => stored.message)).toEqual([userMessage('u1', 'Hi there'), assistantMessage('a1', 'Hello!')]);
-      expect(view.tail.map((stored) => [stored.sequence, stored.status, stored.contextState])).toEqual([[1, 'completed', 'eligible'], [2, 'completed', 'eligible']]);
-      const rows = await database.admin.query('select sequence::int as sequence, role, parts from agent_message where thread_id = $1 order by sequence', [thread.id]);
+      expect(view.tail.map((stored) => stored.message)).toEqual([
+        userMessage('u1', 'Hi there'),
+        assistantMessage('a1', 'Hello!'),
+      ]);
+      expect(view.tail.map((stored) => [stored.sequence, stored.status, stored.contextState])).toEqual([
+        [1, 'completed', 'eligible'],
+        [2, 'completed', 'eligible'],
+      ]);
+      const rows = await database.admin.query(
+        'select sequence::int as sequence, role, parts from agent_message where thread_id = $1 order by sequence',
+        [thread.id],
+      );
       expect(rows).toEqual([
         { sequence: 1, role: 'user', parts: userMessage('u1', 'Hi there').parts },
         { sequence: 2, role: 'assistant', parts: assistantMessage('a1', 'Hello!').parts },
@@ -98,8 +136,15 @@ describe.each(BACKENDS)('storage contract on %s', (backend) => {
       await tenant.appendMessage(thread.id, toolRoundTrip);
       await tenant.appendMessage(thread.id, userMessage('u2', 'Thanks'));
       const view = await tenant.loadContext(thread.id);
-      expect(view.tail.map((stored) => stored.message)).toEqual([userMessage('u1', 'Weather in Paris?'), toolRoundTrip, userMessage('u2', 'Thanks')]);
-      const [row] = await database.admin.query(`select parts->1 as tool from agent_message where thread_id = $1 and sequence = 2`, [thread.id]);
+      expect(view.tail.map((stored) => stored.message)).toEqual([
+        userMessage('u1', 'Weather in Paris?'),
+        toolRoundTrip,
+        userMessage('u2', 'Thanks'),
+      ]);
+      const [row] = await database.admin.query(
+        `select parts->1 as tool from agent_message where thread_id = $1 and sequence = 2`,
+        [thread.id],
+      );
       expect(row).toEqual({ tool: toolRoundTrip.parts[1] });
     });
   });
@@ -112,18 +157,36 @@ describe.each(BACKENDS)('storage contract on %s', (backend) => {
         await tenant.appendMessage(thread.id, userMessage(`u${index}`, `question ${index}`));
         await tenant.appendMessage(thread.id, assistantMessage(`a${index}`, `answer ${index}`));
       }
-      const summary = await tenant.writeSummary(thread.id, { fromSequence: 1, throughSequence: 2, content: 'The user asked question 1.', tokenCount: 6, policyVersion: 'policy-1' });
-      const first = await tenant.writeSnapshot(thread.id, { ...snapshotInput(0, 2), summaryId: summary.id, includedSequences: [3, 4] });
+      const summary = await tenant.writeSummary(thread.id, {
+        fromSequence: 1,
+        throughSequence: 2,
+        content: 'The user asked question 1.',
+        tokenCount: 6,
+        policyVersion: 'policy-1',
+      });
+      const first = await tenant.writeSnapshot(thread.id, {
+        ...snapshotInput(0, 2),
+        summaryId: summary.id,
+        includedSequences: [3, 4],
+      });
       expect([first.version, first.throughSequence, first.summaryId]).toEqual([1, 2, summary.id]);
       let view = await tenant.loadContext(thread.id);
       expect([view.snapshot?.id, view.summary?.id, view.currentVersion]).toEqual([first.id, summary.id, 1]);
-      expect(view.tail.map((stored) => [stored.sequence, stored.message.id])).toEqual([[3, 'u2'], [4, 'a2']]);
+      expect(view.tail.map((stored) => [stored.sequence, stored.message.id])).toEqual([
+        [3, 'u2'],
+        [4, 'a2'],
+      ]);
       await tenant.appendMessage(thread.id, userMessage('u3', 'question 3'));
       await tenant.appendMessage(thread.id, assistantMessage('a3', 'answer 3'));
       expect(await tailOf(tenant, thread.id)).toEqual([3, 4, 5, 6]);
       await tenant.writeSnapshot(thread.id, snapshotInput(1, 6));
       view = await tenant.loadContext(thread.id);
-      expect([view.snapshot?.throughSequence, view.snapshot?.version, view.summary, view.tail]).toEqual([6, 2, null, []]);
+      expect([view.snapshot?.throughSequence, view.snapshot?.version, view.summary, view.tail]).toEqual([
+        6,
+        2,
+        null,
+        [],
+      ]);
       await tenant.appendMessage(thread.id, userMessage('u4', 'question 4'));
       expect(await tailOf(tenant, thread.id)).toEqual([7]);
     });
@@ -132,9 +195,13 @@ describe.each(BACKENDS)('storage contract on %s', (backend) => {
       const tenant = store();
       const thread = await tenant.createThread();
       await tenant.appendMessage(thread.id, userMessage('u1', 'hi'));
-      await expect(tenant.writeSnapshot(thread.id, snapshotInput(0, 2))).rejects.toThrow('Invalid snapshot.throughSequence 2: expected an integer from 0 to 1.');
+      await expect(tenant.writeSnapshot(thread.id, snapshotInput(0, 2))).rejects.toThrow(
+        'Invalid snapshot.throughSequence 2: expected an integer from 0 to 1.',
+      );
       await expect(tenant.writeSnapshot(thread.id, snapshotInput(0, -1))).rejects.toThrow(InvalidArgumentError);
-      expect(await database.admin.query('select 1 from agent_context_snapshot where thread_id = $1', [thread.id])).toEqual([]);
+      expect(
+        await database.admin.query('select 1 from agent_context_snapshot where thread_id = $1', [thread.id]),
+      ).toEqual([]);
     });
 
     it('should reject a stale or future expected version and never overwrite the stored snapshot', async () => {
@@ -147,14 +214,26 @@ describe.each(BACKENDS)('storage contract on %s', (backend) => {
         [0, 'Stale snapshot version: expected 0, but the current version is 1.'],
         [3, 'Stale snapshot version: expected 3, but the current version is 1.'],
       ] as const) {
-        const error = await tenant.writeSnapshot(thread.id, snapshotInput(expectedVersion, 2, 'intruder')).catch((caught: unknown) => caught);
+        const error = await tenant
+          .writeSnapshot(thread.id, snapshotInput(expectedVersion, 2, 'intruder'))
+          .catch((caught: unknown) => caught);
         expect(error).toBeInstanceOf(VersionConflictError);
-        expect([(error as VersionConflictError).message, (error as VersionConflictError).actualVersion]).toEqual([message, 1]);
+        expect([(error as VersionConflictError).message, (error as VersionConflictError).actualVersion]).toEqual([
+          message,
+          1,
+        ]);
       }
-      const rows = await database.admin.query('select version, through_sequence::int as through, messages_hash from agent_context_snapshot where thread_id = $1', [thread.id]);
+      const rows = await database.admin.query(
+        'select version, through_sequence::int as through, messages_hash from agent_context_snapshot where thread_id = $1',
+        [thread.id],
+      );
       expect(rows).toEqual([{ version: 1, through: 1, messages_hash: 'original' }]);
       const view = await tenant.loadContext(thread.id);
-      expect([view.snapshot?.messagesHash, view.currentVersion, view.tail.map((stored) => stored.sequence)]).toEqual(['original', 1, [2]]);
+      expect([view.snapshot?.messagesHash, view.currentVersion, view.tail.map((stored) => stored.sequence)]).toEqual([
+        'original',
+        1,
+        [2],
+      ]);
     });
   });
 
@@ -162,18 +241,32 @@ describe.each(BACKENDS)('storage contract on %s', (backend) => {
     it('should give identical rows when the same appends are replayed with their client request ids', async () => {
       const tenant = store();
       const thread = await tenant.createThread();
-      const script = [userMessage('u1', 'Weather?'), toolRoundTrip, userMessage('u2', 'And tomorrow?'), assistantMessage('a2', 'Rain.')];
+      const script = [
+        userMessage('u1', 'Weather?'),
+        toolRoundTrip,
+        userMessage('u2', 'And tomorrow?'),
+        assistantMessage('a2', 'Rain.'),
+      ];
       const play = async () => {
         const results = [];
-        for (const [index, message] of script.entries()) results.push(await tenant.appendMessage(thread.id, message, { clientRequestId: `request-${index}` }));
+        for (const [index, message] of script.entries())
+          results.push(await tenant.appendMessage(thread.id, message, { clientRequestId: `request-${index}` }));
         return results;
       };
-      const readAll = () => database.admin.query('select * from agent_message where thread_id = $1 order by sequence', [thread.id]);
+      const readAll = () =>
+        database.admin.query('select * from agent_message where thread_id = $1 order by sequence', [thread.id]);
       const first = await play();
       const rowsAfterFirst = await readAll();
       const replay = await play();
-      expect(first.map((result) => [result.created, result.stored.sequence])).toEqual([[true, 1], [true, 2], [true, 3], [true, 4]]);
-      expect(replay.map((result) => [result.created, result.stored.sequence, result.stored.rowId])).toEqual(first.map((result) => [false, result.stored.sequence, result.stored.rowId]));
+      expect(first.map((result) => [result.created, result.stored.sequence])).toEqual([
+        [true, 1],
+        [true, 2],
+        [true, 3],
+        [true, 4],
+      ]);
+      expect(replay.map((result) => [result.created, result.stored.sequence, result.stored.rowId])).toEqual(
+        first.map((result) => [false, result.stored.sequence, result.stored.rowId]),
+      );
       expect(replay.map((result) => result.stored.message)).toEqual(script);
       expect(await readAll()).toEqual(rowsAfterFirst);
       expect((await tenant.getThread(thread.id)).messageCount).toBe(4);
@@ -187,14 +280,28 @@ describe.each(BACKENDS)('storage contract on %s', (backend) => {
       await tenant.appendMessage(source.id, userMessage('u2', 'Nope'));
       await tenant.excludeMessages(source.id, ['u2'], { reason: 'superseded-by-edit' });
       await tenant.appendMessage(source.id, userMessage('u3', 'Tomorrow?'));
-      const sourceBefore = await database.admin.query(`select * from agent_message where thread_id = $1 order by sequence`, [source.id]);
+      const sourceBefore = await database.admin.query(
+        `select * from agent_message where thread_id = $1 order by sequence`,
+        [source.id],
+      );
       const fork = await tenant.forkThread(source.id, { atSequence: 3 });
-      const contentOf = (threadId: string) => database.admin.query(`select ${CONTENT_COLUMNS} from agent_message where thread_id = $1 order by sequence`, [threadId]);
+      const contentOf = (threadId: string) =>
+        database.admin.query(`select ${CONTENT_COLUMNS} from agent_message where thread_id = $1 order by sequence`, [
+          threadId,
+        ]);
       expect(await contentOf(fork.id)).toEqual((await contentOf(source.id)).slice(0, 3));
       const again = await tenant.forkThread(source.id, { atSequence: 3 });
       expect(await contentOf(again.id)).toEqual(await contentOf(fork.id));
-      expect(await database.admin.query(`select * from agent_message where thread_id = $1 order by sequence`, [source.id])).toEqual(sourceBefore);
-      expect((await tenant.loadContext(fork.id)).tail.map((stored) => [stored.message.id, stored.contextState, stored.pinned])).toEqual([
+      expect(
+        await database.admin.query(`select * from agent_message where thread_id = $1 order by sequence`, [source.id]),
+      ).toEqual(sourceBefore);
+      expect(
+        (await tenant.loadContext(fork.id)).tail.map((stored) => [
+          stored.message.id,
+          stored.contextState,
+          stored.pinned,
+        ]),
+      ).toEqual([
         ['u1', 'eligible', false],
         ['a-tool', 'eligible', true],
         ['u2', 'excluded', false],
@@ -212,7 +319,9 @@ describe('storage contract on a file-backed PGlite database', () => {
     return { client, db: drizzle({ client }) as unknown as AgentHistoryDatabase };
   };
   const appliedMigrations = async (client: PGlite) =>
-    (await client.query<{ hash: string }>('select hash from agent_history.__agent_history_migrations order by id')).rows.map((row) => row.hash);
+    (
+      await client.query<{ hash: string }>('select hash from agent_history.__agent_history_migrations order by id')
+    ).rows.map((row) => row.hash);
 
   it('should read back what was written after a close and reopen, and treat a second migrate as a no-op', async () => {
     const shipped = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).map((migration) => migration.hash);
@@ -236,7 +345,9 @@ describe('storage contract on a file-backed PGlite database', () => {
       expect(await reader.loadContext(thread.id)).toEqual(written);
       expect(written.tail.map((stored) => stored.message)).toEqual([toolRoundTrip]);
       expect((await reader.appendMessage(thread.id, userMessage('u2', 'Thanks'))).stored.sequence).toBe(3);
-      await expect(createAgentHistory({ db: second.db }).forTenant(randomUUID()).loadContext(thread.id)).rejects.toThrow(NotFoundError);
+      await expect(
+        createAgentHistory({ db: second.db }).forTenant(randomUUID()).loadContext(thread.id),
+      ).rejects.toThrow(NotFoundError);
     } finally {
       await second.client.close();
     }

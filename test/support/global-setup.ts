@@ -34,7 +34,9 @@ export default async function setup(project: TestProject) {
     url.pathname = '';
     serverUrl = url.toString().replace(/\/$/, '');
   } else {
-    cluster = await startPostgresCluster({ settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' } });
+    cluster = await startPostgresCluster({
+      settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' },
+    });
     serverUrl = cluster.url('').replace(/\/$/, '');
   }
   const folder = mkdtempSync(join(tmpdir(), 'agent-history-pglite-'));

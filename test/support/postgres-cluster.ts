@@ -18,7 +18,7 @@ export function findPostgresBin(): string {
   const bin = process.env.PG_BIN ?? BIN_CANDIDATES.find((dir) => existsSync(join(dir, 'initdb')));
   if (!bin || !existsSync(join(bin, 'initdb'))) {
     throw new Error(
-      'PostgreSQL 15 was not found (looked in /usr/lib/postgresql/15/bin and $PG_BIN). Install Debian\'s postgresql-15 ' +
+      "PostgreSQL 15 was not found (looked in /usr/lib/postgresql/15/bin and $PG_BIN). Install Debian's postgresql-15 " +
         '(`.ci/run` does it) or set DATABASE_URL to a superuser URL of a PostgreSQL 15 server.',
     );
   }
@@ -40,7 +40,9 @@ export async function freePort(): Promise<number> {
  * Starts a cluster in a temporary folder: initdb and pg_ctl run as the `postgres` OS user when this process is
  * root (initdb refuses root). Trust authentication on 127.0.0.1 only.
  */
-export async function startPostgresCluster({ settings = {} }: { settings?: Record<string, string | number> } = {}): Promise<PostgresCluster> {
+export async function startPostgresCluster({
+  settings = {},
+}: { settings?: Record<string, string | number> } = {}): Promise<PostgresCluster> {
   const bin = findPostgresBin();
   const root = mkdtempSync(join(tmpdir(), 'agent-history-pg-'));
   const dataDir = join(root, 'data');
@@ -63,7 +65,9 @@ export async function startPostgresCluster({ settings = {} }: { settings?: Recor
     shared_buffers: '128MB',
     ...settings,
   };
-  const flags = Object.entries(options).map(([key, value]) => `-c ${key}=${value}`).join(' ');
+  const flags = Object.entries(options)
+    .map(([key, value]) => `-c ${key}=${value}`)
+    .join(' ');
   run('pg_ctl', ['-D', dataDir, '-l', join(root, 'server.log'), '-o', flags, '-w', '-t', '60', 'start']);
   let stopped = false;
   return {

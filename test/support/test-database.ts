@@ -30,7 +30,10 @@ export interface TestDatabase {
   close(): Promise<void>;
 }
 
-export async function openTestDatabase(backend: Backend, { poolSize = 10 }: { poolSize?: number } = {}): Promise<TestDatabase> {
+export async function openTestDatabase(
+  backend: Backend,
+  { poolSize = 10 }: { poolSize?: number } = {},
+): Promise<TestDatabase> {
   if (backend === 'pglite') {
     const client = await PGlite.create({ loadDataDir: new Blob([readFileSync(inject('pgliteDumpPath'))]) });
     return {

@@ -53,7 +53,15 @@ function freePort(): Promise<number> {
 async function startApp(port: number, dataDir: string): Promise<ChildProcess> {
   const server = spawn(join(APP_DIR, 'node_modules/.bin/next'), ['start', '-H', '127.0.0.1', '-p', String(port)], {
     cwd: APP_DIR,
-    env: { ...process.env, PGLITE_DIR: dataDir, CHAT_PAGE_SIZE: '6', SCRIPTED_MODEL_DELAY_MS: '10', SCRIPTED_STORY_DELAY_MS: '150', OPENAI_API_KEY: '', DATABASE_URL: '' },
+    env: {
+      ...process.env,
+      PGLITE_DIR: dataDir,
+      CHAT_PAGE_SIZE: '6',
+      SCRIPTED_MODEL_DELAY_MS: '10',
+      SCRIPTED_STORY_DELAY_MS: '150',
+      OPENAI_API_KEY: '',
+      DATABASE_URL: '',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -87,7 +95,13 @@ async function idle(page: Page) {
 }
 
 async function lastAssistantText(page: Page) {
-  return (await page.locator('[data-testid="message-assistant"]').last().locator('[data-testid="message-text"]').allInnerTexts()).join('');
+  return (
+    await page
+      .locator('[data-testid="message-assistant"]')
+      .last()
+      .locator('[data-testid="message-text"]')
+      .allInnerTexts()
+  ).join('');
 }
 
 async function main() {
@@ -128,7 +142,9 @@ async function main() {
     await step('sends five more messages', async () => {
       for (let number = 1; number <= 5; number++) {
         await send(page, `note number ${number} about apples`);
-        await page.locator('[data-testid="message-text"]', { hasText: `note number ${number} about apples”` }).waitFor();
+        await page
+          .locator('[data-testid="message-text"]', { hasText: `note number ${number} about apples”` })
+          .waitFor();
         await idle(page);
       }
     });
@@ -162,30 +178,52 @@ async function main() {
       await page.screenshot({ path: join(SCREENSHOTS, '03-stopped.png') });
     });
 
-    await step('after a reload, the partial answer is still there, marked stopped, and the regenerated answer replaced the old one', async () => {
-      await page.reload();
-      await page.getByTestId('composer').waitFor();
-      const last = page.locator('[data-testid="message-assistant"]').last();
-      const stored = (await last.locator('[data-testid="message-text"]').allInnerTexts()).join('');
-      assert(stored.startsWith(partial.trim()), `stored partial answer ${JSON.stringify(stored)} does not start with ${JSON.stringify(partial)}`);
-      assert(!stored.includes('very last word'), 'the stored answer is complete, not partial');
-      assert((await last.getAttribute('data-status')) === 'cancelled', 'the stopped answer is not stored as cancelled');
-      assert((await last.getByTestId('status-badge').innerText()) === 'stopped', 'no "stopped" badge');
-      const texts = await assistantTexts(page);
-      assert(texts.some((text) => text.includes('Answer #7')) && !texts.some((text) => text.includes('Answer #6')), 'regenerate did not survive the reload');
-      await page.screenshot({ path: join(SCREENSHOTS, '04-after-reload.png') });
-    });
+    await step(
+      'after a reload, the partial answer is still there, marked stopped, and the regenerated answer replaced the old one',
+      async () => {
+        await page.reload();
+        await page.getByTestId('composer').waitFor();
+        const last = page.locator('[data-testid="message-assistant"]').last();
+        const stored = (await last.locator('[data-testid="message-text"]').allInnerTexts()).join('');
+        assert(
+          stored.startsWith(partial.trim()),
+          `stored partial answer ${JSON.stringify(stored)} does not start with ${JSON.stringify(partial)}`,
+        );
+        assert(!stored.includes('very last word'), 'the stored answer is complete, not partial');
+        assert(
+          (await last.getAttribute('data-status')) === 'cancelled',
+          'the stopped answer is not stored as cancelled',
+        );
+        assert((await last.getByTestId('status-badge').innerText()) === 'stopped', 'no "stopped" badge');
+        const texts = await assistantTexts(page);
+        assert(
+          texts.some((text) => text.includes('Answer #7')) && !texts.some((text) => text.includes('Answer #6')),
+          'regenerate did not survive the reload',
+        );
+        await page.screenshot({ path: join(SCREENSHOTS, '04-after-reload.png') });
+      },
+    );
 
     await step('pages back to the start of the thread on scroll', async () => {
-      assert((await page.locator('[data-testid="message-user"]', { hasText: 'weather in Oslo' }).count()) === 0, 'the first page already holds the oldest message');
-      for (let attempt = 0; attempt < 10 && (await page.getByText('Start of the conversation').count()) === 0; attempt++) {
+      assert(
+        (await page.locator('[data-testid="message-user"]', { hasText: 'weather in Oslo' }).count()) === 0,
+        'the first page already holds the oldest message',
+      );
+      for (
+        let attempt = 0;
+        attempt < 10 && (await page.getByText('Start of the conversation').count()) === 0;
+        attempt++
+      ) {
         await page.getByTestId('messages').evaluate((element) => element.scrollTo({ top: 0 }));
         await page.waitForTimeout(300);
       }
       await page.getByText('Start of the conversation').waitFor();
       const first = page.locator('[data-testid="message-user"]').first();
       assert((await first.innerText()).includes('weather in Oslo'), 'the oldest message is not first');
-      assert((await page.locator('[data-testid="message-user"]').count()) === 7, 'expected all 7 user messages after paging');
+      assert(
+        (await page.locator('[data-testid="message-user"]').count()) === 7,
+        'expected all 7 user messages after paging',
+      );
       await page.screenshot({ path: join(SCREENSHOTS, '05-paged-to-start.png') });
     });
 
@@ -212,7 +250,9 @@ async function main() {
 const started = Date.now();
 main().then(
   () => {
-    console.log(`e2e: ${results.length} passed, 0 failed (${Math.round((Date.now() - started) / 1000)} s); screenshots in ${SCREENSHOTS}`);
+    console.log(
+      `e2e: ${results.length} passed, 0 failed (${Math.round((Date.now() - started) / 1000)} s); screenshots in ${SCREENSHOTS}`,
+    );
   },
   (error: unknown) => {
     const failed = results.filter((result) => !result.ok).length || 1;

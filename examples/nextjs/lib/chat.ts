@@ -37,7 +37,14 @@ export const chat = createChatHandler<ChatMessage, typeof tools>({
   metadataSchema,
   model: {
     agent: ({ prepareStep }) =>
-      new ToolLoopAgent({ model: selected.model, instructions: INSTRUCTIONS, tools, prepareStep, maxOutputTokens: 500, stopWhen: isStepCount(5) }),
+      new ToolLoopAgent({
+        model: selected.model,
+        instructions: INSTRUCTIONS,
+        tools,
+        prepareStep,
+        maxOutputTokens: 500,
+        stopWhen: isStepCount(5),
+      }),
   },
   contextManager: ({ history, threadId, runId }) => contextReports.contextManagerFor({ history, threadId, runId }),
   run: { provider: selected.provider, model: selected.modelId },

@@ -29,7 +29,11 @@ export interface ContextStepReport {
 /** Where the context inspector gets its data. */
 export interface ContextReportSource {
   /** The context manager of one turn; it reports each step to this source. */
-  contextManagerFor(input: { history: TenantHistory; threadId: string; runId: string }): ChatContextManager<typeof tools>;
+  contextManagerFor(input: {
+    history: TenantHistory;
+    threadId: string;
+    runId: string;
+  }): ChatContextManager<typeof tools>;
   /** The thread's reports, oldest first. */
   reports(threadId: string): Promise<ContextStepReport[]>;
 }
@@ -89,7 +93,10 @@ function toStepReport(runId: string, report: ContextReport): ContextStepReport {
   const { budget } = report;
   const notes = report.stages
     .filter((stage) => stage.removed.length > 0 || (stage.stage === 'summarize' && stage.status !== 'not-needed'))
-    .map((stage) => `${stage.stage}${'status' in stage ? ` ${stage.status}` : ''}: ${stage.removed.length} removed, ${stage.tokensSaved} tokens saved`);
+    .map(
+      (stage) =>
+        `${stage.stage}${'status' in stage ? ` ${stage.status}` : ''}: ${stage.removed.length} removed, ${stage.tokensSaved} tokens saved`,
+    );
   if (report.snapshot.status === 'written') notes.push(`snapshot v${report.snapshot.version} written`);
   return {
     runId,

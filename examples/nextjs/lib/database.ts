@@ -20,7 +20,9 @@ async function open(): Promise<AgentHistory> {
   if (process.env.DATABASE_URL) {
     const { default: postgres } = await import('postgres');
     const { drizzle } = await import('drizzle-orm/postgres-js');
-    db = drizzle({ client: postgres(process.env.DATABASE_URL, { max: 10, onnotice: () => {} }) }) as unknown as AgentHistoryDatabase;
+    db = drizzle({
+      client: postgres(process.env.DATABASE_URL, { max: 10, onnotice: () => {} }),
+    }) as unknown as AgentHistoryDatabase;
   } else {
     const { PGlite } = await import('@electric-sql/pglite');
     const { drizzle } = await import('drizzle-orm/pglite');

@@ -17,12 +17,17 @@ function lastUserText(prompt: Prompt): string {
   const user = [...prompt].reverse().find((message) => message.role === 'user');
   const content = user?.content;
   if (typeof content === 'string') return content;
-  return Array.isArray(content) ? content.map((part: { type: string; text?: string }) => (part.type === 'text' ? part.text : '')).join(' ') : '';
+  return Array.isArray(content)
+    ? content.map((part: { type: string; text?: string }) => (part.type === 'text' ? part.text : '')).join(' ')
+    : '';
 }
 
 const usage = (prompt: Prompt, output: number) => {
   const input = Math.ceil(JSON.stringify(prompt).length / 4);
-  return { inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: output, text: output, reasoning: undefined } };
+  return {
+    inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
+    outputTokens: { total: output, text: output, reasoning: undefined },
+  };
 };
 
 function textChunks(text: string, prompt: Prompt): StreamPart[] {
@@ -41,7 +46,10 @@ function textChunks(text: string, prompt: Prompt): StreamPart[] {
  * - "story" or "long": a long answer streamed slowly, word by word, so that it can be stopped midway;
  * - anything else: a short numbered answer that quotes the question (so a regenerated answer differs).
  */
-export function createScriptedModel({ delayMs = Number(process.env.SCRIPTED_MODEL_DELAY_MS ?? 20), storyDelayMs = Number(process.env.SCRIPTED_STORY_DELAY_MS ?? 120) } = {}) {
+export function createScriptedModel({
+  delayMs = Number(process.env.SCRIPTED_MODEL_DELAY_MS ?? 20),
+  storyDelayMs = Number(process.env.SCRIPTED_STORY_DELAY_MS ?? 120),
+} = {}) {
   return new MockLanguageModelV4({
     provider: 'scripted',
     modelId: 'scripted-v1',

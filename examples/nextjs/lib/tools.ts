@@ -6,7 +6,10 @@ export const weather = tool({
   description: 'Get the current temperature in a city',
   inputSchema: z.object({ city: z.string().min(1) }),
   outputSchema: z.object({ city: z.string(), tempC: z.number() }),
-  execute: async ({ city }) => ({ city, tempC: 10 + ([...city].reduce((sum, char) => sum + char.charCodeAt(0), 0) % 20) }),
+  execute: async ({ city }) => ({
+    city,
+    tempC: 10 + ([...city].reduce((sum, char) => sum + char.charCodeAt(0), 0) % 20),
+  }),
 });
 
 export const tools = { weather };
@@ -15,7 +18,13 @@ export const tools = { weather };
 export const metadataSchema = z
   .object({
     usage: z
-      .object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number(), reasoningTokens: z.number(), cachedInputTokens: z.number() })
+      .object({
+        inputTokens: z.number(),
+        outputTokens: z.number(),
+        totalTokens: z.number(),
+        reasoningTokens: z.number(),
+        cachedInputTokens: z.number(),
+      })
       .partial()
       .optional(),
   })

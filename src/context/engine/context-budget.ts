@@ -50,12 +50,30 @@ export interface ComputeContextBudgetOptions {
 }
 
 /** Computes the breakdown. The margin is `ceil(contextWindow × profile.safetyMarginRatio)`. */
-export function computeContextBudget({ profile, maxOutputTokens = profile.maxOutputTokens, instructionsTokens, toolDefinitionsTokens, currentInputTokens, historyTokens = 0, calibration = 1 }: ComputeContextBudgetOptions): ContextBudget {
+export function computeContextBudget({
+  profile,
+  maxOutputTokens = profile.maxOutputTokens,
+  instructionsTokens,
+  toolDefinitionsTokens,
+  currentInputTokens,
+  historyTokens = 0,
+  calibration = 1,
+}: ComputeContextBudgetOptions): ContextBudget {
   if (!Number.isSafeInteger(maxOutputTokens) || maxOutputTokens < 1 || maxOutputTokens >= profile.contextWindow) {
-    throw new InvalidArgumentError({ argument: 'maxOutputTokens', value: maxOutputTokens, message: `expected an integer from 1 to below the context window (${profile.contextWindow}).` });
+    throw new InvalidArgumentError({
+      argument: 'maxOutputTokens',
+      value: maxOutputTokens,
+      message: `expected an integer from 1 to below the context window (${profile.contextWindow}).`,
+    });
   }
   const safetyMarginTokens = Math.ceil(profile.contextWindow * profile.safetyMarginRatio);
-  const availableTokens = profile.contextWindow - maxOutputTokens - instructionsTokens - toolDefinitionsTokens - currentInputTokens - safetyMarginTokens;
+  const availableTokens =
+    profile.contextWindow -
+    maxOutputTokens -
+    instructionsTokens -
+    toolDefinitionsTokens -
+    currentInputTokens -
+    safetyMarginTokens;
   return {
     contextWindow: profile.contextWindow,
     maxOutputTokens,

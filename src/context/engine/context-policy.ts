@@ -131,15 +131,29 @@ export interface ContextPolicy {
 
 /** A partial policy: any field left out takes its default. */
 export type ContextPolicyInput = {
-  [KEY in keyof ContextPolicy]?: ContextPolicy[KEY] extends readonly unknown[] | string ? ContextPolicy[KEY] : Partial<ContextPolicy[KEY]>;
+  [KEY in keyof ContextPolicy]?: ContextPolicy[KEY] extends readonly unknown[] | string
+    ? ContextPolicy[KEY]
+    : Partial<ContextPolicy[KEY]>;
 };
 
 /** The defaults of {@link ContextPolicy}. */
 export const defaultContextPolicy: Readonly<ContextPolicy> = Object.freeze({
   version: 'agent-history/context-v1',
   assistantStatuses: ['completed', 'cancelled', 'failed'],
-  prune: { reasoning: 'outside-newest-turns', reasoningTurns: 1, toolTraffic: 'when-over-budget', toolTrafficTurns: 2, emptyMessages: 'remove' },
-  summary: { reserveTokens: 2000, targetRatio: 0.7, timeoutMs: 60_000, inputMaxTokens: 32_000, toolOutputCharacters: 2000 },
+  prune: {
+    reasoning: 'outside-newest-turns',
+    reasoningTurns: 1,
+    toolTraffic: 'when-over-budget',
+    toolTrafficTurns: 2,
+    emptyMessages: 'remove',
+  },
+  summary: {
+    reserveTokens: 2000,
+    targetRatio: 0.7,
+    timeoutMs: 60_000,
+    inputMaxTokens: 32_000,
+    toolOutputCharacters: 2000,
+  },
   memory: { mode: 'off', limit: 5, maxTokens: 2000, messageCharacters: 1000 },
   toolOutputPreview: { tokens: 1000, minimumTokens: 64 },
   snapshotConflicts: 'throw',
@@ -156,13 +170,15 @@ export function resolveContextPolicy(input: ContextPolicyInput = {}): ContextPol
     toolOutputPreview: { ...defaultContextPolicy.toolOutputPreview, ...input.toolOutputPreview },
     snapshotConflicts: input.snapshotConflicts ?? defaultContextPolicy.snapshotConflicts,
   };
-  if (typeof policy.version !== 'string' || policy.version === '') fail('policy.version', policy.version, 'expected a non-empty string.');
+  if (typeof policy.version !== 'string' || policy.version === '')
+    fail('policy.version', policy.version, 'expected a non-empty string.');
   oneOf('policy.prune.reasoning', policy.prune.reasoning, ['outside-newest-turns', 'all', 'none']);
   oneOf('policy.prune.toolTraffic', policy.prune.toolTraffic, ['when-over-budget', 'outside-newest-turns', 'none']);
   oneOf('policy.prune.emptyMessages', policy.prune.emptyMessages, ['remove', 'keep']);
   oneOf('policy.memory.mode', policy.memory.mode, ['off', 'search']);
   oneOf('policy.snapshotConflicts', policy.snapshotConflicts, ['throw', 'report']);
-  for (const status of policy.assistantStatuses) oneOf('policy.assistantStatuses', status, ['pending', 'streaming', 'completed', 'failed', 'cancelled']);
+  for (const status of policy.assistantStatuses)
+    oneOf('policy.assistantStatuses', status, ['pending', 'streaming', 'completed', 'failed', 'cancelled']);
   integer('policy.prune.reasoningTurns', policy.prune.reasoningTurns, 0);
   integer('policy.prune.toolTrafficTurns', policy.prune.toolTrafficTurns, 0);
   integer('policy.summary.reserveTokens', policy.summary.reserveTokens, 0);
@@ -174,7 +190,8 @@ export function resolveContextPolicy(input: ContextPolicyInput = {}): ContextPol
   integer('policy.memory.messageCharacters', policy.memory.messageCharacters, 1);
   integer('policy.toolOutputPreview.minimumTokens', policy.toolOutputPreview.minimumTokens, 16);
   integer('policy.toolOutputPreview.tokens', policy.toolOutputPreview.tokens, policy.toolOutputPreview.minimumTokens);
-  if (!(policy.summary.targetRatio > 0 && policy.summary.targetRatio <= 1)) fail('policy.summary.targetRatio', policy.summary.targetRatio, 'expected a share above 0 and at most 1.');
+  if (!(policy.summary.targetRatio > 0 && policy.summary.targetRatio <= 1))
+    fail('policy.summary.targetRatio', policy.summary.targetRatio, 'expected a share above 0 and at most 1.');
   return policy;
 }
 
@@ -183,9 +200,11 @@ function fail(argument: string, value: unknown, message: string): never {
 }
 
 function oneOf(argument: string, value: unknown, allowed: readonly string[]): void {
-  if (!allowed.includes(value as string)) fail(argument, value, `expected one of ${allowed.map((item) => `'${item}'`).join(', ')}.`);
+  if (!allowed.includes(value as string))
+    fail(argument, value, `expected one of ${allowed.map((item) => `'${item}'`).join(', ')}.`);
 }
 
 function integer(argument: string, value: unknown, minimum: number): void {
-  if (!Number.isSafeInteger(value) || (value as number) < minimum) fail(argument, value, `expected an integer of at least ${minimum}.`);
+  if (!Number.isSafeInteger(value) || (value as number) < minimum)
+    fail(argument, value, `expected an integer of at least ${minimum}.`);
 }

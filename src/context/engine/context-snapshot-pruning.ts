@@ -21,19 +21,36 @@ export interface ContextSnapshotPruning {
 
 /** A pruning record with nothing in it. */
 export function emptySnapshotPruning(): ContextSnapshotPruning {
-  return { reasoningSequences: [], toolCallIds: [], emptyMessages: 'remove', previews: [], trimmedSequences: [], memorySequences: [] };
+  return {
+    reasoningSequences: [],
+    toolCallIds: [],
+    emptyMessages: 'remove',
+    previews: [],
+    trimmedSequences: [],
+    memorySequences: [],
+  };
 }
 
 /** Reads a stored `pruned` value defensively (unknown JSON); missing fields are empty. */
 export function readSnapshotPruning(value: unknown): ContextSnapshotPruning {
-  const record = (typeof value === 'object' && value !== null && !Array.isArray(value) ? value : {}) as Record<string, unknown>;
-  const numbers = (key: string) => (Array.isArray(record[key]) ? (record[key] as unknown[]).filter((item): item is number => Number.isSafeInteger(item)) : []);
+  const record = (typeof value === 'object' && value !== null && !Array.isArray(value) ? value : {}) as Record<
+    string,
+    unknown
+  >;
+  const numbers = (key: string) =>
+    Array.isArray(record[key])
+      ? (record[key] as unknown[]).filter((item): item is number => Number.isSafeInteger(item))
+      : [];
   return {
     reasoningSequences: numbers('reasoningSequences'),
-    toolCallIds: Array.isArray(record.toolCallIds) ? (record.toolCallIds as unknown[]).filter((item): item is string => typeof item === 'string') : [],
+    toolCallIds: Array.isArray(record.toolCallIds)
+      ? (record.toolCallIds as unknown[]).filter((item): item is string => typeof item === 'string')
+      : [],
     emptyMessages: record.emptyMessages === 'keep' ? 'keep' : 'remove',
     previews: Array.isArray(record.previews)
-      ? (record.previews as Array<Record<string, unknown>>).filter((item) => typeof item?.toolCallId === 'string' && Number.isSafeInteger(item.maxTokens)).map((item) => ({ toolCallId: item.toolCallId as string, maxTokens: item.maxTokens as number }))
+      ? (record.previews as Array<Record<string, unknown>>)
+          .filter((item) => typeof item?.toolCallId === 'string' && Number.isSafeInteger(item.maxTokens))
+          .map((item) => ({ toolCallId: item.toolCallId as string, maxTokens: item.maxTokens as number }))
       : [],
     trimmedSequences: numbers('trimmedSequences'),
     memorySequences: numbers('memorySequences'),

@@ -19,7 +19,8 @@ function canonicalJson(value: unknown): string {
   if (value instanceof Date) return JSON.stringify(value.toISOString());
   if (value instanceof Uint8Array) return JSON.stringify(Buffer.from(value).toString('base64'));
   if (value instanceof ArrayBuffer) return JSON.stringify(Buffer.from(value).toString('base64'));
-  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
+  if (Array.isArray(value))
+    return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
   if (typeof value === 'object') {
     const entries = Object.keys(value as object)
       .filter((key) => (value as Record<string, unknown>)[key] !== undefined)

@@ -37,9 +37,20 @@ export interface RebuildContextFromSnapshotOptions extends ConvertUIMessageOptio
  * stage functions that built it. `hash` equals the snapshot's `messagesHash` as long as the log and summary are
  * unchanged (a redaction makes the store mark the snapshot stale).
  */
-export function rebuildContextFromSnapshot({ snapshot, summary, messages, tokenCounter, policy: policyInput, ...conversion }: RebuildContextFromSnapshotOptions): { messages: ModelMessage[]; hash: string; matches: boolean } {
+export function rebuildContextFromSnapshot({
+  snapshot,
+  summary,
+  messages,
+  tokenCounter,
+  policy: policyInput,
+  ...conversion
+}: RebuildContextFromSnapshotOptions): { messages: ModelMessage[]; hash: string; matches: boolean } {
   if (snapshot.summaryId !== null && summary?.id !== snapshot.summaryId) {
-    throw new InvalidArgumentError({ argument: 'summary', value: summary?.id ?? null, message: `expected the snapshot's summary ${JSON.stringify(snapshot.summaryId)}.` });
+    throw new InvalidArgumentError({
+      argument: 'summary',
+      value: summary?.id ?? null,
+      message: `expected the snapshot's summary ${JSON.stringify(snapshot.summaryId)}.`,
+    });
   }
   const policy = resolveContextPolicy(policyInput);
   const pruning = readSnapshotPruning(snapshot.pruned);
@@ -52,8 +63,15 @@ export function rebuildContextFromSnapshot({ snapshot, summary, messages, tokenC
   const segments: ContextSegment[] = [];
   if (snapshot.summaryId !== null && summary) segments.push(createSummarySegment({ summary, measure }));
   if (pruning.memorySequences.length > 0) {
-    const quoted = pruning.memorySequences.map((sequence) => bySequence.get(sequence)).filter((message): message is StoredContextMessage => message !== undefined);
-    const memory = createMemorySegment({ messages: quoted, measure, maxTokens: policy.memory.maxTokens, messageCharacters: policy.memory.messageCharacters });
+    const quoted = pruning.memorySequences
+      .map((sequence) => bySequence.get(sequence))
+      .filter((message): message is StoredContextMessage => message !== undefined);
+    const memory = createMemorySegment({
+      messages: quoted,
+      measure,
+      maxTokens: policy.memory.maxTokens,
+      messageCharacters: policy.memory.messageCharacters,
+    });
     if (memory) segments.push(memory);
   }
   segments.push(...converted.segments);

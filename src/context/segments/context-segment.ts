@@ -111,7 +111,12 @@ export interface MessageToolIds {
 }
 
 const toolIdMemo = new WeakMap<ModelMessage, MessageToolIds>();
-const noToolIds: MessageToolIds = Object.freeze({ calls: [], results: [], approvalRequests: [], approvalResponses: [] }) as MessageToolIds;
+const noToolIds: MessageToolIds = Object.freeze({
+  calls: [],
+  results: [],
+  approvalRequests: [],
+  approvalResponses: [],
+}) as MessageToolIds;
 
 /** The tool ids in a message (memoised per message object). */
 export function messageToolIds(message: ModelMessage): MessageToolIds {
@@ -122,10 +127,14 @@ export function messageToolIds(message: ModelMessage): MessageToolIds {
   for (const part of message.content) {
     if (part.type === 'tool-call' && part.providerExecuted !== true) ids.calls.push(part.toolCallId);
     else if (part.type === 'tool-result') ids.results.push(part.toolCallId);
-    else if (part.type === 'tool-approval-request') ids.approvalRequests.push({ approvalId: part.approvalId, toolCallId: part.toolCallId });
+    else if (part.type === 'tool-approval-request')
+      ids.approvalRequests.push({ approvalId: part.approvalId, toolCallId: part.toolCallId });
     else if (part.type === 'tool-approval-response') ids.approvalResponses.push(part.approvalId);
   }
-  const result = ids.calls.length + ids.results.length + ids.approvalRequests.length + ids.approvalResponses.length === 0 ? noToolIds : ids;
+  const result =
+    ids.calls.length + ids.results.length + ids.approvalRequests.length + ids.approvalResponses.length === 0
+      ? noToolIds
+      : ids;
   toolIdMemo.set(message, result);
   return result;
 }
@@ -150,11 +159,31 @@ export function hasUnfinishedToolWork(segments: readonly ContextSegment[]): bool
 }
 
 /** Builds a message segment, counting its messages with the measure. */
-export function createMessageSegment({ messages, sequence, pinned = false, measure }: { messages: ModelMessage[]; sequence: number | null; pinned?: boolean; measure: ContextMeasure }): MessageSegment {
-  return { kind: 'message', sequence, pinned, messages, tokens: addTokenTallies(...messages.map((message) => measure.countMessage(message))) };
+export function createMessageSegment({
+  messages,
+  sequence,
+  pinned = false,
+  measure,
+}: {
+  messages: ModelMessage[];
+  sequence: number | null;
+  pinned?: boolean;
+  measure: ContextMeasure;
+}): MessageSegment {
+  return {
+    kind: 'message',
+    sequence,
+    pinned,
+    messages,
+    tokens: addTokenTallies(...messages.map((message) => measure.countMessage(message))),
+  };
 }
 
 /** A copy of the segment with other messages, recounted. */
-export function withMessages<SEGMENT extends ContextSegment>(segment: SEGMENT, messages: ModelMessage[], measure: ContextMeasure): SEGMENT {
+export function withMessages<SEGMENT extends ContextSegment>(
+  segment: SEGMENT,
+  messages: ModelMessage[],
+  measure: ContextMeasure,
+): SEGMENT {
   return { ...segment, messages, tokens: addTokenTallies(...messages.map((message) => measure.countMessage(message))) };
 }

@@ -4,7 +4,11 @@ import type { StoredContextSummary } from '../../model/context-store.js';
 import type { SummarySegment } from './context-segment.js';
 
 /** The text of the summary message: a header naming the covered range, then the summary. */
-export function renderSummaryText({ fromSequence, throughSequence, content }: Pick<StoredContextSummary, 'fromSequence' | 'throughSequence' | 'content'>): string {
+export function renderSummaryText({
+  fromSequence,
+  throughSequence,
+  content,
+}: Pick<StoredContextSummary, 'fromSequence' | 'throughSequence' | 'content'>): string {
   return `[Summary of the earlier conversation, messages ${fromSequence} to ${throughSequence}. It replaces those messages.]\n\n${content}`;
 }
 
@@ -12,7 +16,21 @@ export function renderSummaryText({ fromSequence, throughSequence, content }: Pi
  * The summary as a context segment: one `user` message (never a system message: `streamText` rejects those),
  * placed first.
  */
-export function createSummarySegment({ summary, measure }: { summary: Pick<StoredContextSummary, 'id' | 'fromSequence' | 'throughSequence' | 'content'>; measure: ContextMeasure }): SummarySegment {
+export function createSummarySegment({
+  summary,
+  measure,
+}: {
+  summary: Pick<StoredContextSummary, 'id' | 'fromSequence' | 'throughSequence' | 'content'>;
+  measure: ContextMeasure;
+}): SummarySegment {
   const message: ModelMessage = { role: 'user', content: [{ type: 'text', text: renderSummaryText(summary) }] };
-  return { kind: 'summary', summaryId: summary.id, fromSequence: summary.fromSequence, throughSequence: summary.throughSequence, content: summary.content, messages: [message], tokens: measure.countMessage(message) };
+  return {
+    kind: 'summary',
+    summaryId: summary.id,
+    fromSequence: summary.fromSequence,
+    throughSequence: summary.throughSequence,
+    content: summary.content,
+    messages: [message],
+    tokens: measure.countMessage(message),
+  };
 }

@@ -38,7 +38,10 @@ export interface ConvertToContextSegmentsOptions extends ConvertUIMessageOptions
  * needs no tokenizing); otherwise the messages are counted. With `convertToolOutput`, messages with tool
  * parts are always counted, because the stored count assumed the default output conversion.
  */
-export function convertToContextSegments({ messages, measure, ...conversion }: ConvertToContextSegmentsOptions): { segments: MessageSegment[]; report: ConvertStageReport } {
+export function convertToContextSegments({ messages, measure, ...conversion }: ConvertToContextSegmentsOptions): {
+  segments: MessageSegment[];
+  report: ConvertStageReport;
+} {
   const segments: MessageSegment[] = [];
   const removed: ContextRemoval[] = [];
   const countedSequences: number[] = [];
@@ -56,16 +59,35 @@ export function convertToContextSegments({ messages, measure, ...conversion }: C
     const usable =
       stored.tokenCount != null &&
       stored.tokenCounterId === countId &&
-      !(conversion.convertToolOutput && stored.message.parts.some((part) => part.type === 'dynamic-tool' || part.type.startsWith('tool-')));
+      !(
+        conversion.convertToolOutput &&
+        stored.message.parts.some((part) => part.type === 'dynamic-tool' || part.type.startsWith('tool-'))
+      );
     if (usable) {
       storedCounts += 1;
-      segments.push({ kind: 'message', sequence: stored.sequence, pinned, messages: modelMessages, tokens: { text: stored.tokenCount!, ...countAttachments(modelMessages), messages: modelMessages.length } });
+      segments.push({
+        kind: 'message',
+        sequence: stored.sequence,
+        pinned,
+        messages: modelMessages,
+        tokens: { text: stored.tokenCount!, ...countAttachments(modelMessages), messages: modelMessages.length },
+      });
     } else {
       countedSequences.push(stored.sequence);
       segments.push(createMessageSegment({ messages: modelMessages, sequence: stored.sequence, pinned, measure }));
     }
   }
-  return { segments, report: { stage: 'convert', removed, messages: modelMessageCount, storedCounts, countedSequences, tokensSaved: sumRemovedTokens(removed) } };
+  return {
+    segments,
+    report: {
+      stage: 'convert',
+      removed,
+      messages: modelMessageCount,
+      storedCounts,
+      countedSequences,
+      tokensSaved: sumRemovedTokens(removed),
+    },
+  };
 }
 
 /** Images and files in messages, without tokenizing (text files are part of the stored text count). */
@@ -73,7 +95,14 @@ function countAttachments(messages: readonly ModelMessage[]): { images: number; 
   let images = 0;
   let files = 0;
   const visit = (part: { type: string; [key: string]: unknown }) => {
-    if (part.type !== 'file' && part.type !== 'image' && part.type !== 'reasoning-file' && !part.type.startsWith('image-') && !part.type.startsWith('file-')) return;
+    if (
+      part.type !== 'file' &&
+      part.type !== 'image' &&
+      part.type !== 'reasoning-file' &&
+      !part.type.startsWith('image-') &&
+      !part.type.startsWith('file-')
+    )
+      return;
     if (fileText(part) !== undefined) return;
     if (part.type.startsWith('image') || String(part.mediaType ?? '').startsWith('image/')) images += 1;
     else files += 1;

@@ -48,21 +48,32 @@ export interface FilterStoredMessagesOptions {
  * exists) becomes `output-error` (approved, never run) or `output-denied`. Answered approvals after the
  * newest user message are unfinished tool work and are kept as they are. Idempotent.
  */
-export function filterStoredMessages({ messages, assistantStatuses = ['completed', 'cancelled', 'failed'] }: FilterStoredMessagesOptions): { messages: StoredContextMessage[]; report: FilterStageReport } {
+export function filterStoredMessages({
+  messages,
+  assistantStatuses = ['completed', 'cancelled', 'failed'],
+}: FilterStoredMessagesOptions): { messages: StoredContextMessage[]; report: FilterStageReport } {
   const removed: ContextRemoval[] = [];
   const kept: StoredContextMessage[] = [];
   for (const stored of messages) {
     const reason =
-      stored.deletedAt != null ? 'message-deleted'
-      : stored.contextState === 'excluded' ? 'message-excluded'
-      : stored.contextState === 'redacted' ? 'message-redacted'
-      : stored.message.role === 'system' ? 'message-system'
-      : stored.message.role === 'assistant' && !assistantStatuses.includes(stored.status) ? 'message-unfinished'
-      : undefined;
+      stored.deletedAt != null
+        ? 'message-deleted'
+        : stored.contextState === 'excluded'
+          ? 'message-excluded'
+          : stored.contextState === 'redacted'
+            ? 'message-redacted'
+            : stored.message.role === 'system'
+              ? 'message-system'
+              : stored.message.role === 'assistant' && !assistantStatuses.includes(stored.status)
+                ? 'message-unfinished'
+                : undefined;
     if (reason) removed.push({ sequence: stored.sequence, reason, tokens: stored.tokenCount ?? 0 });
     else kept.push(stored);
   }
-  const lastUserSequence = kept.reduce((last, stored) => (stored.message.role === 'user' ? Math.max(last, stored.sequence) : last), 0);
+  const lastUserSequence = kept.reduce(
+    (last, stored) => (stored.message.role === 'user' ? Math.max(last, stored.sequence) : last),
+    0,
+  );
   const closedToolCalls: ClosedToolCall[] = [];
   const result = kept.map((stored) => {
     if (stored.message.role !== 'assistant') return stored;
@@ -71,24 +82,49 @@ export function filterStoredMessages({ messages, assistantStatuses = ['completed
       const closed = closeToolPart(part, stored.status, stored.sequence < lastUserSequence);
       if (closed === part) return part;
       changed = true;
-      closedToolCalls.push({ sequence: stored.sequence, toolCallId: String(part.toolCallId), previousState: String(part.state) });
+      closedToolCalls.push({
+        sequence: stored.sequence,
+        toolCallId: String(part.toolCallId),
+        previousState: String(part.state),
+      });
       return closed;
     });
-    return changed ? { ...stored, message: { ...stored.message, parts }, tokenCount: null, tokenCounterId: null } : stored;
+    return changed
+      ? { ...stored, message: { ...stored.message, parts }, tokenCount: null, tokenCounterId: null }
+      : stored;
   });
-  return { messages: result, report: { stage: 'filter', removed, closedToolCalls, tokensSaved: sumRemovedTokens(removed) } };
+  return {
+    messages: result,
+    report: { stage: 'filter', removed, closedToolCalls, tokensSaved: sumRemovedTokens(removed) },
+  };
 }
 
-function closeToolPart(part: ContextUIPart, status: StoredContextMessageStatus, supersededByUser: boolean): ContextUIPart {
+function closeToolPart(
+  part: ContextUIPart,
+  status: StoredContextMessageStatus,
+  supersededByUser: boolean,
+): ContextUIPart {
   if (!isToolUIPart(part)) return part;
-  const { approval, preliminary: _preliminary, output: _output, ...rest } = part as ContextUIPart & { approval?: { approved?: boolean; reason?: string } };
-  const error = (errorText: string): ContextUIPart => ({ ...rest, state: 'output-error', input: part.input ?? null, errorText });
+  const {
+    approval,
+    preliminary: _preliminary,
+    output: _output,
+    ...rest
+  } = part as ContextUIPart & { approval?: { approved?: boolean; reason?: string } };
+  const error = (errorText: string): ContextUIPart => ({
+    ...rest,
+    state: 'output-error',
+    input: part.input ?? null,
+    errorText,
+  });
   switch (part.state) {
     case 'input-streaming':
     case 'input-available':
       return error(`The tool call did not complete: ${unfinishedCause(status)}`);
     case 'output-available':
-      return part.preliminary === true ? error('The tool call did not complete: only a preliminary result was recorded.') : part;
+      return part.preliminary === true
+        ? error('The tool call did not complete: only a preliminary result was recorded.')
+        : part;
     case 'approval-requested':
       return error('The tool call was not run: approval was requested but never given.');
     case 'approval-responded':

@@ -1,7 +1,12 @@
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextPolicy } from '../engine/context-policy.js';
 import type { MemoryStageReport } from '../engine/context-report.js';
-import { findCurrentInputIndex, renderSegments, type ContextSegment, type MemorySegment } from '../segments/context-segment.js';
+import {
+  findCurrentInputIndex,
+  renderSegments,
+  type ContextSegment,
+  type MemorySegment,
+} from '../segments/context-segment.js';
 import type { ContextStore } from '../../model/context-store.js';
 import { filterStoredMessages } from './filter-stored-messages.js';
 import { createMemorySegment } from '../segments/memory-segment.js';
@@ -24,24 +29,48 @@ export interface FindRelevantMemoryOptions {
  * and quotes the eligible messages found that are not in the context already (typically older than the
  * summary boundary) in one `user` message ({@link createMemorySegment}).
  */
-export async function findRelevantMemory({ store, segments, measure, policy }: FindRelevantMemoryOptions): Promise<{ segment: MemorySegment | null; report: MemoryStageReport }> {
-  const empty = (status: MemoryStageReport['status']): { segment: null; report: MemoryStageReport } => ({ segment: null, report: { stage: 'memory', status, sequences: [], removed: [], tokensSaved: 0 } });
+export async function findRelevantMemory({
+  store,
+  segments,
+  measure,
+  policy,
+}: FindRelevantMemoryOptions): Promise<{ segment: MemorySegment | null; report: MemoryStageReport }> {
+  const empty = (status: MemoryStageReport['status']): { segment: null; report: MemoryStageReport } => ({
+    segment: null,
+    report: { stage: 'memory', status, sequences: [], removed: [], tokensSaved: 0 },
+  });
   if (policy.memory.mode === 'off') return empty('off');
   if (!store.searchMessages) return empty('unavailable');
   const current = segments[findCurrentInputIndex(segments)];
   const query = current
     ? renderSegments([current])
-        .flatMap((message) => (typeof message.content === 'string' ? [message.content] : message.content.flatMap((part) => (part.type === 'text' ? [part.text] : []))))
+        .flatMap((message) =>
+          typeof message.content === 'string'
+            ? [message.content]
+            : message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])),
+        )
         .join(' ')
         .slice(0, 500)
         .trim()
     : '';
   if (query === '') return empty('none');
-  const present = new Set(segments.flatMap((segment) => (segment.kind === 'message' && segment.sequence !== null ? [segment.sequence] : [])));
+  const present = new Set(
+    segments.flatMap((segment) => (segment.kind === 'message' && segment.sequence !== null ? [segment.sequence] : [])),
+  );
   const found = await store.searchMessages({ query, limit: policy.memory.limit });
-  const validated = validateStoredMessages({ messages: found.filter((message) => !present.has(message.sequence)) }).messages;
+  const validated = validateStoredMessages({
+    messages: found.filter((message) => !present.has(message.sequence)),
+  }).messages;
   const eligible = filterStoredMessages({ messages: validated, assistantStatuses: policy.assistantStatuses }).messages;
-  const segment = createMemorySegment({ messages: eligible, measure, maxTokens: policy.memory.maxTokens, messageCharacters: policy.memory.messageCharacters });
+  const segment = createMemorySegment({
+    messages: eligible,
+    measure,
+    maxTokens: policy.memory.maxTokens,
+    messageCharacters: policy.memory.messageCharacters,
+  });
   if (!segment) return empty('none');
-  return { segment, report: { stage: 'memory', status: 'found', sequences: segment.sequences, removed: [], tokensSaved: 0 } };
+  return {
+    segment,
+    report: { stage: 'memory', status: 'found', sequences: segment.sequences, removed: [], tokensSaved: 0 },
+  };
 }

@@ -18,7 +18,11 @@ export function toolOutputText(output: ToolResultOutput): string {
     case 'execution-denied':
       return output.reason ?? '';
     case 'content':
-      return output.value.map((item) => (item.type === 'text' ? item.text : `[${item.type}${'mediaType' in item ? ` ${item.mediaType}` : ''}]`)).join('\n');
+      return output.value
+        .map((item) =>
+          item.type === 'text' ? item.text : `[${item.type}${'mediaType' in item ? ` ${item.mediaType}` : ''}]`,
+        )
+        .join('\n');
     default:
       return JSON.stringify(output) ?? '';
   }
@@ -46,7 +50,8 @@ export function previewToolOutput({ output, maxTokens, tokenCounter }: PreviewTo
   const total = tokenCounter.count(text);
   if (total <= maxTokens && original === output) return output;
   if (total <= maxTokens) return original;
-  const marker = (shown: number) => `${toolOutputPreviewMarker} the first ${shown} of ${total} tokens are shown; the full output is in the conversation log.]\n`;
+  const marker = (shown: number) =>
+    `${toolOutputPreviewMarker} the first ${shown} of ${total} tokens are shown; the full output is in the conversation log.]\n`;
   let length = Math.min(text.length, maxTokens * 4);
   let preview = '';
   for (;;) {
@@ -58,7 +63,9 @@ export function previewToolOutput({ output, maxTokens, tokenCounter }: PreviewTo
     length = Math.floor(length * 0.8);
   }
   const result: ToolResultOutput =
-    original.type === 'error-text' || original.type === 'error-json' ? { type: 'error-text', value: preview } : { type: 'text', value: preview };
+    original.type === 'error-text' || original.type === 'error-json'
+      ? { type: 'error-text', value: preview }
+      : { type: 'text', value: preview };
   originals.set(result, original);
   return result;
 }

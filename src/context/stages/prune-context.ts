@@ -2,7 +2,16 @@ import type { ModelMessage } from '@ai-sdk/provider-utils';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextPrunePolicy } from '../engine/context-policy.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
-import { estimateSegments, findCurrentInputIndex, groupTurns, hasUnfinishedToolWork, messageToolIds, withMessages, type ContextSegment, type MessageSegment } from '../segments/context-segment.js';
+import {
+  estimateSegments,
+  findCurrentInputIndex,
+  groupTurns,
+  hasUnfinishedToolWork,
+  messageToolIds,
+  withMessages,
+  type ContextSegment,
+  type MessageSegment,
+} from '../segments/context-segment.js';
 
 /** What pruning removed, precisely enough to apply it again ({@link applyContextPruning}); stored in snapshots. */
 export interface ContextPruning {
@@ -45,12 +54,17 @@ export interface PruneContextOptions {
  * work keep their tool traffic; the current input is never removed. Idempotent: pruning its output changes
  * nothing.
  */
-export function pruneContext({ segments, measure, messageBudget, policy }: PruneContextOptions): { segments: ContextSegment[]; report: PruneStageReport; pruning: ContextPruning } {
+export function pruneContext({ segments, measure, messageBudget, policy }: PruneContextOptions): {
+  segments: ContextSegment[];
+  report: PruneStageReport;
+  pruning: ContextPruning;
+} {
   const reasoningProtected = newestTurnIndices(segments, policy.reasoningTurns);
   const first = applyContextPruning({
     segments,
     measure,
-    reasoningFrom: (segment, index) => policy.reasoning !== 'none' && !segment.pinned && (policy.reasoning === 'all' || !reasoningProtected.has(index)),
+    reasoningFrom: (segment, index) =>
+      policy.reasoning !== 'none' && !segment.pinned && (policy.reasoning === 'all' || !reasoningProtected.has(index)),
     toolCallIds: new Set(),
     emptyMessages: policy.emptyMessages,
   });
@@ -61,11 +75,25 @@ export function pruneContext({ segments, measure, messageBudget, policy }: Prune
     const toolCallIds = prunableToolCallIds(first.segments, policy.toolTrafficTurns);
     if (toolCallIds.size > 0) {
       toolTraffic = 'pruned';
-      const second = applyContextPruning({ segments: first.segments, measure, reasoningFrom: () => false, toolCallIds, emptyMessages: policy.emptyMessages });
-      result = { segments: second.segments, removed: [...first.removed, ...second.removed], pruning: { ...first.pruning, toolCallIds: second.pruning.toolCallIds } };
+      const second = applyContextPruning({
+        segments: first.segments,
+        measure,
+        reasoningFrom: () => false,
+        toolCallIds,
+        emptyMessages: policy.emptyMessages,
+      });
+      result = {
+        segments: second.segments,
+        removed: [...first.removed, ...second.removed],
+        pruning: { ...first.pruning, toolCallIds: second.pruning.toolCallIds },
+      };
     }
   }
-  return { segments: result.segments, pruning: result.pruning, report: { stage: 'prune', removed: result.removed, toolTraffic, tokensSaved: sumRemovedTokens(result.removed) } };
+  return {
+    segments: result.segments,
+    pruning: result.pruning,
+    report: { stage: 'prune', removed: result.removed, toolTraffic, tokensSaved: sumRemovedTokens(result.removed) },
+  };
 }
 
 /** Options of {@link applyContextPruning}. */
@@ -87,11 +115,20 @@ export interface ApplyContextPruningOptions {
  * stored {@link ContextPruning}, so both produce the same messages. Unchanged segments are returned as the
  * same objects.
  */
-export function applyContextPruning({ segments, measure, reasoningFrom, toolCallIds, emptyMessages }: ApplyContextPruningOptions): { segments: ContextSegment[]; removed: ContextRemoval[]; pruning: ContextPruning } {
+export function applyContextPruning({
+  segments,
+  measure,
+  reasoningFrom,
+  toolCallIds,
+  emptyMessages,
+}: ApplyContextPruningOptions): { segments: ContextSegment[]; removed: ContextRemoval[]; pruning: ContextPruning } {
   const currentInput = findCurrentInputIndex(segments);
   const approvalToCall = new Map<string, string>();
   if (toolCallIds.size > 0) {
-    for (const segment of segments) for (const message of segment.messages) for (const request of messageToolIds(message).approvalRequests) approvalToCall.set(request.approvalId, request.toolCallId);
+    for (const segment of segments)
+      for (const message of segment.messages)
+        for (const request of messageToolIds(message).approvalRequests)
+          approvalToCall.set(request.approvalId, request.toolCallId);
   }
   const removed: ContextRemoval[] = [];
   const reasoningSequences: number[] = [];
@@ -104,9 +141,18 @@ export function applyContextPruning({ segments, measure, reasoningFrom, toolCall
     }
     let current: MessageSegment = segment;
     const step = (messages: ModelMessage[], reason: ContextRemoval['reason'], toolCallId?: string) => {
-      if (messages.length === current.messages.length && messages.every((message, position) => message === current.messages[position])) return;
+      if (
+        messages.length === current.messages.length &&
+        messages.every((message, position) => message === current.messages[position])
+      )
+        return;
       const next = withMessages(current, messages, measure);
-      removed.push({ sequence: segment.sequence, reason, tokens: measure.estimate(current.tokens) - measure.estimate(next.tokens), ...(toolCallId ? { toolCallId } : {}) });
+      removed.push({
+        sequence: segment.sequence,
+        reason,
+        tokens: measure.estimate(current.tokens) - measure.estimate(next.tokens),
+        ...(toolCallId ? { toolCallId } : {}),
+      });
       current = next;
     };
     if (reasoningFrom(segment, index) && current.messages.some(hasReasoning)) {
@@ -116,16 +162,27 @@ export function applyContextPruning({ segments, measure, reasoningFrom, toolCall
     if (toolCallIds.size > 0) {
       const mentioned = segmentToolCallIds(current, approvalToCall).filter((id) => toolCallIds.has(id));
       if (mentioned.length > 0) {
-        step(current.messages.map((message) => removeToolParts(message, toolCallIds, approvalToCall)), 'tool-traffic-pruned', mentioned.join(','));
+        step(
+          current.messages.map((message) => removeToolParts(message, toolCallIds, approvalToCall)),
+          'tool-traffic-pruned',
+          mentioned.join(','),
+        );
         for (const id of mentioned) removedToolCallIds.add(id);
       }
     }
     if (emptyMessages === 'remove' && current.messages.some(isEmpty)) {
-      step(current.messages.filter((message, position) => !isEmpty(message) || (index === currentInput && position === 0)), 'message-empty');
+      step(
+        current.messages.filter((message, position) => !isEmpty(message) || (index === currentInput && position === 0)),
+        'message-empty',
+      );
     }
     if (current.messages.length > 0) output.push(current);
   });
-  return { segments: output, removed, pruning: { reasoningSequences, toolCallIds: [...removedToolCallIds], emptyMessages } };
+  return {
+    segments: output,
+    removed,
+    pruning: { reasoningSequences, toolCallIds: [...removedToolCallIds], emptyMessages },
+  };
 }
 
 /** Segment indices in the newest `count` turns. */
@@ -140,13 +197,17 @@ function prunableToolCallIds(segments: readonly ContextSegment[], keepTurns: num
   const protectedIndices = new Set<number>();
   turns.forEach((turn, position) => {
     const turnSegments = turn.indices.map((index) => segments[index]!);
-    if (position >= turns.length - keepTurns || hasUnfinishedToolWork(turnSegments)) for (const index of turn.indices) protectedIndices.add(index);
+    if (position >= turns.length - keepTurns || hasUnfinishedToolWork(turnSegments))
+      for (const index of turn.indices) protectedIndices.add(index);
   });
   segments.forEach((segment, index) => {
     if (segment.kind !== 'message' || segment.pinned) protectedIndices.add(index);
   });
   const approvalToCall = new Map<string, string>();
-  for (const segment of segments) for (const message of segment.messages) for (const request of messageToolIds(message).approvalRequests) approvalToCall.set(request.approvalId, request.toolCallId);
+  for (const segment of segments)
+    for (const message of segment.messages)
+      for (const request of messageToolIds(message).approvalRequests)
+        approvalToCall.set(request.approvalId, request.toolCallId);
   const keep = new Set<string>();
   const candidates = new Set<string>();
   segments.forEach((segment, index) => {
@@ -169,14 +230,19 @@ function segmentToolCallIds(segment: ContextSegment, approvalToCall: ReadonlyMap
       if (id !== undefined) ids.add(id);
     }
     if (typeof message.content !== 'string' && message.role === 'assistant') {
-      for (const part of message.content) if (part.type === 'tool-call' && part.providerExecuted === true) ids.add(part.toolCallId);
+      for (const part of message.content)
+        if (part.type === 'tool-call' && part.providerExecuted === true) ids.add(part.toolCallId);
     }
   }
   return [...ids];
 }
 
 function hasReasoning(message: ModelMessage): boolean {
-  return message.role === 'assistant' && typeof message.content !== 'string' && message.content.some((part) => part.type === 'reasoning' || part.type === 'reasoning-file');
+  return (
+    message.role === 'assistant' &&
+    typeof message.content !== 'string' &&
+    message.content.some((part) => part.type === 'reasoning' || part.type === 'reasoning-file')
+  );
 }
 
 function removeReasoning(message: ModelMessage): ModelMessage {
@@ -185,23 +251,33 @@ function removeReasoning(message: ModelMessage): ModelMessage {
   return content.length === message.content.length ? message : { ...message, content };
 }
 
-function removeToolParts(message: ModelMessage, ids: ReadonlySet<string>, approvalToCall: ReadonlyMap<string, string>): ModelMessage {
+function removeToolParts(
+  message: ModelMessage,
+  ids: ReadonlySet<string>,
+  approvalToCall: ReadonlyMap<string, string>,
+): ModelMessage {
   if (typeof message.content === 'string') return message;
   if (message.role === 'tool') {
     const content = message.content.filter((part) =>
-      part.type === 'tool-result' ? !ids.has(part.toolCallId) : part.type === 'tool-approval-response' ? !ids.has(approvalToCall.get(part.approvalId) ?? '') : true,
+      part.type === 'tool-result'
+        ? !ids.has(part.toolCallId)
+        : part.type === 'tool-approval-response'
+          ? !ids.has(approvalToCall.get(part.approvalId) ?? '')
+          : true,
     );
     return content.length === message.content.length ? message : { ...message, content };
   }
   if (message.role !== 'assistant') return message;
   const parts = message.content;
-  const removedAt = parts.map((part) =>
-    (part.type === 'tool-call' || part.type === 'tool-result' || part.type === 'tool-approval-request') && ids.has(part.toolCallId),
+  const removedAt = parts.map(
+    (part) =>
+      (part.type === 'tool-call' || part.type === 'tool-result' || part.type === 'tool-approval-request') &&
+      ids.has(part.toolCallId),
   );
   if (!removedAt.includes(true)) return message;
   // A run of reasoning goes when everything it led to was removed (keeps OpenAI reasoning items paired).
   const isReasoning = (index: number) => parts[index]!.type === 'reasoning' || parts[index]!.type === 'reasoning-file';
-  for (let start = 0; start < parts.length; ) {
+  for (let start = 0; start < parts.length;) {
     if (!isReasoning(start)) {
       start += 1;
       continue;
@@ -211,7 +287,8 @@ function removeToolParts(message: ModelMessage, ids: ReadonlySet<string>, approv
     let next = end;
     while (next < parts.length && !isReasoning(next)) next += 1;
     const followers = removedAt.slice(end, next);
-    if (followers.length > 0 && followers.every(Boolean)) for (let index = start; index < end; index++) removedAt[index] = true;
+    if (followers.length > 0 && followers.every(Boolean))
+      for (let index = start; index < end; index++) removedAt[index] = true;
     start = end;
   }
   return { ...message, content: parts.filter((_part, index) => !removedAt[index]) } as ModelMessage;

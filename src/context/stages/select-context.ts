@@ -1,6 +1,12 @@
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
-import { estimateSegments, groupTurns, hasUnfinishedToolWork, type ContextSegment, type MessageSegment } from '../segments/context-segment.js';
+import {
+  estimateSegments,
+  groupTurns,
+  hasUnfinishedToolWork,
+  type ContextSegment,
+  type MessageSegment,
+} from '../segments/context-segment.js';
 
 /** What {@link selectContext} did. */
 export interface SelectStageReport {
@@ -44,19 +50,33 @@ export interface SelectContextOptions {
  * the summarizer. Turns are kept newest first and contiguously: once a turn does not fit, no older one is
  * kept. Idempotent.
  */
-export function selectContext({ segments, measure, messageBudget, targetTokens = messageBudget, overflowReason = 'turn-trimmed' }: SelectContextOptions): { segments: ContextSegment[]; overflow: MessageSegment[][]; report: SelectStageReport } {
+export function selectContext({
+  segments,
+  measure,
+  messageBudget,
+  targetTokens = messageBudget,
+  overflowReason = 'turn-trimmed',
+}: SelectContextOptions): { segments: ContextSegment[]; overflow: MessageSegment[][]; report: SelectStageReport } {
   const turns = groupTurns(segments);
   if (estimateSegments(segments, measure) <= messageBudget) {
-    return { segments: [...segments], overflow: [], report: { stage: 'select', removed: [], keptTurns: turns.length, overflowTurns: 0, tokensSaved: 0 } };
+    return {
+      segments: [...segments],
+      overflow: [],
+      report: { stage: 'select', removed: [], keptTurns: turns.length, overflowTurns: 0, tokensSaved: 0 },
+    };
   }
-  const required = turns.map((turn, position) => position === turns.length - 1 || hasUnfinishedToolWork(turn.indices.map((index) => segments[index]!)));
+  const required = turns.map(
+    (turn, position) =>
+      position === turns.length - 1 || hasUnfinishedToolWork(turn.indices.map((index) => segments[index]!)),
+  );
   const turnOf = new Map<number, number>();
   turns.forEach((turn, position) => {
     for (const index of turn.indices) turnOf.set(index, position);
   });
   let kept = 0;
   segments.forEach((segment, index) => {
-    if (segment.kind !== 'message' || segment.pinned || required[turnOf.get(index)!]) kept += measure.estimate(segment.tokens);
+    if (segment.kind !== 'message' || segment.pinned || required[turnOf.get(index)!])
+      kept += measure.estimate(segment.tokens);
   });
   const dropped = new Set<number>();
   const overflow: MessageSegment[][] = [];
@@ -79,13 +99,21 @@ export function selectContext({ segments, measure, messageBudget, targetTokens =
     for (const index of optional) dropped.add(index);
     if (optional.length > 0) overflow.unshift(optional.map((index) => segments[index] as MessageSegment));
   }
-  const removed: ContextRemoval[] = [...dropped].sort((a, b) => a - b).map((index) => {
-    const segment = segments[index] as MessageSegment;
-    return { sequence: segment.sequence, reason: overflowReason, tokens: measure.estimate(segment.tokens) };
-  });
+  const removed: ContextRemoval[] = [...dropped]
+    .sort((a, b) => a - b)
+    .map((index) => {
+      const segment = segments[index] as MessageSegment;
+      return { sequence: segment.sequence, reason: overflowReason, tokens: measure.estimate(segment.tokens) };
+    });
   return {
     segments: segments.filter((_segment, index) => !dropped.has(index)),
     overflow,
-    report: { stage: 'select', removed, keptTurns, overflowTurns: overflow.length, tokensSaved: sumRemovedTokens(removed) },
+    report: {
+      stage: 'select',
+      removed,
+      keptTurns,
+      overflowTurns: overflow.length,
+      tokensSaved: sumRemovedTokens(removed),
+    },
   };
 }

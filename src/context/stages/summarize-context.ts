@@ -26,8 +26,7 @@ export interface SummarizeContextOptions {
 
 /** The outcome of {@link summarizeContext}. */
 export type SummarizeContextResult =
-  | { status: 'created'; summary: SummarySegment; rounds: number }
-  | { status: 'failed'; error: string; rounds: number };
+  { status: 'created'; summary: SummarySegment; rounds: number } | { status: 'failed'; error: string; rounds: number };
 
 /**
  * Stage 7's side effect: extends the running summary incrementally, previous summary plus the oldest turns
@@ -36,7 +35,15 @@ export type SummarizeContextResult =
  * Each call is aborted after `policy.timeoutMs`. A call that throws, times out or returns nothing fails the
  * whole summarization and nothing is written (peers.md pain point E); the engine then trims instead.
  */
-export async function summarizeContext({ overflow, previous, summarizer, store, measure, policy, policyVersion }: SummarizeContextOptions): Promise<SummarizeContextResult> {
+export async function summarizeContext({
+  overflow,
+  previous,
+  summarizer,
+  store,
+  measure,
+  policy,
+  policyVersion,
+}: SummarizeContextOptions): Promise<SummarizeContextResult> {
   const turns = overflow.filter((turn) => turn.length > 0);
   const sequences = turns.flat().map((segment) => segment.sequence);
   if (turns.length === 0 || sequences.some((sequence) => sequence === null)) {
@@ -46,7 +53,12 @@ export async function summarizeContext({ overflow, previous, summarizer, store, 
   let round: MessageSegment[][] = [];
   let roundTokens = 0;
   for (const turn of turns) {
-    const tokens = measure.tokenCounter.count(renderSummaryTranscript({ messages: turn.flatMap((segment) => segment.messages), toolOutputCharacters: policy.toolOutputCharacters }));
+    const tokens = measure.tokenCounter.count(
+      renderSummaryTranscript({
+        messages: turn.flatMap((segment) => segment.messages),
+        toolOutputCharacters: policy.toolOutputCharacters,
+      }),
+    );
     if (round.length > 0 && roundTokens + tokens > policy.inputMaxTokens) {
       rounds.push(round);
       round = [];
@@ -85,7 +97,8 @@ export async function summarizeContext({ overflow, previous, summarizer, store, 
         }),
         timeout,
       ]);
-      if (typeof text !== 'string' || text.trim() === '') return { status: 'failed', error: 'the summarizer returned no text', rounds: calls };
+      if (typeof text !== 'string' || text.trim() === '')
+        return { status: 'failed', error: 'the summarizer returned no text', rounds: calls };
       content = text.trim();
     } catch (error) {
       return { status: 'failed', error: error instanceof Error ? error.message : String(error), rounds: calls };
@@ -107,6 +120,10 @@ export async function summarizeContext({ overflow, previous, summarizer, store, 
     });
     return { status: 'created', summary: createSummarySegment({ summary: stored, measure }), rounds: calls };
   } catch (error) {
-    return { status: 'failed', error: `the summary could not be stored: ${error instanceof Error ? error.message : String(error)}`, rounds: calls };
+    return {
+      status: 'failed',
+      error: `the summary could not be stored: ${error instanceof Error ? error.message : String(error)}`,
+      rounds: calls,
+    };
   }
 }

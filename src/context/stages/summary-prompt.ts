@@ -10,9 +10,18 @@ export const summarySections = ['Goals', 'Decisions', 'Facts', 'Completed action
  * input, `[tool result name]` output, each tool input and output cut to `toolOutputCharacters`. Reasoning is
  * left out; files show as `[file media/type name]`.
  */
-export function renderSummaryTranscript({ messages, toolOutputCharacters = 2000 }: { messages: readonly ModelMessage[]; toolOutputCharacters?: number }): string {
+export function renderSummaryTranscript({
+  messages,
+  toolOutputCharacters = 2000,
+}: {
+  messages: readonly ModelMessage[];
+  toolOutputCharacters?: number;
+}): string {
   const lines: string[] = [];
-  const cut = (text: string) => (text.length > toolOutputCharacters ? `${text.slice(0, toolOutputCharacters)} […${text.length - toolOutputCharacters} more characters]` : text);
+  const cut = (text: string) =>
+    text.length > toolOutputCharacters
+      ? `${text.slice(0, toolOutputCharacters)} […${text.length - toolOutputCharacters} more characters]`
+      : text;
   for (const message of messages) {
     if (typeof message.content === 'string') {
       lines.push(`[${message.role}] ${message.content}`);
@@ -33,7 +42,9 @@ export function renderSummaryTranscript({ messages, toolOutputCharacters = 2000 
           lines.push(`[tool result ${part.toolName}] ${cut(toolOutputText(part.output))}`);
           break;
         case 'tool-approval-response':
-          lines.push(`[tool approval] ${part.approved ? 'approved' : 'denied'}${part.reason ? `: ${part.reason}` : ''}`);
+          lines.push(
+            `[tool approval] ${part.approved ? 'approved' : 'denied'}${part.reason ? `: ${part.reason}` : ''}`,
+          );
           break;
         default:
           break;
@@ -48,7 +59,12 @@ export function renderSummaryTranscript({ messages, toolOutputCharacters = 2000 
  * Completed actions, Open tasks) and forbid nesting the previous summary, and a prompt with the previous
  * summary and the new messages. Incremental: the model merges, it never summarizes a summary of a summary.
  */
-export function buildSummaryPrompt(input: Pick<ContextSummarizerInput, 'previousSummary' | 'transcript' | 'fromSequence' | 'throughSequence' | 'maxOutputTokens'>): { instructions: string; prompt: string } {
+export function buildSummaryPrompt(
+  input: Pick<
+    ContextSummarizerInput,
+    'previousSummary' | 'transcript' | 'fromSequence' | 'throughSequence' | 'maxOutputTokens'
+  >,
+): { instructions: string; prompt: string } {
   const instructions = [
     'You maintain the running summary of a conversation between a user and an AI assistant that uses tools.',
     'The summary replaces the messages it covers, so it must keep everything needed to continue the work:',
@@ -66,7 +82,9 @@ export function buildSummaryPrompt(input: Pick<ContextSummarizerInput, 'previous
     `- Stay under ${input.maxOutputTokens} tokens.`,
   ].join('\n');
   const prompt = [
-    input.previousSummary ? `<previous-summary>\n${input.previousSummary}\n</previous-summary>\n` : '<previous-summary>None.</previous-summary>\n',
+    input.previousSummary
+      ? `<previous-summary>\n${input.previousSummary}\n</previous-summary>\n`
+      : '<previous-summary>None.</previous-summary>\n',
     `<messages from-sequence="${input.fromSequence}" through-sequence="${input.throughSequence}">`,
     input.transcript,
     '</messages>',

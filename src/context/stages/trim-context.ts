@@ -2,7 +2,14 @@ import type { ModelMessage } from '@ai-sdk/provider-utils';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextToolOutputPreviewPolicy } from '../engine/context-policy.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
-import { estimateSegments, groupTurns, hasUnfinishedToolWork, withMessages, type ContextSegment, type MessageSegment } from '../segments/context-segment.js';
+import {
+  estimateSegments,
+  groupTurns,
+  hasUnfinishedToolWork,
+  withMessages,
+  type ContextSegment,
+  type MessageSegment,
+} from '../segments/context-segment.js';
 import { previewToolOutput, toolOutputText } from './preview-tool-output.js';
 
 /** A tool output replaced by a preview of at most `maxTokens` raw tokens. */
@@ -47,7 +54,11 @@ export interface TrimContextOptions {
  * goes, then previews shrink further. A tool call never loses its result (segments hold both) and the newest
  * user input is never cut. What cannot be cut is reported as `overBudgetTokens`. Idempotent.
  */
-export function trimContext({ segments, measure, messageBudget, preview }: TrimContextOptions): { segments: ContextSegment[]; previews: ToolOutputPreview[]; report: TrimStageReport } {
+export function trimContext({ segments, measure, messageBudget, preview }: TrimContextOptions): {
+  segments: ContextSegment[];
+  previews: ToolOutputPreview[];
+  report: TrimStageReport;
+} {
   const trimmer = createTrimmer(segments, measure, preview);
   const { total, over } = trimmer;
   if (over(messageBudget)) {
@@ -59,7 +70,8 @@ export function trimContext({ segments, measure, messageBudget, preview }: TrimC
     let remaining = total();
     for (let position = 0; position < turns.length - 1 && remaining > messageBudget; position++) {
       const turn = turns[position]!;
-      if (turn.indices.some((index) => required.has(index) && !(trimmer.current[index] as MessageSegment).pinned)) continue;
+      if (turn.indices.some((index) => required.has(index) && !(trimmer.current[index] as MessageSegment).pinned))
+        continue;
       for (const index of turn.indices) {
         if (required.has(index)) continue;
         dropped.add(index);
@@ -69,9 +81,20 @@ export function trimContext({ segments, measure, messageBudget, preview }: TrimC
     trimmer.drop((_segment, index) => dropped.has(index), 'turn-trimmed');
   }
   if (over(messageBudget)) trimmer.drop((segment) => segment.kind === 'memory', 'memory-dropped');
-  if (over(messageBudget)) trimmer.shorten(preview.tokens, () => over(messageBudget), () => true);
+  if (over(messageBudget))
+    trimmer.shorten(
+      preview.tokens,
+      () => over(messageBudget),
+      () => true,
+    );
   if (over(messageBudget)) trimmer.drop((segment) => segment.kind === 'summary', 'summary-dropped');
-  for (const size of trimmer.sizes.slice(1)) if (over(messageBudget)) trimmer.shorten(size, () => over(messageBudget), () => true);
+  for (const size of trimmer.sizes.slice(1))
+    if (over(messageBudget))
+      trimmer.shorten(
+        size,
+        () => over(messageBudget),
+        () => true,
+      );
   return trimmer.result(messageBudget);
 }
 
@@ -81,19 +104,28 @@ export function trimContext({ segments, measure, messageBudget, preview }: TrimC
  * The engine runs it before selecting and summarizing, so that one huge tool result is shortened instead of
  * pushing the whole history into a summary. Reported as a `trim` stage. Idempotent.
  */
-export function previewOversizedOutputs({ segments, measure, messageBudget, preview }: TrimContextOptions): { segments: ContextSegment[]; previews: ToolOutputPreview[]; report: TrimStageReport } {
+export function previewOversizedOutputs({ segments, measure, messageBudget, preview }: TrimContextOptions): {
+  segments: ContextSegment[];
+  previews: ToolOutputPreview[];
+  report: TrimStageReport;
+} {
   const trimmer = createTrimmer(segments, measure, preview);
   trimmer.previewRequired(messageBudget);
   return trimmer.result(messageBudget);
 }
 
-function createTrimmer(segments: readonly ContextSegment[], measure: ContextMeasure, preview: ContextToolOutputPreviewPolicy) {
+function createTrimmer(
+  segments: readonly ContextSegment[],
+  measure: ContextMeasure,
+  preview: ContextToolOutputPreviewPolicy,
+) {
   let current = [...segments];
   let total = estimateSegments(current, measure);
   const removed: ContextRemoval[] = [];
   const previews = new Map<string, number>();
   const sizes = [preview.tokens];
-  for (let size = Math.floor(preview.tokens / 2); size > preview.minimumTokens; size = Math.floor(size / 2)) sizes.push(size);
+  for (let size = Math.floor(preview.tokens / 2); size > preview.minimumTokens; size = Math.floor(size / 2))
+    sizes.push(size);
   if (preview.minimumTokens < preview.tokens) sizes.push(preview.minimumTokens);
   const trimmer = {
     get current() {
@@ -107,7 +139,8 @@ function createTrimmer(segments: readonly ContextSegment[], measure: ContextMeas
       const turns = groupTurns(current);
       const required = new Set<number>();
       turns.forEach((turn, position) => {
-        if (position === turns.length - 1 || hasUnfinishedToolWork(turn.indices.map((index) => current[index]!))) for (const index of turn.indices) required.add(index);
+        if (position === turns.length - 1 || hasUnfinishedToolWork(turn.indices.map((index) => current[index]!)))
+          for (const index of turn.indices) required.add(index);
       });
       current.forEach((segment, index) => {
         if (segment.kind === 'message' && segment.pinned) required.add(index);
@@ -129,24 +162,45 @@ function createTrimmer(segments: readonly ContextSegment[], measure: ContextMeas
         if (!over()) return;
         if (candidate.tokens <= size) continue;
         const before = total;
-        current = applyToolOutputPreviews({ segments: current, previews: [{ toolCallId: candidate.toolCallId, maxTokens: size }], measure }).segments;
+        current = applyToolOutputPreviews({
+          segments: current,
+          previews: [{ toolCallId: candidate.toolCallId, maxTokens: size }],
+          measure,
+        }).segments;
         total = estimateSegments(current, measure);
         previews.set(candidate.toolCallId, size);
-        removed.push({ sequence: candidate.sequence, reason: 'tool-output-previewed', tokens: before - total, toolCallId: candidate.toolCallId });
+        removed.push({
+          sequence: candidate.sequence,
+          reason: 'tool-output-previewed',
+          tokens: before - total,
+          toolCallId: candidate.toolCallId,
+        });
       }
     },
     previewRequired(budget: number) {
       if (total <= budget) return;
       const required = trimmer.required();
-      const requiredTotal = () => current.reduce((sum, segment, index) => sum + (required.has(index) ? measure.estimate(segment.tokens) : 0), 0);
-      for (const size of sizes) trimmer.shorten(size, () => requiredTotal() > budget, (index) => required.has(index));
+      const requiredTotal = () =>
+        current.reduce((sum, segment, index) => sum + (required.has(index) ? measure.estimate(segment.tokens) : 0), 0);
+      for (const size of sizes)
+        trimmer.shorten(
+          size,
+          () => requiredTotal() > budget,
+          (index) => required.has(index),
+        );
     },
     result(budget: number): { segments: ContextSegment[]; previews: ToolOutputPreview[]; report: TrimStageReport } {
       const previewList = [...previews].map(([toolCallId, maxTokens]) => ({ toolCallId, maxTokens }));
       return {
         segments: current,
         previews: previewList,
-        report: { stage: 'trim', removed, previews: previewList, overBudgetTokens: Math.max(0, total - budget), tokensSaved: sumRemovedTokens(removed) },
+        report: {
+          stage: 'trim',
+          removed,
+          previews: previewList,
+          overBudgetTokens: Math.max(0, total - budget),
+          tokensSaved: sumRemovedTokens(removed),
+        },
       };
     },
   };
@@ -154,7 +208,11 @@ function createTrimmer(segments: readonly ContextSegment[], measure: ContextMeas
 }
 
 /** Tool results in the segments, largest output first. */
-function previewCandidates(segments: readonly ContextSegment[], measure: ContextMeasure, within: (index: number) => boolean): Array<{ toolCallId: string; tokens: number; sequence: number | null }> {
+function previewCandidates(
+  segments: readonly ContextSegment[],
+  measure: ContextMeasure,
+  within: (index: number) => boolean,
+): Array<{ toolCallId: string; tokens: number; sequence: number | null }> {
   const candidates: Array<{ toolCallId: string; tokens: number; sequence: number | null; order: number }> = [];
   for (const [index, segment] of segments.entries()) {
     if (segment.kind !== 'message' || !within(index)) continue;
@@ -162,7 +220,12 @@ function previewCandidates(segments: readonly ContextSegment[], measure: Context
       if (typeof message.content === 'string' || (message.role !== 'tool' && message.role !== 'assistant')) continue;
       for (const part of message.content) {
         if (part.type !== 'tool-result') continue;
-        candidates.push({ toolCallId: part.toolCallId, tokens: measure.tokenCounter.count(toolOutputText(part.output)), sequence: segment.sequence, order: candidates.length });
+        candidates.push({
+          toolCallId: part.toolCallId,
+          tokens: measure.tokenCounter.count(toolOutputText(part.output)),
+          sequence: segment.sequence,
+          order: candidates.length,
+        });
       }
     }
   }
@@ -183,7 +246,9 @@ export interface ApplyToolOutputPreviewsOptions {
  * Replaces the outputs of the given tool calls with previews ({@link previewToolOutput}). {@link trimContext}
  * uses it, and a snapshot rebuild applies the stored previews with it. Unchanged segments keep their identity.
  */
-export function applyToolOutputPreviews({ segments, previews, measure }: ApplyToolOutputPreviewsOptions): { segments: ContextSegment[] } {
+export function applyToolOutputPreviews({ segments, previews, measure }: ApplyToolOutputPreviewsOptions): {
+  segments: ContextSegment[];
+} {
   if (previews.length === 0) return { segments: [...segments] };
   const sizes = new Map(previews.map((entry) => [entry.toolCallId, entry.maxTokens]));
   return {
@@ -191,11 +256,16 @@ export function applyToolOutputPreviews({ segments, previews, measure }: ApplyTo
       if (segment.kind !== 'message') return segment;
       let changed = false;
       const messages = segment.messages.map((message): ModelMessage => {
-        if (typeof message.content === 'string' || (message.role !== 'tool' && message.role !== 'assistant')) return message;
+        if (typeof message.content === 'string' || (message.role !== 'tool' && message.role !== 'assistant'))
+          return message;
         let messageChanged = false;
         const content = message.content.map((part) => {
           if (part.type !== 'tool-result' || !sizes.has(part.toolCallId)) return part;
-          const output = previewToolOutput({ output: part.output, maxTokens: sizes.get(part.toolCallId)!, tokenCounter: measure.tokenCounter });
+          const output = previewToolOutput({
+            output: part.output,
+            maxTokens: sizes.get(part.toolCallId)!,
+            tokenCounter: measure.tokenCounter,
+          });
           if (output === part.output) return part;
           messageChanged = true;
           return { ...part, output };

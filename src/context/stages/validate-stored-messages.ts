@@ -20,7 +20,15 @@ export interface ValidateStageReport {
 
 const ROLES = new Set(['system', 'user', 'assistant']);
 const STATUSES = new Set(['pending', 'streaming', 'completed', 'failed', 'cancelled']);
-const TOOL_STATES = new Set(['input-streaming', 'input-available', 'approval-requested', 'approval-responded', 'output-available', 'output-error', 'output-denied']);
+const TOOL_STATES = new Set([
+  'input-streaming',
+  'input-available',
+  'approval-requested',
+  'approval-responded',
+  'output-available',
+  'output-error',
+  'output-denied',
+]);
 
 /**
  * Stage 2: checks the structure of stored messages and migrates older `UIMessage` shapes. A malformed message
@@ -29,14 +37,22 @@ const TOOL_STATES = new Set(['input-streaming', 'input-available', 'approval-req
  * `mimeType`) become data URLs. A changed message loses its stored token count so it is counted again.
  * Idempotent: its output passes through unchanged.
  */
-export function validateStoredMessages({ messages }: { messages: readonly StoredContextMessage[] }): { messages: StoredContextMessage[]; report: ValidateStageReport } {
+export function validateStoredMessages({ messages }: { messages: readonly StoredContextMessage[] }): {
+  messages: StoredContextMessage[];
+  report: ValidateStageReport;
+} {
   const removed: ContextRemoval[] = [];
   const migrated: ValidateStageReport['migrated'] = [];
   const valid: StoredContextMessage[] = [];
   for (const stored of messages) {
     const problem = messageProblem(stored);
     if (problem) {
-      removed.push({ sequence: Number.isSafeInteger(stored?.sequence) ? stored.sequence : null, reason: 'message-invalid', tokens: stored?.tokenCount ?? 0, detail: problem });
+      removed.push({
+        sequence: Number.isSafeInteger(stored?.sequence) ? stored.sequence : null,
+        reason: 'message-invalid',
+        tokens: stored?.tokenCount ?? 0,
+        detail: problem,
+      });
       continue;
     }
     let changed = false;
@@ -45,7 +61,12 @@ export function validateStoredMessages({ messages }: { messages: readonly Stored
       const { part, migration } = migratePart(raw);
       const partProblem = partProblemOf(part);
       if (partProblem) {
-        removed.push({ sequence: stored.sequence, reason: 'part-invalid', tokens: 0, detail: `parts[${index}]: ${partProblem}` });
+        removed.push({
+          sequence: stored.sequence,
+          reason: 'part-invalid',
+          tokens: 0,
+          detail: `parts[${index}]: ${partProblem}`,
+        });
         changed = true;
         continue;
       }
@@ -55,18 +76,22 @@ export function validateStoredMessages({ messages }: { messages: readonly Stored
       }
       parts.push(part as ContextUIPart);
     }
-    valid.push(changed ? { ...stored, message: { ...stored.message, parts }, tokenCount: null, tokenCounterId: null } : stored);
+    valid.push(
+      changed ? { ...stored, message: { ...stored.message, parts }, tokenCount: null, tokenCounterId: null } : stored,
+    );
   }
   return { messages: valid, report: { stage: 'validate', removed, migrated, tokensSaved: sumRemovedTokens(removed) } };
 }
 
 function messageProblem(stored: StoredContextMessage): string | undefined {
   if (typeof stored !== 'object' || stored === null) return 'not an object';
-  if (!Number.isSafeInteger(stored.sequence) || stored.sequence < 1) return `sequence ${JSON.stringify(stored.sequence)} is not a positive integer`;
+  if (!Number.isSafeInteger(stored.sequence) || stored.sequence < 1)
+    return `sequence ${JSON.stringify(stored.sequence)} is not a positive integer`;
   const message = stored.message as unknown as Record<string, unknown> | null;
   if (typeof message !== 'object' || message === null) return 'message is not an object';
   if (typeof message.id !== 'string') return 'message.id is not a string';
-  if (!ROLES.has(message.role as string)) return `message.role ${JSON.stringify(message.role)} is not system, user or assistant`;
+  if (!ROLES.has(message.role as string))
+    return `message.role ${JSON.stringify(message.role)} is not system, user or assistant`;
   if (!Array.isArray(message.parts)) return 'message.parts is not an array';
   if (!STATUSES.has(stored.status)) return `status ${JSON.stringify(stored.status)} is unknown`;
   return undefined;
@@ -77,19 +102,23 @@ function partProblemOf(part: unknown): string | undefined {
   const record = part as Record<string, unknown>;
   if (typeof record.type !== 'string') return 'type is not a string';
   const type = record.type;
-  if ((type === 'text' || type === 'reasoning') && typeof record.text !== 'string') return `${type}.text is not a string`;
+  if ((type === 'text' || type === 'reasoning') && typeof record.text !== 'string')
+    return `${type}.text is not a string`;
   if (type === 'file' || type === 'reasoning-file') {
     if (typeof record.mediaType !== 'string') return 'file.mediaType is not a string';
     if (type === 'file' && record.providerReference != null) return undefined;
-    if (typeof record.url !== 'string' || !URL.canParse(record.url)) return `file.url ${JSON.stringify(record.url)?.slice(0, 60)} is not a URL`;
+    if (typeof record.url !== 'string' || !URL.canParse(record.url))
+      return `file.url ${JSON.stringify(record.url)?.slice(0, 60)} is not a URL`;
   }
   if (type === 'dynamic-tool' && typeof record.toolName !== 'string') return 'dynamic-tool.toolName is not a string';
   if (isToolUIPart(record as ContextUIPart)) {
     if (typeof record.toolCallId !== 'string') return 'toolCallId is not a string';
     if (!TOOL_STATES.has(record.state as string)) return `tool state ${JSON.stringify(record.state)} is unknown`;
     const approval = record.approval as Record<string, unknown> | undefined;
-    if (approval != null && (typeof approval !== 'object' || typeof approval.id !== 'string')) return 'approval.id is not a string';
-    if ((record.state === 'approval-requested' || record.state === 'approval-responded') && approval == null) return `${record.state} without an approval`;
+    if (approval != null && (typeof approval !== 'object' || typeof approval.id !== 'string'))
+      return 'approval.id is not a string';
+    if ((record.state === 'approval-requested' || record.state === 'approval-responded') && approval == null)
+      return `${record.state} without an approval`;
   }
   if (type === 'steering-message' && !Array.isArray(record.parts)) return 'steering-message.parts is not an array';
   return undefined;
@@ -100,13 +129,29 @@ function migratePart(raw: unknown): { part: unknown; migration?: PartMigration }
   const part = raw as Record<string, any>;
   if (part.type === 'tool-invocation' && typeof part.toolInvocation === 'object' && part.toolInvocation !== null) {
     const invocation = part.toolInvocation;
-    const state = invocation.state === 'result' ? 'output-available' : invocation.state === 'call' ? 'input-available' : 'input-streaming';
+    const state =
+      invocation.state === 'result'
+        ? 'output-available'
+        : invocation.state === 'call'
+          ? 'input-available'
+          : 'input-streaming';
     return {
-      part: { type: `tool-${invocation.toolName}`, toolCallId: invocation.toolCallId, state, input: invocation.args, ...(state === 'output-available' ? { output: invocation.result } : {}) },
+      part: {
+        type: `tool-${invocation.toolName}`,
+        toolCallId: invocation.toolCallId,
+        state,
+        input: invocation.args,
+        ...(state === 'output-available' ? { output: invocation.result } : {}),
+      },
       migration: 'tool-invocation-to-tool-part',
     };
   }
-  if (part.state === 'output-error' && part.rawInput !== undefined && typeof part.type === 'string' && isToolUIPart(part as ContextUIPart)) {
+  if (
+    part.state === 'output-error' &&
+    part.rawInput !== undefined &&
+    typeof part.type === 'string' &&
+    isToolUIPart(part as ContextUIPart)
+  ) {
     const { rawInput, ...rest } = part;
     return { part: { ...rest, input: part.input ?? rawInput }, migration: 'raw-input-to-input' };
   }

@@ -1,7 +1,14 @@
 import type { TestDatabase } from '../../support/test-database.js';
 
 /** Every table of the package, in foreign-key order (parents first). */
-export const TABLES = ['agent_thread', 'agent_run', 'agent_message', 'agent_summary', 'agent_context_snapshot', 'agent_audit_event'] as const;
+export const TABLES = [
+  'agent_thread',
+  'agent_run',
+  'agent_message',
+  'agent_summary',
+  'agent_context_snapshot',
+  'agent_audit_event',
+] as const;
 export type TableName = (typeof TABLES)[number];
 
 type Admin = TestDatabase['admin'];
@@ -13,7 +20,10 @@ type Admin = TestDatabase['admin'];
 export async function dumpTenants(admin: Admin, tenantIds: readonly string[]): Promise<Record<TableName, string[]>> {
   const dump = {} as Record<TableName, string[]>;
   for (const table of TABLES) {
-    const rows = await admin.query<{ row: string }>(`select t::text as row from ${table} t where tenant_id = any($1::uuid[]) order by 1`, [tenantIds]);
+    const rows = await admin.query<{ row: string }>(
+      `select t::text as row from ${table} t where tenant_id = any($1::uuid[]) order by 1`,
+      [tenantIds],
+    );
     dump[table] = rows.map((row) => row.row);
   }
   return dump;
@@ -65,7 +75,13 @@ export async function scanForResidue(admin: Admin, needle: string): Promise<Resi
     `select tenant_id::text, search_vector::text as text from agent_message where search_vector @@ plainto_tsquery('simple', $1)`,
     [needle],
   );
-  residues.push(...lexemes.map((row) => ({ table: 'agent_message' as const, tenantId: row.tenant_id, text: `search_vector ${row.text}` })));
+  residues.push(
+    ...lexemes.map((row) => ({
+      table: 'agent_message' as const,
+      tenantId: row.tenant_id,
+      text: `search_vector ${row.text}`,
+    })),
+  );
   return residues;
 }
 

@@ -6,7 +6,16 @@ import { AgentHistoryError } from '../../../src/errors/agent-history-error.js';
  * 53300 (too many connections, while terminated backends are still being reaped),
  * postgres-js / Node socket codes, and `CALL_HUNG` (a call the test gave up on, see `withDeadline`).
  */
-const CONNECTION_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'CALL_HUNG']);
+const CONNECTION_CODES = new Set([
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'CALL_HUNG',
+]);
 
 /**
  * What kind of failure a store call ended in: `typed:<code>` for the package's own errors, `connection:<code>`
@@ -18,7 +27,8 @@ export function classifyFailure(error: unknown): string | null {
   for (let current = error, depth = 0; current && depth < 5; depth++) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string') {
-      if (/^(08|57)[0-9A-Z]{3}$/.test(code) || code === '53300' || CONNECTION_CODES.has(code)) return `connection:${code}`;
+      if (/^(08|57)[0-9A-Z]{3}$/.test(code) || code === '53300' || CONNECTION_CODES.has(code))
+        return `connection:${code}`;
     }
     current = (current as { cause?: unknown }).cause;
   }

@@ -9,7 +9,12 @@ import { rowsOf, type AgentHistoryDatabase } from '../../../src/tenant/database.
 import { APP_LOGIN } from '../../support/global-setup.js';
 import { openTestDatabase, type Backend, type TestDatabase } from '../../support/test-database.js';
 import { dumpTenants, TABLES } from './database-inspection.js';
-import { describeDirtyConnection, probePostgresPool, probeSingleConnection, type ConnectionState } from './pool-probe.js';
+import {
+  describeDirtyConnection,
+  probePostgresPool,
+  probeSingleConnection,
+  type ConnectionState,
+} from './pool-probe.js';
 import { ReliabilityTally } from './reliability-report.js';
 import { scaled, scaledTimeout } from './reliability-scale.js';
 import { seededRandom, type SeededRandom } from './seeded-random.js';
@@ -56,24 +61,41 @@ const NOT_FOUND_OPERATIONS: Record<string, NotFoundOperation> = {
   'read:loadContext': ({ store }, t) => store.loadContext(t.threadId),
   'read:listSummaries': ({ store }, t) => store.listSummaries(t.threadId),
   'page:listMessages': ({ store }, t, random) =>
-    store.listMessages(t.threadId, { limit: random.between(1, 50), before: random.chance(0.5) ? random.between(1, 10) : undefined }),
+    store.listMessages(t.threadId, {
+      limit: random.between(1, 50),
+      before: random.chance(0.5) ? random.between(1, 10) : undefined,
+    }),
   'update:renameThread': ({ store }, t) => store.renameThread(t.threadId, 'pwned'),
   'update:updateThreadMetadata': ({ store }, t) => store.updateThreadMetadata(t.threadId, { pwned: true }),
   'update:pinMessage': ({ store }, t, random) => store.pinMessage(t.threadId, t.messageId, random.chance(0.5)),
-  'update:checkpointMessage': ({ store }, t) => store.checkpointMessage(t.streamingThreadId, t.streamingMessageId, { parts: text('pwned') }),
+  'update:checkpointMessage': ({ store }, t) =>
+    store.checkpointMessage(t.streamingThreadId, t.streamingMessageId, { parts: text('pwned') }),
   'update:finalizeMessage': ({ store }, t, random) =>
-    store.finalizeMessage(t.streamingThreadId, t.streamingMessageId, { status: random.pick(['completed', 'failed', 'cancelled'] as const), parts: text('pwned') }),
+    store.finalizeMessage(t.streamingThreadId, t.streamingMessageId, {
+      status: random.pick(['completed', 'failed', 'cancelled'] as const),
+      parts: text('pwned'),
+    }),
   'update:finishRun': ({ store }, t) => store.finishRun(t.runId, { status: 'failed', usage: { inputTokens: 1 } }),
   'update:failRun': ({ store }, t) => store.failRun(t.runId, new Error('pwned')),
-  'append:appendMessage': ({ store }, t, _random, serial) => store.appendMessage(t.threadId, { id: `x-${serial}`, role: 'user', parts: text('pwned') }),
+  'append:appendMessage': ({ store }, t, _random, serial) =>
+    store.appendMessage(t.threadId, { id: `x-${serial}`, role: 'user', parts: text('pwned') }),
   'append:appendMessage-with-foreign-run': ({ store, fixture }, t, _random, serial) =>
-    store.appendMessage(fixture.threadIds[0]!, { id: `x-${serial}`, role: 'assistant', parts: text('pwned') }, { runId: t.runId }),
-  'append:beginAssistantMessage': ({ store }, t, _random, serial) => store.beginAssistantMessage(t.threadId, { messageId: `x-${serial}` }),
+    store.appendMessage(
+      fixture.threadIds[0]!,
+      { id: `x-${serial}`, role: 'assistant', parts: text('pwned') },
+      { runId: t.runId },
+    ),
+  'append:beginAssistantMessage': ({ store }, t, _random, serial) =>
+    store.beginAssistantMessage(t.threadId, { messageId: `x-${serial}` }),
   'append:startRun': ({ store }, t) => store.startRun(t.threadId, { model: 'pwned' }),
   'exclude:excludeMessages': ({ store }, t) => store.excludeMessages(t.threadId, [t.messageId], { reason: 'pwned' }),
   'exclude:includeMessages': ({ store }, t) => store.includeMessages(t.threadId, [t.messageId]),
   'redact:redactMessage': ({ store }, t, random) =>
-    store.redactMessage(t.threadId, t.messageId, { spans: random.chance(0.5) ? ['zz'] : undefined, actor: 'attacker', reason: 'pwned' }),
+    store.redactMessage(t.threadId, t.messageId, {
+      spans: random.chance(0.5) ? ['zz'] : undefined,
+      actor: 'attacker',
+      reason: 'pwned',
+    }),
   'delete:deleteThread': ({ store }, t) => store.deleteThread(t.threadId),
   'delete:softDeleteThread': ({ store }, t) => store.softDeleteThread(t.threadId),
   'fork:forkThread': ({ store }, t, random) => store.forkThread(t.threadId, { atSequence: random.between(0, 3) }),
@@ -86,7 +108,13 @@ const NOT_FOUND_OPERATIONS: Record<string, NotFoundOperation> = {
       messagesHash: 'pwned',
     }),
   'summary:writeSummary': ({ store }, t) =>
-    store.writeSummary(t.threadId, { fromSequence: 1, throughSequence: 1, content: 'pwned', tokenCount: 1, policyVersion: 'pwned' }),
+    store.writeSummary(t.threadId, {
+      fromSequence: 1,
+      throughSequence: 1,
+      content: 'pwned',
+      tokenCount: 1,
+      policyVersion: 'pwned',
+    }),
 };
 const NOT_FOUND_NAMES = Object.keys(NOT_FOUND_OPERATIONS);
 
@@ -119,7 +147,8 @@ export function defineIsolationSuite(backend: Backend): void {
       await database?.close();
     });
 
-    const probe = (): Promise<ConnectionState[]> => (client ? probePostgresPool(client, POOL_SIZE) : probeSingleConnection(db));
+    const probe = (): Promise<ConnectionState[]> =>
+      client ? probePostgresPool(client, POOL_SIZE) : probeSingleConnection(db);
 
     it(
       'should answer every cross-tenant operation with NotFoundError or an empty result and leave the victims byte-identical',
@@ -131,11 +160,16 @@ export function defineIsolationSuite(backend: Backend): void {
         const futureHistory = createAgentHistory({ db, _internal: { now: () => FAR_FUTURE } });
 
         const victims: TenantFixture[] = [];
-        for (let index = 0; index < VICTIMS; index++) victims.push(await seedTenant(history.forTenant(randomUUID()), random));
+        for (let index = 0; index < VICTIMS; index++)
+          victims.push(await seedTenant(history.forTenant(randomUUID()), random));
         const attackers: Attacker[] = [];
         for (let index = 0; index < ATTACKERS; index++) {
           const tenantId = randomUUID();
-          attackers.push({ store: history.forTenant(tenantId), futureStore: futureHistory.forTenant(tenantId), fixture: await seedTenant(history.forTenant(tenantId), random) });
+          attackers.push({
+            store: history.forTenant(tenantId),
+            futureStore: futureHistory.forTenant(tenantId),
+            fixture: await seedTenant(history.forTenant(tenantId), random),
+          });
         }
         const victimTenantIds = victims.map((victim) => victim.tenantId);
         const victimThreadIds = new Set(victims.flatMap((victim) => [...victim.threadIds, victim.softDeletedThreadId]));
@@ -195,43 +229,97 @@ export function defineIsolationSuite(backend: Backend): void {
             // No existence oracle: the same error class, code and message (ids aside) as for a row that does not exist.
             tally.attempt('oracle:compared-with-missing-id');
             const shape = (outcome: Settled) =>
-              outcome.ok ? 'succeeded' : `${(outcome.error as Error).name} ${(outcome.error as NotFoundError).code} ${(outcome.error as Error).message.replaceAll(/"[^"]*"/g, '<id>')}`;
-            tally.expect(shape(foreign) === shape(missing), `${name} tells a foreign row from a missing one`, () => `${shape(foreign)} vs ${shape(missing)}`);
+              outcome.ok
+                ? 'succeeded'
+                : `${(outcome.error as Error).name} ${(outcome.error as NotFoundError).code} ${(outcome.error as Error).message.replaceAll(/"[^"]*"/g, '<id>')}`;
+            tally.expect(
+              shape(foreign) === shape(missing),
+              `${name} tells a foreign row from a missing one`,
+              () => `${shape(foreign)} vs ${shape(missing)}`,
+            );
           }
         };
 
         const SCOPED_OPERATIONS: Record<string, (attacker: Attacker) => Promise<void>> = {
           'page:listThreads': async ({ store }) => {
             // A hand-made cursor that names a victim's thread: keyset paging must still stay inside the tenant.
-            const crafted = Buffer.from(JSON.stringify([FAR_FUTURE.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'), random.pick([...victimThreadIds])])).toString('base64url');
-            const page = await store.listThreads({ userId: random.chance(0.5) ? SHARED_USER_ID : undefined, limit: random.between(1, 50), cursor: random.chance(0.5) ? crafted : undefined });
-            expectOwnThreads('listThreads', page.threads.map((thread) => thread.id));
+            const crafted = Buffer.from(
+              JSON.stringify([
+                FAR_FUTURE.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'),
+                random.pick([...victimThreadIds]),
+              ]),
+            ).toString('base64url');
+            const page = await store.listThreads({
+              userId: random.chance(0.5) ? SHARED_USER_ID : undefined,
+              limit: random.between(1, 50),
+              cursor: random.chance(0.5) ? crafted : undefined,
+            });
+            expectOwnThreads(
+              'listThreads',
+              page.threads.map((thread) => thread.id),
+            );
           },
           'search:searchMessages': async ({ store }) => {
             const query = random.chance(0.5) ? SHARED_WORD : random.pick(victimCanaries);
-            const hits = await store.searchMessages(query, { userId: random.chance(0.3) ? SHARED_USER_ID : undefined, limit: random.between(1, 100) });
-            expectOwnThreads('searchMessages', hits.map((hit) => hit.threadId));
-            tally.expect(query === SHARED_WORD || hits.length === 0, 'searchMessages found another tenant\'s canary', () => `${query}: ${hits.length} hits`);
+            const hits = await store.searchMessages(query, {
+              userId: random.chance(0.3) ? SHARED_USER_ID : undefined,
+              limit: random.between(1, 100),
+            });
+            expectOwnThreads(
+              'searchMessages',
+              hits.map((hit) => hit.threadId),
+            );
+            tally.expect(
+              query === SHARED_WORD || hits.length === 0,
+              "searchMessages found another tenant's canary",
+              () => `${query}: ${hits.length} hits`,
+            );
           },
           'search:searchMessages-in-foreign-thread': async ({ store }) => {
-            const hits = await store.searchMessages(random.chance(0.5) ? SHARED_WORD : random.pick(victimCanaries), { threadId: random.pick([...victimThreadIds]) });
-            tally.expect(hits.length === 0, 'searchMessages in a foreign thread returned hits', () => JSON.stringify(hits[0]));
+            const hits = await store.searchMessages(random.chance(0.5) ? SHARED_WORD : random.pick(victimCanaries), {
+              threadId: random.pick([...victimThreadIds]),
+            });
+            tally.expect(hits.length === 0, 'searchMessages in a foreign thread returned hits', () =>
+              JSON.stringify(hits[0]),
+            );
           },
           'recover:recoverAbandonedMessages': async ({ futureStore }) => {
             const recovered = await futureStore.recoverAbandonedMessages();
-            expectOwnRows('recoverAbandonedMessages', recovered.map((message) => message.rowId));
+            expectOwnRows(
+              'recoverAbandonedMessages',
+              recovered.map((message) => message.rowId),
+            );
           },
           'delete:deleteThreadsOlderThan': async () => {
             // A scratch tenant, so that expiring "everything older than the far future" only ever costs it.
             const scratch = history.forTenant(randomUUID());
             await scratch.createThread({ userId: SHARED_USER_ID });
-            const deleted = await scratch.deleteThreadsOlderThan({ olderThan: FAR_FUTURE, batchSize: random.between(1, 5) });
-            tally.expect(deleted === 1, 'retention deleted threads of another tenant', () => `deleted ${deleted}, expected 1`);
+            const deleted = await scratch.deleteThreadsOlderThan({
+              olderThan: FAR_FUTURE,
+              batchSize: random.between(1, 5),
+            });
+            tally.expect(
+              deleted === 1,
+              'retention deleted threads of another tenant',
+              () => `deleted ${deleted}, expected 1`,
+            );
           },
           'tenant:invalid-tenant-id': async () => {
-            const bad = random.pick(['', 'not-a-uuid', `${randomUUID()} `, `'; set role postgres; --`, '00000000-0000-0000-0000-00000000000g', null, 42]);
+            const bad = random.pick([
+              '',
+              'not-a-uuid',
+              `${randomUUID()} `,
+              `'; set role postgres; --`,
+              '00000000-0000-0000-0000-00000000000g',
+              null,
+              42,
+            ]);
             const outcome = await settle(Promise.resolve().then(() => history.forTenant(bad as string)));
-            tally.expect(!outcome.ok && outcome.error instanceof InvalidTenantError, 'a malformed tenant id was accepted', () => JSON.stringify(bad));
+            tally.expect(
+              !outcome.ok && outcome.error instanceof InvalidTenantError,
+              'a malformed tenant id was accepted',
+              () => JSON.stringify(bad),
+            );
           },
         };
         const SCOPED_NAMES = Object.keys(SCOPED_OPERATIONS);
@@ -239,13 +327,23 @@ export function defineIsolationSuite(backend: Backend): void {
         const OWN_OPERATIONS: Record<string, (attacker: Attacker) => Promise<void>> = {
           'own:appendMessage-and-listMessages': async ({ store, fixture }) => {
             const threadId = fixture.threadIds[0]!;
-            await store.appendMessage(threadId, { id: `own-${serial++}`, role: 'user', parts: text(`${SHARED_WORD} own`) });
+            await store.appendMessage(threadId, {
+              id: `own-${serial++}`,
+              role: 'user',
+              parts: text(`${SHARED_WORD} own`),
+            });
             const page = await store.listMessages(threadId, { limit: 20 });
-            expectOwnRows('listMessages', page.messages.map((message) => message.rowId));
+            expectOwnRows(
+              'listMessages',
+              page.messages.map((message) => message.rowId),
+            );
           },
           'own:loadContext': async ({ store, fixture }) => {
             const view = await store.loadContext(random.pick(fixture.threadIds));
-            expectOwnRows('loadContext', view.tail.map((message) => message.rowId));
+            expectOwnRows(
+              'loadContext',
+              view.tail.map((message) => message.rowId),
+            );
           },
         };
         const OWN_NAMES = Object.keys(OWN_OPERATIONS);
@@ -254,23 +352,42 @@ export function defineIsolationSuite(backend: Backend): void {
           tally.attempt('no-tenant:zero-rows');
           for (const tenant of [null, '', randomUUID()]) {
             const counts = await countAsAppRole(db, tenant);
-            tally.expect(counts.every((count) => count === 0), 'rows visible without the tenant set', () => `tenant ${JSON.stringify(tenant)}: ${counts.join(',')}`);
+            tally.expect(
+              counts.every((count) => count === 0),
+              'rows visible without the tenant set',
+              () => `tenant ${JSON.stringify(tenant)}: ${counts.join(',')}`,
+            );
           }
           if (client) {
             tally.attempt('no-tenant:no-role-fails-closed');
             const outcome = await settle(client.unsafe('select count(*) from agent_message'));
-            tally.expect(!outcome.ok && (outcome.error as { code?: string }).code === '42501', 'the login role read a table without switching role', () => (outcome.ok ? 'rows returned' : describeError(outcome.error)));
+            tally.expect(
+              !outcome.ok && (outcome.error as { code?: string }).code === '42501',
+              'the login role read a table without switching role',
+              () => (outcome.ok ? 'rows returned' : describeError(outcome.error)),
+            );
           }
           const stranger = history.forTenant(randomUUID());
-          const [threads, hits] = await Promise.all([stranger.listThreads({ limit: 200 }), stranger.searchMessages(SHARED_WORD, { limit: 100 })]);
-          tally.expect(threads.threads.length === 0 && hits.length === 0, 'a new tenant sees rows', () => `${threads.threads.length} threads, ${hits.length} hits`);
+          const [threads, hits] = await Promise.all([
+            stranger.listThreads({ limit: 200 }),
+            stranger.searchMessages(SHARED_WORD, { limit: 100 }),
+          ]);
+          tally.expect(
+            threads.threads.length === 0 && hits.length === 0,
+            'a new tenant sees rows',
+            () => `${threads.threads.length} threads, ${hits.length} hits`,
+          );
         };
 
         const compareVictims = async () => {
           tally.attempt('victims:byte-compare');
           const after = await dumpTenants(database.admin, victimTenantIds);
           for (const table of TABLES) {
-            tally.expect(JSON.stringify(after[table]) === JSON.stringify(before[table]), `victim rows changed in ${table}`, () => `${before[table].length} rows before, ${after[table].length} after`);
+            tally.expect(
+              JSON.stringify(after[table]) === JSON.stringify(before[table]),
+              `victim rows changed in ${table}`,
+              () => `${before[table].length} rows before, ${after[table].length} after`,
+            );
           }
         };
 
@@ -303,13 +420,18 @@ export function defineIsolationSuite(backend: Backend): void {
           }
           const outcomes = await Promise.allSettled(batch);
           for (const outcome of outcomes) {
-            if (outcome.status === 'rejected') tally.violation('an operation threw unexpectedly', describeError(outcome.reason));
+            if (outcome.status === 'rejected')
+              tally.violation('an operation threw unexpectedly', describeError(outcome.reason));
           }
           // After every batch of transactions: no pooled connection may still carry a tenant or a role.
           tally.attempt('pool:connections-probed', client ? POOL_SIZE : 1);
           for (const state of await probe()) {
             const dirty = describeDirtyConnection(state, loginUser);
-            tally.expect(dirty === null, 'a pooled connection carries state after its transaction', () => `${dirty} after ${names.join(', ')}`);
+            tally.expect(
+              dirty === null,
+              'a pooled connection carries state after its transaction',
+              () => `${dirty} after ${names.join(', ')}`,
+            );
           }
           if (crossTenant >= nextDump) {
             nextDump += DUMP_EVERY;

@@ -10,7 +10,9 @@
  * still reaches the runner.
  */
 export function isKnownDriverCrash(error: unknown): boolean {
-  return error instanceof TypeError && error.message.includes("reading 'write'") && (error.stack ?? '').includes('nextWrite');
+  return (
+    error instanceof TypeError && error.message.includes("reading 'write'") && (error.stack ?? '').includes('nextWrite')
+  );
 }
 
 /** Routes known driver crashes to `onCrash` until the returned function is called; everything else goes on as before. */
@@ -32,7 +34,10 @@ export function tolerateKnownDriverCrashes(onCrash: (error: Error) => void): () 
 export function withDeadline<VALUE>(promise: Promise<VALUE>, milliseconds: number): Promise<VALUE> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`no answer after ${milliseconds} ms`), { code: 'CALL_HUNG' })), milliseconds);
+    timer = setTimeout(
+      () => reject(Object.assign(new Error(`no answer after ${milliseconds} ms`), { code: 'CALL_HUNG' })),
+      milliseconds,
+    );
   });
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }

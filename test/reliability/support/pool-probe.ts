@@ -36,7 +36,11 @@ async function isInTransaction(run: () => Promise<unknown>): Promise<boolean> {
     await run();
     return true;
   } catch (error) {
-    if ((error as { code?: string }).code === '25P01' || (error as { cause?: { code?: string } }).cause?.code === '25P01') return false;
+    if (
+      (error as { code?: string }).code === '25P01' ||
+      (error as { cause?: { code?: string } }).cause?.code === '25P01'
+    )
+      return false;
     throw error;
   }
 }

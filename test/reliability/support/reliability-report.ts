@@ -66,7 +66,12 @@ export class ReliabilityTally {
       firstViolations: this.violations.slice(0, 20),
     };
     mkdirSync(RESULTS_FOLDER, { recursive: true });
-    writeFileSync(join(RESULTS_FOLDER, `${this.suite.replaceAll(/[^a-z0-9-]+/gi, '-')}.json`), `${JSON.stringify(result, null, 2)}\n`);
-    console.log(`[reliability] ${this.suite}: ${result.attempts} attempts, ${result.violations} violations, ${result.seconds}s ${JSON.stringify(result.byKind)}${this.notes.size ? ` notes ${JSON.stringify(result.notes)}` : ''}`);
+    writeFileSync(
+      join(RESULTS_FOLDER, `${this.suite.replaceAll(/[^a-z0-9-]+/gi, '-')}.json`),
+      `${JSON.stringify(result, null, 2)}\n`,
+    );
+    console.log(
+      `[reliability] ${this.suite}: ${result.attempts} attempts, ${result.violations} violations, ${result.seconds}s ${JSON.stringify(result.byKind)}${this.notes.size ? ` notes ${JSON.stringify(result.notes)}` : ''}`,
+    );
   }
 }

@@ -7,7 +7,8 @@ export const RELIABILITY_SCALE = readScale(process.env.RELIABILITY_SCALE);
 function readScale(value: string | undefined): number {
   if (value === undefined || value === '') return 1;
   const scale = Number(value);
-  if (!Number.isFinite(scale) || scale <= 0) throw new Error(`RELIABILITY_SCALE must be a positive number, got ${JSON.stringify(value)}`);
+  if (!Number.isFinite(scale) || scale <= 0)
+    throw new Error(`RELIABILITY_SCALE must be a positive number, got ${JSON.stringify(value)}`);
   return scale;
 }
 

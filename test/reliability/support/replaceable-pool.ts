@@ -21,7 +21,8 @@ export function openReplaceablePool(url: string, { max = 8 }: { max?: number } =
   // fetch_types off: postgres-js 3.4.9 drops the promise of its start-up type query, so a backend terminated
   // during it becomes an unhandled rejection (porsager/postgres#1192, #1205, #1223). A short reconnect backoff,
   // so that hundreds of kills do not push the driver's exponential backoff to its 20 s ceiling.
-  const open = () => postgres(url, { max, onnotice: () => {}, connect_timeout: 5, fetch_types: false, backoff: () => 0.02 });
+  const open = () =>
+    postgres(url, { max, onnotice: () => {}, connect_timeout: 5, fetch_types: false, backoff: () => 0.02 });
   let client = open();
   let history = createAgentHistory({ db: drizzle({ client }) as unknown as AgentHistoryDatabase });
   let generation = 1;

@@ -68,7 +68,9 @@ export async function startRestartableCluster(): Promise<RestartableCluster> {
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   try {
     await migrate(drizzle({ client: admin }) as unknown as AgentHistoryDatabase);
-    await admin.unsafe(`create role ${APP_LOGIN} login noinherit nosuperuser nobypassrls; grant agent_history_app to ${APP_LOGIN};`);
+    await admin.unsafe(
+      `create role ${APP_LOGIN} login noinherit nosuperuser nobypassrls; grant agent_history_app to ${APP_LOGIN};`,
+    );
   } finally {
     await admin.end();
   }

@@ -38,7 +38,11 @@ export const SHARED_WORD = 'orchid';
 export async function seedTenant(store: TenantHistory, random: SeededRandom): Promise<TenantFixture> {
   const canary = `cnry${random.word(10)}`;
   const messages: FixtureMessage[] = [];
-  const append = async (threadId: string, message: Parameters<TenantHistory['appendMessage']>[1], options?: Parameters<TenantHistory['appendMessage']>[2]) => {
+  const append = async (
+    threadId: string,
+    message: Parameters<TenantHistory['appendMessage']>[1],
+    options?: Parameters<TenantHistory['appendMessage']>[2],
+  ) => {
     const { stored } = await store.appendMessage(threadId, message, options);
     const fixture = { threadId, messageId: stored.message.id, rowId: stored.rowId, sequence: stored.sequence };
     messages.push(fixture);
@@ -46,9 +50,18 @@ export async function seedTenant(store: TenantHistory, random: SeededRandom): Pr
   };
   const text = (value: string) => [{ type: 'text', text: value }];
 
-  const main = await store.createThread({ userId: SHARED_USER_ID, title: `Trip ${canary}`, metadata: { canary, tags: [SHARED_WORD] } });
+  const main = await store.createThread({
+    userId: SHARED_USER_ID,
+    title: `Trip ${canary}`,
+    metadata: { canary, tags: [SHARED_WORD] },
+  });
   const run = await store.startRun(main.id, { provider: 'mock', model: 'mock-1', metadata: { canary } });
-  await append(main.id, { id: `${canary}-u1`, role: 'user', parts: text(`${SHARED_WORD} weather in Paris ${canary}?`), metadata: { canary } });
+  await append(main.id, {
+    id: `${canary}-u1`,
+    role: 'user',
+    parts: text(`${SHARED_WORD} weather in Paris ${canary}?`),
+    metadata: { canary },
+  });
   await append(
     main.id,
     {
@@ -56,17 +69,31 @@ export async function seedTenant(store: TenantHistory, random: SeededRandom): Pr
       role: 'assistant',
       parts: [
         { type: 'step-start' },
-        { type: 'tool-weather', toolCallId: `${canary}-call-1`, state: 'output-available', input: { city: 'Paris' }, output: { note: canary, tempC: 18 } },
+        {
+          type: 'tool-weather',
+          toolCallId: `${canary}-call-1`,
+          state: 'output-available',
+          input: { city: 'Paris' },
+          output: { note: canary, tempC: 18 },
+        },
         { type: 'step-start' },
         { type: 'text', text: `${SHARED_WORD} it is 18C ${canary}`, state: 'done' },
       ],
     },
     { runId: run.id, clientRequestId: `${canary}-req-a1` },
   );
-  const secretMessage = await append(main.id, { id: `${canary}-u2`, role: 'user', parts: text(`my password is hunter2${canary} ${SHARED_WORD}`) });
+  const secretMessage = await append(main.id, {
+    id: `${canary}-u2`,
+    role: 'user',
+    parts: text(`my password is hunter2${canary} ${SHARED_WORD}`),
+  });
   await append(main.id, { id: `${canary}-a2`, role: 'assistant', parts: text(`noted ${canary}`) }, { runId: run.id });
   const excluded = await append(main.id, { id: `${canary}-u3`, role: 'user', parts: text(`off topic ${canary}`) });
-  const pinned = await append(main.id, { id: `${canary}-a3`, role: 'assistant', parts: text(`pinned fact ${canary}`) }, { pinned: false });
+  const pinned = await append(
+    main.id,
+    { id: `${canary}-a3`, role: 'assistant', parts: text(`pinned fact ${canary}`) },
+    { pinned: false },
+  );
   await store.finishRun(run.id, { status: 'completed', usage: { inputTokens: 10, outputTokens: 5 } });
   await store.excludeMessages(main.id, [excluded.messageId], { reason: 'off-topic', actor: 'seed' });
   await store.pinMessage(main.id, pinned.messageId);
@@ -87,7 +114,11 @@ export async function seedTenant(store: TenantHistory, random: SeededRandom): Pr
     policyVersion: 'reliability-1',
     messagesHash: `hash-${canary}`,
   });
-  await store.redactMessage(main.id, secretMessage.messageId, { spans: [`hunter2${canary}`], actor: 'seed', reason: 'secret' });
+  await store.redactMessage(main.id, secretMessage.messageId, {
+    spans: [`hunter2${canary}`],
+    actor: 'seed',
+    reason: 'secret',
+  });
 
   const live = await store.createThread({ userId: SHARED_USER_ID, title: `Live ${canary}` });
   await append(live.id, { id: `${canary}-l1`, role: 'user', parts: text(`search the web ${canary}`) });
@@ -99,7 +130,12 @@ export async function seedTenant(store: TenantHistory, random: SeededRandom): Pr
       { type: 'tool-search', toolCallId: `${canary}-call-2`, state: 'input-available', input: { query: canary } },
     ],
   });
-  const streaming = { threadId: live.id, messageId: checkpointed.message.id, rowId: begun.stored.rowId, sequence: begun.stored.sequence };
+  const streaming = {
+    threadId: live.id,
+    messageId: checkpointed.message.id,
+    rowId: begun.stored.rowId,
+    sequence: begun.stored.sequence,
+  };
   messages.push(streaming);
 
   const gone = await store.createThread({ userId: SHARED_USER_ID, title: `Gone ${canary}` });

@@ -8,7 +8,10 @@ interface PromptMessage {
  * The tool calls of a prompt that have no result after them, and the results that answer no earlier call. A
  * provider rejects either (the 400s of peers.md §4 A). Empty arrays mean the prompt is well-formed.
  */
-export function unpairedToolParts(messages: readonly PromptMessage[]): { callsWithoutResult: string[]; resultsWithoutCall: string[] } {
+export function unpairedToolParts(messages: readonly PromptMessage[]): {
+  callsWithoutResult: string[];
+  resultsWithoutCall: string[];
+} {
   const open = new Set<string>();
   const called = new Set<string>();
   const resultsWithoutCall: string[] = [];

@@ -32,7 +32,12 @@ export function ChatApp({ threadId, initialMessages, initialStatuses, initialCur
         api: '/api/chat',
         // Only the new message travels: the server reads the history from the store.
         prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => ({
-          body: { threadId: id, trigger, messageId, message: trigger === 'submit-message' ? messages.at(-1) : undefined },
+          body: {
+            threadId: id,
+            trigger,
+            messageId,
+            message: trigger === 'submit-message' ? messages.at(-1) : undefined,
+          },
         }),
       }),
     [],
@@ -55,7 +60,10 @@ export function ChatApp({ threadId, initialMessages, initialStatuses, initialCur
     if (keepOffset.current !== null) {
       element.scrollTop = element.scrollHeight - keepOffset.current;
       keepOffset.current = null;
-    } else if (element.scrollHeight - element.scrollTop - element.clientHeight < 160 || messages.length <= initialMessages.length) {
+    } else if (
+      element.scrollHeight - element.scrollTop - element.clientHeight < 160 ||
+      messages.length <= initialMessages.length
+    ) {
       element.scrollTop = element.scrollHeight;
     }
   }, [messages, initialMessages.length]);
@@ -65,10 +73,20 @@ export function ChatApp({ threadId, initialMessages, initialStatuses, initialCur
     setLoadingOlder(true);
     try {
       const response = await fetch(`/api/threads/${threadId}/messages?before=${cursor}`);
-      const page = (await response.json()) as { messages: ChatMessage[]; entries: Array<{ id: string; status: string }>; nextCursor: number | null };
+      const page = (await response.json()) as {
+        messages: ChatMessage[];
+        entries: Array<{ id: string; status: string }>;
+        nextCursor: number | null;
+      };
       keepOffset.current = scroller.current.scrollHeight - scroller.current.scrollTop;
-      setMessages((current) => [...page.messages.filter((older) => !current.some((message) => message.id === older.id)), ...current]);
-      setStatuses((current) => ({ ...Object.fromEntries(page.entries.map((entry) => [entry.id, entry.status])), ...current }));
+      setMessages((current) => [
+        ...page.messages.filter((older) => !current.some((message) => message.id === older.id)),
+        ...current,
+      ]);
+      setStatuses((current) => ({
+        ...Object.fromEntries(page.entries.map((entry) => [entry.id, entry.status])),
+        ...current,
+      }));
       setCursor(page.nextCursor);
     } finally {
       setLoadingOlder(false);
@@ -94,16 +112,28 @@ export function ChatApp({ threadId, initialMessages, initialStatuses, initialCur
     <div className="app">
       <ThreadSidebar threadId={threadId} threads={threads} />
       <main className="chat">
-        <div className="messages" ref={scroller} data-testid="messages" onScroll={(event) => event.currentTarget.scrollTop < 40 && void loadOlder()}>
+        <div
+          className="messages"
+          ref={scroller}
+          data-testid="messages"
+          onScroll={(event) => event.currentTarget.scrollTop < 40 && void loadOlder()}
+        >
           {cursor !== null && (
             <button className="older" data-testid="load-older" onClick={() => void loadOlder()} disabled={loadingOlder}>
               {loadingOlder ? 'Loading…' : 'Load older messages'}
             </button>
           )}
           {cursor === null && messages.length > 0 && <div className="start">Start of the conversation</div>}
-          {messages.length === 0 && <div className="empty">Ask about the weather in a city, or for a long story (you can stop it).</div>}
+          {messages.length === 0 && (
+            <div className="empty">Ask about the weather in a city, or for a long story (you can stop it).</div>
+          )}
           {messages.map((message) => (
-            <MessageView key={message.id} message={message} status={statuses[message.id]} streaming={busy && message.id === messages.at(-1)?.id && message.role === 'assistant'} />
+            <MessageView
+              key={message.id}
+              message={message}
+              status={statuses[message.id]}
+              streaming={busy && message.id === messages.at(-1)?.id && message.role === 'assistant'}
+            />
           ))}
         </div>
         {error && (
@@ -120,7 +150,13 @@ export function ChatApp({ threadId, initialMessages, initialStatuses, initialCur
             setInput('');
           }}
         >
-          <input data-testid="composer" value={input} onChange={(event) => setInput(event.target.value)} placeholder="Message…" autoFocus />
+          <input
+            data-testid="composer"
+            value={input}
+            onChange={(event) => setInput(event.target.value)}
+            placeholder="Message…"
+            autoFocus
+          />
           {busy ? (
             <button type="button" data-testid="stop" onClick={() => void stopAnswer()}>
               Stop
@@ -130,7 +166,12 @@ export function ChatApp({ threadId, initialMessages, initialStatuses, initialCur
               Send
             </button>
           )}
-          <button type="button" data-testid="regenerate" disabled={busy || !lastAssistant} onClick={() => void regenerate({ messageId: lastAssistant?.id })}>
+          <button
+            type="button"
+            data-testid="regenerate"
+            disabled={busy || !lastAssistant}
+            onClick={() => void regenerate({ messageId: lastAssistant?.id })}
+          >
             Regenerate
           </button>
         </form>

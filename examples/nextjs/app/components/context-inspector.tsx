@@ -46,18 +46,25 @@ export function ContextInspector({ threadId, version }: { threadId: string; vers
             .map((report) => (
               <div key={report.stepNumber} className="step" data-testid="budget-bar">
                 <span className="step-label">step {report.stepNumber + 1}</span>
-                <div className="bar" title={report.segments.map((segment) => `${segment.kind}: ${segment.tokens}`).join(', ')}>
+                <div
+                  className="bar"
+                  title={report.segments.map((segment) => `${segment.kind}: ${segment.tokens}`).join(', ')}
+                >
                   {report.segments.map((segment) => (
                     <div
                       key={segment.kind}
                       className="segment"
                       data-kind={segment.kind}
-                      style={{ width: `${(100 * segment.tokens) / report.contextWindow}%`, background: COLORS[segment.kind] }}
+                      style={{
+                        width: `${(100 * segment.tokens) / report.contextWindow}%`,
+                        background: COLORS[segment.kind],
+                      }}
                     />
                   ))}
                 </div>
                 <span className="step-used">
-                  {report.contextWindow - (report.segments.find((segment) => segment.kind === 'free')?.tokens ?? 0)} / {report.contextWindow} tokens
+                  {report.contextWindow - (report.segments.find((segment) => segment.kind === 'free')?.tokens ?? 0)} /{' '}
+                  {report.contextWindow} tokens
                   {report.notes.map((note) => (
                     <span key={note} className="note" data-testid="context-note">
                       {note}

@@ -1,11 +1,29 @@
 import type { ChatMessage } from '../../lib/tools';
 
-const STATUS_LABELS: Record<string, string> = { cancelled: 'stopped', failed: 'failed', pending: 'writing…', streaming: 'writing…' };
+const STATUS_LABELS: Record<string, string> = {
+  cancelled: 'stopped',
+  failed: 'failed',
+  pending: 'writing…',
+  streaming: 'writing…',
+};
 
-export function MessageView({ message, status, streaming }: { message: ChatMessage; status?: string; streaming: boolean }) {
+export function MessageView({
+  message,
+  status,
+  streaming,
+}: {
+  message: ChatMessage;
+  status?: string;
+  streaming: boolean;
+}) {
   const label = status ? STATUS_LABELS[status] : undefined;
   return (
-    <div className={`message ${message.role}`} data-testid={`message-${message.role}`} data-message-id={message.id} data-status={status ?? ''}>
+    <div
+      className={`message ${message.role}`}
+      data-testid={`message-${message.role}`}
+      data-message-id={message.id}
+      data-status={status ?? ''}
+    >
       <div className="role">
         {message.role === 'user' ? 'You' : 'Assistant'}
         {label && !streaming && (
@@ -13,7 +31,9 @@ export function MessageView({ message, status, streaming }: { message: ChatMessa
             {label}
           </span>
         )}
-        {message.metadata?.usage?.totalTokens !== undefined && <span className="usage">{message.metadata.usage.totalTokens} tokens</span>}
+        {message.metadata?.usage?.totalTokens !== undefined && (
+          <span className="usage">{message.metadata.usage.totalTokens} tokens</span>
+        )}
       </div>
       {message.parts.map((part, index) => {
         switch (part.type) {
@@ -33,7 +53,11 @@ export function MessageView({ message, status, streaming }: { message: ChatMessa
             return (
               <div key={index} className="tool" data-testid="tool-weather">
                 weather({part.input?.city ?? '…'}){' '}
-                {part.state === 'output-available' ? `→ ${part.output.tempC}°C` : part.state === 'output-error' ? `✗ ${part.errorText}` : '…'}
+                {part.state === 'output-available'
+                  ? `→ ${part.output.tempC}°C`
+                  : part.state === 'output-error'
+                    ? `✗ ${part.errorText}`
+                    : '…'}
               </div>
             );
           default:

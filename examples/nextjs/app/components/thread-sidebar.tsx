@@ -43,7 +43,10 @@ export function ThreadSidebar({ threadId, threads }: { threadId: string; threads
   }, [query]);
 
   const newChat = async () => {
-    const response = await fetch('/api/threads', { method: 'POST', body: JSON.stringify({ title: `Chat ${threads.length + 1}` }) });
+    const response = await fetch('/api/threads', {
+      method: 'POST',
+      body: JSON.stringify({ title: `Chat ${threads.length + 1}` }),
+    });
     const { id } = (await response.json()) as { id: string };
     router.push(`/t/${id}`);
   };
@@ -53,14 +56,22 @@ export function ThreadSidebar({ threadId, threads }: { threadId: string; threads
       <button className="new" data-testid="new-chat" onClick={() => void newChat()}>
         + New chat
       </button>
-      <input className="search" data-testid="search" type="search" placeholder="Search all chats…" value={query} onChange={(event) => setQuery(event.target.value)} />
+      <input
+        className="search"
+        data-testid="search"
+        type="search"
+        placeholder="Search all chats…"
+        value={query}
+        onChange={(event) => setQuery(event.target.value)}
+      />
       {hits !== null && (
         <ul className="hits" data-testid="search-results">
           {hits.length === 0 && <li className="none">No match</li>}
           {hits.map((hit) => (
             <li key={`${hit.threadId}-${hit.messageId}`}>
               <Link href={`/t/${hit.threadId}`} data-testid="search-hit">
-                <span className="hit-role">{hit.role}</span> <span dangerouslySetInnerHTML={{ __html: escapeSnippet(hit.snippet) }} />
+                <span className="hit-role">{hit.role}</span>{' '}
+                <span dangerouslySetInnerHTML={{ __html: escapeSnippet(hit.snippet) }} />
               </Link>
             </li>
           ))}
@@ -68,7 +79,12 @@ export function ThreadSidebar({ threadId, threads }: { threadId: string; threads
       )}
       <nav className="threads" data-testid="threads">
         {threads.map((thread) => (
-          <Link key={thread.id} href={`/t/${thread.id}`} className={thread.id === threadId ? 'active' : ''} data-testid="thread-link">
+          <Link
+            key={thread.id}
+            href={`/t/${thread.id}`}
+            className={thread.id === threadId ? 'active' : ''}
+            data-testid="thread-link"
+          >
             {thread.title} <span className="count">{thread.messageCount}</span>
           </Link>
         ))}

@@ -8,7 +8,15 @@ export async function GET(request: Request) {
   try {
     const cursor = new URL(request.url).searchParams.get('cursor') ?? undefined;
     const page = await (await tenantHistory()).listThreads({ userId: DEMO_USER_ID, limit: 50, cursor });
-    return Response.json({ threads: page.threads.map(({ id, title, messageCount, lastMessageAt }) => ({ id, title, messageCount, lastMessageAt })), nextCursor: page.nextCursor });
+    return Response.json({
+      threads: page.threads.map(({ id, title, messageCount, lastMessageAt }) => ({
+        id,
+        title,
+        messageCount,
+        lastMessageAt,
+      })),
+      nextCursor: page.nextCursor,
+    });
   } catch (error) {
     return chatErrorResponse(error);
   }
@@ -18,7 +26,9 @@ export async function GET(request: Request) {
 export async function POST(request: Request) {
   try {
     const body = (await request.json().catch(() => ({}))) as { title?: string };
-    const thread = await (await tenantHistory()).createThread({ userId: DEMO_USER_ID, title: body.title ?? 'New chat' });
+    const thread = await (
+      await tenantHistory()
+    ).createThread({ userId: DEMO_USER_ID, title: body.title ?? 'New chat' });
     return Response.json({ id: thread.id }, { status: 201 });
   } catch (error) {
     return chatErrorResponse(error);

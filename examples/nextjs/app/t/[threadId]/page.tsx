@@ -22,7 +22,11 @@ export default async function ThreadPage({ params }: { params: Promise<{ threadI
         initialMessages={page.messages}
         initialStatuses={Object.fromEntries(page.entries.map((entry) => [entry.id, entry.status]))}
         initialCursor={page.nextCursor}
-        threads={threads.threads.map((thread) => ({ id: thread.id, title: thread.title ?? 'Untitled', messageCount: thread.messageCount }))}
+        threads={threads.threads.map((thread) => ({
+          id: thread.id,
+          title: thread.title ?? 'Untitled',
+          messageCount: thread.messageCount,
+        }))}
       />
     );
   } catch (error) {
