@@ -21,7 +21,7 @@ export function loadConfig() {
     /** Repetitions of the whole suite; min / median / max are taken over them. */
     runs: integer('BENCH_RUNS', 3),
     /** Which workloads to run. */
-    workloads: names('BENCH_WORKLOADS', ['w1', 'w2', 'w3', 'w4', 'w5']),
+    workloads: names('BENCH_WORKLOADS', ['w1', 'w2', 'w3', 'w4', 'w5', 'w6']),
     /** Which peers to run in W1-W3 (agent-history always runs). */
     peers: names('BENCH_PEERS', ['bare-insert', 'bare-agent-table', 'mastra-pg', 'agent-history-one-by-one']),
     w1: {
@@ -50,6 +50,11 @@ export function loadConfig() {
       },
       sizes: list('BENCH_W5_SIZES', quick ? [10, 200] : [10, 1_000, 10_000]),
       demo: env.BENCH_DEMO !== '0',
+    },
+    /** W6: characters of each Unicode class for the guarded counter, and for the bare tokenizer beside it. */
+    w6: {
+      chars: integer('BENCH_W6_CHARS', quick ? 100_000 : 1_000_000),
+      bareChars: integer('BENCH_W6_BARE_CHARS', quick ? 4_000 : 16_000),
     },
     /** Load pg_stat_statements (a little overhead for every peer) and print the top statements per workload. */
     profile: env.BENCH_PROFILE === '1',

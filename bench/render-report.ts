@@ -118,5 +118,24 @@ export function renderReport(results: { meta: Record<string, any>; runs: any[] }
       '',
     );
   }
+  if (config.workloads.includes('w6')) out.push(tokenClassTable(runs, config), '');
   return out.join('\n');
+}
+
+/** W6: median ms per MB of the guarded counter per Unicode class (the longest event-loop block it causes). */
+function tokenClassTable(runs: any[], config: BenchConfig): string {
+  const samples: string[] = (runs[0]?.w6 ?? []).map((row: any) => row.sample);
+  const rows = samples.map((sample) => {
+    const of = (key: string) => runs.map((run) => run.w6?.find((row: any) => row.sample === sample)?.[key] as number);
+    const guarded = spread(of('guardedMsPerMB'));
+    const bare = spread(of('bareMs'));
+    return `| ${sample} | ${fmtSpread(guarded, 0)} | ${of('guardedTokensPerMB')[0]} | ${fmtSpread(bare, 0)} |`;
+  });
+  return [
+    `## W6 token counting per Unicode class (${config.w6.chars.toLocaleString('en')} characters of one class)`,
+    '',
+    `| class | guarded counter, ms per MB (min / median / max) | tokens per MB | bare tokenizer on ${config.w6.bareChars.toLocaleString('en')} characters, ms |`,
+    '|---|---|---|---|',
+    ...rows,
+  ].join('\n');
 }

@@ -1,0 +1,57 @@
+// W6: the token counter on 1 MB of one Unicode class at a time (issue: one message of family emoji blocked the
+// event loop for minutes). Counting is synchronous, so each timing is also the longest event-loop block the text
+// causes. Side by side: the bare tokenizer without the long-run guard, on a smaller slice of the same text
+// (at 1 MB it runs for minutes on the pathological classes).
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { guardLongRuns } from '../../src/tokens/guard-long-runs.js';
+
+/** One megabyte (UTF-16 units) of each class: the classes the o200k pre-tokeniser treats differently. */
+export const TOKEN_CLASS_SAMPLES: Record<string, string> = {
+  'latin letters': 'a',
+  'CJK ideographs': '漢',
+  'family emoji (ZWJ)': '👨‍👩‍👧‍👦',
+  'zero-width joiner': '\u200D',
+  'combining marks': '\u0301',
+  'private use': '\uE000',
+  'control characters': '\u0001',
+  'box drawing': '─',
+  punctuation: '!',
+  digits: '7',
+  spaces: ' ',
+  newlines: '\n',
+  'no-break spaces': '\u00a0',
+  'prose (mixed)': 'The quick brown fox, 漢字 and 👍, jumps over 13 lazy dogs.\n',
+  'letters then emoji, 255 each': 'a'.repeat(255) + '😀'.repeat(127),
+};
+
+export interface TokenClassTiming {
+  sample: string;
+  guardedMsPerMB: number;
+  guardedTokensPerMB: number;
+  bareChars: number;
+  bareMs: number;
+}
+
+/** Times the guarded counter on `bytes` of each class and the bare tokenizer on `bareChars` of it. */
+export function runTokenClasses({ chars = 1_000_000, bareChars = 16_000 } = {}): TokenClassTiming[] {
+  const options = { disallowedSpecial: new Set<string>() };
+  const bare = (text: string) => countTokens(text, options);
+  const guarded = guardLongRuns(bare);
+  guarded('warm up the tokenizer '.repeat(100));
+  return Object.entries(TOKEN_CLASS_SAMPLES).map(([sample, unit]) => {
+    const text = unit.repeat(Math.ceil(chars / unit.length)).slice(0, chars);
+    let started = performance.now();
+    const tokens = guarded(text);
+    const guardedMs = performance.now() - started;
+    started = performance.now();
+    bare(text.slice(0, bareChars));
+    const bareMs = performance.now() - started;
+    return {
+      sample,
+      guardedMsPerMB: Math.round((guardedMs * 1_000_000) / chars),
+      guardedTokensPerMB: Math.round((tokens * 1_000_000) / chars),
+      bareChars,
+      bareMs: Math.round(bareMs),
+    };
+  });
+}
