@@ -2,16 +2,15 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { VersionConflictError } from '../errors/version-conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type {
+  ContextMessage,
+  ContextSnapshot,
   ContextStore,
+  ContextSummary,
   LoadedContext,
-  NewContextSnapshot,
-  NewContextSummary,
-  StoredContextMessage,
-  StoredContextMessageStatus,
-  StoredContextSnapshot,
-  StoredContextState,
-  StoredContextSummary,
+  NewSnapshot,
+  NewSummary,
 } from '../model/context-store.js';
+import type { ContextState, MessageStatus } from '../model/stored-rows.js';
 import type { ContextUIMessage } from '../model/context-ui-message.js';
 
 // Words too common to make a message relevant (the search is a plain word match, enough for tests and demos).
@@ -46,9 +45,9 @@ export interface AppendMemoryMessageInput {
   /** The `UIMessage` to store. */
   message: ContextUIMessage;
   /** @default 'completed' */
-  status?: StoredContextMessageStatus;
+  status?: MessageStatus;
   /** @default 'eligible' */
-  contextState?: StoredContextState;
+  contextState?: ContextState;
   /** @default false */
   pinned?: boolean;
   /** @default null */
@@ -60,23 +59,23 @@ export interface AppendMemoryMessageInput {
 /** An in-memory {@link ContextStore} for one thread, with helpers to write and inspect it. */
 export interface MemoryContextStore extends ContextStore {
   /** Appends a message with the next sequence and returns it. */
-  appendMessage(input: AppendMemoryMessageInput): StoredContextMessage;
+  appendMessage(input: AppendMemoryMessageInput): ContextMessage;
   /** Changes a stored message (status, parts, context state, deletion, …). */
-  updateMessage(sequence: number, patch: Partial<Omit<StoredContextMessage, 'sequence'>>): StoredContextMessage;
+  updateMessage(sequence: number, patch: Partial<Omit<ContextMessage, 'sequence'>>): ContextMessage;
   /** Redacts a message and marks every summary and snapshot that covers it stale, as the Postgres store does. */
   redactMessage(sequence: number): void;
   /** Every stored message, oldest first (copies). */
-  readonly messages: readonly StoredContextMessage[];
+  readonly messages: readonly ContextMessage[];
   /** Every summary written, oldest first (copies). */
-  readonly summaries: readonly StoredContextSummary[];
+  readonly summaries: readonly ContextSummary[];
   /** Every snapshot written, oldest first (copies). */
-  readonly snapshots: readonly StoredContextSnapshot[];
+  readonly snapshots: readonly ContextSnapshot[];
 }
 
 /** Options of {@link createMemoryContextStore}. */
 export interface CreateMemoryContextStoreOptions {
   /** Messages to start with; their sequences must be 1, 2, 3…. */
-  messages?: readonly StoredContextMessage[];
+  messages?: readonly ContextMessage[];
   /** Test hooks. */
   _internal?: {
     /**
@@ -103,9 +102,9 @@ export function createMemoryContextStore({
 }: CreateMemoryContextStoreOptions = {}): MemoryContextStore {
   const counters = { summary: 0, snapshot: 0 };
   const generateId = _internal.generateId ?? ((kind: 'summary' | 'snapshot') => `${kind}-${++counters[kind]}`);
-  const messages: StoredContextMessage[] = [];
-  const summaries: Array<StoredContextSummary & { createdOrder: number }> = [];
-  const snapshots: Array<StoredContextSnapshot & { stale: boolean }> = [];
+  const messages: ContextMessage[] = [];
+  const summaries: Array<ContextSummary & { createdOrder: number }> = [];
+  const snapshots: Array<ContextSnapshot & { stale: boolean }> = [];
   let order = 0;
   initial.forEach((message, index) => {
     if (message.sequence !== index + 1)
@@ -153,7 +152,7 @@ export function createMemoryContextStore({
       tokenCount = null,
       tokenCounterId = null,
     }) {
-      const stored: StoredContextMessage = {
+      const stored: ContextMessage = {
         sequence: lastSequence() + 1,
         message: structuredClone(message),
         status,
@@ -205,7 +204,7 @@ export function createMemoryContextStore({
       };
     },
 
-    async writeSummary(input: NewContextSummary): Promise<StoredContextSummary> {
+    async writeSummary(input: NewSummary): Promise<ContextSummary> {
       await Promise.resolve();
       if (typeof input.content !== 'string' || input.content.trim() === '')
         throw new InvalidArgumentError({
@@ -237,7 +236,7 @@ export function createMemoryContextStore({
         content: input.content,
         tokenCount: input.tokenCount,
         policyVersion: input.policyVersion,
-        previousSummaryId: input.previousSummaryId,
+        previousSummaryId: input.previousSummaryId ?? null,
         stale: false,
         createdOrder: ++order,
       };
@@ -245,7 +244,7 @@ export function createMemoryContextStore({
       return strip(summary, 'createdOrder');
     },
 
-    async writeSnapshot(input: NewContextSnapshot): Promise<StoredContextSnapshot> {
+    async writeSnapshot(input: NewSnapshot): Promise<ContextSnapshot> {
       await Promise.resolve();
       const actualVersion = currentVersion();
       if (input.expectedVersion !== actualVersion)
@@ -275,14 +274,19 @@ export function createMemoryContextStore({
       // As the Postgres store: the summary must be the thread's; a stale one makes the snapshot stale.
       const summary = input.summaryId ? summaries.find((candidate) => candidate.id === input.summaryId) : undefined;
       if (input.summaryId && !summary) throw new NotFoundError({ entity: 'summary', id: input.summaryId });
-      const snapshot = {
-        ...structuredClone({ ...input, expectedVersion: undefined }),
+      const snapshot: ContextSnapshot & { stale: boolean } = {
         id: generateId('snapshot'),
         version: actualVersion + 1,
+        throughSequence: input.throughSequence,
+        summaryId: input.summaryId ?? null,
+        includedSequences: structuredClone(input.includedSequences),
+        pruned: structuredClone(input.pruned ?? []),
+        budget: structuredClone(input.budget ?? {}),
+        policyVersion: input.policyVersion,
+        messagesHash: input.messagesHash,
         stale: summary?.stale ?? false,
       };
-      delete (snapshot as { expectedVersion?: number }).expectedVersion;
-      snapshots.push(snapshot as StoredContextSnapshot & { stale: boolean });
+      snapshots.push(snapshot);
       return strip(snapshot, 'stale');
     },
 
