@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { VersionConflictError } from '../errors/version-conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
+import { assertInteger } from '../store/assert-input.js';
 import type {
   ContextMessage,
   ContextSnapshot,
@@ -62,7 +63,10 @@ export interface MemoryContextStore extends ContextStore {
   appendMessage(input: AppendMemoryMessageInput): ContextMessage;
   /** Changes a stored message (status, parts, context state, deletion, …). */
   updateMessage(sequence: number, patch: Partial<Omit<ContextMessage, 'sequence'>>): ContextMessage;
-  /** Redacts a message and marks every summary and snapshot that covers it stale, as the Postgres store does. */
+  /**
+   * Redacts a message: its context state becomes `redacted` and its parts empty, and, as the Postgres store does,
+   * every summary whose range covers it and every snapshot whose boundary is at or after it becomes stale.
+   */
   redactMessage(sequence: number): void;
   /** Every stored message, oldest first (copies). */
   readonly messages: readonly ContextMessage[];
@@ -178,10 +182,8 @@ export function createMemoryContextStore({
       message.message = { ...message.message, parts: [] };
       for (const summary of summaries)
         if (summary.fromSequence <= sequence && sequence <= summary.throughSequence) summary.stale = true;
-      for (const snapshot of snapshots) {
-        const summary = summaries.find((candidate) => candidate.id === snapshot.summaryId);
-        if (snapshot.includedSequences.includes(sequence) || summary?.stale) snapshot.stale = true;
-      }
+      // As the Postgres store: a snapshot covers the messages up to its boundary (its tail is read afresh).
+      for (const snapshot of snapshots) if (snapshot.throughSequence >= sequence) snapshot.stale = true;
     },
 
     async loadContext(): Promise<LoadedContext> {
@@ -212,23 +214,9 @@ export function createMemoryContextStore({
           value: input.content,
           message: 'a summary must have content.',
         });
-      if (!Number.isSafeInteger(input.fromSequence) || input.fromSequence < 1)
-        throw new InvalidArgumentError({
-          argument: 'summary.fromSequence',
-          value: input.fromSequence,
-          message: 'expected a sequence of 1 or more.',
-        });
-      if (
-        !Number.isSafeInteger(input.throughSequence) ||
-        input.throughSequence < input.fromSequence ||
-        input.throughSequence > lastSequence()
-      ) {
-        throw new InvalidArgumentError({
-          argument: 'summary.throughSequence',
-          value: input.throughSequence,
-          message: `expected a sequence from ${input.fromSequence} to ${lastSequence()}.`,
-        });
-      }
+      // The same checks and messages as the Postgres store.
+      assertInteger('summary.fromSequence', input.fromSequence, 1, Math.max(1, lastSequence()));
+      assertInteger('summary.throughSequence', input.throughSequence, input.fromSequence, lastSequence());
       const summary = {
         id: generateId('summary'),
         fromSequence: input.fromSequence,
@@ -249,17 +237,7 @@ export function createMemoryContextStore({
       const actualVersion = currentVersion();
       if (input.expectedVersion !== actualVersion)
         throw new VersionConflictError({ entity: 'snapshot', expectedVersion: input.expectedVersion, actualVersion });
-      if (
-        !Number.isSafeInteger(input.throughSequence) ||
-        input.throughSequence < 0 ||
-        input.throughSequence > lastSequence()
-      ) {
-        throw new InvalidArgumentError({
-          argument: 'snapshot.throughSequence',
-          value: input.throughSequence,
-          message: `expected a sequence from 0 to ${lastSequence()}.`,
-        });
-      }
+      assertInteger('snapshot.throughSequence', input.throughSequence, 0, lastSequence());
       if (
         input.includedSequences.some(
           (sequence) => !Number.isSafeInteger(sequence) || sequence < 1 || sequence > lastSequence(),
