@@ -234,9 +234,6 @@ export function createMemoryContextStore({
 
     async writeSnapshot(input: NewSnapshot): Promise<ContextSnapshot> {
       await Promise.resolve();
-      const actualVersion = currentVersion();
-      if (input.expectedVersion !== actualVersion)
-        throw new VersionConflictError({ entity: 'snapshot', expectedVersion: input.expectedVersion, actualVersion });
       assertInteger('snapshot.throughSequence', input.throughSequence, 0, lastSequence());
       if (
         input.includedSequences.some(
@@ -252,6 +249,10 @@ export function createMemoryContextStore({
       // As the Postgres store: the summary must be the thread's; a stale one makes the snapshot stale.
       const summary = input.summaryId ? summaries.find((candidate) => candidate.id === input.summaryId) : undefined;
       if (input.summaryId && !summary) throw new NotFoundError({ entity: 'summary', id: input.summaryId });
+      // Last, as the Postgres store: a bad input is reported as such even when the version is stale too.
+      const actualVersion = currentVersion();
+      if (input.expectedVersion !== actualVersion)
+        throw new VersionConflictError({ entity: 'snapshot', expectedVersion: input.expectedVersion, actualVersion });
       const snapshot: ContextSnapshot & { stale: boolean } = {
         id: generateId('snapshot'),
         version: actualVersion + 1,

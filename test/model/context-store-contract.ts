@@ -203,6 +203,17 @@ export function defineContextStoreContract(name: string, makeStore: () => Promis
         const loaded = await store.loadContext();
         expect([loaded.snapshot, loaded.currentVersion]).toEqual([null, 1]);
       });
+      it('should refuse a bad boundary or an unknown summary before comparing versions', async () => {
+        const fixture = await threeMessages();
+        const { store } = fixture;
+        await store.writeSnapshot(snapshotInput(0, 1));
+        await expect(store.writeSnapshot(snapshotInput(0, 9))).rejects.toThrowError(InvalidArgumentError);
+        const unknown = randomUUID();
+        await expect(store.writeSnapshot({ ...snapshotInput(0, 1), summaryId: unknown })).rejects.toThrowError(
+          NotFoundError,
+        );
+        expect((await fixture.storedSnapshots()).map((snapshot) => snapshot.version)).toEqual([1]);
+      });
     });
 
     describe('writeSummary', () => {
