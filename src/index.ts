@@ -20,13 +20,13 @@ export type { RetentionOptions } from './store/retention.js';
 export type { FinishRunOptions, StartRunOptions } from './store/runs.js';
 export type { SearchHit, SearchMessagesOptions } from './store/search-messages.js';
 export type { CreateThreadOptions, ListThreadsOptions, ThreadPage } from './store/threads.js';
-export type { StorableMessage } from './store/validate-message.js';
 export type {
   ContextState,
   MessageRole,
   MessageStatus,
   RunStatus,
   RunUsage,
+  StorableMessage,
   StoredMessage,
   StoredRun,
   StoredSnapshot,

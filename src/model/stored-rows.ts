@@ -6,7 +6,6 @@ import type {
   StoredMessagePart,
   StoredMetadata,
 } from '../schema/define-agent-tables.js';
-import type { StorableMessage } from '../store/validate-message.js';
 
 /** Who wrote a message: one of the schema's {@link MESSAGE_ROLES}. */
 export type MessageRole = (typeof MESSAGE_ROLES)[number];
@@ -19,6 +18,18 @@ export type ContextState = (typeof CONTEXT_STATES)[number];
 
 /** The lifecycle of a run: one of the schema's {@link RUN_STATUSES}. */
 export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** The shape of an AI SDK `UIMessage` as the store sees it (no dependency on `ai`). */
+export interface StorableMessage<METADATA = unknown> {
+  /** The client's message id, unique per thread. */
+  id: string;
+  /** Who wrote the message. */
+  role: MessageRole;
+  /** The message's parts, in order, as the AI SDK makes them. */
+  parts: StoredMessagePart[];
+  /** Application metadata (usage, timestamps, …). */
+  metadata?: METADATA;
+}
 
 /** A conversation. */
 export interface StoredThread {

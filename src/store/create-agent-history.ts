@@ -37,7 +37,7 @@ import {
 import { loadO200kTokenCounter, type TokenCounter } from '../tokens/token-counter.js';
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
 import type { RunUsage } from '../model/stored-rows.js';
-import type { StorableMessage } from './validate-message.js';
+import type { StorableMessage } from '../model/stored-rows.js';
 import { createThreadContextStore } from './thread-context-store.js';
 
 export interface CreateAgentHistoryOptions {
