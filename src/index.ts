@@ -13,7 +13,6 @@ export type { AgentHistoryDatabase } from './tenant/database.js';
 export type { AppendMessageOptions, AppendResult } from './store/append-message.js';
 export type { AppendBatchingOptions } from './store/append-batcher.js';
 export type { BeginAssistantMessageOptions, FinalStatus } from './store/assistant-lifecycle.js';
-export type { ContextView, WriteSnapshotInput, WriteSummaryInput } from './store/context-artifacts.js';
 export type { ListMessagesOptions, MessagePage } from './store/list-messages.js';
 export type { ExcludeMessagesOptions } from './store/message-state.js';
 export type { RedactMessageOptions } from './store/redact-message.js';
@@ -21,17 +20,18 @@ export type { RetentionOptions } from './store/retention.js';
 export type { FinishRunOptions, StartRunOptions } from './store/runs.js';
 export type { SearchHit, SearchMessagesOptions } from './store/search-messages.js';
 export type { CreateThreadOptions, ListThreadsOptions, ThreadPage } from './store/threads.js';
-export type { StorableMessage } from './store/validate-message.js';
 export type {
   ContextState,
   MessageRole,
   MessageStatus,
   RunStatus,
   RunUsage,
+  StorableMessage,
   StoredMessage,
   StoredRun,
   StoredSnapshot,
   StoredSummary,
   StoredThread,
 } from './model/stored-rows.js';
+export type { LoadedThreadContext, NewSnapshot, NewSummary } from './model/context-store.js';
 export * from './errors/index.js';

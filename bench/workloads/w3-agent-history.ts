@@ -10,7 +10,7 @@
 // byte-identical payloads; the deep page's `before` is aligned to the template period for the same reason.
 import { countStoredMessageTokens, storedTokenCountId } from '../../src/tokens/count-stored-message-tokens.js';
 import { loadO200kTokenCounter } from '../../src/tokens/token-counter.js';
-import type { ContextView } from '../../src/store/context-artifacts.js';
+import type { LoadedThreadContext } from '../../src/model/context-store.js';
 import type { MessagePage } from '../../src/store/list-messages.js';
 import type { StoredMessage } from '../../src/model/stored-rows.js';
 import type { MessageFactory } from '../messages.js';
@@ -152,7 +152,7 @@ export async function measureAgentHistoryThreads({
     threads.map(({ size, threadId }) => ({
       key: `${size}:contextNoSnapshot`,
       operation: () => store.loadContext(threadId, { maxTailMessages: PAGE }),
-      check: (view: ContextView) =>
+      check: (view: LoadedThreadContext) =>
         view.snapshot === null && view.tail.length === Math.min(PAGE, size) && view.tail.at(-1)!.sequence === size,
     })),
     rounds,
@@ -162,7 +162,7 @@ export async function measureAgentHistoryThreads({
     threads.map(({ size, threadId, snapshotBoundary }) => ({
       key: `${size}:contextSnapshot`,
       operation: () => store.loadContext(threadId),
-      check: (view: ContextView) =>
+      check: (view: LoadedThreadContext) =>
         view.snapshot?.throughSequence === snapshotBoundary &&
         view.summary !== null &&
         view.tail.length === size - snapshotBoundary,

@@ -1,7 +1,7 @@
 import type { UIMessage } from 'ai';
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
 import type { StoredMessage } from '../model/stored-rows.js';
-import type { StorableMessage } from '../store/validate-message.js';
+import type { StorableMessage } from '../model/stored-rows.js';
 
 /**
  * Maps a `UIMessage` to the shape the store writes: the same id, role, parts and metadata, nothing added.

@@ -58,16 +58,15 @@ export {
   readSnapshotPruning,
 } from './engine/context-snapshot-pruning.js';
 export type {
+  ContextMessage,
+  ContextSnapshot,
   ContextStore,
+  ContextSummary,
   LoadedContext,
-  NewContextSnapshot,
-  NewContextSummary,
-  StoredContextMessage,
-  StoredContextMessageStatus,
-  StoredContextSnapshot,
-  StoredContextState,
-  StoredContextSummary,
+  NewSnapshot,
+  NewSummary,
 } from '../model/context-store.js';
+export type { ContextState, MessageStatus } from '../model/stored-rows.js';
 export { type ContextSummarizer, type ContextSummarizerInput } from './engine/context-summarizer.js';
 export {
   type ContextUIMessage,

@@ -1,134 +1,109 @@
 import type { ContextUIMessage } from './context-ui-message.js';
-
-/** The lifecycle of a stored message (DESIGN principle 5). */
-export type StoredContextMessageStatus = 'pending' | 'streaming' | 'completed' | 'failed' | 'cancelled';
-
-/** Whether a stored message may reach the model. */
-export type StoredContextState = 'eligible' | 'excluded' | 'redacted';
+import type { StoredMessage, StoredSnapshot, StoredSummary, StoredThread } from './stored-rows.js';
 
 /**
- * One row of the conversation log as the context engine needs it. The store's own message type is a
- * superset of this one, so its rows can be passed as they are.
+ * One row of the conversation log as the context engine needs it: the fields of {@link StoredMessage} it
+ * reads, so the store's rows can be passed as they are. `pinned` may be left out (not pinned).
  */
-export interface StoredContextMessage {
-  /** The message's place in the thread: 1, 2, 3…, gapless. */
-  sequence: number;
-  /** The stored `UIMessage`. */
-  message: ContextUIMessage;
-  /** Lifecycle state; only finished assistant messages reach the model (see the filter stage). */
-  status: StoredContextMessageStatus;
-  /** `eligible` messages reach the model; `excluded` and `redacted` ones never do. */
-  contextState: StoredContextState;
-  /** A pinned message is always in the context, whatever the budget trims. */
-  pinned?: boolean;
-  /**
-   * The raw token count of the message written by {@link countStoredMessageTokens}, or null. Used as it is
-   * when `tokenCounterId` matches the engine's {@link storedTokenCountId}; recounted otherwise.
-   */
-  tokenCount: number | null;
-  /** Which counter and serialisation produced `tokenCount`. */
-  tokenCounterId: string | null;
-  /** Set when the message was soft-deleted; such a message never reaches the model. */
-  deletedAt: Date | null;
-}
+export type ContextMessage = Pick<
+  StoredMessage<ContextUIMessage>,
+  'sequence' | 'message' | 'status' | 'contextState' | 'tokenCount' | 'tokenCounterId' | 'deletedAt'
+> &
+  Partial<Pick<StoredMessage<ContextUIMessage>, 'pinned'>>;
 
-/** A summary artifact: the content stands for every message in the inclusive range `[fromSequence, throughSequence]`. */
-export interface StoredContextSummary {
-  /** The summary's id. */
-  id: string;
-  /** The first sequence the summary covers (inclusive). */
-  fromSequence: number;
-  /** The last sequence the summary covers (inclusive). */
-  throughSequence: number;
-  /** The summary text, in the structured sections of {@link buildSummaryPrompt}. */
-  content: string;
-  /** The raw token count of `content`. */
-  tokenCount: number;
-  /** The context policy version that produced it. */
-  policyVersion: string;
-  /** The summary this one extends, or null for the first one. */
-  previousSummaryId: string | null;
-  /** Set by the store when a covered message is redacted; a stale summary is never used. */
-  stale: boolean;
-}
+/** A summary as the context engine needs it: the fields of {@link StoredSummary} it reads. */
+export type ContextSummary = Pick<
+  StoredSummary,
+  'id' | 'fromSequence' | 'throughSequence' | 'content' | 'tokenCount' | 'policyVersion' | 'previousSummaryId' | 'stale'
+>;
 
-/** What the engine asks the store to write as a new summary. */
-export interface NewContextSummary {
-  /** The first sequence covered (inclusive). */
+/** A snapshot as the context engine needs it: the fields of {@link StoredSnapshot} it reads. */
+export type ContextSnapshot = Pick<
+  StoredSnapshot,
+  | 'id'
+  | 'version'
+  | 'throughSequence'
+  | 'summaryId'
+  | 'includedSequences'
+  | 'pruned'
+  | 'budget'
+  | 'policyVersion'
+  | 'messagesHash'
+>;
+
+/** A summary to write: what the engine (or an application) gives the store. */
+export interface NewSummary {
+  /** The first sequence covered (inclusive), 1 or more. */
   fromSequence: number;
-  /** The last sequence covered (inclusive). */
+  /** The last sequence covered (inclusive), from `fromSequence` to the thread's last sequence. */
   throughSequence: number;
   /** The summary text; never empty (a failed summarizer call writes nothing). */
   content: string;
   /** The raw token count of `content`. */
   tokenCount: number;
-  /** Which counter produced `tokenCount`. */
-  tokenCounterId: string | null;
-  /** The summarizer's id (for example the model id). */
-  summarizerModel: string | null;
+  /** Which counter produced `tokenCount`. @default null */
+  tokenCounterId?: string | null;
+  /** The summarizer's id (for example the model id). @default null */
+  summarizerModel?: string | null;
   /** The context policy version. */
   policyVersion: string;
-  /** The summary this one extends. */
-  previousSummaryId: string | null;
+  /** The summary this one extends. @default null */
+  previousSummaryId?: string | null;
 }
 
-/** A versioned record of exactly what the model saw after a compaction (DESIGN principle 9). */
-export interface StoredContextSnapshot {
-  /** The snapshot's id. */
-  id: string;
-  /** Per-thread version: 1, 2, 3…. */
-  version: number;
-  /**
-   * The inclusive compaction boundary: messages up to here are represented by the summary (or were trimmed
-   * away); the replay tail starts strictly after it.
-   */
-  throughSequence: number;
-  /** The summary placed in the context, or null. */
-  summaryId: string | null;
-  /** The stored sequences whose messages are in the context (tail and pinned), ascending. */
-  includedSequences: number[];
-  /** What pruning, trimming and previews did: a {@link ContextSnapshotPruning} (stored as JSON). */
-  pruned: unknown;
-  /** The budget breakdown at the time: a {@link ContextBudget} (stored as JSON). */
-  budget: unknown;
-  /** The context policy version. */
-  policyVersion: string;
-  /** {@link hashContextMessages} of the stored part of the context. */
-  messagesHash: string;
-}
-
-/** What the engine asks the store to write as a new snapshot. */
-export interface NewContextSnapshot {
+/** A snapshot to write: what the engine (or an application) gives the store. */
+export interface NewSnapshot {
   /** The version the writer read; the snapshot becomes `expectedVersion + 1`, or the store throws a `VersionConflictError`. */
   expectedVersion: number;
-  /** See {@link StoredContextSnapshot.throughSequence}. */
+  /** See {@link StoredSnapshot.throughSequence}: from 0 to the thread's last sequence. */
   throughSequence: number;
-  /** See {@link StoredContextSnapshot.summaryId}. */
-  summaryId: string | null;
-  /** See {@link StoredContextSnapshot.includedSequences}. */
+  /** See {@link StoredSnapshot.summaryId}: one of the thread's summaries. @default null */
+  summaryId?: string | null;
+  /** See {@link StoredSnapshot.includedSequences}. */
   includedSequences: number[];
-  /** See {@link StoredContextSnapshot.pruned}. */
-  pruned: unknown;
-  /** See {@link StoredContextSnapshot.budget}. */
-  budget: unknown;
-  /** See {@link StoredContextSnapshot.policyVersion}. */
+  /** See {@link StoredSnapshot.pruned}. @default [] */
+  pruned?: unknown;
+  /** See {@link StoredSnapshot.budget}. @default {} */
+  budget?: unknown;
+  /** See {@link StoredSnapshot.policyVersion}. */
   policyVersion: string;
-  /** See {@link StoredContextSnapshot.messagesHash}. */
+  /** See {@link StoredSnapshot.messagesHash}. */
   messagesHash: string;
 }
 
 /** One consistent read of what a context needs (seed 004's `load`). */
 export interface LoadedContext {
   /** The newest snapshot that is not stale, or null. */
-  snapshot: StoredContextSnapshot | null;
+  snapshot: ContextSnapshot | null;
   /** The newest summary that is not stale (it may be newer than the snapshot's), or null. */
-  latestSummary: StoredContextSummary | null;
+  latestSummary: ContextSummary | null;
   /** Every message strictly after the snapshot's boundary (0 without a snapshot), oldest first, in any state. */
-  tail: StoredContextMessage[];
+  tail: ContextMessage[];
   /** Pinned messages at or before the snapshot's boundary, oldest first. */
-  pinned: StoredContextMessage[];
+  pinned: ContextMessage[];
   /** The snapshot version a new snapshot must expect (0 when the thread has none). */
   currentVersion: number;
+}
+
+/**
+ * What the Postgres store's `TenantHistory.loadContext` returns: a {@link LoadedContext} with full rows, plus the
+ * thread, the snapshot's own summary and whether the tail was cut.
+ */
+export interface LoadedThreadContext extends LoadedContext {
+  /** The thread. */
+  thread: StoredThread;
+  /** The newest snapshot that is not stale, or null. */
+  snapshot: StoredSnapshot | null;
+  /** The snapshot's summary, when it has one and it is not stale. */
+  summary: StoredSummary | null;
+  /** The newest summary that is not stale (it may be newer than the snapshot's), or null. */
+  latestSummary: StoredSummary | null;
+  /** Messages strictly after the snapshot's inclusive boundary, oldest first (the newest `maxTailMessages`). */
+  tail: StoredMessage[];
+  /** Pinned messages at or before the snapshot's boundary, oldest first (they stay in every context). */
+  pinned: StoredMessage[];
+  /** True when older tail messages were left out by `maxTailMessages`. */
+  tailTruncated: boolean;
 }
 
 /**
@@ -139,14 +114,14 @@ export interface ContextStore {
   /** Reads the snapshot, the newest valid summary, the replay tail and the pinned messages in one consistent view. */
   loadContext(): Promise<LoadedContext>;
   /** Stores a summary artifact. Never called with empty content. */
-  writeSummary(input: NewContextSummary): Promise<StoredContextSummary>;
+  writeSummary(input: NewSummary): Promise<ContextSummary>;
   /**
    * Stores snapshot `expectedVersion + 1`. When another writer got there first it must write nothing and
    * throw a `VersionConflictError` (from `src/errors`): a snapshot is never overwritten. A `summaryId` that is not
    * one of the thread's summaries is refused with `NotFoundError`; one that has become stale makes the snapshot
    * stale (never returned by `loadContext`).
    */
-  writeSnapshot(input: NewContextSnapshot): Promise<StoredContextSnapshot>;
+  writeSnapshot(input: NewSnapshot): Promise<ContextSnapshot>;
   /** Optional full-text search for relevant earlier messages (the memory step), best match first. */
-  searchMessages?(input: { query: string; limit: number }): Promise<StoredContextMessage[]>;
+  searchMessages?(input: { query: string; limit: number }): Promise<ContextMessage[]>;
 }

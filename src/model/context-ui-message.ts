@@ -1,3 +1,5 @@
+import type { MessageRole } from './stored-rows.js';
+
 /**
  * One part of a stored `UIMessage` as the context engine reads it: a `type` tag plus the part's own fields
  * (`text`, `toolCallId`, `state`, `input`, `output`, …). Kept structural so that `src/context` needs no `ai`.
@@ -12,7 +14,7 @@ export interface ContextUIMessage {
   /** The client's message id. */
   id: string;
   /** Who wrote the message. */
-  role: 'system' | 'user' | 'assistant';
+  role: MessageRole;
   /** The message's parts, in order. */
   parts: ContextUIPart[];
   /** Application metadata (usage, timestamps, …); the engine never reads it. */

@@ -30,9 +30,13 @@ export type StoredMetadata = Record<string, unknown>;
 /** The default name of the application role that every policy applies to. */
 export const DEFAULT_APP_ROLE = 'agent_history_app';
 
+/** The values of the `agent_message_role` enum: who wrote a message. */
 export const MESSAGE_ROLES = ['system', 'user', 'assistant'] as const;
+/** The values of the `agent_message_status` enum: the lifecycle of a stored message. */
 export const MESSAGE_STATUSES = ['pending', 'streaming', 'completed', 'failed', 'cancelled'] as const;
+/** The values of the `agent_message_context_state` enum: whether a stored message may reach the model. */
 export const CONTEXT_STATES = ['eligible', 'excluded', 'redacted'] as const;
+/** The values of the `agent_run_status` enum: the lifecycle of a run. */
 export const RUN_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
 
 export interface DefineAgentTablesOptions {

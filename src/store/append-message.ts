@@ -6,7 +6,8 @@ import { storedTokenCount } from './stored-token-count.js';
 import { postgresErrorCode, type StoreContext } from './store-context.js';
 import { MESSAGE_STATUSES } from '../schema/define-agent-tables.js';
 import { assertThreadId, assertUuid } from './assert-input.js';
-import { validateMessage, type StorableMessage } from './validate-message.js';
+import { validateMessage } from './validate-message.js';
+import type { StorableMessage } from '../model/stored-rows.js';
 import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
 
 export interface AppendMessageOptions {

@@ -8,7 +8,7 @@ import { storedTokenCount } from './stored-token-count.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { assertThreadId } from './assert-input.js';
-import type { StoredMessage } from '../model/stored-rows.js';
+import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
 import { validateMetadata, validateParts } from './validate-message.js';
 
 export interface BeginAssistantMessageOptions {
@@ -33,7 +33,8 @@ export function beginAssistantMessage(
   );
 }
 
-export type FinalStatus = 'completed' | 'failed' | 'cancelled';
+/** The status a finalised assistant message ends in. */
+export type FinalStatus = Extract<MessageStatus, 'completed' | 'failed' | 'cancelled'>;
 
 function checkSize(
   context: StoreContext,

@@ -10,49 +10,8 @@ import { assertInteger, assertOptionalText, assertThreadId, assertUuid } from '.
 import { requireThread } from './require-thread.js';
 import { AgentHistoryError } from '../errors/agent-history-error.js';
 import { assertStorableJson } from './validate-message.js';
-import type { StoredMessage, StoredSnapshot, StoredSummary, StoredThread } from '../model/stored-rows.js';
-
-export interface WriteSummaryInput {
-  fromSequence: number;
-  throughSequence: number;
-  content: string;
-  tokenCount: number;
-  tokenCounterId?: string | null;
-  summarizerModel?: string | null;
-  policyVersion: string;
-  previousSummaryId?: string | null;
-}
-
-export interface WriteSnapshotInput {
-  /** The version the writer read; the snapshot is written as `expectedVersion + 1`, or a conflict is raised. */
-  expectedVersion: number;
-  throughSequence: number;
-  summaryId?: string | null;
-  includedSequences: number[];
-  pruned?: unknown;
-  budget?: unknown;
-  policyVersion: string;
-  messagesHash: string;
-}
-
-/** What the context engine starts from (seed 004's `load`). */
-export interface ContextView {
-  thread: StoredThread;
-  /** The newest snapshot that is not stale, or null. */
-  snapshot: StoredSnapshot | null;
-  /** The snapshot's summary, when it has one and it is not stale. */
-  summary: StoredSummary | null;
-  /** The newest summary that is not stale (it may be newer than the snapshot's). */
-  latestSummary: StoredSummary | null;
-  /** Messages strictly after the snapshot's inclusive boundary, oldest first (the newest `maxTailMessages`). */
-  tail: StoredMessage[];
-  /** Pinned messages at or before the snapshot's boundary, oldest first (they stay in every context). */
-  pinned: StoredMessage[];
-  /** True when older tail messages were left out by `maxTailMessages`. */
-  tailTruncated: boolean;
-  /** The snapshot version a new snapshot must expect. */
-  currentVersion: number;
-}
+import type { StoredSnapshot, StoredSummary } from '../model/stored-rows.js';
+import type { LoadedThreadContext, NewSnapshot, NewSummary } from '../model/context-store.js';
 
 function summaryColumns(context: StoreContext) {
   const { tenantId: _tenantId, updatedAt: _updatedAt, ...columns } = getTableColumns(context.tables.agentSummary);
@@ -73,7 +32,7 @@ export function loadContext(
   context: StoreContext,
   threadId: string,
   { maxTailMessages = 2000 }: { maxTailMessages?: number } = {},
-): Promise<ContextView> {
+): Promise<LoadedThreadContext> {
   const thread = assertThreadId(threadId);
   assertInteger('options.maxTailMessages', maxTailMessages, 1, 100_000);
   const { agentContextSnapshot, agentSummary, agentMessage } = context.tables;
@@ -199,11 +158,7 @@ function jsonArgument(argument: string, value: unknown): string {
  * Stores a summary artifact over an inclusive sequence range of the thread. Empty content is refused, so a
  * failed summarizer call can never write a summary.
  */
-export function writeSummary(
-  context: StoreContext,
-  threadId: string,
-  input: WriteSummaryInput,
-): Promise<StoredSummary> {
+export function writeSummary(context: StoreContext, threadId: string, input: NewSummary): Promise<StoredSummary> {
   const thread = assertThreadId(threadId);
   if (typeof input.content !== 'string' || input.content.trim().length === 0) {
     throw new InvalidArgumentError({
@@ -255,7 +210,7 @@ export function writeSummary(
 export async function writeSnapshot(
   context: StoreContext,
   threadId: string,
-  input: WriteSnapshotInput,
+  input: NewSnapshot,
 ): Promise<StoredSnapshot> {
   const thread = assertThreadId(threadId);
   const expectedVersion = assertInteger('snapshot.expectedVersion', input.expectedVersion, 0, 2_000_000_000);

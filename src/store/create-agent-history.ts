@@ -14,14 +14,8 @@ import {
   type BeginAssistantMessageOptions,
   type FinalStatus,
 } from './assistant-lifecycle.js';
-import {
-  listSummaries,
-  loadContext,
-  writeSnapshot,
-  writeSummary,
-  type WriteSnapshotInput,
-  type WriteSummaryInput,
-} from './context-artifacts.js';
+import { listSummaries, loadContext, writeSnapshot, writeSummary } from './context-artifacts.js';
+import type { NewSnapshot, NewSummary } from '../model/context-store.js';
 import { getMessage, listMessages, type ListMessagesOptions } from './list-messages.js';
 import { excludeMessages, includeMessages, pinMessage, type ExcludeMessagesOptions } from './message-state.js';
 import { redactMessage, type RedactMessageOptions } from './redact-message.js';
@@ -43,7 +37,7 @@ import {
 import { loadO200kTokenCounter, type TokenCounter } from '../tokens/token-counter.js';
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
 import type { RunUsage } from '../model/stored-rows.js';
-import type { StorableMessage } from './validate-message.js';
+import type { StorableMessage } from '../model/stored-rows.js';
 import { createThreadContextStore } from './thread-context-store.js';
 
 export interface CreateAgentHistoryOptions {
@@ -196,8 +190,8 @@ function tenantHistory(context: StoreContext) {
 
       loadContext: async (threadId: string, options?: { maxTailMessages?: number }) =>
         loadContext(context, threadId, options),
-      writeSummary: async (threadId: string, input: WriteSummaryInput) => writeSummary(context, threadId, input),
-      writeSnapshot: async (threadId: string, input: WriteSnapshotInput) => writeSnapshot(context, threadId, input),
+      writeSummary: async (threadId: string, input: NewSummary) => writeSummary(context, threadId, input),
+      writeSnapshot: async (threadId: string, input: NewSnapshot) => writeSnapshot(context, threadId, input),
       listSummaries: async (threadId: string) => listSummaries(context, threadId),
     }),
     /** The context engine's persistence for one thread: pass it as `createContextManager({ store })`. */

@@ -6,7 +6,7 @@ import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { assertThreadId } from './assert-input.js';
 import { requireThread } from './require-thread.js';
-import type { StoredMessage } from '../model/stored-rows.js';
+import type { ContextState, StoredMessage } from '../model/stored-rows.js';
 
 export interface ExcludeMessagesOptions {
   /** Why, e.g. 'superseded-by-regenerate', 'superseded-by-edit', 'off-topic'. Stored on the rows and audited. */
@@ -34,7 +34,7 @@ async function setContextState(
   context: StoreContext,
   threadId: string,
   messageIds: string[],
-  change: { contextState: 'eligible' | 'excluded'; exclusionReason: string | null },
+  change: { contextState: Exclude<ContextState, 'redacted'>; exclusionReason: string | null },
   audit: { action: string; actor: string; reason?: string },
 ): Promise<StoredMessage[]> {
   const thread = assertThreadId(threadId);

@@ -1,7 +1,7 @@
 import { getTableColumns } from 'drizzle-orm';
 import type { AgentTables } from '../schema/define-agent-tables.js';
 import type { StoredMessage, StoredThread } from '../model/stored-rows.js';
-import type { StorableMessage } from './validate-message.js';
+import type { StorableMessage } from '../model/stored-rows.js';
 
 /** The message columns a read needs: everything but the search vector. */
 export function messageColumns(tables: AgentTables) {

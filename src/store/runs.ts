@@ -8,7 +8,7 @@ import { inTenant, type StoreContext } from './store-context.js';
 import { assertOptionalText, assertThreadId } from './assert-input.js';
 import { requireThread } from './require-thread.js';
 import { validateMetadata } from './validate-message.js';
-import type { RunUsage, StoredRun } from '../model/stored-rows.js';
+import type { RunStatus, RunUsage, StoredRun } from '../model/stored-rows.js';
 
 export interface StartRunOptions {
   provider?: string;
@@ -17,7 +17,7 @@ export interface StartRunOptions {
 }
 
 export interface FinishRunOptions {
-  status: 'completed' | 'failed' | 'cancelled';
+  status: Extract<RunStatus, 'completed' | 'failed' | 'cancelled'>;
   usage?: RunUsage;
   /** For a failed run: what went wrong (message, name, …). */
   error?: StoredMetadata;

@@ -1,5 +1,5 @@
 import { and, eq, inArray, isNull } from 'drizzle-orm';
-import type { ContextStore, StoredContextMessage } from '../model/context-store.js';
+import type { ContextStore } from '../model/context-store.js';
 import { loadContext, writeSnapshot, writeSummary } from './context-artifacts.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { searchMessages } from './search-messages.js';
@@ -23,8 +23,8 @@ export function createThreadContextStore(
       return {
         snapshot: view.snapshot,
         latestSummary: view.latestSummary,
-        tail: view.tail as StoredContextMessage[],
-        pinned: view.pinned as StoredContextMessage[],
+        tail: view.tail,
+        pinned: view.pinned,
         currentVersion: view.currentVersion,
       };
     },
@@ -53,7 +53,7 @@ export function createThreadContextStore(
       const bySequence = new Map(rows.map((row) => [Number(row.sequence), toStoredMessage(row)]));
       return hits.flatMap((hit) => {
         const stored = bySequence.get(hit.sequence);
-        return stored ? [stored as StoredContextMessage] : [];
+        return stored ? [stored] : [];
       });
     },
   };

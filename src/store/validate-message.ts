@@ -1,19 +1,12 @@
 import { InvalidMessageError } from '../errors/invalid-message-error.js';
 import { MessageTooLargeError } from '../errors/message-too-large-error.js';
 import { MESSAGE_ROLES, type StoredMessagePart, type StoredMetadata } from '../schema/define-agent-tables.js';
-
-/** The shape of an AI SDK `UIMessage` as the store sees it (no dependency on `ai`). */
-export interface StorableMessage<METADATA = unknown> {
-  id: string;
-  role: 'system' | 'user' | 'assistant';
-  parts: StoredMessagePart[];
-  metadata?: METADATA;
-}
+import type { MessageRole, StorableMessage } from '../model/stored-rows.js';
 
 /** A message that passed validation, with its serialized size. */
 export interface ValidatedMessage {
   id: string;
-  role: StorableMessage['role'];
+  role: MessageRole;
   parts: StoredMessagePart[];
   metadata: StoredMetadata;
   partsJson: string;

@@ -1,17 +1,17 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { VersionConflictError } from '../errors/version-conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
+import { assertInteger } from '../store/assert-input.js';
 import type {
+  ContextMessage,
+  ContextSnapshot,
   ContextStore,
+  ContextSummary,
   LoadedContext,
-  NewContextSnapshot,
-  NewContextSummary,
-  StoredContextMessage,
-  StoredContextMessageStatus,
-  StoredContextSnapshot,
-  StoredContextState,
-  StoredContextSummary,
+  NewSnapshot,
+  NewSummary,
 } from '../model/context-store.js';
+import type { ContextState, MessageStatus } from '../model/stored-rows.js';
 import type { ContextUIMessage } from '../model/context-ui-message.js';
 
 // Words too common to make a message relevant (the search is a plain word match, enough for tests and demos).
@@ -46,9 +46,9 @@ export interface AppendMemoryMessageInput {
   /** The `UIMessage` to store. */
   message: ContextUIMessage;
   /** @default 'completed' */
-  status?: StoredContextMessageStatus;
+  status?: MessageStatus;
   /** @default 'eligible' */
-  contextState?: StoredContextState;
+  contextState?: ContextState;
   /** @default false */
   pinned?: boolean;
   /** @default null */
@@ -60,23 +60,26 @@ export interface AppendMemoryMessageInput {
 /** An in-memory {@link ContextStore} for one thread, with helpers to write and inspect it. */
 export interface MemoryContextStore extends ContextStore {
   /** Appends a message with the next sequence and returns it. */
-  appendMessage(input: AppendMemoryMessageInput): StoredContextMessage;
+  appendMessage(input: AppendMemoryMessageInput): ContextMessage;
   /** Changes a stored message (status, parts, context state, deletion, …). */
-  updateMessage(sequence: number, patch: Partial<Omit<StoredContextMessage, 'sequence'>>): StoredContextMessage;
-  /** Redacts a message and marks every summary and snapshot that covers it stale, as the Postgres store does. */
+  updateMessage(sequence: number, patch: Partial<Omit<ContextMessage, 'sequence'>>): ContextMessage;
+  /**
+   * Redacts a message: its context state becomes `redacted` and its parts empty, and, as the Postgres store does,
+   * every summary whose range covers it and every snapshot whose boundary is at or after it becomes stale.
+   */
   redactMessage(sequence: number): void;
   /** Every stored message, oldest first (copies). */
-  readonly messages: readonly StoredContextMessage[];
+  readonly messages: readonly ContextMessage[];
   /** Every summary written, oldest first (copies). */
-  readonly summaries: readonly StoredContextSummary[];
+  readonly summaries: readonly ContextSummary[];
   /** Every snapshot written, oldest first (copies). */
-  readonly snapshots: readonly StoredContextSnapshot[];
+  readonly snapshots: readonly ContextSnapshot[];
 }
 
 /** Options of {@link createMemoryContextStore}. */
 export interface CreateMemoryContextStoreOptions {
   /** Messages to start with; their sequences must be 1, 2, 3…. */
-  messages?: readonly StoredContextMessage[];
+  messages?: readonly ContextMessage[];
   /** Test hooks. */
   _internal?: {
     /**
@@ -103,9 +106,9 @@ export function createMemoryContextStore({
 }: CreateMemoryContextStoreOptions = {}): MemoryContextStore {
   const counters = { summary: 0, snapshot: 0 };
   const generateId = _internal.generateId ?? ((kind: 'summary' | 'snapshot') => `${kind}-${++counters[kind]}`);
-  const messages: StoredContextMessage[] = [];
-  const summaries: Array<StoredContextSummary & { createdOrder: number }> = [];
-  const snapshots: Array<StoredContextSnapshot & { stale: boolean }> = [];
+  const messages: ContextMessage[] = [];
+  const summaries: Array<ContextSummary & { createdOrder: number }> = [];
+  const snapshots: Array<ContextSnapshot & { stale: boolean }> = [];
   let order = 0;
   initial.forEach((message, index) => {
     if (message.sequence !== index + 1)
@@ -153,7 +156,7 @@ export function createMemoryContextStore({
       tokenCount = null,
       tokenCounterId = null,
     }) {
-      const stored: StoredContextMessage = {
+      const stored: ContextMessage = {
         sequence: lastSequence() + 1,
         message: structuredClone(message),
         status,
@@ -179,10 +182,8 @@ export function createMemoryContextStore({
       message.message = { ...message.message, parts: [] };
       for (const summary of summaries)
         if (summary.fromSequence <= sequence && sequence <= summary.throughSequence) summary.stale = true;
-      for (const snapshot of snapshots) {
-        const summary = summaries.find((candidate) => candidate.id === snapshot.summaryId);
-        if (snapshot.includedSequences.includes(sequence) || summary?.stale) snapshot.stale = true;
-      }
+      // As the Postgres store: a snapshot covers the messages up to its boundary (its tail is read afresh).
+      for (const snapshot of snapshots) if (snapshot.throughSequence >= sequence) snapshot.stale = true;
     },
 
     async loadContext(): Promise<LoadedContext> {
@@ -205,7 +206,7 @@ export function createMemoryContextStore({
       };
     },
 
-    async writeSummary(input: NewContextSummary): Promise<StoredContextSummary> {
+    async writeSummary(input: NewSummary): Promise<ContextSummary> {
       await Promise.resolve();
       if (typeof input.content !== 'string' || input.content.trim() === '')
         throw new InvalidArgumentError({
@@ -213,23 +214,9 @@ export function createMemoryContextStore({
           value: input.content,
           message: 'a summary must have content.',
         });
-      if (!Number.isSafeInteger(input.fromSequence) || input.fromSequence < 1)
-        throw new InvalidArgumentError({
-          argument: 'summary.fromSequence',
-          value: input.fromSequence,
-          message: 'expected a sequence of 1 or more.',
-        });
-      if (
-        !Number.isSafeInteger(input.throughSequence) ||
-        input.throughSequence < input.fromSequence ||
-        input.throughSequence > lastSequence()
-      ) {
-        throw new InvalidArgumentError({
-          argument: 'summary.throughSequence',
-          value: input.throughSequence,
-          message: `expected a sequence from ${input.fromSequence} to ${lastSequence()}.`,
-        });
-      }
+      // The same checks and messages as the Postgres store.
+      assertInteger('summary.fromSequence', input.fromSequence, 1, Math.max(1, lastSequence()));
+      assertInteger('summary.throughSequence', input.throughSequence, input.fromSequence, lastSequence());
       const summary = {
         id: generateId('summary'),
         fromSequence: input.fromSequence,
@@ -237,7 +224,7 @@ export function createMemoryContextStore({
         content: input.content,
         tokenCount: input.tokenCount,
         policyVersion: input.policyVersion,
-        previousSummaryId: input.previousSummaryId,
+        previousSummaryId: input.previousSummaryId ?? null,
         stale: false,
         createdOrder: ++order,
       };
@@ -245,22 +232,9 @@ export function createMemoryContextStore({
       return strip(summary, 'createdOrder');
     },
 
-    async writeSnapshot(input: NewContextSnapshot): Promise<StoredContextSnapshot> {
+    async writeSnapshot(input: NewSnapshot): Promise<ContextSnapshot> {
       await Promise.resolve();
-      const actualVersion = currentVersion();
-      if (input.expectedVersion !== actualVersion)
-        throw new VersionConflictError({ entity: 'snapshot', expectedVersion: input.expectedVersion, actualVersion });
-      if (
-        !Number.isSafeInteger(input.throughSequence) ||
-        input.throughSequence < 0 ||
-        input.throughSequence > lastSequence()
-      ) {
-        throw new InvalidArgumentError({
-          argument: 'snapshot.throughSequence',
-          value: input.throughSequence,
-          message: `expected a sequence from 0 to ${lastSequence()}.`,
-        });
-      }
+      assertInteger('snapshot.throughSequence', input.throughSequence, 0, lastSequence());
       if (
         input.includedSequences.some(
           (sequence) => !Number.isSafeInteger(sequence) || sequence < 1 || sequence > lastSequence(),
@@ -275,14 +249,23 @@ export function createMemoryContextStore({
       // As the Postgres store: the summary must be the thread's; a stale one makes the snapshot stale.
       const summary = input.summaryId ? summaries.find((candidate) => candidate.id === input.summaryId) : undefined;
       if (input.summaryId && !summary) throw new NotFoundError({ entity: 'summary', id: input.summaryId });
-      const snapshot = {
-        ...structuredClone({ ...input, expectedVersion: undefined }),
+      // Last, as the Postgres store: a bad input is reported as such even when the version is stale too.
+      const actualVersion = currentVersion();
+      if (input.expectedVersion !== actualVersion)
+        throw new VersionConflictError({ entity: 'snapshot', expectedVersion: input.expectedVersion, actualVersion });
+      const snapshot: ContextSnapshot & { stale: boolean } = {
         id: generateId('snapshot'),
         version: actualVersion + 1,
+        throughSequence: input.throughSequence,
+        summaryId: input.summaryId ?? null,
+        includedSequences: structuredClone(input.includedSequences),
+        pruned: structuredClone(input.pruned ?? []),
+        budget: structuredClone(input.budget ?? {}),
+        policyVersion: input.policyVersion,
+        messagesHash: input.messagesHash,
         stale: summary?.stale ?? false,
       };
-      delete (snapshot as { expectedVersion?: number }).expectedVersion;
-      snapshots.push(snapshot as StoredContextSnapshot & { stale: boolean });
+      snapshots.push(snapshot);
       return strip(snapshot, 'stale');
     },
 

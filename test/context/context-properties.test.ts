@@ -21,7 +21,7 @@ import {
   type ContextUIMessage,
   type ContextUIPart,
   type ModelProfile,
-  type StoredContextMessage,
+  type ContextMessage,
 } from '../../src/context/index.js';
 import { tokenCounter } from './fixtures.js';
 
@@ -118,10 +118,10 @@ type Conversation = typeof conversation extends fc.Arbitrary<infer VALUE> ? VALU
  * messages are pinned and a pinned user message has no image, so that what may never be cut (pinned messages and
  * the newest turn) always fits the smallest generated window.
  */
-function build(value: Conversation): StoredContextMessage[] {
+function build(value: Conversation): ContextMessage[] {
   let callNumber = 0;
   let pinnedLeft = 2;
-  const rows: StoredContextMessage[] = [];
+  const rows: ContextMessage[] = [];
   const turns = value.turns.map((generated) => {
     const userPinned = generated.userPinned && pinnedLeft-- > 0;
     const assistantPinned = generated.assistantPinned && pinnedLeft-- > 0;
@@ -164,14 +164,14 @@ function row(
   message: ContextUIMessage,
   generated: { pinned?: boolean; userPinned?: boolean; status?: string; contextState?: string; deleted?: boolean },
   storedCount: boolean,
-): StoredContextMessage {
+): ContextMessage {
   return {
     sequence,
     message,
     status: (message.role === 'assistant'
       ? (generated.status ?? 'completed')
-      : 'completed') as StoredContextMessage['status'],
-    contextState: (generated.contextState ?? 'eligible') as StoredContextMessage['contextState'],
+      : 'completed') as ContextMessage['status'],
+    contextState: (generated.contextState ?? 'eligible') as ContextMessage['contextState'],
     pinned: generated.pinned ?? generated.userPinned ?? false,
     tokenCount: storedCount ? countStoredMessageTokens({ message, tokenCounter }) : null,
     tokenCounterId: storedCount ? storedTokenCountId(tokenCounter) : null,
@@ -343,7 +343,7 @@ async function runEngine(value: Conversation) {
 }
 
 function checkContext(
-  rows: readonly StoredContextMessage[],
+  rows: readonly ContextMessage[],
   messages: readonly ModelMessage[],
   profile: ModelProfile,
   overBudgetTokens: number,
@@ -365,7 +365,7 @@ function checkContext(
   const userTexts = messages
     .filter((message) => message.role === 'user')
     .map((message) => JSON.stringify(message.content));
-  const textOf = (stored: StoredContextMessage) =>
+  const textOf = (stored: ContextMessage) =>
     JSON.stringify(
       stored.message.parts.filter((part) => part.type === 'text').map((part) => ({ type: 'text', text: part.text })),
     );

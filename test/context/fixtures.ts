@@ -9,7 +9,7 @@ import {
   type ContextUIPart,
   type MemoryContextStore,
   type ModelProfile,
-  type StoredContextMessage,
+  type ContextMessage,
 } from '../../src/context/index.js';
 
 /** The default counter, loaded once per test file. */
@@ -56,8 +56,8 @@ export const toolResult = (name: string, toolCallId: string, input: unknown, out
 export function stored(
   sequence: number,
   message: ContextUIMessage,
-  extra: Partial<StoredContextMessage> = {},
-): StoredContextMessage {
+  extra: Partial<ContextMessage> = {},
+): ContextMessage {
   return {
     sequence,
     message,
@@ -72,14 +72,14 @@ export function stored(
 }
 
 /** Stored rows 1, 2, 3… for the messages. */
-export function storedAll(messages: readonly ContextUIMessage[]): StoredContextMessage[] {
+export function storedAll(messages: readonly ContextUIMessage[]): ContextMessage[] {
   return messages.map((message, index) => stored(index + 1, message));
 }
 
 /** A memory store holding the messages with stored token counts (as a store writes them). */
 export function storeOf(
   messages: readonly ContextUIMessage[],
-  extra: (index: number) => Partial<StoredContextMessage> = () => ({}),
+  extra: (index: number) => Partial<ContextMessage> = () => ({}),
 ): MemoryContextStore {
   const store = createMemoryContextStore();
   messages.forEach((message, index) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { filterStoredMessages, validateStoredMessages, type StoredContextMessage } from '../../src/context/index.js';
+import { filterStoredMessages, validateStoredMessages, type ContextMessage } from '../../src/context/index.js';
 import { assistant, stored, text, toolResult, user } from './fixtures.js';
 
 const legacyToolInvocation = stored(
@@ -100,7 +100,7 @@ describe('validateStoredMessages', () => {
   });
 });
 
-const history: StoredContextMessage[] = [
+const history: ContextMessage[] = [
   stored(1, user('u1', 'Delete the old files')),
   stored(
     2,

@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContextEngine } from '../../src/context/engine/context-engine.js';
 import { filterStoredMessages } from '../../src/context/stages/filter-stored-messages.js';
 import { resolveModelProfile } from '../../src/tokens/model-profile.js';
-import type { StoredContextMessage } from '../../src/model/context-store.js';
 import { createAgentHistory } from '../../src/index.js';
 import { openTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { crashingWriterParts } from './fixtures/crashing-writer-parts.js';
@@ -69,7 +68,7 @@ describe('an app process killed mid-stream on postgres', () => {
           () => `${early.length} recovered`,
         );
         const during = await store.loadContext(thread.id);
-        const filteredDuring = filterStoredMessages({ messages: during.tail as StoredContextMessage[] });
+        const filteredDuring = filterStoredMessages({ messages: during.tail });
         tally.expect(
           filteredDuring.messages.every((message) => message.message.id !== messageId),
           'an unfinished answer reached the context',
@@ -110,7 +109,7 @@ describe('an app process killed mid-stream on postgres', () => {
           parts: [{ type: 'text', text: 'Are you still there?' }],
         });
         const view = await store.loadContext(thread.id);
-        const filtered = filterStoredMessages({ messages: view.tail as StoredContextMessage[] });
+        const filtered = filterStoredMessages({ messages: view.tail });
         const dangling = expectedParts.filter((part) => part.type.startsWith('tool-')).length;
         tally.expect(
           filtered.report.closedToolCalls.length === dangling,

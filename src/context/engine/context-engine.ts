@@ -22,7 +22,7 @@ import {
   type SummarySegment,
 } from '../segments/context-segment.js';
 import type { ContextSnapshotPruning } from './context-snapshot-pruning.js';
-import type { ContextStore, StoredContextMessage, StoredContextSnapshot } from '../../model/context-store.js';
+import type { ContextStore, ContextMessage, ContextSnapshot } from '../../model/context-store.js';
 import type { ContextSummarizer } from './context-summarizer.js';
 import { convertToContextSegments } from '../stages/convert-to-context-segments.js';
 import type { ConvertUIMessageOptions } from '../../tokens/convert-ui-message.js';
@@ -139,7 +139,7 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
   let lastReport: ContextReport | undefined;
   let lastEstimate: number | undefined;
   let knownVersion = 0;
-  let knownSnapshot: StoredContextSnapshot | null = null;
+  let knownSnapshot: ContextSnapshot | null = null;
   let loadedBoundary = 0;
   let loaded = false;
   const cumulative = {
@@ -524,7 +524,7 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
       cumulative.previews.clear();
       cumulative.trimmed.clear();
       const summary = view.latestSummary && !view.latestSummary.stale ? view.latestSummary : null;
-      const bySequence = new Map<number, StoredContextMessage>();
+      const bySequence = new Map<number, ContextMessage>();
       for (const message of [...view.pinned, ...view.tail]) bySequence.set(message.sequence, message);
       const candidates = [...bySequence.values()]
         .sort((a, b) => a.sequence - b.sequence)

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.js';
-import type { StoredContextMessageStatus } from '../../model/context-store.js';
+import type { MessageStatus } from '../../model/stored-rows.js';
 
 /** What the prune stage removes (losslessly for validity: tool calls and results always go in pairs). */
 export interface ContextPrunePolicy {
@@ -112,7 +112,7 @@ export interface ContextPolicy {
    * Assistant statuses that may reach the model (see {@link filterStoredMessages}).
    * @default ['completed', 'cancelled', 'failed']
    */
-  assistantStatuses: StoredContextMessageStatus[];
+  assistantStatuses: MessageStatus[];
   /** See {@link ContextPrunePolicy}. */
   prune: ContextPrunePolicy;
   /** See {@link ContextSummaryPolicy}. */

@@ -4,7 +4,7 @@ import { createContextMeasure } from '../../tokens/context-measure.js';
 import { resolveContextPolicy, type ContextPolicyInput } from './context-policy.js';
 import { renderSegments, type ContextSegment } from '../segments/context-segment.js';
 import { readSnapshotPruning } from './context-snapshot-pruning.js';
-import type { StoredContextMessage, StoredContextSnapshot, StoredContextSummary } from '../../model/context-store.js';
+import type { ContextMessage, ContextSnapshot, ContextSummary } from '../../model/context-store.js';
 import { convertToContextSegments } from '../stages/convert-to-context-segments.js';
 import type { ConvertUIMessageOptions } from '../../tokens/convert-ui-message.js';
 import { filterStoredMessages } from '../stages/filter-stored-messages.js';
@@ -20,11 +20,11 @@ import { validateStoredMessages } from '../stages/validate-stored-messages.js';
 /** Options of {@link rebuildContextFromSnapshot}. */
 export interface RebuildContextFromSnapshotOptions extends ConvertUIMessageOptions {
   /** The snapshot to rebuild. */
-  snapshot: StoredContextSnapshot;
+  snapshot: ContextSnapshot;
   /** The snapshot's summary (its `summaryId`), or null when it has none. */
-  summary: StoredContextSummary | null;
+  summary: ContextSummary | null;
   /** Stored messages: at least the snapshot's included and memory sequences (more are ignored). */
-  messages: readonly StoredContextMessage[];
+  messages: readonly ContextMessage[];
   /** The counter (previews are cut by tokens, so it must be the one that built the context). */
   tokenCounter: TokenCounter;
   /** The policy the context was built with (statuses, memory sizes). */
@@ -65,7 +65,7 @@ export function rebuildContextFromSnapshot({
   if (pruning.memorySequences.length > 0) {
     const quoted = pruning.memorySequences
       .map((sequence) => bySequence.get(sequence))
-      .filter((message): message is StoredContextMessage => message !== undefined);
+      .filter((message): message is ContextMessage => message !== undefined);
     const memory = createMemorySegment({
       messages: quoted,
       measure,

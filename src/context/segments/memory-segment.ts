@@ -1,6 +1,6 @@
 import type { ModelMessage } from '@ai-sdk/provider-utils';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
-import type { StoredContextMessage } from '../../model/context-store.js';
+import type { ContextMessage } from '../../model/context-store.js';
 import type { MemorySegment } from './context-segment.js';
 
 const header =
@@ -9,7 +9,7 @@ const header =
 /** Options of {@link createMemorySegment}. */
 export interface CreateMemorySegmentOptions {
   /** The messages found, best first (already filtered to eligible ones outside the context). */
-  messages: readonly StoredContextMessage[];
+  messages: readonly ContextMessage[];
   /** Counts the memory message. */
   measure: ContextMeasure;
   /** The largest memory message, in raw tokens; lower-ranked messages are left out to stay under it. */

@@ -1,6 +1,6 @@
 import type { ModelMessage } from '@ai-sdk/provider-utils';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
-import type { StoredContextSummary } from '../../model/context-store.js';
+import type { ContextSummary } from '../../model/context-store.js';
 import type { SummarySegment } from './context-segment.js';
 
 /** The text of the summary message: a header naming the covered range, then the summary. */
@@ -8,7 +8,7 @@ export function renderSummaryText({
   fromSequence,
   throughSequence,
   content,
-}: Pick<StoredContextSummary, 'fromSequence' | 'throughSequence' | 'content'>): string {
+}: Pick<ContextSummary, 'fromSequence' | 'throughSequence' | 'content'>): string {
   return `[Summary of the earlier conversation, messages ${fromSequence} to ${throughSequence}. It replaces those messages.]\n\n${content}`;
 }
 
@@ -20,7 +20,7 @@ export function createSummarySegment({
   summary,
   measure,
 }: {
-  summary: Pick<StoredContextSummary, 'id' | 'fromSequence' | 'throughSequence' | 'content'>;
+  summary: Pick<ContextSummary, 'id' | 'fromSequence' | 'throughSequence' | 'content'>;
   measure: ContextMeasure;
 }): SummarySegment {
   const message: ModelMessage = { role: 'user', content: [{ type: 'text', text: renderSummaryText(summary) }] };

@@ -1,6 +1,6 @@
 import type { ModelMessage } from '@ai-sdk/provider-utils';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
-import type { StoredContextMessage } from '../../model/context-store.js';
+import type { ContextMessage } from '../../model/context-store.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
 import { createMessageSegment, type MessageSegment } from '../segments/context-segment.js';
 import { convertUIMessageToModelMessages, type ConvertUIMessageOptions } from '../../tokens/convert-ui-message.js';
@@ -26,7 +26,7 @@ export interface ConvertStageReport {
 /** Options of {@link convertToContextSegments}. */
 export interface ConvertToContextSegmentsOptions extends ConvertUIMessageOptions {
   /** Validated and filtered stored messages, oldest first. */
-  messages: readonly StoredContextMessage[];
+  messages: readonly ContextMessage[];
   /** The counter and profile. */
   measure: ContextMeasure;
 }

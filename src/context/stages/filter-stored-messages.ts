@@ -1,4 +1,5 @@
-import type { StoredContextMessage, StoredContextMessageStatus } from '../../model/context-store.js';
+import type { ContextMessage } from '../../model/context-store.js';
+import type { MessageStatus } from '../../model/stored-rows.js';
 import { isToolUIPart, type ContextUIPart } from '../../model/context-ui-message.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
 
@@ -27,13 +28,13 @@ export interface FilterStageReport {
 /** Options of {@link filterStoredMessages}. */
 export interface FilterStoredMessagesOptions {
   /** The messages to filter, oldest first. */
-  messages: readonly StoredContextMessage[];
+  messages: readonly ContextMessage[];
   /**
    * The statuses an assistant message may have to reach the model. `pending` and `streaming` messages belong
    * to a writer that is still running (or crashed and awaits recovery) and are left out.
    * @default ['completed', 'cancelled', 'failed']
    */
-  assistantStatuses?: readonly StoredContextMessageStatus[];
+  assistantStatuses?: readonly MessageStatus[];
 }
 
 /**
@@ -51,9 +52,9 @@ export interface FilterStoredMessagesOptions {
 export function filterStoredMessages({
   messages,
   assistantStatuses = ['completed', 'cancelled', 'failed'],
-}: FilterStoredMessagesOptions): { messages: StoredContextMessage[]; report: FilterStageReport } {
+}: FilterStoredMessagesOptions): { messages: ContextMessage[]; report: FilterStageReport } {
   const removed: ContextRemoval[] = [];
-  const kept: StoredContextMessage[] = [];
+  const kept: ContextMessage[] = [];
   for (const stored of messages) {
     const reason =
       stored.deletedAt != null
@@ -99,11 +100,7 @@ export function filterStoredMessages({
   };
 }
 
-function closeToolPart(
-  part: ContextUIPart,
-  status: StoredContextMessageStatus,
-  supersededByUser: boolean,
-): ContextUIPart {
+function closeToolPart(part: ContextUIPart, status: MessageStatus, supersededByUser: boolean): ContextUIPart {
   if (!isToolUIPart(part)) return part;
   const {
     approval,
@@ -137,7 +134,7 @@ function closeToolPart(
   }
 }
 
-function unfinishedCause(status: StoredContextMessageStatus): string {
+function unfinishedCause(status: MessageStatus): string {
   if (status === 'cancelled') return 'the response was cancelled before the result arrived.';
   if (status === 'failed') return 'the response failed before the result arrived.';
   return 'no result was recorded.';

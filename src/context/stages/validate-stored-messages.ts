@@ -1,4 +1,4 @@
-import type { StoredContextMessage } from '../../model/context-store.js';
+import type { ContextMessage } from '../../model/context-store.js';
 import type { ContextUIPart } from '../../model/context-ui-message.js';
 import { isToolUIPart } from '../../model/context-ui-message.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
@@ -37,13 +37,13 @@ const TOOL_STATES = new Set([
  * `mimeType`) become data URLs. A changed message loses its stored token count so it is counted again.
  * Idempotent: its output passes through unchanged.
  */
-export function validateStoredMessages({ messages }: { messages: readonly StoredContextMessage[] }): {
-  messages: StoredContextMessage[];
+export function validateStoredMessages({ messages }: { messages: readonly ContextMessage[] }): {
+  messages: ContextMessage[];
   report: ValidateStageReport;
 } {
   const removed: ContextRemoval[] = [];
   const migrated: ValidateStageReport['migrated'] = [];
-  const valid: StoredContextMessage[] = [];
+  const valid: ContextMessage[] = [];
   for (const stored of messages) {
     const problem = messageProblem(stored);
     if (problem) {
@@ -83,7 +83,7 @@ export function validateStoredMessages({ messages }: { messages: readonly Stored
   return { messages: valid, report: { stage: 'validate', removed, migrated, tokensSaved: sumRemovedTokens(removed) } };
 }
 
-function messageProblem(stored: StoredContextMessage): string | undefined {
+function messageProblem(stored: ContextMessage): string | undefined {
   if (typeof stored !== 'object' || stored === null) return 'not an object';
   if (!Number.isSafeInteger(stored.sequence) || stored.sequence < 1)
     return `sequence ${JSON.stringify(stored.sequence)} is not a positive integer`;

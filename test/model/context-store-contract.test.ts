@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe } from 'vitest';
+import { createAgentHistory } from '../../src/index.js';
+import { createMemoryContextStore } from '../../src/testing/memory-context-store.js';
+import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { defineContextStoreContract, type StoredSnapshotRow, type StoredSummaryRow } from './context-store-contract.js';
+
+defineContextStoreContract('createMemoryContextStore', async () => {
+  const store = createMemoryContextStore();
+  return {
+    store,
+    appendMessage: async (message, { pinned } = {}) => store.appendMessage({ message, pinned }).sequence,
+    redactMessage: async (sequence) => store.redactMessage(sequence),
+    storedSnapshots: async () =>
+      store.snapshots.map(({ version, throughSequence, messagesHash }) => ({ version, throughSequence, messagesHash })),
+    storedSummaries: async () =>
+      store.summaries.map(({ fromSequence, throughSequence }) => ({ fromSequence, throughSequence })),
+  };
+});
+
+describe.each(BACKENDS)('on %s', (backend) => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await openTestDatabase(backend);
+  });
+  afterAll(() => database.close());
+
+  defineContextStoreContract(`createAgentHistory(…).forTenant(…).contextStore(threadId) on ${backend}`, async () => {
+    const tenant = createAgentHistory({ db: database.db }).forTenant(randomUUID());
+    const thread = await tenant.createThread();
+    const messageIds = new Map<number, string>();
+    return {
+      store: tenant.contextStore(thread.id),
+      async appendMessage(message, { pinned } = {}) {
+        const { stored } = await tenant.appendMessage(thread.id, message, { pinned });
+        messageIds.set(stored.sequence, message.id);
+        return stored.sequence;
+      },
+      async redactMessage(sequence) {
+        await tenant.redactMessage(thread.id, messageIds.get(sequence)!, { actor: 'contract', reason: 'test' });
+      },
+      // Read directly (as the superuser, so stale and policy-hidden rows are seen too).
+      storedSnapshots: () =>
+        database.admin.query<StoredSnapshotRow>(
+          `select version, through_sequence::int as "throughSequence", messages_hash as "messagesHash"
+           from agent_context_snapshot where thread_id = $1 order by version`,
+          [thread.id],
+        ),
+      storedSummaries: () =>
+        database.admin.query<StoredSummaryRow>(
+          `select from_sequence::int as "fromSequence", through_sequence::int as "throughSequence"
+           from agent_summary where thread_id = $1 order by created_at`,
+          [thread.id],
+        ),
+    };
+  });
+});
