@@ -1,18 +1,13 @@
-import type {
-  AssistantContent,
-  FilePart,
-  ModelMessage,
-  TextPart,
-  ToolApprovalResponse,
-  ToolResultOutput,
-  ToolResultPart,
-} from '@ai-sdk/provider-utils';
+import type { AssistantContent, FilePart, ModelMessage, TextPart, ToolApprovalResponse, ToolResultPart } from 'ai';
 import {
   getToolUIPartName,
   isToolUIPart,
   type ContextUIMessage,
   type ContextUIPart,
 } from '../model/context-ui-message.js';
+
+/** What the model sees of a tool's result (`ToolResultPart['output']`; `ai` exports no name for it). */
+export type ToolResultOutput = ToolResultPart['output'];
 
 /** Input of {@link ConvertUIMessageOptions.convertToolOutput}. */
 export interface ToolOutputConversionInput {
@@ -47,6 +42,14 @@ type Part = ContextUIPart & Record<string, any>;
  * that look across messages (superseded approval requests, incomplete calls) are applied before, by
  * {@link filterStoredMessages}, so that every model message keeps the sequence of the message it came from.
  * Synchronous, and it never copies large values: outputs are shared with the stored parts.
+ *
+ * Why not `convertToModelMessages` from `ai`: its output is the same (a test compares both on every part kind),
+ * but (1) the store counts tokens at write time through this function and the main entry must run without
+ * `ai`, an optional peer; (2) `ai` v7's function is async, and the store and the engine convert one message at
+ * a time synchronously; (3) it converts a whole array and applies the cross-message rules itself, so a model
+ * message no longer says which stored sequence it came from, which the engine needs for trimming, snapshots and
+ * summaries; (4) it deep-copies tool outputs: measured on 20 turns with a 2,000-row tool output each, 46 ms
+ * against 0.06 ms here (200 small turns: 3.8 to 8.6 ms against 5.4 ms), on every `prepareStep`.
  */
 export function convertUIMessageToModelMessages(
   message: ContextUIMessage,
