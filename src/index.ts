@@ -34,4 +34,16 @@ export type {
   StoredSummary,
   StoredThread,
 } from './model/stored-rows.js';
+export type {
+  ContextStore,
+  LoadedContext,
+  NewContextSnapshot,
+  NewContextSummary,
+  StoredContextMessage,
+  StoredContextMessageStatus,
+  StoredContextSnapshot,
+  StoredContextState,
+  StoredContextSummary,
+} from './model/context-store.js';
+export type { ContextUIMessage, ContextUIPart } from './model/context-ui-message.js';
 export * from './errors/index.js';

@@ -21,7 +21,7 @@ export interface LoadThreadPageOptions<UI_MESSAGE extends UIMessage> extends Cha
 }
 
 /** The lifecycle of one message of a page, beside the `UIMessage` itself. */
-export interface ThreadPageEntry {
+export interface UIMessagePageEntry {
   id: string;
   sequence: number;
   status: MessageStatus;
@@ -30,11 +30,11 @@ export interface ThreadPageEntry {
   createdAt: Date;
 }
 
-export interface ThreadPage<UI_MESSAGE extends UIMessage> {
+export interface UIMessagePage<UI_MESSAGE extends UIMessage> {
   /** Validated messages, oldest first, ready for `useChat({ messages })`. */
   messages: UI_MESSAGE[];
   /** The same messages' stored state (status: a stopped answer is `cancelled`), in the same order. */
-  entries: ThreadPageEntry[];
+  entries: UIMessagePageEntry[];
   /** Pass as `before` for the next, older page; null on the first page of the thread. */
   nextCursor: number | null;
   /** Stored messages that no longer pass the schemas (left out of `messages`), with the reason. */
@@ -59,11 +59,11 @@ export async function loadThreadPage<UI_MESSAGE extends UIMessage = UIMessage>({
   tools,
   metadataSchema,
   dataSchemas,
-}: LoadThreadPageOptions<UI_MESSAGE>): Promise<ThreadPage<UI_MESSAGE>> {
+}: LoadThreadPageOptions<UI_MESSAGE>): Promise<UIMessagePage<UI_MESSAGE>> {
   const page = await history.listMessages(threadId, { limit, before, onlyEligible: include === 'visible' });
   const stored = [...page.messages].reverse();
   const schemas = { tools, metadataSchema, dataSchemas } as ChatSchemas<UI_MESSAGE>;
-  const result: ThreadPage<UI_MESSAGE> = { messages: [], entries: [], nextCursor: page.nextCursor, invalid: [] };
+  const result: UIMessagePage<UI_MESSAGE> = { messages: [], entries: [], nextCursor: page.nextCursor, invalid: [] };
   if (stored.length === 0) return result;
   const all = await validateChatMessages<UI_MESSAGE>(
     stored.map((row) => toUIMessage(row)),
@@ -90,7 +90,7 @@ export async function loadThreadPage<UI_MESSAGE extends UIMessage = UIMessage>({
 async function validateOne<UI_MESSAGE extends UIMessage>(
   row: StoredMessage,
   schemas: ChatSchemas<UI_MESSAGE>,
-  page: ThreadPage<UI_MESSAGE>,
+  page: UIMessagePage<UI_MESSAGE>,
 ) {
   try {
     const [message] = await validateChatMessages<UI_MESSAGE>([toUIMessage(row)], schemas, 'history');

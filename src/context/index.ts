@@ -83,6 +83,7 @@ export {
 export {
   type ConvertUIMessageOptions,
   type ToolOutputConversionInput,
+  type ToolResultOutput,
   convertUIMessageToModelMessages,
 } from '../tokens/convert-ui-message.js';
 export {
