@@ -4,9 +4,11 @@ import type { ContextState, MessageStatus, StoredMessage } from '../model/stored
 import { toUIMessage } from './ui-message-mapping.js';
 import { validateChatMessages, type ChatSchemas } from './validate-chat-messages.js';
 
+/** Options of {@link loadThreadPage}; the schemas validate the stored messages as `useChat` will. */
 export interface LoadThreadPageOptions<UI_MESSAGE extends UIMessage> extends ChatSchemas<UI_MESSAGE> {
   /** The tenant's store. */
   history: TenantHistory;
+  /** The thread to read (`NotFoundError` for a missing or foreign one). */
   threadId: string;
   /** @default 30 (1 to 500) */
   limit?: number;
@@ -22,14 +24,21 @@ export interface LoadThreadPageOptions<UI_MESSAGE extends UIMessage> extends Cha
 
 /** The lifecycle of one message of a page, beside the `UIMessage` itself. */
 export interface UIMessagePageEntry {
+  /** The message's id. */
   id: string;
+  /** Its place in the thread (1, 2, 3… with no gap). */
   sequence: number;
+  /** `completed`, or `cancelled` for a stopped answer, `failed`, `pending`, `streaming`. */
   status: MessageStatus;
+  /** Whether the model still sees it: `eligible`, `excluded` (edited, regenerated) or `redacted`. */
   contextState: ContextState;
+  /** Why it was excluded, such as `superseded-by-edit`; null when it was not. */
   exclusionReason: string | null;
+  /** When it was stored. */
   createdAt: Date;
 }
 
+/** One page of a thread for a chat window, as {@link loadThreadPage} returns it. */
 export interface UIMessagePage<UI_MESSAGE extends UIMessage> {
   /** Validated messages, oldest first, ready for `useChat({ messages })`. */
   messages: UI_MESSAGE[];
