@@ -11,11 +11,13 @@ import { PGlite } from '@electric-sql/pglite';
 import { ToolLoopAgent, isStepCount, tool, type LanguageModel, type UIMessage } from 'ai';
 import { drizzle } from 'drizzle-orm/pglite';
 import { z } from 'zod';
-import { createAgentHistory, migrate } from '../src/index.js';
-import { streamChatTurn } from '../src/ai-sdk/index.js';
-import { createContextManager } from '../src/ai-sdk/context-manager.js';
-import { createOfflineSummarizer } from '../src/ai-sdk/summarizer.js';
-import type { ContextReport } from '../src/context/index.js';
+import { createAgentHistory, migrate } from 'agent-history';
+import {
+  createContextManager,
+  createOfflineSummarizer,
+  streamChatTurn,
+  type ContextReport,
+} from 'agent-history/ai-sdk';
 import { createDemoModel } from './demo-model.js';
 
 const started = performance.now();

@@ -12,7 +12,7 @@ import { sql } from 'drizzle-orm';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { MIGRATIONS_FOLDER, migrate, type AgentHistoryDatabase } from '../src/index.js';
+import { MIGRATIONS_FOLDER, migrate, type AgentHistoryDatabase } from 'agent-history';
 
 async function open(): Promise<{ db: AgentHistoryDatabase; label: string; close: () => Promise<void> }> {
   if (process.env.DATABASE_URL) {

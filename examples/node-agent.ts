@@ -12,8 +12,8 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { z } from 'zod';
-import { createAgentHistory, migrate, type AgentHistoryDatabase } from '../src/index.js';
-import { createContextManager, createOfflineSummarizer, persistUIMessageStream } from '../src/ai-sdk/index.js';
+import { createAgentHistory, migrate, type AgentHistoryDatabase } from 'agent-history';
+import { createContextManager, createOfflineSummarizer, persistUIMessageStream } from 'agent-history/ai-sdk';
 
 const tools = {
   weather: tool({

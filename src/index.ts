@@ -33,5 +33,15 @@ export type {
   StoredSummary,
   StoredThread,
 } from './model/stored-rows.js';
-export type { LoadedThreadContext, NewSnapshot, NewSummary } from './model/context-store.js';
+export type {
+  ContextMessage,
+  ContextSnapshot,
+  ContextStore,
+  ContextSummary,
+  LoadedContext,
+  LoadedThreadContext,
+  NewSnapshot,
+  NewSummary,
+} from './model/context-store.js';
+export type { ContextUIMessage, ContextUIPart } from './model/context-ui-message.js';
 export * from './errors/index.js';

@@ -2,7 +2,9 @@ import type { StoredMessage } from '../model/stored-rows.js';
 
 /** A turn streaming in this process: how to stop it and when it is stored. */
 export interface ActiveTurn {
+  /** The turn's run. */
   runId: string;
+  /** The id of the answer being streamed. */
   assistantMessageId: string;
   /** Aborts the model call; the partial answer is then stored as `cancelled`. */
   abort(): void;

@@ -10,6 +10,7 @@ import { ChatConflictError } from './chat-conflict-error.js';
 
 /** The JSON body of an error response: `{ error: { code, message, … } }`. */
 export interface ChatErrorBody {
+  /** A stable `code`, a message safe to show, and for a conflict the message and status concerned. */
   error: { code: string; message: string; messageId?: string; status?: string };
 }
 

@@ -3,6 +3,7 @@ import type { TenantHistory } from '../store/create-agent-history.js';
 
 /** What a chat turn needs of a model result: its stream (`streamText`'s result, `agent.stream()`'s result). */
 export interface ChatStreamResult<TOOLS extends ToolSet = ToolSet> {
+  /** The full stream of the agent's answer. */
   readonly stream: ReadableStream<TextStreamPart<TOOLS>>;
 }
 
@@ -11,13 +12,17 @@ export interface ChatStreamResult<TOOLS extends ToolSet = ToolSet> {
  * agent with concrete tools is accepted whatever the inferred tool set.
  */
 export interface ChatAgent<TOOLS extends ToolSet = ToolSet> {
+  /** The agent's tools (their schemas validate the stored tool parts). */
   readonly tools: TOOLS;
+  /** Streams an answer to `messages` (the agent's `stream`). */
   stream(options: { messages: ModelMessage[]; abortSignal?: AbortSignal }): PromiseLike<ChatStreamResult<TOOLS>>;
 }
 
 /** Which turn a model call is for. */
 export interface ChatTurnIdentity {
+  /** The turn's thread. */
   threadId: string;
+  /** The turn's run. */
   runId: string;
 }
 

@@ -20,6 +20,7 @@ export interface ChatRequestBody {
   requestId?: string;
 }
 
+/** Options of {@link createChatHandler}: the settings of every turn, and how to find the request's tenant. */
 export interface CreateChatHandlerOptions<
   UI_MESSAGE extends UIMessage = UIMessage,
   TOOLS extends ToolSet = ToolSet,

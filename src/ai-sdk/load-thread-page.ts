@@ -4,9 +4,11 @@ import type { ContextState, MessageStatus, StoredMessage } from '../model/stored
 import { toUIMessage } from './ui-message-mapping.js';
 import { validateChatMessages, type ChatSchemas } from './validate-chat-messages.js';
 
+/** Options of {@link loadThreadPage}; the schemas validate the stored messages as `useChat` will. */
 export interface LoadThreadPageOptions<UI_MESSAGE extends UIMessage> extends ChatSchemas<UI_MESSAGE> {
   /** The tenant's store. */
   history: TenantHistory;
+  /** The thread to read (`NotFoundError` for a missing or foreign one). */
   threadId: string;
   /** @default 30 (1 to 500) */
   limit?: number;
@@ -21,20 +23,27 @@ export interface LoadThreadPageOptions<UI_MESSAGE extends UIMessage> extends Cha
 }
 
 /** The lifecycle of one message of a page, beside the `UIMessage` itself. */
-export interface ThreadPageEntry {
+export interface UIMessagePageEntry {
+  /** The message's id. */
   id: string;
+  /** Its place in the thread (1, 2, 3… with no gap). */
   sequence: number;
+  /** `completed`, or `cancelled` for a stopped answer, `failed`, `pending`, `streaming`. */
   status: MessageStatus;
+  /** Whether the model still sees it: `eligible`, `excluded` (edited, regenerated) or `redacted`. */
   contextState: ContextState;
+  /** Why it was excluded, such as `superseded-by-edit`; null when it was not. */
   exclusionReason: string | null;
+  /** When it was stored. */
   createdAt: Date;
 }
 
-export interface ThreadPage<UI_MESSAGE extends UIMessage> {
+/** One page of a thread for a chat window, as {@link loadThreadPage} returns it. */
+export interface UIMessagePage<UI_MESSAGE extends UIMessage> {
   /** Validated messages, oldest first, ready for `useChat({ messages })`. */
   messages: UI_MESSAGE[];
   /** The same messages' stored state (status: a stopped answer is `cancelled`), in the same order. */
-  entries: ThreadPageEntry[];
+  entries: UIMessagePageEntry[];
   /** Pass as `before` for the next, older page; null on the first page of the thread. */
   nextCursor: number | null;
   /** Stored messages that no longer pass the schemas (left out of `messages`), with the reason. */
@@ -59,11 +68,11 @@ export async function loadThreadPage<UI_MESSAGE extends UIMessage = UIMessage>({
   tools,
   metadataSchema,
   dataSchemas,
-}: LoadThreadPageOptions<UI_MESSAGE>): Promise<ThreadPage<UI_MESSAGE>> {
+}: LoadThreadPageOptions<UI_MESSAGE>): Promise<UIMessagePage<UI_MESSAGE>> {
   const page = await history.listMessages(threadId, { limit, before, onlyEligible: include === 'visible' });
   const stored = [...page.messages].reverse();
   const schemas = { tools, metadataSchema, dataSchemas } as ChatSchemas<UI_MESSAGE>;
-  const result: ThreadPage<UI_MESSAGE> = { messages: [], entries: [], nextCursor: page.nextCursor, invalid: [] };
+  const result: UIMessagePage<UI_MESSAGE> = { messages: [], entries: [], nextCursor: page.nextCursor, invalid: [] };
   if (stored.length === 0) return result;
   const all = await validateChatMessages<UI_MESSAGE>(
     stored.map((row) => toUIMessage(row)),
@@ -90,7 +99,7 @@ export async function loadThreadPage<UI_MESSAGE extends UIMessage = UIMessage>({
 async function validateOne<UI_MESSAGE extends UIMessage>(
   row: StoredMessage,
   schemas: ChatSchemas<UI_MESSAGE>,
-  page: ThreadPage<UI_MESSAGE>,
+  page: UIMessagePage<UI_MESSAGE>,
 ) {
   try {
     const [message] = await validateChatMessages<UI_MESSAGE>([toUIMessage(row)], schemas, 'history');

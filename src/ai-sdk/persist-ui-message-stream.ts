@@ -25,9 +25,11 @@ export type DisconnectBehavior =
   /** The model call is aborted and the partial answer is stored `cancelled`. */
   | 'cancel';
 
+/** Options of {@link persistUIMessageStream}. */
 export interface PersistUIMessageStreamOptions<UI_MESSAGE extends UIMessage, TOOLS extends ToolSet = ToolSet> {
   /** The tenant's store. */
   history: TenantHistory;
+  /** The thread the answer belongs to. */
   threadId: string;
   /** The run to finish with the outcome and the usage. */
   runId: string;
@@ -61,6 +63,7 @@ export interface PersistUIMessageStreamOptions<UI_MESSAGE extends UIMessage, TOO
 
 /** The stream to send to the client, and the stored answer once it is finalized. */
 export interface PersistedUIMessageStream<UI_MESSAGE extends UIMessage> {
+  /** The UI message stream to send to the client, unchanged; it is stored as it passes. */
   stream: ReadableStream<InferUIMessageChunk<UI_MESSAGE>>;
   /** Settles when the answer is stored as completed, failed or cancelled (also after a disconnect). */
   done: Promise<StoredMessage>;

@@ -11,18 +11,28 @@ import { validateChatMessages, type ChatSchemas } from './validate-chat-messages
 /** What starts a turn: a new (or edited) user message, or a regeneration of an answer. */
 export type ChatTrigger = 'submit-message' | 'regenerate-message';
 
-/** The exclusion reasons written by edits and regenerations (the rows stay in the log). */
+/** The exclusion reason written on the answers a regeneration supersedes (the rows stay in the log). */
 export const SUPERSEDED_BY_REGENERATE = 'superseded-by-regenerate';
+/** The exclusion reason written on the messages an edit supersedes (the rows stay in the log). */
 export const SUPERSEDED_BY_EDIT = 'superseded-by-edit';
 
+/** Input of {@link planChatTurn} (internal: `streamChatTurn` builds it from its options). */
 export interface PlanChatTurnInput<UI_MESSAGE extends UIMessage> extends ChatSchemas<UI_MESSAGE> {
+  /** The tenant's store. */
   history: TenantHistory;
+  /** The thread of the turn. */
   threadId: string;
+  /** A new (or edited) user message, or a regeneration. */
   trigger: ChatTrigger;
+  /** The user message as the client sent it (validated here); required for `submit-message`. */
   message?: unknown;
+  /** The message to edit (`submit-message`) or the answer to regenerate (`regenerate-message`). */
   messageId?: string;
+  /** Makes a retried request idempotent (stored as the message's `clientRequestId`). */
   requestId?: string;
+  /** How many stored messages are read to validate the new one against. */
   historyLimit: number;
+  /** Makes the id of the assistant answer. */
   generateMessageId: () => string;
 }
 

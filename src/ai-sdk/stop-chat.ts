@@ -6,9 +6,11 @@ import type { StoredMessage } from '../model/stored-rows.js';
 import { getActiveTurn } from './active-turns.js';
 import { settleInterruptedParts } from './settle-interrupted-parts.js';
 
+/** Options of {@link stopChat}. */
 export interface StopChatOptions {
   /** The tenant's store. */
   history: TenantHistory;
+  /** The thread whose answer in progress is stopped. */
   threadId: string;
 }
 

@@ -61,6 +61,7 @@ export interface ChatTurnSettings<
   onPersistError?: (error: unknown) => void;
 }
 
+/** Options of {@link streamChatTurn}: one turn's identity and trigger, and the settings shared by every turn. */
 export interface StreamChatTurnOptions<
   UI_MESSAGE extends UIMessage = UIMessage,
   TOOLS extends ToolSet = ToolSet,
@@ -86,10 +87,13 @@ export interface StreamChatTurnOptions<
 
 /** A turn being answered. */
 export interface ChatTurn<UI_MESSAGE extends UIMessage = UIMessage> {
+  /** The turn's thread. */
   threadId: string;
+  /** The run started for this turn. */
   runId: string;
   /** The stored user message (its id may differ from the request's after an edit). */
   userMessageId: string;
+  /** The id of the answer being streamed. */
   assistantMessageId: string;
   /** Messages this turn took out of the context (superseded by an edit or a regeneration). */
   excludedMessageIds: string[];

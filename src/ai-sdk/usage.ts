@@ -3,10 +3,15 @@ import type { RunUsage } from '../model/stored-rows.js';
 
 /** Token usage as stored in an assistant message's `metadata.usage`: the AI SDK's numbers, without `raw`. */
 export interface MessageUsage {
+  /** Tokens the model read (the AI SDK's `inputTokens`). */
   inputTokens?: number;
+  /** Tokens the model wrote. */
   outputTokens?: number;
+  /** Input and output tokens together. */
   totalTokens?: number;
+  /** Of the output tokens, those spent reasoning. */
   reasoningTokens?: number;
+  /** Of the input tokens, those read from the provider's cache. */
   cachedInputTokens?: number;
 }
 

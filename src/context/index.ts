@@ -82,6 +82,7 @@ export {
 export {
   type ConvertUIMessageOptions,
   type ToolOutputConversionInput,
+  type ToolResultOutput,
   convertUIMessageToModelMessages,
 } from '../tokens/convert-ui-message.js';
 export {

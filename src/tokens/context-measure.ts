@@ -1,4 +1,4 @@
-import type { ModelMessage } from '@ai-sdk/provider-utils';
+import type { ModelMessage } from 'ai';
 import { countModelMessageTokens, type TokenTally } from './count-message-tokens.js';
 import type { ModelProfile } from './model-profile.js';
 import type { TokenCounter } from './token-counter.js';

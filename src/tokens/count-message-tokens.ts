@@ -1,4 +1,4 @@
-import type { ModelMessage } from '@ai-sdk/provider-utils';
+import type { ModelMessage } from 'ai';
 import type { TokenCounter } from './token-counter.js';
 
 /**

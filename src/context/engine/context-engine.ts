@@ -1,4 +1,4 @@
-import type { ModelMessage } from '@ai-sdk/provider-utils';
+import type { ModelMessage } from 'ai';
 import { AgentHistoryError } from '../../errors/agent-history-error.js';
 import { VersionConflictError } from '../../errors/version-conflict-error.js';
 import { computeContextBudget, type ContextBudget } from './context-budget.js';

@@ -1,4 +1,4 @@
-import type { ModelMessage } from '@ai-sdk/provider-utils';
+import type { ModelMessage } from 'ai';
 
 /** What a summarizer is asked to fold into the running summary. */
 export interface ContextSummarizerInput {

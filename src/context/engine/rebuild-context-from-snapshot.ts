@@ -1,4 +1,4 @@
-import type { ModelMessage } from '@ai-sdk/provider-utils';
+import type { ModelMessage } from 'ai';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.js';
 import { createContextMeasure } from '../../tokens/context-measure.js';
 import { resolveContextPolicy, type ContextPolicyInput } from './context-policy.js';

@@ -1,4 +1,4 @@
-import type { ToolResultOutput } from '@ai-sdk/provider-utils';
+import type { ToolResultOutput } from '../../tokens/convert-ui-message.js';
 import type { TokenCounter } from '../../tokens/token-counter.js';
 
 /** The first words of every preview, so the model (and a reader of the snapshot) can tell a preview from an output. */

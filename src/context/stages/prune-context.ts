@@ -1,4 +1,4 @@
-import type { ModelMessage } from '@ai-sdk/provider-utils';
+import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextPrunePolicy } from '../engine/context-policy.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';

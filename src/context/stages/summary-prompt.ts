@@ -1,4 +1,4 @@
-import type { ModelMessage } from '@ai-sdk/provider-utils';
+import type { ModelMessage } from 'ai';
 import type { ContextSummarizerInput } from '../engine/context-summarizer.js';
 import { toolOutputText } from './preview-tool-output.js';
 

@@ -1,0 +1,10 @@
+/**
+ * `agent-history/testing`: an in-memory `ContextStore` (from `agent-history`) for tests of code that runs the context engine,
+ * without a database. It keeps the same contract as `tenantStore.contextStore(threadId)`.
+ */
+export {
+  createMemoryContextStore,
+  type AppendMemoryMessageInput,
+  type CreateMemoryContextStoreOptions,
+  type MemoryContextStore,
+} from './memory-context-store.js';

@@ -1,0 +1,184 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+// Reads the built package (`npm run build`, which `pretest` runs): what a user can import is what `dist/`
+// exports through package.json "exports", not what `src/` happens to contain.
+const root = resolve(import.meta.dirname, '../..');
+const manifest = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')) as {
+  name: string;
+  exports: Record<string, string | { types: string; default: string }>;
+};
+
+/** Every entry point: its import specifier, its `.d.ts` and its `.js`. */
+const entryPoints = Object.entries(manifest.exports)
+  .filter((entry): entry is [string, { types: string; default: string }] => typeof entry[1] === 'object')
+  .map(([subpath, target]) => ({
+    specifier: subpath === '.' ? manifest.name : `${manifest.name}/${subpath.slice(2)}`,
+    types: resolve(root, target.types),
+    javascript: resolve(root, target.default),
+  }));
+
+/**
+ * The names README.md tells a user to import, by entry point. A rename that forgets the README (or the
+ * README's promise) fails here.
+ */
+const readmeNames: Record<string, string[]> = {
+  'agent-history': [
+    'createAgentHistory',
+    'migrate',
+    'customMigrationSql',
+    'loadO200kTokenCounter',
+    'TokenCounter',
+    'TenantHistory',
+    'ContextStore',
+    'ContextMessage',
+    'ContextSummary',
+    'ContextSnapshot',
+    'StoredMessage',
+    'StoredThread',
+    'StoredRun',
+    'SearchHit',
+    'AgentHistoryError',
+    'InvalidTenantError',
+    'NotFoundError',
+    'InvalidArgumentError',
+    'InvalidMessageError',
+    'MessageTooLargeError',
+    'VersionConflictError',
+    'DatabaseError',
+  ],
+  'agent-history/schema': ['defineAgentTables', 'AgentTables', 'agentThread', 'agentMessage'],
+  'agent-history/ai-sdk': [
+    'createChatHandler',
+    'createContextManager',
+    'createGenerateTextSummarizer',
+    'createOfflineSummarizer',
+    'chatErrorResponse',
+    'streamChatTurn',
+    'stopChat',
+    'loadThreadPage',
+    'toUIMessage',
+    'fromUIMessage',
+    'ContextPolicyInput',
+    'defaultContextPolicy',
+    'ContextSummarizer',
+    'ContextCalibrator',
+    'ContextReport',
+    'ModelProfile',
+    'resolveModelProfile',
+    'createContextEngine',
+    'ContextEmptyError',
+    'ModelProfileNotFoundError',
+    'rebuildContextFromSnapshot',
+    'modelProfileTable',
+    'resolveContextPolicy',
+    'computeContextBudget',
+    'createContextCalibrator',
+    'ContextStageReport',
+    'ContextBudget',
+    'convertUIMessageToModelMessages',
+    'countModelMessageTokens',
+  ],
+  'agent-history/testing': ['createMemoryContextStore', 'MemoryContextStore'],
+};
+
+const program = ts.createProgram(
+  entryPoints.map((entry) => entry.types),
+  { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, noEmit: true },
+);
+const checker = program.getTypeChecker();
+
+/** The names (values and types) that an entry point's `.d.ts` exports. */
+function exportedNames(typesFile: string): string[] {
+  const source = program.getSourceFile(typesFile);
+  if (source === undefined) throw new Error(`${typesFile} is missing: run npm run build`);
+  const module = checker.getSymbolAtLocation(source);
+  return module === undefined ? [] : checker.getExportsOfModule(module).map((symbol) => symbol.name);
+}
+
+/** The bare module specifiers an entry reaches through its relative imports (`.d.ts` or `.js` files). */
+function reachedPackages(file: string, seen = new Set<string>(), packages = new Set<string>()): Set<string> {
+  if (seen.has(file)) return packages;
+  seen.add(file);
+  const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+  for (const { fileName } of importedFiles) {
+    if (fileName.startsWith('.')) {
+      const target = resolve(dirname(file), fileName);
+      reachedPackages(file.endsWith('.d.ts') ? target.replace(/\.js$/, '.d.ts') : target, seen, packages);
+    } else
+      packages.add(
+        fileName
+          .split('/')
+          .slice(0, fileName.startsWith('@') ? 2 : 1)
+          .join('/'),
+      );
+  }
+  return packages;
+}
+
+/** The names imported from `agent-history` entry points in README.md's code blocks. */
+function readmeCodeImports(): Array<{ specifier: string; name: string }> {
+  const readme = readFileSync(resolve(root, 'README.md'), 'utf8');
+  const imports: Array<{ specifier: string; name: string }> = [];
+  for (const match of readme.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'(agent-history[^']*)'/g)) {
+    for (const name of match[1]!.split(','))
+      imports.push({ specifier: match[2]!, name: name.replace(/^\s*type\s+/, '').trim() });
+  }
+  return imports.filter(({ name }) => name !== '');
+}
+
+describe('the package entry points', () => {
+  it('should export every name README.md mentions, from the entry point it names', () => {
+    const missing = Object.entries(readmeNames).flatMap(([specifier, names]) => {
+      const entry = entryPoints.find((candidate) => candidate.specifier === specifier);
+      const exported = new Set(entry === undefined ? [] : exportedNames(entry.types));
+      return names.filter((name) => !exported.has(name)).map((name) => `${specifier}: ${name}`);
+    });
+    expect(missing).toEqual([]);
+  });
+
+  it("should export every name that README.md's code imports", () => {
+    const imports = readmeCodeImports();
+    expect(imports.length).toBeGreaterThan(5);
+    const missing = imports.filter(({ specifier, name }) => {
+      const entry = entryPoints.find((candidate) => candidate.specifier === specifier);
+      return entry === undefined || !exportedNames(entry.types).includes(name);
+    });
+    expect(missing).toEqual([]);
+  });
+
+  it('should load every entry point and find its exported values at run time', async () => {
+    for (const entry of entryPoints) {
+      const loaded = (await import(entry.javascript)) as Record<string, unknown>;
+      const values = (readmeNames[entry.specifier] ?? []).filter((name) => /^[a-z]|Error$/.test(name));
+      expect(values.filter((name) => loaded[name] === undefined)).toEqual([]);
+    }
+  });
+
+  it('should export each name from one entry point only', () => {
+    const owners = new Map<string, string[]>();
+    for (const entry of entryPoints)
+      for (const name of exportedNames(entry.types)) owners.set(name, [...(owners.get(name) ?? []), entry.specifier]);
+    expect([...owners].filter(([, specifiers]) => specifiers.length > 1)).toEqual([]);
+  });
+
+  it('should not need ai (an optional peer) in the main, schema and testing entries, neither at run time nor in types', () => {
+    for (const entry of entryPoints.filter(({ specifier }) => !specifier.endsWith('/ai-sdk'))) {
+      expect(
+        [...reachedPackages(entry.javascript)].filter((name) => name === 'ai' || name.startsWith('@ai-sdk/')),
+        entry.specifier,
+      ).toEqual([]);
+      expect(
+        [...reachedPackages(entry.types)].filter((name) => name === 'ai' || name.startsWith('@ai-sdk/')),
+        entry.specifier,
+      ).toEqual([]);
+    }
+  });
+
+  it('should let the schema entry import nothing but drizzle-orm', () => {
+    const schema = entryPoints.find(({ specifier }) => specifier.endsWith('/schema'))!;
+    expect([...reachedPackages(schema.javascript)]).toEqual(['drizzle-orm']);
+  });
+});
