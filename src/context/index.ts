@@ -5,12 +5,8 @@ export {
   createContextCalibrator,
 } from '../tokens/context-calibrator.js';
 export { ContextEmptyError } from './engine/context-empty-error.js';
-export {
-  type ContextEngine,
-  type ContextInstructions,
-  type CreateContextEngineOptions,
-  createContextEngine,
-} from './engine/context-engine.js';
+export { type ContextEngine, type CreateContextEngineOptions, createContextEngine } from './engine/context-engine.js';
+export type { ContextInstructions } from './engine/estimate-prompt-overhead.js';
 export {
   type ContextMeasure,
   type CreateContextMeasureOptions,
