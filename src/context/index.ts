@@ -1,3 +1,13 @@
+export {
+  type ApplyContextPruningOptions,
+  type ContextPruning,
+  applyContextPruning,
+} from './stages/apply-context-pruning.js';
+export {
+  type ApplyToolOutputPreviewsOptions,
+  type ToolOutputPreview,
+  applyToolOutputPreviews,
+} from './stages/apply-tool-output-previews.js';
 export { type ContextBudget, type ComputeContextBudgetOptions, computeContextBudget } from './engine/context-budget.js';
 export {
   type ContextCalibrator,
@@ -121,14 +131,7 @@ export {
   toolOutputPreviewMarker,
   toolOutputText,
 } from './stages/preview-tool-output.js';
-export {
-  type ApplyContextPruningOptions,
-  type ContextPruning,
-  type PruneContextOptions,
-  type PruneStageReport,
-  applyContextPruning,
-  pruneContext,
-} from './stages/prune-context.js';
+export { type PruneContextOptions, type PruneStageReport, pruneContext } from './stages/prune-context.js';
 export {
   type RebuildContextFromSnapshotOptions,
   rebuildContextFromSnapshot,
@@ -148,11 +151,8 @@ export {
   estimateToolDefinitionTokens,
 } from '../tokens/tool-definition-tokens.js';
 export {
-  type ApplyToolOutputPreviewsOptions,
-  type ToolOutputPreview,
   type TrimContextOptions,
   type TrimStageReport,
-  applyToolOutputPreviews,
   previewOversizedOutputs,
   trimContext,
 } from './stages/trim-context.js';

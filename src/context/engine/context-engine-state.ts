@@ -1,6 +1,6 @@
 import type { ContextSegment } from '../segments/context-segment.js';
-import type { ContextPruning } from '../stages/prune-context.js';
-import type { ToolOutputPreview } from '../stages/trim-context.js';
+import type { ContextPruning } from '../stages/apply-context-pruning.js';
+import type { ToolOutputPreview } from '../stages/apply-tool-output-previews.js';
 import type { LoadedContext, StoredContextSnapshot } from '../../model/context-store.js';
 import type { ContextReport } from './context-report.js';
 import type { ToolDefinitionsCount } from './estimate-prompt-overhead.js';

@@ -8,11 +8,11 @@ import { loadO200kTokenCounter, type TokenCounter } from '../../tokens/token-cou
 import { countToolDefinitionTokens, type ToolDefinition } from '../../tokens/tool-definition-tokens.js';
 import { renderSegments } from '../segments/context-segment.js';
 import { compactContext, type CompactContextOptions, type ContextEngineSettings } from './compact-context.js';
-import { createContextEngineState, recordLoadedContext } from './context-engine-state.js';
+import { createContextEngineState, recordLoadedContext, type ContextEngineState } from './context-engine-state.js';
 import { resolveContextPolicy, type ContextPolicyInput } from './context-policy.js';
 import type { ContextReport } from './context-report.js';
 import type { ContextSummarizer } from './context-summarizer.js';
-import type { ContextInstructions } from './estimate-prompt-overhead.js';
+import type { ContextInstructions, ToolDefinitionsCount } from './estimate-prompt-overhead.js';
 import { loadContextSegments } from './load-context-segments.js';
 import { parseContextMessages } from './parse-context-messages.js';
 
@@ -86,32 +86,18 @@ type CompactRequest = Omit<
  * `src/ai-sdk`'s `createContextManager` wraps it into a `prepareStep`.
  */
 export function createContextEngine(options: CreateContextEngineOptions): ContextEngine {
-  const { store, profile, summarizer, onReport, convertToolOutput, convertDataPart } = options;
+  const { store, profile, onReport, convertToolOutput, convertDataPart } = options;
   const settings: ContextEngineSettings = {
     store,
     profile,
     policy: resolveContextPolicy(options.policy),
-    summarizer,
+    summarizer: options.summarizer,
     maxOutputTokens: options.maxOutputTokens,
     now: options._internal?.now ?? (() => performance.now()),
   };
   const calibrator = options.calibrator ?? createContextCalibrator();
-  const counterPromise = Promise.resolve(options.tokenCounter ?? loadO200kTokenCounter());
-  const toolsPromise = Promise.resolve(options.toolDefinitions ?? []);
   const state = createContextEngineState();
-
-  // The counter and the tools may still be loading; the tools are counted once, on first use.
-  async function resources() {
-    const tokenCounter = await counterPromise;
-    if (!state.toolDefinitions) {
-      const tools = await toolsPromise;
-      state.toolDefinitions = {
-        rawTokens: countToolDefinitionTokens({ tools, tokenCounter }),
-        toolCount: tools.length,
-      };
-    }
-    return { tokenCounter, toolDefinitions: state.toolDefinitions };
-  }
+  const resources = createResourceLoader(options, state);
 
   async function compact(request: CompactRequest) {
     const loaded = await resources();
@@ -158,13 +144,7 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
     async prepareStep({ messages, stepNumber, instructions = options.instructions, lastStepInputTokens }) {
       const started = settings.now();
       const { tokenCounter } = await resources();
-      const lastEstimate = state.lastEstimate;
-      const observation = {
-        observedInputTokens: lastStepInputTokens ?? null,
-        estimatedInputTokens: lastStepInputTokens !== undefined ? (lastEstimate ?? null) : null,
-      };
-      if (lastStepInputTokens !== undefined && lastEstimate !== undefined)
-        calibrator.observe({ estimatedTokens: lastEstimate, actualTokens: lastStepInputTokens });
+      const observation = observeStepUsage({ calibrator, lastEstimate: state.lastEstimate, lastStepInputTokens });
       const measure = createContextMeasure({ tokenCounter, profile, calibration: calibrator.factor });
       const { segments: final, report } = await compact({
         trigger: 'prepare-step',
@@ -182,5 +162,44 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
       emit(finalReport);
       return { messages: changed && output.length > 0 ? output : undefined, report: finalReport };
     },
+  };
+}
+
+// The counter and the tools may still be loading when the engine is created; the tools are counted once, on
+// first use, and kept in the state.
+function createResourceLoader(
+  { tokenCounter, toolDefinitions }: Pick<CreateContextEngineOptions, 'tokenCounter' | 'toolDefinitions'>,
+  state: ContextEngineState,
+): () => Promise<{ tokenCounter: TokenCounter; toolDefinitions: ToolDefinitionsCount }> {
+  const counterPromise = Promise.resolve(tokenCounter ?? loadO200kTokenCounter());
+  const toolsPromise = Promise.resolve(toolDefinitions ?? []);
+  return async () => {
+    const counter = await counterPromise;
+    if (!state.toolDefinitions) {
+      const tools = await toolsPromise;
+      state.toolDefinitions = {
+        rawTokens: countToolDefinitionTokens({ tools, tokenCounter: counter }),
+        toolCount: tools.length,
+      };
+    }
+    return { tokenCounter: counter, toolDefinitions: state.toolDefinitions };
+  };
+}
+
+// The provider's usage of the last step teaches the calibrator how far off the last estimate was.
+function observeStepUsage({
+  calibrator,
+  lastEstimate,
+  lastStepInputTokens,
+}: {
+  calibrator: ContextCalibrator;
+  lastEstimate: number | undefined;
+  lastStepInputTokens: number | undefined;
+}): CompactContextOptions['observation'] {
+  if (lastStepInputTokens !== undefined && lastEstimate !== undefined)
+    calibrator.observe({ estimatedTokens: lastEstimate, actualTokens: lastStepInputTokens });
+  return {
+    observedInputTokens: lastStepInputTokens ?? null,
+    estimatedInputTokens: lastStepInputTokens !== undefined ? (lastEstimate ?? null) : null,
   };
 }

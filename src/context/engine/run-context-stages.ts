@@ -2,14 +2,11 @@ import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextStore } from '../../model/context-store.js';
 import type { ContextSegment, SummarySegment } from '../segments/context-segment.js';
 import { findRelevantMemory } from '../stages/find-relevant-memory.js';
-import { pruneContext, type ContextPruning, type PruneStageReport } from '../stages/prune-context.js';
+import type { ContextPruning } from '../stages/apply-context-pruning.js';
+import { pruneContext, type PruneStageReport } from '../stages/prune-context.js';
 import type { SelectStageReport } from '../stages/select-context.js';
-import {
-  previewOversizedOutputs,
-  trimContext,
-  type ToolOutputPreview,
-  type TrimStageReport,
-} from '../stages/trim-context.js';
+import type { ToolOutputPreview } from '../stages/apply-tool-output-previews.js';
+import { previewOversizedOutputs, trimContext, type TrimStageReport } from '../stages/trim-context.js';
 import type { ContextPolicy } from './context-policy.js';
 import type { ContextStageReport, MemoryStageReport, SummarizeStageReport } from './context-report.js';
 import type { ContextSummarizer } from './context-summarizer.js';
