@@ -15,19 +15,21 @@ export interface SnapshotDecision {
   trimmedSequences: number[];
 }
 
+/** Options of {@link decideSnapshot}. */
+export interface DecideSnapshotOptions {
+  /** Whether the engine loaded the thread ({@link ContextEngineState.loadedThread}). */
+  loadedThread: boolean;
+  /** What the stages did. */
+  stages: Pick<ContextStagesResult, 'reports' | 'summaryCreated'>;
+}
+
 /**
  * Decides whether a compaction is worth a snapshot: only when it compacted the stored part of the context (a
  * new summary; stored turns trimmed, outputs previewed or tool traffic pruned; the summary or memory dropped),
  * and only by an engine that loaded the thread: one that only ever saw a caller's messages does not know the
  * version and boundary (its snapshot would conflict or describe the wrong log).
  */
-export function decideSnapshot({
-  loadedThread,
-  stages,
-}: {
-  loadedThread: boolean;
-  stages: Pick<ContextStagesResult, 'reports' | 'summaryCreated'>;
-}): SnapshotDecision {
+export function decideSnapshot({ loadedThread, stages }: DecideSnapshotOptions): SnapshotDecision {
   const { prune, select, trim } = stages.reports;
   const trimmedSequences = [
     ...storedRemovals('turn-trimmed', select.removed),

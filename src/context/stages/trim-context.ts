@@ -66,20 +66,16 @@ export function trimContext({ segments, measure, messageBudget, preview }: TrimC
     trimmer.drop((_segment, index) => dropped.has(index), 'turn-trimmed');
   }
   if (over(messageBudget)) trimmer.drop((segment) => segment.kind === 'memory', 'memory-dropped');
-  if (over(messageBudget))
+  // Any output in the context may be previewed now, not only the newest turn's.
+  const shortenAnyOutput = (size: number) =>
     trimmer.shorten(
-      preview.tokens,
+      size,
       () => over(messageBudget),
       () => true,
     );
+  if (over(messageBudget)) shortenAnyOutput(preview.tokens);
   if (over(messageBudget)) trimmer.drop((segment) => segment.kind === 'summary', 'summary-dropped');
-  for (const size of trimmer.sizes.slice(1))
-    if (over(messageBudget))
-      trimmer.shorten(
-        size,
-        () => over(messageBudget),
-        () => true,
-      );
+  for (const size of trimmer.sizes.slice(1)) if (over(messageBudget)) shortenAnyOutput(size);
   return trimmer.result(messageBudget);
 }
 
