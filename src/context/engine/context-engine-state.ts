@@ -23,8 +23,9 @@ export interface ContextPruningRecord {
 
 /**
  * The state a context engine keeps between `buildInitialContext` and the steps of a request. Everything else
- * the engine computes is derived from the messages of the call; this object changes only through the
- * `record…` functions of this module.
+ * the engine computes is derived from the messages of the call. What it knows of the thread (snapshot,
+ * boundary, pruning record, returned messages, last estimate) changes only through the `record…` functions of
+ * this module; the caches fill where they are read, and `lastReport` is set when a report is emitted.
  */
 export interface ContextEngineState {
   /** Whether this engine loaded the thread: only then does it know the version and boundary to write a snapshot. */

@@ -84,6 +84,11 @@ type CompactRequest = Omit<
  * Creates the context engine: the pipeline of DESIGN.md (validate → filter → convert → memory → prune →
  * select → summarize → trim → snapshot) over a {@link ContextStore}, with budgets from a {@link ModelProfile}.
  * `src/ai-sdk`'s `createContextManager` wraps it into a `prepareStep`.
+ *
+ * The pieces, in the order a call uses them: `loadContextSegments` (stages 1 to 4, from the store) or
+ * `parseContextMessages` (a step's messages back into segments), then `compactContext`, which runs
+ * `runContextStages`, asks `decideSnapshot` and writes with `writeContextSnapshot`. What is kept between calls
+ * is one `ContextEngineState`.
  */
 export function createContextEngine(options: CreateContextEngineOptions): ContextEngine {
   const { store, profile, onReport, convertToolOutput, convertDataPart } = options;
