@@ -1,6 +1,7 @@
 import { asSchema, type Instructions, type ModelMessage, type PrepareStepFunction, type ToolSet } from 'ai';
 import type { ContextCalibrator } from '../tokens/context-calibrator.js';
-import { createContextEngine, type ContextInstructions } from '../context/engine/context-engine.js';
+import { createContextEngine } from '../context/engine/context-engine.js';
+import type { ContextInstructions } from '../context/engine/estimate-prompt-overhead.js';
 import type { ContextPolicyInput } from '../context/engine/context-policy.js';
 import type { ContextReport } from '../context/engine/context-report.js';
 import type { ContextStore } from '../model/context-store.js';

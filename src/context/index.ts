@@ -1,3 +1,13 @@
+export {
+  type ApplyContextPruningOptions,
+  type ContextPruning,
+  applyContextPruning,
+} from './stages/apply-context-pruning.js';
+export {
+  type ApplyToolOutputPreviewsOptions,
+  type ToolOutputPreview,
+  applyToolOutputPreviews,
+} from './stages/apply-tool-output-previews.js';
 export { type ContextBudget, type ComputeContextBudgetOptions, computeContextBudget } from './engine/context-budget.js';
 export {
   type ContextCalibrator,
@@ -5,12 +15,8 @@ export {
   createContextCalibrator,
 } from '../tokens/context-calibrator.js';
 export { ContextEmptyError } from './engine/context-empty-error.js';
-export {
-  type ContextEngine,
-  type ContextInstructions,
-  type CreateContextEngineOptions,
-  createContextEngine,
-} from './engine/context-engine.js';
+export { type ContextEngine, type CreateContextEngineOptions, createContextEngine } from './engine/context-engine.js';
+export type { ContextInstructions } from './engine/estimate-prompt-overhead.js';
 export {
   type ContextMeasure,
   type CreateContextMeasureOptions,
@@ -125,14 +131,7 @@ export {
   toolOutputPreviewMarker,
   toolOutputText,
 } from './stages/preview-tool-output.js';
-export {
-  type ApplyContextPruningOptions,
-  type ContextPruning,
-  type PruneContextOptions,
-  type PruneStageReport,
-  applyContextPruning,
-  pruneContext,
-} from './stages/prune-context.js';
+export { type PruneContextOptions, type PruneStageReport, pruneContext } from './stages/prune-context.js';
 export {
   type RebuildContextFromSnapshotOptions,
   rebuildContextFromSnapshot,
@@ -152,11 +151,8 @@ export {
   estimateToolDefinitionTokens,
 } from '../tokens/tool-definition-tokens.js';
 export {
-  type ApplyToolOutputPreviewsOptions,
-  type ToolOutputPreview,
   type TrimContextOptions,
   type TrimStageReport,
-  applyToolOutputPreviews,
   previewOversizedOutputs,
   trimContext,
 } from './stages/trim-context.js';

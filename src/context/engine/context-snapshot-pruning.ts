@@ -1,4 +1,4 @@
-import type { ToolOutputPreview } from '../stages/trim-context.js';
+import type { ToolOutputPreview } from '../stages/apply-tool-output-previews.js';
 
 /**
  * What a snapshot records beyond its included sequences, so that the context can be rebuilt from the log

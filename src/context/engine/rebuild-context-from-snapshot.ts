@@ -11,10 +11,10 @@ import { filterStoredMessages } from '../stages/filter-stored-messages.js';
 import { hashContextMessages } from './hash-context-messages.js';
 import { createMemorySegment } from '../segments/memory-segment.js';
 import { resolveModelProfile } from '../../tokens/model-profile.js';
-import { applyContextPruning } from '../stages/prune-context.js';
+import { applyContextPruning } from '../stages/apply-context-pruning.js';
 import { createSummarySegment } from '../segments/summary-segment.js';
 import type { TokenCounter } from '../../tokens/token-counter.js';
-import { applyToolOutputPreviews } from '../stages/trim-context.js';
+import { applyToolOutputPreviews } from '../stages/apply-tool-output-previews.js';
 import { validateStoredMessages } from '../stages/validate-stored-messages.js';
 
 /** Options of {@link rebuildContextFromSnapshot}. */

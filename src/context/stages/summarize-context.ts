@@ -2,7 +2,7 @@ import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextSummaryPolicy } from '../engine/context-policy.js';
 import type { MessageSegment, SummarySegment } from '../segments/context-segment.js';
 import type { ContextStore } from '../../model/context-store.js';
-import type { ContextSummarizer } from '../engine/context-summarizer.js';
+import type { ContextSummarizer, ContextSummarizerInput } from '../engine/context-summarizer.js';
 import { renderSummaryTranscript } from './summary-prompt.js';
 import { createSummarySegment } from '../segments/summary-segment.js';
 
@@ -49,25 +49,7 @@ export async function summarizeContext({
   if (turns.length === 0 || sequences.some((sequence) => sequence === null)) {
     return { status: 'failed', error: 'only stored messages can be summarized', rounds: 0 };
   }
-  const rounds: MessageSegment[][][] = [];
-  let round: MessageSegment[][] = [];
-  let roundTokens = 0;
-  for (const turn of turns) {
-    const tokens = measure.tokenCounter.count(
-      renderSummaryTranscript({
-        messages: turn.flatMap((segment) => segment.messages),
-        toolOutputCharacters: policy.toolOutputCharacters,
-      }),
-    );
-    if (round.length > 0 && roundTokens + tokens > policy.inputMaxTokens) {
-      rounds.push(round);
-      round = [];
-      roundTokens = 0;
-    }
-    round.push(turn);
-    roundTokens += tokens;
-  }
-  rounds.push(round);
+  const rounds = splitIntoRounds(turns, measure, policy);
   const fromSequence = previous?.fromSequence ?? Math.min(...(sequences as number[]));
   let content = previous?.content ?? null;
   let calls = 0;
@@ -76,34 +58,21 @@ export async function summarizeContext({
     const messages = segments.flatMap((segment) => segment.messages);
     const throughSequence = Math.max(...segments.map((segment) => segment.sequence as number));
     calls += 1;
-    const controller = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      const timeout = new Promise<never>((_resolve, reject) => {
-        timer = setTimeout(() => {
-          controller.abort(new Error(`the summarizer timed out after ${policy.timeoutMs} ms`));
-          reject(new Error(`the summarizer timed out after ${policy.timeoutMs} ms`));
-        }, policy.timeoutMs);
-      });
-      const text = await Promise.race([
-        summarizer.summarize({
-          previousSummary: content,
-          transcript: renderSummaryTranscript({ messages, toolOutputCharacters: policy.toolOutputCharacters }),
-          messages,
-          fromSequence,
-          throughSequence,
-          maxOutputTokens: policy.reserveTokens,
-          abortSignal: controller.signal,
-        }),
-        timeout,
-      ]);
+      const text = await summarizeWithTimeout(summarizer, policy.timeoutMs, (abortSignal) => ({
+        previousSummary: content,
+        transcript: renderSummaryTranscript({ messages, toolOutputCharacters: policy.toolOutputCharacters }),
+        messages,
+        fromSequence,
+        throughSequence,
+        maxOutputTokens: policy.reserveTokens,
+        abortSignal,
+      }));
       if (typeof text !== 'string' || text.trim() === '')
         return { status: 'failed', error: 'the summarizer returned no text', rounds: calls };
       content = text.trim();
     } catch (error) {
       return { status: 'failed', error: error instanceof Error ? error.message : String(error), rounds: calls };
-    } finally {
-      clearTimeout(timer);
     }
   }
   const throughSequence = Math.max(...(sequences as number[]));
@@ -125,5 +94,55 @@ export async function summarizeContext({
       error: `the summary could not be stored: ${error instanceof Error ? error.message : String(error)}`,
       rounds: calls,
     };
+  }
+}
+
+// Rounds of whole turns whose transcripts stay under `inputMaxTokens` together (a turn larger than that is a
+// round of its own): the summarizer has a context window too.
+function splitIntoRounds(
+  turns: readonly MessageSegment[][],
+  measure: ContextMeasure,
+  policy: ContextSummaryPolicy,
+): MessageSegment[][][] {
+  const rounds: MessageSegment[][][] = [];
+  let round: MessageSegment[][] = [];
+  let roundTokens = 0;
+  for (const turn of turns) {
+    const tokens = measure.tokenCounter.count(
+      renderSummaryTranscript({
+        messages: turn.flatMap((segment) => segment.messages),
+        toolOutputCharacters: policy.toolOutputCharacters,
+      }),
+    );
+    if (round.length > 0 && roundTokens + tokens > policy.inputMaxTokens) {
+      rounds.push(round);
+      round = [];
+      roundTokens = 0;
+    }
+    round.push(turn);
+    roundTokens += tokens;
+  }
+  rounds.push(round);
+  return rounds;
+}
+
+// A summarizer that hangs must not hang the request: the call is aborted and rejected after `timeoutMs`.
+async function summarizeWithTimeout(
+  summarizer: ContextSummarizer,
+  timeoutMs: number,
+  input: (abortSignal: AbortSignal) => ContextSummarizerInput,
+): Promise<string> {
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        controller.abort(new Error(`the summarizer timed out after ${timeoutMs} ms`));
+        reject(new Error(`the summarizer timed out after ${timeoutMs} ms`));
+      }, timeoutMs);
+    });
+    return await Promise.race([summarizer.summarize(input(controller.signal)), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -1,0 +1,187 @@
+import type { ContextStore } from '../../model/context-store.js';
+import { createContextMeasure, type ContextMeasure } from '../../tokens/context-measure.js';
+import type { ModelProfile } from '../../tokens/model-profile.js';
+import type { TokenCounter } from '../../tokens/token-counter.js';
+import {
+  estimateSegments,
+  findCurrentInputIndex,
+  renderSegments,
+  type ContextSegment,
+} from '../segments/context-segment.js';
+import { computeContextBudget, type ContextBudget } from './context-budget.js';
+import { recordCompaction, recordReturnedContext, type ContextEngineState } from './context-engine-state.js';
+import type { ContextPolicy } from './context-policy.js';
+import type { ContextReport, ContextSnapshotReport, ContextStageReport } from './context-report.js';
+import type { ContextSummarizer } from './context-summarizer.js';
+import { buildSnapshot, decideSnapshot } from './decide-snapshot.js';
+import {
+  estimatePromptOverhead,
+  type ContextInstructions,
+  type PromptOverheadTokens,
+  type ToolDefinitionsCount,
+} from './estimate-prompt-overhead.js';
+import { listStageReports, runContextStages } from './run-context-stages.js';
+import { writeContextSnapshot } from './write-context-snapshot.js';
+
+/** What stays the same for every compaction of one engine. */
+export interface ContextEngineSettings {
+  /** The thread's persistence. */
+  store: ContextStore;
+  /** The model's profile. */
+  profile: ModelProfile;
+  /** The resolved policy. */
+  policy: ContextPolicy;
+  /** Writes summaries; without it, the turns that do not fit are trimmed. */
+  summarizer: ContextSummarizer | undefined;
+  /** The output reserve; defaults to the profile's. */
+  maxOutputTokens: number | undefined;
+  /** A clock in milliseconds, for `durationMs`. */
+  now: () => number;
+}
+
+/** Options of {@link compactContext}. */
+export interface CompactContextOptions {
+  /** The engine's settings. */
+  settings: ContextEngineSettings;
+  /** The engine's state: read for the snapshot, updated with what was compacted and returned. */
+  state: ContextEngineState;
+  /** Counts tokens. */
+  tokenCounter: TokenCounter;
+  /** The tools' raw size. */
+  toolDefinitions: ToolDefinitionsCount;
+  /** The calibration factor in force. */
+  calibration: number;
+  /** What built the context. */
+  trigger: ContextReport['trigger'];
+  /** The step number, for `prepare-step`. */
+  stepNumber: number | null;
+  /** The context to compact. */
+  segments: ContextSegment[];
+  /** The reports of the stages that built `segments` (validate, filter, convert), listed first. */
+  stages: ContextStageReport[];
+  /** The instructions of the call. */
+  instructions: ContextInstructions;
+  /** The provider-reported usage that updated the calibration, and the estimate it was compared with. */
+  observation: { observedInputTokens: number | null; estimatedInputTokens: number | null };
+  /** When the call started (`settings.now()`). */
+  started: number;
+  /** Whether to run the memory step (once per request, when the context is built from the store). */
+  memory: boolean;
+}
+
+/**
+ * One compaction: budgets the call, runs the stages ({@link runContextStages}), writes a snapshot when
+ * {@link decideSnapshot} says so, and reports. Records the returned context in the state for the next step.
+ */
+export async function compactContext(
+  options: CompactContextOptions,
+): Promise<{ segments: ContextSegment[]; report: ContextReport }> {
+  const { settings, state, tokenCounter, toolDefinitions, calibration } = options;
+  const { store, profile, policy, summarizer } = settings;
+  const measure = createContextMeasure({ tokenCounter, profile, calibration });
+  const overhead = estimatePromptOverhead({
+    instructions: options.instructions,
+    toolDefinitions,
+    tokenCounter,
+    profile,
+    calibration,
+    instructionTokenCache: state.instructionTokenCache,
+  });
+  const budgetFor = (segments: readonly ContextSegment[]) =>
+    measureBudget({ segments, measure, overhead, settings, calibration });
+  const initialBudget = budgetFor(options.segments);
+  const messageBudget = initialBudget.availableTokens + initialBudget.currentInputTokens;
+  const stages = await runContextStages({
+    segments: options.segments,
+    measure,
+    messageBudget,
+    policy,
+    summarizer,
+    store,
+    memory: options.memory,
+  });
+  const final = stages.segments;
+  const decision = decideSnapshot({ loadedThread: state.loadedThread, stages });
+  recordCompaction(state, { ...stages, trimmedSequences: decision.trimmedSequences });
+  let snapshot: ContextSnapshotReport = {
+    status: 'not-needed',
+    version: state.knownVersion || null,
+    throughSequence: null,
+    messagesHash: null,
+  };
+  if (decision.write) {
+    snapshot = await writeContextSnapshot({
+      store,
+      state,
+      snapshot: buildSnapshot({
+        segments: final,
+        state,
+        emptyMessages: stages.pruning.emptyMessages,
+        activeSummary: stages.activeSummary,
+        budget: budgetFor(final),
+        trimsAdvanceBoundary: !summarizer,
+        policyVersion: policy.version,
+      }),
+      snapshotConflicts: policy.snapshotConflicts,
+    });
+  }
+  const messages = renderSegments(final);
+  const budget = budgetFor(final);
+  const report: ContextReport = {
+    trigger: options.trigger,
+    stepNumber: options.stepNumber,
+    changed: true,
+    messageCount: messages.length,
+    estimatedTokens:
+      budget.instructionsTokens + budget.toolDefinitionsTokens + budget.currentInputTokens + budget.historyTokens,
+    budget,
+    stages: [...options.stages, ...listStageReports(stages.reports)],
+    snapshot,
+    calibration: { factor: calibration, ...options.observation },
+    durationMs: settings.now() - options.started,
+  };
+  recordReturnedContext(state, { segments: final, estimate: uncalibratedEstimate(options, final) });
+  return { segments: final, report };
+}
+
+function measureBudget({
+  segments,
+  measure,
+  overhead,
+  settings,
+  calibration,
+}: {
+  segments: readonly ContextSegment[];
+  measure: ContextMeasure;
+  overhead: PromptOverheadTokens;
+  settings: ContextEngineSettings;
+  calibration: number;
+}): ContextBudget {
+  const currentIndex = findCurrentInputIndex(segments);
+  const currentInputTokens = currentIndex >= 0 ? measure.estimate(segments[currentIndex]!.tokens) : 0;
+  return computeContextBudget({
+    profile: settings.profile,
+    maxOutputTokens: settings.maxOutputTokens,
+    instructionsTokens: overhead.instructionsTokens,
+    toolDefinitionsTokens: overhead.toolDefinitionsTokens,
+    currentInputTokens,
+    historyTokens: estimateSegments(segments, measure) - currentInputTokens,
+    calibration,
+  });
+}
+
+// Without calibration: the calibrator compares this with the provider's usage to learn the factor.
+function uncalibratedEstimate(
+  { settings, state, tokenCounter, toolDefinitions, instructions }: CompactContextOptions,
+  segments: readonly ContextSegment[],
+): number {
+  const overhead = estimatePromptOverhead({
+    instructions,
+    toolDefinitions,
+    tokenCounter,
+    profile: settings.profile,
+    instructionTokenCache: state.instructionTokenCache,
+  });
+  const baseMeasure = createContextMeasure({ tokenCounter, profile: settings.profile });
+  return overhead.instructionsTokens + overhead.toolDefinitionsTokens + estimateSegments(segments, baseMeasure);
+}

@@ -1,0 +1,118 @@
+import type { ContextSegment } from '../segments/context-segment.js';
+import type { ContextPruning } from '../stages/apply-context-pruning.js';
+import type { ToolOutputPreview } from '../stages/apply-tool-output-previews.js';
+import type { LoadedContext, ContextSnapshot } from '../../model/context-store.js';
+import type { ContextReport } from './context-report.js';
+import type { ToolDefinitionsCount } from './estimate-prompt-overhead.js';
+import { registerSegments, type ProvenanceRegistry } from './parse-context-messages.js';
+
+/**
+ * Everything the engine compacted in the stored part of the context since it loaded the thread. Each step
+ * prunes the messages the previous one returned, so a snapshot must record the union, not the last step alone.
+ */
+export interface ContextPruningRecord {
+  /** Stored sequences whose reasoning was removed. */
+  reasoningSequences: Set<number>;
+  /** Tool calls whose traffic was removed. */
+  toolCallIds: Set<string>;
+  /** Tool outputs replaced by previews: call id → the preview's size limit (the latest one wins). */
+  previews: Map<string, number>;
+  /** Stored sequences trimmed away. */
+  trimmedSequences: Set<number>;
+}
+
+/**
+ * The state a context engine keeps between `buildInitialContext` and the steps of a request. Everything else
+ * the engine computes is derived from the messages of the call. What it knows of the thread (snapshot,
+ * boundary, pruning record, returned messages, last estimate) changes only through the `record…` functions of
+ * this module; the caches fill where they are read, and `lastReport` is set when a report is emitted.
+ */
+export interface ContextEngineState {
+  /** Whether this engine loaded the thread: only then does it know the version and boundary to write a snapshot. */
+  loadedThread: boolean;
+  /** The snapshot version a new snapshot must expect. */
+  knownVersion: number;
+  /** The newest snapshot known (loaded or written), to recognise an unchanged context by its hash. */
+  knownSnapshot: ContextSnapshot | null;
+  /** The boundary of the snapshot that was loaded (0 without one). */
+  loadedBoundary: number;
+  /** What was compacted since the thread was loaded. */
+  pruningRecord: ContextPruningRecord;
+  /** The uncalibrated estimate of the last prompt built, compared with the usage the provider reports. */
+  lastEstimate: number | undefined;
+  /** The newest report. */
+  lastReport: ContextReport | undefined;
+  /** The messages this engine returned, to parse the next step's messages back into segments. */
+  provenance: ProvenanceRegistry;
+  /** Raw token counts of instruction texts already seen. */
+  instructionTokenCache: Map<string, number>;
+  /** The tools' raw size, counted on first use. */
+  toolDefinitions: ToolDefinitionsCount | undefined;
+}
+
+/** The state of an engine that has done nothing yet. */
+export function createContextEngineState(): ContextEngineState {
+  return {
+    loadedThread: false,
+    knownVersion: 0,
+    knownSnapshot: null,
+    loadedBoundary: 0,
+    pruningRecord: {
+      reasoningSequences: new Set(),
+      toolCallIds: new Set(),
+      previews: new Map(),
+      trimmedSequences: new Set(),
+    },
+    lastEstimate: undefined,
+    lastReport: undefined,
+    provenance: new WeakMap(),
+    instructionTokenCache: new Map(),
+    toolDefinitions: undefined,
+  };
+}
+
+/** Records a load of the thread: its version and snapshot, and a pruning record started afresh. */
+export function recordLoadedContext(state: ContextEngineState, view: LoadedContext): void {
+  state.loadedThread = true;
+  state.knownVersion = view.currentVersion;
+  state.knownSnapshot = view.snapshot;
+  state.loadedBoundary = view.snapshot?.throughSequence ?? 0;
+  state.pruningRecord.reasoningSequences.clear();
+  state.pruningRecord.toolCallIds.clear();
+  state.pruningRecord.previews.clear();
+  state.pruningRecord.trimmedSequences.clear();
+}
+
+/** What one compaction removed from the stored part of the context, added to the pruning record. */
+export interface ContextCompaction {
+  /** The prune stage's decision. */
+  pruning: Pick<ContextPruning, 'reasoningSequences' | 'toolCallIds'>;
+  /** The previews made. */
+  previews: readonly ToolOutputPreview[];
+  /** Stored sequences trimmed away. */
+  trimmedSequences: readonly number[];
+}
+
+/** Adds one compaction to the pruning record. */
+export function recordCompaction(state: ContextEngineState, compaction: ContextCompaction): void {
+  const record = state.pruningRecord;
+  for (const sequence of compaction.pruning.reasoningSequences) record.reasoningSequences.add(sequence);
+  for (const id of compaction.pruning.toolCallIds) record.toolCallIds.add(id);
+  for (const preview of compaction.previews) record.previews.set(preview.toolCallId, preview.maxTokens);
+  for (const sequence of compaction.trimmedSequences) record.trimmedSequences.add(sequence);
+}
+
+/** Records a snapshot this engine wrote: the next one expects its version. */
+export function recordWrittenSnapshot(state: ContextEngineState, written: ContextSnapshot): void {
+  state.knownVersion = written.version;
+  state.knownSnapshot = written;
+}
+
+/** Records the context returned: its messages for the next step's parse, and its uncalibrated estimate. */
+export function recordReturnedContext(
+  state: ContextEngineState,
+  { segments, estimate }: { segments: readonly ContextSegment[]; estimate: number },
+): void {
+  registerSegments(state.provenance, segments);
+  state.lastEstimate = estimate;
+}

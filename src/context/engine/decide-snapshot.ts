@@ -1,0 +1,129 @@
+import type { NewSnapshot } from '../../model/context-store.js';
+import type { ContextRemoval } from '../segments/context-removal.js';
+import { renderSegments, type ContextSegment, type SummarySegment } from '../segments/context-segment.js';
+import type { ContextBudget } from './context-budget.js';
+import type { ContextEngineState } from './context-engine-state.js';
+import type { ContextSnapshotPruning } from './context-snapshot-pruning.js';
+import { hashContextMessages } from './hash-context-messages.js';
+import type { ContextStagesResult } from './run-context-stages.js';
+
+/** What {@link decideSnapshot} decided. */
+export interface SnapshotDecision {
+  /** Whether to write a snapshot. */
+  write: boolean;
+  /** Stored sequences this compaction trimmed away (selected away without a summary, or dropped by the trim). */
+  trimmedSequences: number[];
+}
+
+/** Options of {@link decideSnapshot}. */
+export interface DecideSnapshotOptions {
+  /** Whether the engine loaded the thread ({@link ContextEngineState.loadedThread}). */
+  loadedThread: boolean;
+  /** What the stages did. */
+  stages: Pick<ContextStagesResult, 'reports' | 'summaryCreated'>;
+}
+
+/**
+ * Decides whether a compaction is worth a snapshot: only when it compacted the stored part of the context (a
+ * new summary; stored turns trimmed, outputs previewed or tool traffic pruned; the summary or memory dropped),
+ * and only by an engine that loaded the thread: one that only ever saw a caller's messages does not know the
+ * version and boundary (its snapshot would conflict or describe the wrong log).
+ */
+export function decideSnapshot({ loadedThread, stages }: DecideSnapshotOptions): SnapshotDecision {
+  const { prune, select, trim } = stages.reports;
+  const trimmedSequences = [
+    ...storedRemovals('turn-trimmed', select.removed),
+    ...storedRemovals('turn-trimmed', trim.removed),
+  ].map((entry) => entry.sequence as number);
+  const previewedStored = storedRemovals('tool-output-previewed', trim.removed);
+  const toolPrunedStored = storedRemovals('tool-traffic-pruned', prune.removed);
+  const droppedArtifacts = trim.removed.some(
+    (entry) => entry.reason === 'summary-dropped' || entry.reason === 'memory-dropped',
+  );
+  const compacted =
+    stages.summaryCreated ||
+    trimmedSequences.length > 0 ||
+    previewedStored.length > 0 ||
+    toolPrunedStored.length > 0 ||
+    droppedArtifacts;
+  return { write: loadedThread && compacted, trimmedSequences };
+}
+
+function storedRemovals(reason: ContextRemoval['reason'], removed: readonly ContextRemoval[]): ContextRemoval[] {
+  return removed.filter((entry) => entry.reason === reason && entry.sequence !== null);
+}
+
+/** Options of {@link buildSnapshot}. */
+export interface BuildSnapshotOptions {
+  /** The final context. */
+  segments: readonly ContextSegment[];
+  /** The version and boundary known, and the pruning record since the load. */
+  state: Pick<ContextEngineState, 'knownVersion' | 'loadedBoundary' | 'pruningRecord'>;
+  /** Whether messages left empty were removed. */
+  emptyMessages: 'remove' | 'keep';
+  /** The summary the context is built on, even when trimming dropped it. */
+  activeSummary: SummarySegment | null;
+  /** The budget of the final context. */
+  budget: ContextBudget;
+  /**
+   * Whether trimmed turns move the boundary: without a summarizer nothing will ever summarize them, so the
+   * snapshot's boundary moves past them.
+   */
+  trimsAdvanceBoundary: boolean;
+  /** Stored with the snapshot. */
+  policyVersion: string;
+}
+
+/**
+ * What a snapshot of the final context records: the stored part's hash, the sequences included, the boundary
+ * (the loaded one, the active summary's, or the last trimmed turn's without a summarizer), the summary in the
+ * context and the pruning needed to rebuild it ({@link ContextSnapshotPruning}).
+ */
+export function buildSnapshot({
+  segments,
+  state,
+  emptyMessages,
+  activeSummary,
+  budget,
+  trimsAdvanceBoundary,
+  policyVersion,
+}: BuildSnapshotOptions): NewSnapshot {
+  const record = state.pruningRecord;
+  const stored = segments.filter((segment) => segment.kind !== 'message' || segment.sequence !== null);
+  const messagesHash = hashContextMessages(renderSegments(stored));
+  const includedSequences = [
+    ...new Set(
+      stored.flatMap((segment) => (segment.kind === 'message' && segment.sequence !== null ? [segment.sequence] : [])),
+    ),
+  ].sort((a, b) => a - b);
+  const trimmedMax = Math.max(0, ...record.trimmedSequences);
+  const throughSequence = Math.max(
+    state.loadedBoundary,
+    activeSummary?.throughSequence ?? 0,
+    trimsAdvanceBoundary ? trimmedMax : 0,
+  );
+  const memory = segments.find((segment) => segment.kind === 'memory');
+  const pruned: ContextSnapshotPruning = {
+    reasoningSequences: includedSequences.filter((sequence) => record.reasoningSequences.has(sequence)),
+    toolCallIds: [...record.toolCallIds].sort(),
+    emptyMessages,
+    previews: [...record.previews]
+      .map(([toolCallId, maxTokens]) => ({ toolCallId, maxTokens }))
+      .sort((a, b) => a.toolCallId.localeCompare(b.toolCallId)),
+    trimmedSequences: [...record.trimmedSequences]
+      .filter((sequence) => sequence > throughSequence)
+      .sort((a, b) => a - b),
+    memorySequences: memory?.kind === 'memory' ? memory.sequences : [],
+  };
+  const summaryInContext = segments.find((segment) => segment.kind === 'summary') as SummarySegment | undefined;
+  return {
+    expectedVersion: state.knownVersion,
+    throughSequence,
+    summaryId: summaryInContext?.summaryId ?? null,
+    includedSequences,
+    pruned,
+    budget,
+    policyVersion,
+    messagesHash,
+  };
+}

@@ -1,0 +1,135 @@
+import type { ContextMeasure } from '../../tokens/context-measure.js';
+import type { ContextStore } from '../../model/context-store.js';
+import type { ContextSegment, SummarySegment } from '../segments/context-segment.js';
+import { findRelevantMemory } from '../stages/find-relevant-memory.js';
+import type { ContextPruning } from '../stages/apply-context-pruning.js';
+import { pruneContext, type PruneStageReport } from '../stages/prune-context.js';
+import type { SelectStageReport } from '../stages/select-context.js';
+import type { ToolOutputPreview } from '../stages/apply-tool-output-previews.js';
+import { previewOversizedOutputs, trimContext, type TrimStageReport } from '../stages/trim-context.js';
+import type { ContextPolicy } from './context-policy.js';
+import type { ContextStageReport, MemoryStageReport, SummarizeStageReport } from './context-report.js';
+import type { ContextSummarizer } from './context-summarizer.js';
+import { selectAndSummarize } from './select-and-summarize.js';
+
+/** Options of {@link runContextStages}. */
+export interface RunContextStagesOptions {
+  /** The context to compact, in order (built from the store, or parsed from a step's messages). */
+  segments: readonly ContextSegment[];
+  /** Prices segments and counts changed messages. */
+  measure: ContextMeasure;
+  /** The budget for all messages: what is available for the history plus the current input. */
+  messageBudget: number;
+  /** The resolved policy. */
+  policy: ContextPolicy;
+  /** Writes summaries; without it, the turns that do not fit are trimmed. */
+  summarizer: ContextSummarizer | undefined;
+  /** Stores new summaries and searches for memory. */
+  store: ContextStore;
+  /** Whether to run the memory step (once per request, when the context is built from the store). */
+  memory: boolean;
+}
+
+/** The reports of the stages {@link runContextStages} ran. */
+export interface ContextStageReports {
+  /** Stage 5. */
+  prune: PruneStageReport;
+  /** Stage 6. */
+  select: SelectStageReport;
+  /** Stage 7. */
+  summarize: SummarizeStageReport;
+  /** The memory step, when it ran. */
+  memory: MemoryStageReport | null;
+  /** Stage 8, with the previews made before selection included. */
+  trim: TrimStageReport;
+}
+
+/** The outcome of {@link runContextStages}. */
+export interface ContextStagesResult {
+  /** The final context, in order. */
+  segments: ContextSegment[];
+  /** What each stage did. */
+  reports: ContextStageReports;
+  /** Whether a new summary was written. */
+  summaryCreated: boolean;
+  /** The summary the context is built on (the new one, else the previous one), even when trimming dropped it. */
+  activeSummary: SummarySegment | null;
+  /** The prune stage's decision. */
+  pruning: ContextPruning;
+  /** Every preview made, before selection and by the final trim. */
+  previews: ToolOutputPreview[];
+}
+
+/**
+ * Runs the in-memory stages over a context: prune → preview oversized outputs → select → summarize (or trim
+ * when that fails) → memory → trim. Pure except for the summarizer and the store's `writeSummary` and
+ * `searchMessages`, which it awaits.
+ */
+export async function runContextStages({
+  segments,
+  measure,
+  messageBudget,
+  policy,
+  summarizer,
+  store,
+  memory,
+}: RunContextStagesOptions): Promise<ContextStagesResult> {
+  const pruned = pruneContext({ segments, measure, messageBudget, policy: policy.prune });
+  // A huge tool output in the newest turn is shortened before anything is selected or summarized for it.
+  const previewed = previewOversizedOutputs({
+    segments: pruned.segments,
+    measure,
+    messageBudget,
+    preview: policy.toolOutputPreview,
+  });
+  const previousSummary = findSummary(previewed.segments);
+  const summarized = await selectAndSummarize({
+    original: segments,
+    pruned: previewed.segments,
+    previousSummary,
+    measure,
+    messageBudget,
+    policy,
+    summarizer,
+    store,
+  });
+  let selected = summarized.segments;
+  let memoryReport: MemoryStageReport | null = null;
+  if (memory) {
+    const found = await findRelevantMemory({ store, segments: selected, measure, policy });
+    memoryReport = found.report;
+    if (found.segment) {
+      const after = selected.findIndex((segment) => segment.kind === 'summary') + 1;
+      selected = [...selected.slice(0, after), found.segment, ...selected.slice(after)];
+    }
+  }
+  const trimmed = trimContext({ segments: selected, measure, messageBudget, preview: policy.toolOutputPreview });
+  return {
+    segments: trimmed.segments,
+    reports: {
+      prune: pruned.report,
+      select: summarized.select,
+      summarize: summarized.summarize,
+      memory: memoryReport,
+      trim: {
+        ...trimmed.report,
+        removed: [...previewed.report.removed, ...trimmed.report.removed],
+        previews: [...previewed.previews, ...trimmed.previews],
+        tokensSaved: previewed.report.tokensSaved + trimmed.report.tokensSaved,
+      },
+    },
+    summaryCreated: summarized.summaryCreated,
+    activeSummary: findSummary(selected) ?? previousSummary,
+    pruning: pruned.pruning,
+    previews: [...previewed.previews, ...trimmed.previews],
+  };
+}
+
+/** The stage reports in the order they ran, as a `ContextReport` lists them. */
+export function listStageReports(reports: ContextStageReports): ContextStageReport[] {
+  return [reports.prune, reports.select, reports.summarize, ...(reports.memory ? [reports.memory] : []), reports.trim];
+}
+
+function findSummary(segments: readonly ContextSegment[]): SummarySegment | null {
+  return (segments.find((segment) => segment.kind === 'summary') as SummarySegment | undefined) ?? null;
+}

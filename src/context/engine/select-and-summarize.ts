@@ -1,0 +1,136 @@
+import type { ContextMeasure } from '../../tokens/context-measure.js';
+import type { ContextStore } from '../../model/context-store.js';
+import type { ContextSegment, MessageSegment, SummarySegment } from '../segments/context-segment.js';
+import { selectContext, type SelectStageReport } from '../stages/select-context.js';
+import { summarizeContext, type SummarizeContextResult } from '../stages/summarize-context.js';
+import type { ContextPolicy } from './context-policy.js';
+import type { SummarizeStageReport } from './context-report.js';
+import type { ContextSummarizer } from './context-summarizer.js';
+
+/** Options of {@link selectAndSummarize}. */
+export interface SelectAndSummarizeOptions {
+  /** The context before pruning: the summarizer reads the turns as they were. */
+  original: readonly ContextSegment[];
+  /** The pruned (and previewed) context to select from. */
+  pruned: readonly ContextSegment[];
+  /** The summary in the pruned context, if any. */
+  previousSummary: SummarySegment | null;
+  /** Prices segments. */
+  measure: ContextMeasure;
+  /** The budget for all messages. */
+  messageBudget: number;
+  /** `summary` sizes and the policy version stored with a summary. */
+  policy: Pick<ContextPolicy, 'summary' | 'version'>;
+  /** Writes summaries; without it, the turns that do not fit are trimmed. */
+  summarizer: ContextSummarizer | undefined;
+  /** Stores a new summary. */
+  store: Pick<ContextStore, 'writeSummary'>;
+}
+
+/** The outcome of {@link selectAndSummarize}. */
+export interface SelectAndSummarizeResult {
+  /** The selected context, with the new summary in place of the previous one. */
+  segments: ContextSegment[];
+  /** The select stage's report (of the fallback selection when summarizing failed). */
+  select: SelectStageReport;
+  /** The summarize stage's report. */
+  summarize: SummarizeStageReport;
+  /** Whether a new summary was written. */
+  summaryCreated: boolean;
+}
+
+/**
+ * Stages 6 and 7: selects the newest turns that fit below the target and folds the older ones into the running
+ * summary. When summarizing fails, it selects again against the whole budget and reports the turns as trimmed.
+ */
+export async function selectAndSummarize(options: SelectAndSummarizeOptions): Promise<SelectAndSummarizeResult> {
+  const { pruned, previousSummary, measure, messageBudget, policy, summarizer } = options;
+  // Compact below the budget (to `targetRatio`), so that the next steps and turns fit without compacting again:
+  // fewer summaries and snapshots, and a stable prefix for provider prompt caches.
+  const trimTarget = Math.floor(messageBudget * policy.summary.targetRatio);
+  const target = summarizer ? trimTarget - policy.summary.reserveTokens : trimTarget;
+  const selected = selectContext({
+    segments: pruned,
+    measure,
+    messageBudget,
+    targetTokens: target,
+    overflowReason: summarizer ? 'turn-summarized' : 'turn-trimmed',
+  });
+  const unchanged: SummarizeStageReport = {
+    stage: 'summarize',
+    status: previousSummary ? 'reused' : 'not-needed',
+    summaryId: previousSummary?.summaryId ?? null,
+    fromSequence: previousSummary?.fromSequence ?? null,
+    throughSequence: previousSummary?.throughSequence ?? null,
+    rounds: 0,
+    error: null,
+    removed: [],
+    tokensSaved: 0,
+  };
+  if (selected.overflow.length === 0)
+    return { segments: selected.segments, select: selected.report, summarize: unchanged, summaryCreated: false };
+  const outcome = await summarizeOverflow(options, selected.overflow);
+  if (outcome.status === 'created') {
+    const summary = outcome.summary;
+    const growth = measure.estimate(summary.tokens) - (previousSummary ? measure.estimate(previousSummary.tokens) : 0);
+    return {
+      segments: previousSummary
+        ? selected.segments.map((segment) => (segment === previousSummary ? summary : segment))
+        : [summary, ...selected.segments],
+      select: selected.report,
+      summarize: {
+        stage: 'summarize',
+        status: 'created',
+        summaryId: summary.summaryId,
+        fromSequence: summary.fromSequence,
+        throughSequence: summary.throughSequence,
+        rounds: outcome.rounds,
+        error: null,
+        removed: selected.report.removed,
+        tokensSaved: selected.report.tokensSaved - growth,
+      },
+      summaryCreated: true,
+    };
+  }
+  const summarize: SummarizeStageReport = {
+    ...unchanged,
+    status: summarizer ? 'failed' : 'skipped',
+    rounds: outcome.rounds,
+    error: outcome.error,
+  };
+  if (!summarizer) return { segments: selected.segments, select: selected.report, summarize, summaryCreated: false };
+  // Fall back to trimming: select again against the whole budget, reporting the turns as trimmed.
+  const fallback = selectContext({
+    segments: pruned,
+    measure,
+    messageBudget,
+    targetTokens: trimTarget,
+    overflowReason: 'turn-trimmed',
+  });
+  return { segments: fallback.segments, select: fallback.report, summarize, summaryCreated: false };
+}
+
+async function summarizeOverflow(
+  { original, previousSummary, measure, policy, summarizer, store }: SelectAndSummarizeOptions,
+  selectedOverflow: readonly MessageSegment[][],
+): Promise<SummarizeContextResult> {
+  if (!summarizer) return { status: 'failed', error: 'no summarizer is configured', rounds: 0 };
+  // The summarizer reads the turns as they were before pruning, so that dropped tool traffic is not lost.
+  const bySequence = new Map(
+    original.flatMap((segment) =>
+      segment.kind === 'message' && segment.sequence !== null ? [[segment.sequence, segment] as const] : [],
+    ),
+  );
+  const overflow = selectedOverflow.map((turn) =>
+    turn.map((segment) => (segment.sequence !== null ? bySequence.get(segment.sequence) : undefined) ?? segment),
+  );
+  return summarizeContext({
+    overflow,
+    previous: previousSummary,
+    summarizer,
+    store,
+    measure,
+    policy: policy.summary,
+    policyVersion: policy.version,
+  });
+}

@@ -1,0 +1,197 @@
+import type { ModelMessage } from 'ai';
+import type { ContextMeasure } from '../../tokens/context-measure.js';
+import type { ContextRemoval } from '../segments/context-removal.js';
+import {
+  findCurrentInputIndex,
+  messageToolIds,
+  withMessages,
+  type ContextSegment,
+  type MessageSegment,
+} from '../segments/context-segment.js';
+
+/** What pruning removed, precisely enough to apply it again ({@link applyContextPruning}); stored in snapshots. */
+export interface ContextPruning {
+  /** Stored sequences whose reasoning parts were removed. */
+  reasoningSequences: number[];
+  /** Tool calls whose call, result and approval parts were all removed. */
+  toolCallIds: string[];
+  /** Whether messages left empty were removed. */
+  emptyMessages: 'remove' | 'keep';
+}
+
+/** Options of {@link applyContextPruning}. */
+export interface ApplyContextPruningOptions {
+  /** The context, in order. */
+  segments: readonly ContextSegment[];
+  /** Counts changed messages. */
+  measure: ContextMeasure;
+  /** Whether to remove the reasoning of a message segment. */
+  reasoningFrom: (segment: MessageSegment, index: number) => boolean;
+  /** Tool calls whose traffic to remove. */
+  toolCallIds: ReadonlySet<string>;
+  /** Whether messages left empty are removed. */
+  emptyMessages: 'remove' | 'keep';
+}
+
+/**
+ * Applies a pruning decision. {@link pruneContext} decides and calls it; a snapshot rebuild calls it with the
+ * stored {@link ContextPruning}, so both produce the same messages. Unchanged segments are returned as the
+ * same objects.
+ */
+export function applyContextPruning({
+  segments,
+  measure,
+  reasoningFrom,
+  toolCallIds,
+  emptyMessages,
+}: ApplyContextPruningOptions): { segments: ContextSegment[]; removed: ContextRemoval[]; pruning: ContextPruning } {
+  const currentInput = findCurrentInputIndex(segments);
+  const approvalToCall = toolCallIds.size > 0 ? mapApprovalsToCalls(segments) : new Map<string, string>();
+  const removed: ContextRemoval[] = [];
+  const reasoningSequences: number[] = [];
+  const removedToolCallIds = new Set<string>();
+  const output: ContextSegment[] = [];
+  segments.forEach((segment, index) => {
+    if (segment.kind !== 'message') {
+      output.push(segment);
+      return;
+    }
+    let current: MessageSegment = segment;
+    const step = (messages: ModelMessage[], reason: ContextRemoval['reason'], toolCallId?: string) => {
+      if (
+        messages.length === current.messages.length &&
+        messages.every((message, position) => message === current.messages[position])
+      )
+        return;
+      const next = withMessages(current, messages, measure);
+      removed.push({
+        sequence: segment.sequence,
+        reason,
+        tokens: measure.estimate(current.tokens) - measure.estimate(next.tokens),
+        ...(toolCallId ? { toolCallId } : {}),
+      });
+      current = next;
+    };
+    if (reasoningFrom(segment, index) && current.messages.some(hasReasoning)) {
+      step(current.messages.map(removeReasoning), 'reasoning-pruned');
+      if (current !== segment && segment.sequence !== null) reasoningSequences.push(segment.sequence);
+    }
+    if (toolCallIds.size > 0) {
+      const mentioned = segmentToolCallIds(current, approvalToCall).filter((id) => toolCallIds.has(id));
+      if (mentioned.length > 0) {
+        step(
+          current.messages.map((message) => removeToolParts(message, toolCallIds, approvalToCall)),
+          'tool-traffic-pruned',
+          mentioned.join(','),
+        );
+        for (const id of mentioned) removedToolCallIds.add(id);
+      }
+    }
+    if (emptyMessages === 'remove' && current.messages.some(isEmpty)) {
+      step(
+        current.messages.filter((message, position) => !isEmpty(message) || (index === currentInput && position === 0)),
+        'message-empty',
+      );
+    }
+    if (current.messages.length > 0) output.push(current);
+  });
+  return {
+    segments: output,
+    removed,
+    pruning: { reasoningSequences, toolCallIds: [...removedToolCallIds], emptyMessages },
+  };
+}
+
+/** Approval id → tool call id, over every approval request in the segments. */
+export function mapApprovalsToCalls(segments: readonly ContextSegment[]): Map<string, string> {
+  const approvalToCall = new Map<string, string>();
+  for (const segment of segments)
+    for (const message of segment.messages)
+      for (const request of messageToolIds(message).approvalRequests)
+        approvalToCall.set(request.approvalId, request.toolCallId);
+  return approvalToCall;
+}
+
+/**
+ * The tool calls a segment mentions: calls, results, approval requests, approval responses (through
+ * `approvalToCall`) and provider-executed calls.
+ */
+export function segmentToolCallIds(segment: ContextSegment, approvalToCall: ReadonlyMap<string, string>): string[] {
+  const ids = new Set<string>();
+  for (const message of segment.messages) {
+    const found = messageToolIds(message);
+    for (const id of found.calls) ids.add(id);
+    for (const id of found.results) ids.add(id);
+    for (const request of found.approvalRequests) ids.add(request.toolCallId);
+    for (const approvalId of found.approvalResponses) {
+      const id = approvalToCall.get(approvalId);
+      if (id !== undefined) ids.add(id);
+    }
+    if (typeof message.content !== 'string' && message.role === 'assistant') {
+      for (const part of message.content)
+        if (part.type === 'tool-call' && part.providerExecuted === true) ids.add(part.toolCallId);
+    }
+  }
+  return [...ids];
+}
+
+function hasReasoning(message: ModelMessage): boolean {
+  return (
+    message.role === 'assistant' &&
+    typeof message.content !== 'string' &&
+    message.content.some((part) => part.type === 'reasoning' || part.type === 'reasoning-file')
+  );
+}
+
+function removeReasoning(message: ModelMessage): ModelMessage {
+  if (message.role !== 'assistant' || typeof message.content === 'string' || !hasReasoning(message)) return message;
+  const content = message.content.filter((part) => part.type !== 'reasoning' && part.type !== 'reasoning-file');
+  return content.length === message.content.length ? message : { ...message, content };
+}
+
+function removeToolParts(
+  message: ModelMessage,
+  ids: ReadonlySet<string>,
+  approvalToCall: ReadonlyMap<string, string>,
+): ModelMessage {
+  if (typeof message.content === 'string') return message;
+  if (message.role === 'tool') {
+    const content = message.content.filter((part) =>
+      part.type === 'tool-result'
+        ? !ids.has(part.toolCallId)
+        : part.type === 'tool-approval-response'
+          ? !ids.has(approvalToCall.get(part.approvalId) ?? '')
+          : true,
+    );
+    return content.length === message.content.length ? message : { ...message, content };
+  }
+  if (message.role !== 'assistant') return message;
+  const parts = message.content;
+  const removedAt = parts.map(
+    (part) =>
+      (part.type === 'tool-call' || part.type === 'tool-result' || part.type === 'tool-approval-request') &&
+      ids.has(part.toolCallId),
+  );
+  if (!removedAt.includes(true)) return message;
+  // A run of reasoning goes when everything it led to was removed (keeps OpenAI reasoning items paired).
+  const isReasoning = (index: number) => parts[index]!.type === 'reasoning' || parts[index]!.type === 'reasoning-file';
+  for (let start = 0; start < parts.length;) {
+    if (!isReasoning(start)) {
+      start += 1;
+      continue;
+    }
+    let end = start;
+    while (end < parts.length && isReasoning(end)) end += 1;
+    let next = end;
+    while (next < parts.length && !isReasoning(next)) next += 1;
+    const followers = removedAt.slice(end, next);
+    if (followers.length > 0 && followers.every(Boolean))
+      for (let index = start; index < end; index++) removedAt[index] = true;
+    start = end;
+  }
+  return { ...message, content: parts.filter((_part, index) => !removedAt[index]) } as ModelMessage;
+}
+
+function isEmpty(message: ModelMessage): boolean {
+  return message.content.length === 0;
+}
