@@ -1,6 +1,9 @@
 /** `agent-history`: the conversation store. */
 export { createAgentHistory } from './store/create-agent-history.js';
-export type { AgentHistory, CreateAgentHistoryOptions, TenantHistory } from './store/create-agent-history.js';
+export type { CreateAgentHistoryOptions } from './store/create-agent-history.js';
+export type { AgentHistory } from './store/agent-history.js';
+export type { ContextStoreOptions, LoadContextOptions, TenantHistory } from './store/tenant-history.js';
+export type { AuditOptions } from './store/audit.js';
 export { migrate, MIGRATIONS_FOLDER, type MigrateOptions } from './store/migrate.js';
 export {
   customMigrationSql,
@@ -12,15 +15,27 @@ export { withTenant, type TenantTransaction } from './tenant/with-tenant.js';
 export type { AgentHistoryDatabase } from './tenant/database.js';
 export type { AppendMessageOptions, AppendResult } from './store/append-message.js';
 export type { AppendBatchingOptions } from './store/append-batcher.js';
-export type { BeginAssistantMessageOptions, FinalStatus } from './store/assistant-lifecycle.js';
+export type {
+  BeginAssistantMessageOptions,
+  CheckpointMessageOptions,
+  FinalizeMessageOptions,
+  FinalStatus,
+} from './store/assistant-lifecycle.js';
 export type { ContextView, WriteSnapshotInput, WriteSummaryInput } from './store/context-artifacts.js';
 export type { ListMessagesOptions, MessagePage } from './store/list-messages.js';
 export type { ExcludeMessagesOptions } from './store/message-state.js';
 export type { RedactMessageOptions } from './store/redact-message.js';
 export type { RetentionOptions } from './store/retention.js';
-export type { FinishRunOptions, StartRunOptions } from './store/runs.js';
+export type { FailRunOptions, FinishRunOptions, StartRunOptions } from './store/runs.js';
 export type { SearchHit, SearchMessagesOptions } from './store/search-messages.js';
-export type { CreateThreadOptions, ListThreadsOptions, ThreadPage } from './store/threads.js';
+export type {
+  CreateThreadOptions,
+  ForkThreadOptions,
+  ListThreadsOptions,
+  RenameThreadOptions,
+  ThreadPage,
+  UpdateThreadMetadataOptions,
+} from './store/threads.js';
 export type { StorableMessage } from './store/validate-message.js';
 export type {
   ContextState,
