@@ -30,11 +30,16 @@ export type StoredMetadata = Record<string, unknown>;
 /** The default name of the application role that every policy applies to. */
 export const DEFAULT_APP_ROLE = 'agent_history_app';
 
+/** The roles a stored message can have (the `agent_message_role` enum). */
 export const MESSAGE_ROLES = ['system', 'user', 'assistant'] as const;
+/** A message's lifecycle: `pending → streaming → completed | failed | cancelled` (the `agent_message_status` enum). */
 export const MESSAGE_STATUSES = ['pending', 'streaming', 'completed', 'failed', 'cancelled'] as const;
+/** Whether a message may reach the model's context (the `agent_message_context_state` enum). */
 export const CONTEXT_STATES = ['eligible', 'excluded', 'redacted'] as const;
+/** A run's lifecycle (the `agent_run_status` enum). */
 export const RUN_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
 
+/** The options of {@link defineAgentTables}. */
 export interface DefineAgentTablesOptions {
   /**
    * The Postgres schema to create the tables and enums in.

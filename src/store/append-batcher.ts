@@ -37,6 +37,7 @@ interface Queued<ROW> {
   reject(error: unknown): void;
 }
 
+/** Combines concurrent appends into one statement per batch (see `appendBatching`). Internal. */
 export interface AppendBatcher {
   /** The rows `agent_history_append_message` returns for this item, whether it was sent alone or in a batch. */
   submit<ROW>(tenantId: string, appRole: string | null, item: AppendItem): Promise<ROW[]>;

@@ -9,10 +9,11 @@ import { assertThreadId, assertUuid } from './assert-input.js';
 import { validateMessage, type StorableMessage } from './validate-message.js';
 import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
 
+/** The options of `appendMessage`. */
 export interface AppendMessageOptions {
-  /** An idempotency key: a retry with the same key returns the stored row instead of appending again. */
+  /** An idempotency key (1 to 200 characters): a retry with the same key returns the stored row instead of appending again. @default null */
   clientRequestId?: string;
-  /** The run that produced the message (must belong to the same thread). */
+  /** The run that produced the message (must belong to the same thread). @default null */
   runId?: string;
   /** @default 'completed' */
   status?: MessageStatus;
@@ -22,7 +23,9 @@ export interface AppendMessageOptions {
 
 /** The outcome of an append: the stored message, and whether this call created it. */
 export interface AppendResult<UI_MESSAGE extends StorableMessage = StorableMessage> {
+  /** True when this call inserted the row; false when a retry found it already stored. */
   created: boolean;
+  /** The stored message (on a retry, the row stored first). */
   stored: StoredMessage<UI_MESSAGE>;
 }
 

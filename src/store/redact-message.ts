@@ -12,10 +12,12 @@ import { assertThreadId } from './assert-input.js';
 import { requireThread } from './require-thread.js';
 import type { StoredMessage } from '../model/stored-rows.js';
 
+/** The options of `redactMessage`. */
 export interface RedactMessageOptions {
   /**
    * The secrets to cut out, wherever they occur in the message's parts and metadata (also in the thread's title
    * and metadata and its runs' errors and metadata). Leave out to redact the whole message.
+   * @default the whole message
    */
   spans?: string[];
   /** What replaces each span, or the whole text. @default '[redacted]' */

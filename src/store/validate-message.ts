@@ -4,20 +4,31 @@ import { MESSAGE_ROLES, type StoredMessagePart, type StoredMetadata } from '../s
 
 /** The shape of an AI SDK `UIMessage` as the store sees it (no dependency on `ai`). */
 export interface StorableMessage<METADATA = unknown> {
+  /** The message id (1 to 200 characters), unique within its thread. */
   id: string;
+  /** Who wrote it. */
   role: 'system' | 'user' | 'assistant';
+  /** Its parts (text, reasoning, tool calls, files, …), stored as they are. */
   parts: StoredMessagePart[];
+  /** Any JSON object the application attaches. */
   metadata?: METADATA;
 }
 
 /** A message that passed validation, with its serialized size. */
 export interface ValidatedMessage {
+  /** The message id. */
   id: string;
+  /** The message role. */
   role: StorableMessage['role'];
+  /** The validated parts. */
   parts: StoredMessagePart[];
+  /** The validated metadata (`{}` when there was none). */
   metadata: StoredMetadata;
+  /** `parts` as JSON text. */
   partsJson: string;
+  /** `metadata` as JSON text. */
   metadataJson: string;
+  /** `partsJson` and `metadataJson` in UTF-8 bytes. */
   byteSize: number;
 }
 
