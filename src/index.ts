@@ -2,7 +2,14 @@
 export { createAgentHistory } from './store/create-agent-history.js';
 export type { CreateAgentHistoryOptions } from './store/create-agent-history.js';
 export type { AgentHistory } from './store/agent-history.js';
-export type { ContextStoreOptions, LoadContextOptions, TenantHistory } from './store/tenant-history.js';
+export type { TenantHistory } from './store/tenant-history.js';
+export type { ThreadOperations } from './store/thread-operations.js';
+export type { MessageOperations } from './store/message-operations.js';
+export type {
+  ContextArtifactOperations,
+  ContextStoreOptions,
+  LoadContextOptions,
+} from './store/context-artifact-operations.js';
 export type { AuditOptions } from './store/audit.js';
 export { migrate, MIGRATIONS_FOLDER, type MigrateOptions } from './store/migrate.js';
 export {
