@@ -103,7 +103,7 @@ export interface MessageOperations {
 
   /**
    * Pins a message: it is in the model's context on every step, whatever the budget selects. Pinning a pinned
-   * message changes nothing.
+   * message again returns it as it is.
    *
    * @throws {NotFoundError} The message is missing from the thread, or the thread is another tenant's.
    * @example

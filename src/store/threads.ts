@@ -50,11 +50,11 @@ export interface ForkThreadOptions {
 
 /** The options of `listThreads`. */
 export interface ListThreadsOptions {
-  /** Only this user's threads. */
+  /** Only this user's threads. @default every user's */
   userId?: string;
   /** @default 20 (1 to 200) */
   limit?: number;
-  /** The `nextCursor` of the previous page. */
+  /** The `nextCursor` of the previous page. @default none (the newest page) */
   cursor?: string;
 }
 
