@@ -1,6 +1,16 @@
 /** `agent-history`: the conversation store. */
 export { createAgentHistory } from './store/create-agent-history.js';
-export type { AgentHistory, CreateAgentHistoryOptions, TenantHistory } from './store/create-agent-history.js';
+export type { CreateAgentHistoryOptions } from './store/create-agent-history.js';
+export type { AgentHistory } from './store/agent-history.js';
+export type { TenantHistory } from './store/tenant-history.js';
+export type { ThreadOperations } from './store/thread-operations.js';
+export type { MessageOperations } from './store/message-operations.js';
+export type {
+  ContextArtifactOperations,
+  ContextStoreOptions,
+  LoadContextOptions,
+} from './store/context-artifact-operations.js';
+export type { AuditOptions } from './store/audit.js';
 export { migrate, MIGRATIONS_FOLDER, type MigrateOptions } from './store/migrate.js';
 export {
   customMigrationSql,
@@ -12,14 +22,26 @@ export { withTenant, type TenantTransaction } from './tenant/with-tenant.js';
 export type { AgentHistoryDatabase } from './tenant/database.js';
 export type { AppendMessageOptions, AppendResult } from './store/append-message.js';
 export type { AppendBatchingOptions } from './store/append-batcher.js';
-export type { BeginAssistantMessageOptions, FinalStatus } from './store/assistant-lifecycle.js';
+export type {
+  BeginAssistantMessageOptions,
+  CheckpointMessageOptions,
+  FinalizeMessageOptions,
+  FinalStatus,
+} from './store/assistant-lifecycle.js';
 export type { ListMessagesOptions, MessagePage } from './store/list-messages.js';
 export type { ExcludeMessagesOptions } from './store/message-state.js';
 export type { RedactMessageOptions } from './store/redact-message.js';
 export type { RetentionOptions } from './store/retention.js';
-export type { FinishRunOptions, StartRunOptions } from './store/runs.js';
+export type { FailRunOptions, FinishRunOptions, StartRunOptions } from './store/runs.js';
 export type { SearchHit, SearchMessagesOptions } from './store/search-messages.js';
-export type { CreateThreadOptions, ListThreadsOptions, ThreadPage } from './store/threads.js';
+export type {
+  CreateThreadOptions,
+  ForkThreadOptions,
+  ListThreadsOptions,
+  RenameThreadOptions,
+  ThreadPage,
+  UpdateThreadMetadataOptions,
+} from './store/threads.js';
 export type {
   ContextState,
   MessageRole,

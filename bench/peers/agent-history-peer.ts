@@ -5,10 +5,12 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { createAgentHistory } from '../../src/store/create-agent-history.js';
 import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
+import type { TenantHistory } from '../../src/store/tenant-history.js';
 import type { AppendBatchingOptions } from '../../src/store/append-batcher.js';
 import type { AppendPeer } from './peer.js';
 
-export type TenantStore = ReturnType<ReturnType<typeof createAgentHistory>['forTenant']>;
+/** The store of one tenant, as the benchmarks drive it. */
+export type TenantStore = TenantHistory;
 
 /** `BENCH_APPEND_BATCHING=off` turns write combining off; a number sets `maxInFlight`. Default: the store's default. */
 function appendBatchingFromEnv() {

@@ -1,5 +1,5 @@
 import type { ModelMessage, PrepareStepFunction, TextStreamPart, ToolSet, UIMessage } from 'ai';
-import type { TenantHistory } from '../store/create-agent-history.js';
+import type { TenantHistory } from '../store/tenant-history.js';
 
 /** What a chat turn needs of a model result: its stream (`streamText`'s result, `agent.stream()`'s result). */
 export interface ChatStreamResult<TOOLS extends ToolSet = ToolSet> {

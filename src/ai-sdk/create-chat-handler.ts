@@ -1,6 +1,6 @@
 import type { ToolSet, UIMessage } from 'ai';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
-import type { TenantHistory } from '../store/create-agent-history.js';
+import type { TenantHistory } from '../store/tenant-history.js';
 import { chatErrorResponse } from './chat-error-response.js';
 import type { ChatTrigger } from './plan-chat-turn.js';
 import { stopChat } from './stop-chat.js';

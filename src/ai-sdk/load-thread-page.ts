@@ -1,5 +1,5 @@
 import type { UIMessage } from 'ai';
-import type { TenantHistory } from '../store/create-agent-history.js';
+import type { TenantHistory } from '../store/tenant-history.js';
 import type { ContextState, MessageStatus, StoredMessage } from '../model/stored-rows.js';
 import { toUIMessage } from './ui-message-mapping.js';
 import { validateChatMessages, type ChatSchemas } from './validate-chat-messages.js';

@@ -8,7 +8,7 @@ import {
 } from 'ai';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
-import type { TenantHistory } from '../store/create-agent-history.js';
+import type { TenantHistory } from '../store/tenant-history.js';
 import type { FinalStatus } from '../store/assistant-lifecycle.js';
 import type { StoredMessage } from '../model/stored-rows.js';
 import { settleInterruptedParts } from './settle-interrupted-parts.js';

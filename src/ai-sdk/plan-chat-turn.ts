@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { UIMessage } from 'ai';
 import { InvalidMessageError } from '../errors/invalid-message-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
-import type { TenantHistory } from '../store/create-agent-history.js';
+import type { TenantHistory } from '../store/tenant-history.js';
 import type { StoredMessage } from '../model/stored-rows.js';
 import { ChatConflictError } from './chat-conflict-error.js';
 import { fromUIMessage, toUIMessage } from './ui-message-mapping.js';

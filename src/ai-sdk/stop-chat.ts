@@ -1,7 +1,7 @@
 import type { UIMessage } from 'ai';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import type { StoredMessagePart } from '../schema/define-agent-tables.js';
-import type { TenantHistory } from '../store/create-agent-history.js';
+import type { TenantHistory } from '../store/tenant-history.js';
 import type { StoredMessage } from '../model/stored-rows.js';
 import { getActiveTurn } from './active-turns.js';
 import { settleInterruptedParts } from './settle-interrupted-parts.js';

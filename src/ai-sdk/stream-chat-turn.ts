@@ -7,7 +7,7 @@ import {
   type ToolSet,
   type UIMessage,
 } from 'ai';
-import type { TenantHistory } from '../store/create-agent-history.js';
+import type { TenantHistory } from '../store/tenant-history.js';
 import type { StartRunOptions } from '../store/runs.js';
 import type { StoredMessage } from '../model/stored-rows.js';
 import { registerActiveTurn } from './active-turns.js';
@@ -198,7 +198,7 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
     });
   } catch (error) {
     await history.finalizeMessage(threadId, assistantMessageId, { status: 'failed', parts: [] }).catch(() => {});
-    await history.failRun(run.id, error).catch(() => {});
+    await history.failRun(run.id, { error }).catch(() => {});
     throw error;
   }
 

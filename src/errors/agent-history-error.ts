@@ -12,6 +12,7 @@ export class AgentHistoryError extends Error {
     this.code = code;
   }
 
+  /** Whether `error` is one of this package's errors, also when it comes from another copy of the package. */
   static isInstance(error: unknown): error is AgentHistoryError {
     return typeof error === 'object' && error !== null && marker in error;
   }

@@ -4,6 +4,7 @@ import { AgentHistoryError, describeValue } from './agent-history-error.js';
 export class InvalidArgumentError extends AgentHistoryError {
   /** The argument's name, as a path when nested: `options.limit`, `message.parts[2].type`. */
   readonly argument: string;
+  /** The value that was refused. */
   readonly value: unknown;
   constructor({ argument, value, message }: { argument: string; value: unknown; message: string }) {
     super({ code: 'argument-invalid', message: `Invalid ${argument} ${describeValue(value)}: ${message}` });

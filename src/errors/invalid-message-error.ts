@@ -4,6 +4,7 @@ import { AgentHistoryError, describeValue } from './agent-history-error.js';
 export class InvalidMessageError extends AgentHistoryError {
   /** Where in the message the problem is: `parts`, `parts[3].type`, `metadata`, … */
   readonly path: string;
+  /** The value found there (its type, for a value that is not JSON). */
   readonly value: unknown;
   constructor({ path, value, message, cause }: { path: string; value: unknown; message: string; cause?: unknown }) {
     super({ code: 'message-invalid', message: `Invalid message ${path} ${describeValue(value)}: ${message}`, cause });

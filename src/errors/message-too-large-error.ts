@@ -2,8 +2,11 @@ import { AgentHistoryError } from './agent-history-error.js';
 
 /** A message is larger than the store's `maxMessageBytes`. Nothing was written. */
 export class MessageTooLargeError extends AgentHistoryError {
+  /** The message's `UIMessage.id`. */
   readonly messageId: string;
+  /** Its size: parts and metadata serialized as JSON, in bytes. */
   readonly byteSize: number;
+  /** The store's `maxMessageBytes`. */
   readonly limit: number;
   constructor({ messageId, byteSize, limit }: { messageId: string; byteSize: number; limit: number }) {
     super({

@@ -8,7 +8,9 @@ export type NotFoundEntity = 'thread' | 'message' | 'run' | 'summary' | 'snapsho
  * error as a missing one, so the error is no existence oracle.
  */
 export class NotFoundError extends AgentHistoryError {
+  /** What kind of row was looked for. */
   readonly entity: NotFoundEntity;
+  /** The id that was looked for, as given. */
   readonly id: unknown;
   constructor({ entity, id }: { entity: NotFoundEntity; id: unknown }) {
     super({ code: `${entity}-not-found`, message: `The ${entity} ${describeValue(id)} was not found.` });

@@ -5,8 +5,11 @@ import { AgentHistoryError } from './agent-history-error.js';
  * nothing was overwritten: reload and retry.
  */
 export class VersionConflictError extends AgentHistoryError {
+  /** What was versioned: 'snapshot'. */
   readonly entity: string;
+  /** The version the writer read and expected to still be current. */
   readonly expectedVersion: number;
+  /** The current version, when it is known (undefined when a concurrent insert won the race). */
   readonly actualVersion: number | undefined;
   constructor({
     entity,

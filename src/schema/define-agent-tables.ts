@@ -39,6 +39,7 @@ export const CONTEXT_STATES = ['eligible', 'excluded', 'redacted'] as const;
 /** The values of the `agent_run_status` enum: the lifecycle of a run. */
 export const RUN_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
 
+/** The options of {@link defineAgentTables}. */
 export interface DefineAgentTablesOptions {
   /**
    * The Postgres schema to create the tables and enums in.

@@ -6,14 +6,15 @@ import { storedTokenCount } from './stored-token-count.js';
 import { postgresErrorCode, type StoreContext } from './store-context.js';
 import { MESSAGE_STATUSES } from '../schema/define-agent-tables.js';
 import { assertThreadId, assertUuid } from './assert-input.js';
-import { validateMessage } from './validate-message.js';
+import { validateMessage, type ValidatedMessage } from './validate-message.js';
 import type { StorableMessage } from '../model/stored-rows.js';
 import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
 
+/** The options of `appendMessage`. */
 export interface AppendMessageOptions {
-  /** An idempotency key: a retry with the same key returns the stored row instead of appending again. */
+  /** An idempotency key (1 to 200 characters): a retry with the same key returns the stored row instead of appending again. @default null */
   clientRequestId?: string;
-  /** The run that produced the message (must belong to the same thread). */
+  /** The run that produced the message (must belong to the same thread). @default null */
   runId?: string;
   /** @default 'completed' */
   status?: MessageStatus;
@@ -23,7 +24,9 @@ export interface AppendMessageOptions {
 
 /** The outcome of an append: the stored message, and whether this call created it. */
 export interface AppendResult<UI_MESSAGE extends StorableMessage = StorableMessage> {
+  /** True when this call inserted the row; false when a retry found it already stored. */
   created: boolean;
+  /** The stored message (on a retry, the row stored first). */
   stored: StoredMessage<UI_MESSAGE>;
 }
 
@@ -65,33 +68,7 @@ export async function appendMessage<UI_MESSAGE extends StorableMessage>(
 ): Promise<AppendResult<UI_MESSAGE>> {
   const thread = assertThreadId(threadId);
   const validated = validateMessage(message, { maxBytes: context.maxMessageBytes });
-  const runId = options.runId === undefined ? null : assertUuid('options.runId', options.runId);
-  const clientRequestId = options.clientRequestId ?? null;
-  if (
-    clientRequestId !== null &&
-    (typeof clientRequestId !== 'string' ||
-      clientRequestId.length < 1 ||
-      clientRequestId.length > 200 ||
-      !clientRequestId.isWellFormed() ||
-      clientRequestId.includes('\u0000'))
-  ) {
-    throw new InvalidArgumentError({
-      argument: 'options.clientRequestId',
-      value: clientRequestId,
-      message: 'expected a string of 1 to 200 characters.',
-    });
-  }
-  const status = options.status ?? 'completed';
-  if (!(MESSAGE_STATUSES as readonly unknown[]).includes(status)) {
-    throw new InvalidArgumentError({
-      argument: 'options.status',
-      value: status,
-      message: `expected one of ${MESSAGE_STATUSES.join(', ')}.`,
-    });
-  }
-  const pinned = options.pinned ?? false;
-  if (typeof pinned !== 'boolean')
-    throw new InvalidArgumentError({ argument: 'options.pinned', value: pinned, message: 'expected a boolean.' });
+  const { runId, clientRequestId, status, pinned } = appendOptions(options);
   const streaming = status === 'pending' || status === 'streaming';
   const counted = streaming ? null : await storedTokenCount(context, validated);
   const leaseExpiresAt = streaming ? new Date(context.now().getTime() + context.leaseMs) : null;
@@ -131,6 +108,47 @@ export async function appendMessage<UI_MESSAGE extends StorableMessage>(
   }
   const [row] = rows;
   if (!row) throw new NotFoundError({ entity: 'thread', id: threadId });
+  return toAppendResult<UI_MESSAGE>(row, thread, validated);
+}
+
+/** The options, checked, with their defaults: each bad one an {@link InvalidArgumentError} naming it and its value. */
+function appendOptions(options: AppendMessageOptions) {
+  const runId = options.runId === undefined ? null : assertUuid('options.runId', options.runId);
+  const clientRequestId = options.clientRequestId ?? null;
+  if (
+    clientRequestId !== null &&
+    (typeof clientRequestId !== 'string' ||
+      clientRequestId.length < 1 ||
+      clientRequestId.length > 200 ||
+      !clientRequestId.isWellFormed() ||
+      clientRequestId.includes('\u0000'))
+  ) {
+    throw new InvalidArgumentError({
+      argument: 'options.clientRequestId',
+      value: clientRequestId,
+      message: 'expected a string of 1 to 200 characters.',
+    });
+  }
+  const status = options.status ?? 'completed';
+  if (!(MESSAGE_STATUSES as readonly unknown[]).includes(status)) {
+    throw new InvalidArgumentError({
+      argument: 'options.status',
+      value: status,
+      message: `expected one of ${MESSAGE_STATUSES.join(', ')}.`,
+    });
+  }
+  const pinned = options.pinned ?? false;
+  if (typeof pinned !== 'boolean')
+    throw new InvalidArgumentError({ argument: 'options.pinned', value: pinned, message: 'expected a boolean.' });
+  return { runId, clientRequestId, status, pinned };
+}
+
+/** The row as {@link appendMessage} returns it: parts and metadata from the row, or from the request when the row leaves them out. */
+function toAppendResult<UI_MESSAGE extends StorableMessage>(
+  row: AppendRow,
+  thread: string,
+  validated: ValidatedMessage,
+): AppendResult<UI_MESSAGE> {
   const storedMessage = { id: row.message_id, role: row.role, parts: row.parts ?? validated.parts } as StorableMessage;
   const metadata = row.metadata ?? validated.metadata;
   if (Object.keys(metadata).length > 0) storedMessage.metadata = metadata;

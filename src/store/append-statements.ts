@@ -4,18 +4,31 @@ import type { AgentTables } from '../schema/define-agent-tables.js';
 
 /** One append, as the SQL functions take it. */
 export interface AppendItem {
+  /** The thread appended to (a checked uuid). */
   threadId: string;
+  /** The `UIMessage.id`. */
   messageId: string;
+  /** The idempotency key, or null. */
   clientRequestId: string | null;
+  /** The message role. */
   role: string;
+  /** The message status the row starts in. */
   status: string;
+  /** The validated parts, as JSON text. */
   partsJson: string;
+  /** The validated metadata, as JSON text. */
   metadataJson: string;
+  /** The run that produced it, or null. */
   runId: string | null;
+  /** Parts and metadata serialized, in bytes. */
   byteSize: number;
+  /** The stored token count; null while the message streams. */
   tokenCount: number | null;
+  /** Which counter counted it; null while the message streams. */
   tokenCounterId: string | null;
+  /** When a pending or streaming message's lease ends (ISO text), or null. */
   leaseExpiresAt: string | null;
+  /** Whether the message is pinned. */
   pinned: boolean;
 }
 

@@ -11,11 +11,15 @@ import { assertThreadId } from './assert-input.js';
 import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
 import { validateMetadata, validateParts } from './validate-message.js';
 
+/** The options of `beginAssistantMessage`. */
 export interface BeginAssistantMessageOptions {
   /** The `UIMessage.id` the stream will use (pass the same id to `generateMessageId`). */
   messageId: string;
+  /** The run that produces the message (a uuid of the same thread's run). @default null */
   runId?: string;
+  /** An idempotency key, as for `appendMessage`. @default null */
   clientRequestId?: string;
+  /** The message's metadata. @default {} */
   metadata?: StoredMetadata;
 }
 
@@ -33,8 +37,26 @@ export function beginAssistantMessage(
   );
 }
 
-/** The status a finalised assistant message ends in. */
+/** How an assistant message ends: `cancelled` for an abort (its partial parts are kept). */
 export type FinalStatus = Extract<MessageStatus, 'completed' | 'failed' | 'cancelled'>;
+
+/** The options of `checkpointMessage`. */
+export interface CheckpointMessageOptions {
+  /** Every part streamed so far (they replace the stored parts). */
+  parts: StoredMessagePart[];
+  /** The message's metadata, replacing the stored one. @default the stored metadata, unchanged */
+  metadata?: StoredMetadata;
+}
+
+/** The options of `finalizeMessage`. */
+export interface FinalizeMessageOptions {
+  /** How the message ended. */
+  status: FinalStatus;
+  /** The message's final parts (they replace the stored parts). */
+  parts: StoredMessagePart[];
+  /** The message's metadata, replacing the stored one. @default the stored metadata, unchanged */
+  metadata?: StoredMetadata;
+}
 
 function checkSize(
   context: StoreContext,
@@ -64,7 +86,7 @@ export function checkpointMessage(
   context: StoreContext,
   threadId: string,
   messageId: string,
-  { parts, metadata }: { parts: StoredMessagePart[]; metadata?: StoredMetadata },
+  { parts, metadata }: CheckpointMessageOptions,
 ): Promise<StoredMessage> {
   const thread = assertThreadId(threadId);
   const id = assertMessageId(messageId);
@@ -107,7 +129,7 @@ export async function finalizeMessage(
   context: StoreContext,
   threadId: string,
   messageId: string,
-  { status, parts, metadata }: { status: FinalStatus; parts: StoredMessagePart[]; metadata?: StoredMetadata },
+  { status, parts, metadata }: FinalizeMessageOptions,
 ): Promise<StoredMessage> {
   const thread = assertThreadId(threadId);
   const id = assertMessageId(messageId);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DEFAULT_APP_ROLE, defineAgentTables, type AgentTables } from '../schema/define-agent-tables.js';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
 import { assertTenantId } from '../tenant/tenant-id.js';
-import { appendMessage, type AppendMessageOptions } from './append-message.js';
+import { appendMessage } from './append-message.js';
 import { withStoreErrors } from './with-store-errors.js';
 import { createAppendBatcher, type AppendBatchingOptions } from './append-batcher.js';
 import { appendStatements } from './append-statements.js';
@@ -11,17 +11,14 @@ import {
   checkpointMessage,
   finalizeMessage,
   recoverAbandonedMessages,
-  type BeginAssistantMessageOptions,
-  type FinalStatus,
 } from './assistant-lifecycle.js';
 import { listSummaries, loadContext, writeSnapshot, writeSummary } from './context-artifacts.js';
-import type { NewSnapshot, NewSummary } from '../model/context-store.js';
-import { getMessage, listMessages, type ListMessagesOptions } from './list-messages.js';
-import { excludeMessages, includeMessages, pinMessage, type ExcludeMessagesOptions } from './message-state.js';
-import { redactMessage, type RedactMessageOptions } from './redact-message.js';
-import { deleteThreadsOlderThan, type RetentionOptions } from './retention.js';
-import { failRun, finishRun, getRun, startRun, type FinishRunOptions, type StartRunOptions } from './runs.js';
-import { searchMessages, type SearchMessagesOptions } from './search-messages.js';
+import { getMessage, listMessages } from './list-messages.js';
+import { excludeMessages, includeMessages, pinMessage, unpinMessage } from './message-state.js';
+import { redactMessage } from './redact-message.js';
+import { deleteThreadsOlderThan } from './retention.js';
+import { failRun, finishRun, getRun, startRun } from './runs.js';
+import { searchMessages } from './search-messages.js';
 import type { StoreContext } from './store-context.js';
 import {
   createThread,
@@ -31,15 +28,13 @@ import {
   listThreads,
   softDeleteThread,
   updateThread,
-  type CreateThreadOptions,
-  type ListThreadsOptions,
 } from './threads.js';
 import { loadO200kTokenCounter, type TokenCounter } from '../tokens/token-counter.js';
-import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
-import type { RunUsage } from '../model/stored-rows.js';
-import type { StorableMessage } from '../model/stored-rows.js';
 import { createThreadContextStore } from './thread-context-store.js';
+import type { AgentHistory } from './agent-history.js';
+import type { TenantHistory } from './tenant-history.js';
 
+/** The options of {@link createAgentHistory}. */
 export interface CreateAgentHistoryOptions {
   /** A Drizzle Postgres database (postgres-js, node-postgres, PGlite, …). */
   db: AgentHistoryDatabase;
@@ -67,8 +62,11 @@ export interface CreateAgentHistoryOptions {
   appendBatching?: AppendBatchingOptions | false;
   /** @internal Test hooks: a clock and an id generator. */
   _internal?: {
+    /** The clock (leases, retention cut-offs). @default () => new Date() */
     now?: () => Date;
+    /** Thread ids. @default crypto.randomUUID */
     generateId?: () => string;
+    /** Called when a combined append statement fails, before its items are resent one by one. */
     onAppendBatchError?: (error: unknown, size: number) => void;
   };
 }
@@ -92,7 +90,7 @@ export function createAgentHistory({
   leaseMs = 60_000,
   appendBatching,
   _internal = {},
-}: CreateAgentHistoryOptions) {
+}: CreateAgentHistoryOptions): AgentHistory {
   const now = _internal.now ?? (() => new Date());
   const tokenCounter = Promise.resolve(tokenCounterOption ?? loadO200kTokenCounter());
   const generateId = _internal.generateId ?? randomUUID;
@@ -104,8 +102,7 @@ export function createAgentHistory({
   return {
     tables,
     tokenCounter,
-    /** The store of one tenant. Throws `InvalidTenantError` for a missing or malformed tenant id. */
-    forTenant(tenantId: string) {
+    forTenant(tenantId) {
       const context: StoreContext = {
         db,
         tables,
@@ -124,83 +121,59 @@ export function createAgentHistory({
   };
 }
 
+// The default instance, built on first use (not at import, so importing the package defines no tables).
 let defaults: AgentTables | undefined;
 function defaultTables(): AgentTables {
   defaults ??= defineAgentTables();
   return defaults;
 }
 
-function tenantHistory(context: StoreContext) {
+function tenantHistory(context: StoreContext): TenantHistory {
   // Every method is async, so bad input always arrives as a rejected promise, never as a synchronous throw
   // that escapes a `.catch()` chain (e.g. a fire-and-forget finalize in `onEnd`).
+  const methods: Omit<TenantHistory, 'tenantId' | 'contextStore'> = {
+    createThread: async (options) => createThread(context, options),
+    getThread: async (threadId) => getThread(context, threadId),
+    listThreads: async (options) => listThreads(context, options),
+    renameThread: async (threadId, options) => updateThread(context, threadId, { title: options?.title }),
+    updateThreadMetadata: async (threadId, options) => updateThread(context, threadId, { metadata: options?.metadata }),
+    softDeleteThread: async (threadId, options) => softDeleteThread(context, threadId, options),
+    deleteThread: async (threadId, options) => deleteThread(context, threadId, options),
+    forkThread: async (threadId, options) => forkThread(context, threadId, options),
+
+    startRun: async (threadId, options) => startRun(context, threadId, options),
+    finishRun: async (runId, options) => finishRun(context, runId, options),
+    failRun: async (runId, options) => failRun(context, runId, options),
+    getRun: async (runId) => getRun(context, runId),
+
+    appendMessage: async (threadId, message, options) => appendMessage(context, threadId, message, options),
+    beginAssistantMessage: async (threadId, options) => beginAssistantMessage(context, threadId, options),
+    checkpointMessage: async (threadId, messageId, options) => checkpointMessage(context, threadId, messageId, options),
+    finalizeMessage: async (threadId, messageId, options) => finalizeMessage(context, threadId, messageId, options),
+    recoverAbandonedMessages: async () => recoverAbandonedMessages(context),
+    excludeMessages: async (threadId, messageIds, options) => excludeMessages(context, threadId, messageIds, options),
+    includeMessages: async (threadId, messageIds, options) => includeMessages(context, threadId, messageIds, options),
+    pinMessage: async (threadId, messageId) => pinMessage(context, threadId, messageId),
+    unpinMessage: async (threadId, messageId) => unpinMessage(context, threadId, messageId),
+    getMessage: async (threadId, messageId) => getMessage(context, threadId, messageId),
+    listMessages: async (threadId, options) => listMessages(context, threadId, options),
+    searchMessages: async (query, options) => searchMessages(context, query, options),
+    redactMessage: async (threadId, messageId, options) => redactMessage(context, threadId, messageId, options),
+    deleteThreadsOlderThan: async (options) => deleteThreadsOlderThan(context, options),
+
+    loadContext: async (threadId, options) => loadContext(context, threadId, options),
+    writeSummary: async (threadId, summary) => writeSummary(context, threadId, summary),
+    writeSnapshot: async (threadId, snapshot) => writeSnapshot(context, threadId, snapshot),
+    listSummaries: async (threadId) => listSummaries(context, threadId),
+  };
   return {
     tenantId: context.tenantId,
     // A failed statement or a lost connection becomes a DatabaseError, whose message holds no parameters.
-    ...withStoreErrors({
-      createThread: async (options?: CreateThreadOptions) => createThread(context, options),
-      getThread: async (threadId: string) => getThread(context, threadId),
-      listThreads: async (options?: ListThreadsOptions) => listThreads(context, options),
-      renameThread: async (threadId: string, title: string | null) => updateThread(context, threadId, { title }),
-      updateThreadMetadata: async (threadId: string, metadata: StoredMetadata) =>
-        updateThread(context, threadId, { metadata }),
-      softDeleteThread: async (threadId: string, options?: { actor?: string; reason?: string }) =>
-        softDeleteThread(context, threadId, options),
-      deleteThread: async (threadId: string, options?: { actor?: string; reason?: string }) =>
-        deleteThread(context, threadId, options),
-      forkThread: async (
-        threadId: string,
-        options: { atSequence: number; id?: string; title?: string; userId?: string },
-      ) => forkThread(context, threadId, options),
-
-      startRun: async (threadId: string, options?: StartRunOptions) => startRun(context, threadId, options),
-      finishRun: async (runId: string, options: FinishRunOptions) => finishRun(context, runId, options),
-      failRun: async (runId: string, error: unknown, usage?: RunUsage) => failRun(context, runId, error, usage),
-      getRun: async (runId: string) => getRun(context, runId),
-
-      appendMessage: async <UI_MESSAGE extends StorableMessage>(
-        threadId: string,
-        message: UI_MESSAGE,
-        options?: AppendMessageOptions,
-      ) => appendMessage(context, threadId, message, options),
-      beginAssistantMessage: async (threadId: string, options: BeginAssistantMessageOptions) =>
-        beginAssistantMessage(context, threadId, options),
-      checkpointMessage: async (
-        threadId: string,
-        messageId: string,
-        update: { parts: StoredMessagePart[]; metadata?: StoredMetadata },
-      ) => checkpointMessage(context, threadId, messageId, update),
-      finalizeMessage: async (
-        threadId: string,
-        messageId: string,
-        update: { status: FinalStatus; parts: StoredMessagePart[]; metadata?: StoredMetadata },
-      ) => finalizeMessage(context, threadId, messageId, update),
-      recoverAbandonedMessages: async () => recoverAbandonedMessages(context),
-      excludeMessages: async (threadId: string, messageIds: string[], options: ExcludeMessagesOptions) =>
-        excludeMessages(context, threadId, messageIds, options),
-      includeMessages: async (threadId: string, messageIds: string[], options?: { actor?: string; reason?: string }) =>
-        includeMessages(context, threadId, messageIds, options),
-      pinMessage: async (threadId: string, messageId: string, pinned?: boolean) =>
-        pinMessage(context, threadId, messageId, pinned),
-      getMessage: async (threadId: string, messageId: string) => getMessage(context, threadId, messageId),
-      listMessages: async (threadId: string, options?: ListMessagesOptions) => listMessages(context, threadId, options),
-      searchMessages: async (query: string, options?: SearchMessagesOptions) => searchMessages(context, query, options),
-      redactMessage: async (threadId: string, messageId: string, options: RedactMessageOptions) =>
-        redactMessage(context, threadId, messageId, options),
-      deleteThreadsOlderThan: async (options: RetentionOptions) => deleteThreadsOlderThan(context, options),
-
-      loadContext: async (threadId: string, options?: { maxTailMessages?: number }) =>
-        loadContext(context, threadId, options),
-      writeSummary: async (threadId: string, input: NewSummary) => writeSummary(context, threadId, input),
-      writeSnapshot: async (threadId: string, input: NewSnapshot) => writeSnapshot(context, threadId, input),
-      listSummaries: async (threadId: string) => listSummaries(context, threadId),
-    }),
-    /** The context engine's persistence for one thread: pass it as `createContextManager({ store })`. */
-    contextStore: (threadId: string, options?: { maxTailMessages?: number }) =>
-      withStoreErrors(createThreadContextStore(context, threadId, options)),
+    ...withStoreErrors(methods),
+    contextStore: (threadId, options) => withStoreErrors(createThreadContextStore(context, threadId, options)),
   };
 }
 
-/** The store of one tenant, as returned by `forTenant`. */
-export type TenantHistory = ReturnType<typeof tenantHistory>;
-/** The store, as returned by {@link createAgentHistory}. */
-export type AgentHistory = ReturnType<typeof createAgentHistory>;
+// Re-exported where they were defined before they had files of their own, so existing imports keep working.
+export type { AgentHistory } from './agent-history.js';
+export type { TenantHistory } from './tenant-history.js';

@@ -20,6 +20,7 @@ const FUNCTIONS = ['agent_history_append_messages', 'agent_history_append_messag
 /** A name that needs no care when double-quoted (no quote, no NUL), within Postgres's 63 bytes. */
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 
+/** The options of {@link customMigrationSql}. */
 export interface CustomMigrationSqlOptions {
   /** The Postgres schema of `defineAgentTables({ schema })`. @default 'public' */
   schema?: string;

@@ -8,17 +8,19 @@ import { assertInteger, assertThreadId } from './assert-input.js';
 import { requireThread } from './require-thread.js';
 import type { MessageRole, StoredMessage } from '../model/stored-rows.js';
 
+/** The options of `listMessages`. */
 export interface ListMessagesOptions {
-  /** @default 50 (1 to 500) */
+  /** The most messages on the page. @default 50 (1 to 500) */
   limit?: number;
-  /** Only messages older than this sequence: the previous page's `nextCursor`. */
+  /** Only messages older than this sequence: the previous page's `nextCursor`. @default none (the newest page) */
   before?: number;
-  /** Only these roles. */
+  /** Only these roles. @default every role */
   roles?: MessageRole[];
   /** Leave out messages excluded from the context (superseded answers). @default false */
   onlyEligible?: boolean;
 }
 
+/** One page of `listMessages`. */
 export interface MessagePage {
   /** Newest first. */
   messages: StoredMessage[];

@@ -7,11 +7,13 @@ import { inTenant, type StoreContext } from './store-context.js';
 import { assertThreadId } from './assert-input.js';
 import { requireThread } from './require-thread.js';
 import type { ContextState, StoredMessage } from '../model/stored-rows.js';
+import type { AuditOptions } from './audit.js';
 
+/** The options of `excludeMessages`. */
 export interface ExcludeMessagesOptions {
   /** Why, e.g. 'superseded-by-regenerate', 'superseded-by-edit', 'off-topic'. Stored on the rows and audited. */
   reason: string;
-  /** @default 'system' */
+  /** Who excluded them; audited. @default 'system' */
   actor?: string;
 }
 
@@ -111,7 +113,7 @@ export function includeMessages(
   context: StoreContext,
   threadId: string,
   messageIds: string[],
-  { actor = 'system', reason }: { actor?: string; reason?: string } = {},
+  { actor = 'system', reason }: AuditOptions = {},
 ) {
   return setContextState(
     context,
@@ -122,12 +124,21 @@ export function includeMessages(
   );
 }
 
-/** Pins or unpins a message: a pinned message is always in the model's context. */
-export function pinMessage(
+/** Pins a message: a pinned message is always in the model's context. */
+export function pinMessage(context: StoreContext, threadId: string, messageId: string): Promise<StoredMessage> {
+  return setPinned(context, threadId, messageId, { pinned: true });
+}
+
+/** Unpins a message: it is in the model's context again only when the budget selects it. */
+export function unpinMessage(context: StoreContext, threadId: string, messageId: string): Promise<StoredMessage> {
+  return setPinned(context, threadId, messageId, { pinned: false });
+}
+
+function setPinned(
   context: StoreContext,
   threadId: string,
   messageId: string,
-  pinned = true,
+  { pinned }: { pinned: boolean },
 ): Promise<StoredMessage> {
   const thread = assertThreadId(threadId);
   const { agentMessage } = context.tables;

@@ -6,10 +6,11 @@ import type { AgentHistoryDatabase } from '../tenant/database.js';
 /** The folder of the package's generated migrations. */
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
 
+/** The options of {@link migrate}. */
 export interface MigrateOptions {
-  /** @default '__agent_history_migrations' */
+  /** The table that records which of the package's migrations ran. @default '__agent_history_migrations' */
   migrationsTable?: string;
-  /** @default 'agent_history' */
+  /** The schema of that table. @default 'agent_history' */
   migrationsSchema?: string;
 }
 

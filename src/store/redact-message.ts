@@ -4,18 +4,22 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
 import { recordAudit } from './audit.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
-import { rowsOf } from '../tenant/database.js';
 import type { TenantTransaction } from '../tenant/with-tenant.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { storedTokenCount } from './stored-token-count.js';
 import { assertThreadId } from './assert-input.js';
 import { requireThread } from './require-thread.js';
 import type { StoredMessage } from '../model/stored-rows.js';
+import { forkFamily } from './fork-family.js';
+import { replaceSpans } from './replace-spans.js';
+import { scrubThreadSpans } from './scrub-thread-spans.js';
 
+/** The options of `redactMessage`. */
 export interface RedactMessageOptions {
   /**
    * The secrets to cut out, wherever they occur in the message's parts and metadata (also in the thread's title
    * and metadata and its runs' errors and metadata). Leave out to redact the whole message.
+   * @default the whole message
    */
   spans?: string[];
   /** What replaces each span, or the whole text. @default '[redacted]' */
@@ -24,19 +28,6 @@ export interface RedactMessageOptions {
   actor: string;
   /** Why; audited. */
   reason: string;
-}
-
-/** Replaces every occurrence of the spans in every string (keys included) of a JSON value. */
-export function replaceSpans<VALUE>(value: VALUE, spans: readonly string[], replacement: string): VALUE {
-  const scrub = (text: string) => spans.reduce((result, span) => result.split(span).join(replacement), text);
-  const walk = (item: unknown): unknown => {
-    if (typeof item === 'string') return scrub(item);
-    if (Array.isArray(item)) return item.map(walk);
-    if (item && typeof item === 'object')
-      return Object.fromEntries(Object.entries(item).map(([key, inner]) => [scrub(key), walk(inner)]));
-    return item;
-  };
-  return walk(value) as VALUE;
 }
 
 /**
@@ -54,47 +45,7 @@ export async function redactMessage(
 ): Promise<StoredMessage> {
   const thread = assertThreadId(threadId);
   const { spans, replacement = '[redacted]', actor, reason } = options;
-  if (
-    spans !== undefined &&
-    (!Array.isArray(spans) || spans.length === 0 || spans.some((span) => typeof span !== 'string' || span.length === 0))
-  ) {
-    throw new InvalidArgumentError({
-      argument: 'options.spans',
-      value: spans,
-      message: 'expected a non-empty array of non-empty strings.',
-    });
-  }
-  if (typeof actor !== 'string' || actor.length === 0)
-    throw new InvalidArgumentError({
-      argument: 'options.actor',
-      value: actor,
-      message: 'expected a non-empty string.',
-    });
-  if (typeof reason !== 'string' || reason.length === 0)
-    throw new InvalidArgumentError({
-      argument: 'options.reason',
-      value: reason,
-      message: 'expected a non-empty string.',
-    });
-  if (
-    typeof replacement !== 'string' ||
-    replacement.length > 1000 ||
-    replacement.includes('\u0000') ||
-    !replacement.isWellFormed()
-  ) {
-    throw new InvalidArgumentError({
-      argument: 'options.replacement',
-      value: replacement,
-      message: 'expected a string of at most 1000 characters, without NUL or lone surrogates.',
-    });
-  }
-  if (spans?.some((span) => replacement.includes(span))) {
-    throw new InvalidArgumentError({
-      argument: 'options.replacement',
-      value: replacement,
-      message: 'must not contain a span it replaces.',
-    });
-  }
+  assertRedactOptions({ spans, replacement, actor, reason });
   const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {
     await requireThread(context, tx, thread, { lock: true });
@@ -158,25 +109,54 @@ export async function redactMessage(
 
 type MessageRow = Parameters<typeof toStoredMessage>[0];
 
-/** Every thread of the tenant connected to `threadId` through fork links (ancestors, descendants, siblings). */
-async function forkFamily(context: StoreContext, tx: TenantTransaction, threadId: string): Promise<string[]> {
-  const { agentThread } = context.tables;
-  const rows = rowsOf<{ id: string }>(
-    await tx.execute(sql`
-      with recursive up(id, parent) as (
-        select id, parent_thread_id from ${agentThread} where tenant_id = ${context.tenantId} and id = ${threadId}
-        union
-        select t.id, t.parent_thread_id from ${agentThread} t join up on t.id = up.parent where t.tenant_id = ${context.tenantId}
-      ), root as (
-        select id from up where parent is null or not exists (select 1 from ${agentThread} p where p.tenant_id = ${context.tenantId} and p.id = up.parent)
-      ), down(id) as (
-        select id from root
-        union
-        select t.id from ${agentThread} t join down on t.parent_thread_id = down.id where t.tenant_id = ${context.tenantId}
-      )
-      select id from down union select ${threadId}::uuid`),
-  );
-  return rows.map((row) => row.id);
+/** The checks of {@link redactMessage}'s options, each an {@link InvalidArgumentError} naming the option and value. */
+function assertRedactOptions({
+  spans,
+  replacement,
+  actor,
+  reason,
+}: Required<Omit<RedactMessageOptions, 'spans'>> & Pick<RedactMessageOptions, 'spans'>): void {
+  if (
+    spans !== undefined &&
+    (!Array.isArray(spans) || spans.length === 0 || spans.some((span) => typeof span !== 'string' || span.length === 0))
+  ) {
+    throw new InvalidArgumentError({
+      argument: 'options.spans',
+      value: spans,
+      message: 'expected a non-empty array of non-empty strings.',
+    });
+  }
+  if (typeof actor !== 'string' || actor.length === 0)
+    throw new InvalidArgumentError({
+      argument: 'options.actor',
+      value: actor,
+      message: 'expected a non-empty string.',
+    });
+  if (typeof reason !== 'string' || reason.length === 0)
+    throw new InvalidArgumentError({
+      argument: 'options.reason',
+      value: reason,
+      message: 'expected a non-empty string.',
+    });
+  if (
+    typeof replacement !== 'string' ||
+    replacement.length > 1000 ||
+    replacement.includes('\u0000') ||
+    !replacement.isWellFormed()
+  ) {
+    throw new InvalidArgumentError({
+      argument: 'options.replacement',
+      value: replacement,
+      message: 'expected a string of at most 1000 characters, without NUL or lone surrogates.',
+    });
+  }
+  if (spans?.some((span) => replacement.includes(span))) {
+    throw new InvalidArgumentError({
+      argument: 'options.replacement',
+      value: replacement,
+      message: 'must not contain a span it replaces.',
+    });
+  }
 }
 
 async function redactRow(
@@ -251,60 +231,4 @@ async function invalidateDerived(
     .returning({ id: agentContextSnapshot.id });
   if (spans !== undefined) await scrubThreadSpans(context, tx, threadId, spans, replacement);
   return { staleSummaries: staleSummaries.length, staleSnapshots: staleSnapshots.length };
-}
-
-/** Cuts the spans out of a thread's title and metadata, its runs' errors and metadata, and its snapshots' JSON. */
-async function scrubThreadSpans(
-  context: StoreContext,
-  tx: TenantTransaction,
-  threadId: string,
-  spans: string[],
-  replacement: string,
-): Promise<void> {
-  const { agentContextSnapshot, agentThread, agentRun } = context.tables;
-  const scrub = <VALUE>(value: VALUE) => replaceSpans(value, spans, replacement);
-  const [threadRow] = await tx
-    .select({ title: agentThread.title, metadata: agentThread.metadata })
-    .from(agentThread)
-    .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, threadId)));
-  if (threadRow) {
-    await tx
-      .update(agentThread)
-      .set({ title: threadRow.title === null ? null : scrub(threadRow.title), metadata: scrub(threadRow.metadata) })
-      .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, threadId)));
-  }
-  const runs = await tx
-    .select({ id: agentRun.id, error: agentRun.error, metadata: agentRun.metadata })
-    .from(agentRun)
-    .where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.threadId, threadId)));
-  for (const run of runs) {
-    const error = run.error === null ? null : scrub(run.error);
-    const metadata = scrub(run.metadata);
-    if (
-      JSON.stringify(error) === JSON.stringify(run.error) &&
-      JSON.stringify(metadata) === JSON.stringify(run.metadata)
-    )
-      continue;
-    await tx
-      .update(agentRun)
-      .set({ error, metadata })
-      .where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.id, run.id)));
-  }
-  const snapshots = await tx
-    .select({ id: agentContextSnapshot.id, pruned: agentContextSnapshot.pruned, budget: agentContextSnapshot.budget })
-    .from(agentContextSnapshot)
-    .where(and(eq(agentContextSnapshot.tenantId, context.tenantId), eq(agentContextSnapshot.threadId, threadId)));
-  for (const snapshot of snapshots) {
-    const pruned = scrub(snapshot.pruned);
-    const budget = scrub(snapshot.budget);
-    if (
-      JSON.stringify(pruned) === JSON.stringify(snapshot.pruned) &&
-      JSON.stringify(budget) === JSON.stringify(snapshot.budget)
-    )
-      continue;
-    await tx
-      .update(agentContextSnapshot)
-      .set({ pruned, budget })
-      .where(and(eq(agentContextSnapshot.tenantId, context.tenantId), eq(agentContextSnapshot.id, snapshot.id)));
-  }
 }

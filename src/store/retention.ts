@@ -4,6 +4,7 @@ import { recordAudit } from './audit.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { assertInteger } from './assert-input.js';
 
+/** The options of `deleteThreadsOlderThan`. */
 export interface RetentionOptions {
   /** Threads whose newest activity is older than this are deleted whole. */
   olderThan: Date;

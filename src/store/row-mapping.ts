@@ -49,6 +49,7 @@ export function threadColumns(tables: AgentTables) {
 
 type ThreadRow = Omit<AgentTables['agentThread']['$inferSelect'], 'tenantId'>;
 
+/** A thread row as the store returns it: `next_sequence` becomes `messageCount`. */
 export function toStoredThread(row: ThreadRow): StoredThread {
   const { nextSequence, ...rest } = row;
   return { ...rest, messageCount: Number(nextSequence) };

@@ -10,17 +10,32 @@ import { requireThread } from './require-thread.js';
 import { validateMetadata } from './validate-message.js';
 import type { RunStatus, RunUsage, StoredRun } from '../model/stored-rows.js';
 
+/** The options of `startRun`. */
 export interface StartRunOptions {
+  /** The model provider, e.g. 'openai' (at most 200 characters). @default null */
   provider?: string;
+  /** The model id, e.g. 'gpt-5' (at most 200 characters). @default null */
   model?: string;
+  /** Any JSON object the application keeps with the run. @default {} */
   metadata?: StoredMetadata;
 }
 
+/** The options of `finishRun`. */
 export interface FinishRunOptions {
+  /** How the run ended. */
   status: Extract<RunStatus, 'completed' | 'failed' | 'cancelled'>;
+  /** The token usage the provider reported (non-negative integers). @default none (the columns stay null) */
   usage?: RunUsage;
-  /** For a failed run: what went wrong (message, name, …). */
+  /** For a failed run: what went wrong (message, name, …) as a JSON object. @default null */
   error?: StoredMetadata;
+}
+
+/** The options of `failRun`. */
+export interface FailRunOptions {
+  /** What went wrong: an `Error` is stored as `{ name, message }`, anything else as `{ message: String(error) }`. */
+  error: unknown;
+  /** The token usage the provider reported before the failure. @default none (the columns stay null) */
+  usage?: RunUsage;
 }
 
 function runColumns(context: StoreContext) {
@@ -104,11 +119,12 @@ export function finishRun(
 }
 
 /** Ends a run as failed, recording the error's name and message. */
-export function failRun(context: StoreContext, runId: string, error: unknown, usage?: RunUsage): Promise<StoredRun> {
+export function failRun(context: StoreContext, runId: string, { error, usage }: FailRunOptions): Promise<StoredRun> {
   const details = error instanceof Error ? { name: error.name, message: error.message } : { message: String(error) };
   return finishRun(context, runId, { status: 'failed', usage, error: details });
 }
 
+/** One run of the tenant, or {@link NotFoundError}. */
 export function getRun(context: StoreContext, runId: string): Promise<StoredRun> {
   const id = assertRunId(runId);
   const { agentRun } = context.tables;

@@ -4,23 +4,31 @@ import { rowsOf } from '../tenant/database.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { assertInteger, assertOptionalText, assertThreadId } from './assert-input.js';
 
+/** The options of `searchMessages`. */
 export interface SearchMessagesOptions {
-  /** Only this thread. */
+  /** Only this thread. @default every thread of the tenant */
   threadId?: string;
-  /** Only threads of this user. */
+  /** Only threads of this user. @default every user */
   userId?: string;
-  /** @default 20 (1 to 100) */
+  /** The most hits returned. @default 20 (1 to 100) */
   limit?: number;
 }
 
+/** One message that matched a search. */
 export interface SearchHit {
+  /** The message's thread. */
   threadId: string;
+  /** The message's sequence in its thread. */
   sequence: number;
+  /** The `UIMessage.id`. */
   messageId: string;
+  /** The message's role. */
   role: string;
+  /** Postgres `ts_rank`: higher is a better match; hits come best first. */
   rank: number;
   /** HTML: the matching text, escaped, with the matched words wrapped in `<b>…</b>`. Safe to render as HTML. */
   snippet: string;
+  /** When the message was appended. */
   createdAt: Date;
 }
 

@@ -7,15 +7,23 @@ import type { AppendStatements } from './append-statements.js';
 
 /** What every store operation of one tenant shares. Internal. */
 export interface StoreContext {
+  /** The database (or transaction) every statement runs on. */
   db: AgentHistoryDatabase;
+  /** The tables, in their schema. */
   tables: AgentTables;
+  /** The tenant, validated and lower-cased. */
   tenantId: string;
+  /** The role each transaction switches to; null keeps the login role. */
   appRole: string | null;
   /** Loaded once (the tokenizer is imported lazily) and shared. */
   tokenCounter: Promise<TokenCounter>;
+  /** The largest message accepted, parts and metadata serialized. */
   maxMessageBytes: number;
+  /** How long a pending or streaming message belongs to its writer without a checkpoint. */
   leaseMs: number;
+  /** The clock. */
   now: () => Date;
+  /** Makes thread ids. */
   generateId: () => string;
   /** Combines concurrent appends into one statement; `null` when batching is off. Shared by every tenant. */
   appendBatcher: AppendBatcher | null;

@@ -10,31 +10,63 @@ import { recordAudit } from './audit.js';
 import { assertInteger, assertOptionalText, assertThreadId, assertUuid } from './assert-input.js';
 import { requireThread } from './require-thread.js';
 import type { StoredThread } from '../model/stored-rows.js';
+import type { AuditOptions } from './audit.js';
 
+/** The options of `createThread`. */
 export interface CreateThreadOptions {
-  /** The thread id. @default a random uuid */
+  /** The thread id: a uuid. @default a random uuid */
   id?: string;
-  /** The owner or end user, in the application's own id format. */
+  /** The owner or end user, in the application's own id format (at most 200 characters). @default null */
   userId?: string;
+  /** The thread's title (at most 1000 characters). @default null */
   title?: string;
+  /** Any JSON object the application keeps with the thread. @default {} */
   metadata?: StoredMetadata;
 }
 
+/** The options of `renameThread`. */
+export interface RenameThreadOptions {
+  /** The new title (at most 1000 characters); `null` clears it. */
+  title: string | null;
+}
+
+/** The options of `updateThreadMetadata`. */
+export interface UpdateThreadMetadataOptions {
+  /** The new metadata: a JSON object that replaces the old one whole (no merge). */
+  metadata: StoredMetadata;
+}
+
+/** The options of `forkThread`. */
+export interface ForkThreadOptions {
+  /** The last sequence copied: the fork holds messages `1..atSequence` (0 forks an empty thread). */
+  atSequence: number;
+  /** The new thread's id: a uuid. @default a random uuid */
+  id?: string;
+  /** The new thread's title. @default the source thread's title */
+  title?: string;
+  /** The new thread's user. @default the source thread's user */
+  userId?: string;
+}
+
+/** The options of `listThreads`. */
 export interface ListThreadsOptions {
-  /** Only this user's threads. */
+  /** Only this user's threads. @default every user's */
   userId?: string;
   /** @default 20 (1 to 200) */
   limit?: number;
-  /** The `nextCursor` of the previous page. */
+  /** The `nextCursor` of the previous page. @default none (the newest page) */
   cursor?: string;
 }
 
+/** One page of `listThreads`. */
 export interface ThreadPage {
+  /** The threads of the page, newest activity first. */
   threads: StoredThread[];
   /** Pass as `cursor` for the next (older) page; null on the last page. */
   nextCursor: string | null;
 }
 
+/** Creates a thread of the context's tenant. */
 export function createThread(context: StoreContext, options: CreateThreadOptions = {}): Promise<StoredThread> {
   const id = options.id === undefined ? context.generateId() : assertUuid('options.id', options.id);
   const userId = assertOptionalText('options.userId', options.userId, 200);
@@ -49,6 +81,7 @@ export function createThread(context: StoreContext, options: CreateThreadOptions
   });
 }
 
+/** A live thread of the tenant, or {@link NotFoundError}. */
 export function getThread(context: StoreContext, threadId: string): Promise<StoredThread> {
   const id = assertThreadId(threadId);
   return inTenant(context, (tx) => requireThread(context, tx, id));
@@ -114,6 +147,7 @@ export function listThreads(context: StoreContext, options: ListThreadsOptions =
   });
 }
 
+/** Changes a live thread's title and/or metadata (what `changes` holds). */
 export function updateThread(
   context: StoreContext,
   threadId: string,
@@ -141,7 +175,7 @@ export function updateThread(
 export function softDeleteThread(
   context: StoreContext,
   threadId: string,
-  { actor = 'system', reason }: { actor?: string; reason?: string } = {},
+  { actor = 'system', reason }: AuditOptions = {},
 ) {
   const id = assertThreadId(threadId);
   const { agentThread } = context.tables;
@@ -157,11 +191,7 @@ export function softDeleteThread(
 }
 
 /** Deletes the thread with its runs, messages, summaries and snapshots (cascade). Soft-deleted threads too. */
-export function deleteThread(
-  context: StoreContext,
-  threadId: string,
-  { actor = 'system', reason }: { actor?: string; reason?: string } = {},
-) {
+export function deleteThread(context: StoreContext, threadId: string, { actor = 'system', reason }: AuditOptions = {}) {
   const id = assertThreadId(threadId);
   const { agentThread } = context.tables;
   return inTenant(context, async (tx) => {
@@ -181,7 +211,7 @@ export function deleteThread(
 export function forkThread(
   context: StoreContext,
   threadId: string,
-  { atSequence, id, title, userId }: { atSequence: number; id?: string; title?: string; userId?: string },
+  { atSequence, id, title, userId }: ForkThreadOptions,
 ): Promise<StoredThread> {
   const sourceId = assertThreadId(threadId);
   const newId = id === undefined ? context.generateId() : assertUuid('options.id', id);

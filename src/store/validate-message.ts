@@ -5,12 +5,19 @@ import type { MessageRole, StorableMessage } from '../model/stored-rows.js';
 
 /** A message that passed validation, with its serialized size. */
 export interface ValidatedMessage {
+  /** The message id. */
   id: string;
+  /** The message role. */
   role: MessageRole;
+  /** The validated parts. */
   parts: StoredMessagePart[];
+  /** The validated metadata (`{}` when there was none). */
   metadata: StoredMetadata;
+  /** `parts` as JSON text. */
   partsJson: string;
+  /** `metadata` as JSON text. */
   metadataJson: string;
+  /** `partsJson` and `metadataJson` in UTF-8 bytes. */
   byteSize: number;
 }
 

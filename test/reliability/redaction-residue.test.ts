@@ -105,7 +105,7 @@ describe.each(BACKENDS)('redaction on %s', (backend) => {
             { runId: role === 'assistant' ? run.id : undefined },
           );
         }
-        if (places.has('run-error')) await store.failRun(run.id, new Error(`the tool leaked ${secret}`));
+        if (places.has('run-error')) await store.failRun(run.id, { error: new Error(`the tool leaked ${secret}`) });
         else await store.finishRun(run.id, { status: 'completed' });
 
         const first = Math.min(...secretAt);

@@ -44,14 +44,14 @@ interface Target {
 /** Every store operation that takes an id, aimed at `target`: each must fail as NotFound. */
 const OPERATIONS: Array<[string, (store: TenantHistory, target: Target) => Promise<unknown>]> = [
   ['getThread', (store, t) => store.getThread(t.threadId)],
-  ['renameThread', (store, t) => store.renameThread(t.threadId, 'pwned')],
-  ['updateThreadMetadata', (store, t) => store.updateThreadMetadata(t.threadId, { pwned: true })],
+  ['renameThread', (store, t) => store.renameThread(t.threadId, { title: 'pwned' })],
+  ['updateThreadMetadata', (store, t) => store.updateThreadMetadata(t.threadId, { metadata: { pwned: true } })],
   ['softDeleteThread', (store, t) => store.softDeleteThread(t.threadId)],
   ['deleteThread', (store, t) => store.deleteThread(t.threadId)],
   ['forkThread', (store, t) => store.forkThread(t.threadId, { atSequence: 1 })],
   ['startRun', (store, t) => store.startRun(t.threadId)],
   ['finishRun', (store, t) => store.finishRun(t.runId, { status: 'completed', usage: { inputTokens: 1 } })],
-  ['failRun', (store, t) => store.failRun(t.runId, new Error('x'))],
+  ['failRun', (store, t) => store.failRun(t.runId, { error: new Error('x') })],
   ['getRun', (store, t) => store.getRun(t.runId)],
   ['appendMessage', (store, t) => store.appendMessage(t.threadId, userMessage('intruder', 'hi'))],
   ['beginAssistantMessage', (store, t) => store.beginAssistantMessage(t.threadId, { messageId: 'intruder' })],

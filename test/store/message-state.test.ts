@@ -201,7 +201,7 @@ describe.each(BACKENDS)('message state on %s', (backend) => {
       const pinned = await store.pinMessage(thread.id, 'u-1');
       expect([pinned.message.id, pinned.pinned]).toEqual(['u-1', true]);
       expect((await readStates(thread.id)).map((row) => row.pinned)).toEqual([true, false, false, false]);
-      const unpinned = await store.pinMessage(thread.id, 'u-1', false);
+      const unpinned = await store.unpinMessage(thread.id, 'u-1');
       expect(unpinned.pinned).toBe(false);
       expect((await readStates(thread.id)).map((row) => row.pinned)).toEqual([false, false, false, false]);
     });

@@ -84,7 +84,7 @@ describe.each(BACKENDS)('redactMessage across forks and runs on %s', (backend) =
       { id: 'm-1', role: 'user', parts: [text(`token ${secret}`)] },
       { runId: run.id },
     );
-    await store.failRun(run.id, new Error(`upstream rejected ${secret}`));
+    await store.failRun(run.id, { error: new Error(`upstream rejected ${secret}`) });
     await store.writeSnapshot(thread.id, {
       expectedVersion: 0,
       throughSequence: 1,

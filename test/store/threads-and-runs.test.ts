@@ -131,13 +131,13 @@ describe.each(BACKENDS)('threads and runs on %s', (backend) => {
     it('should change the title (or clear it) and bump updated_at', async () => {
       const tenant = store();
       const thread = await tenant.createThread({ title: 'Old' });
-      const renamed = await tenant.renameThread(thread.id, 'New');
+      const renamed = await tenant.renameThread(thread.id, { title: 'New' });
       expect(renamed.title).toBe('New');
       expect(renamed.updatedAt.getTime()).toBeGreaterThanOrEqual(thread.updatedAt.getTime());
-      expect((await tenant.renameThread(thread.id, null)).title).toBeNull();
+      expect((await tenant.renameThread(thread.id, { title: null })).title).toBeNull();
       const [row] = await database.admin.query('select title from agent_thread where id = $1', [thread.id]);
       expect(row).toEqual({ title: null });
-      await expect(tenant.renameThread(randomUUID(), 'x')).rejects.toThrow(NotFoundError);
+      await expect(tenant.renameThread(randomUUID(), { title: 'x' })).rejects.toThrow(NotFoundError);
     });
   });
 
@@ -312,7 +312,10 @@ describe.each(BACKENDS)('threads and runs on %s', (backend) => {
       const tenant = store();
       const thread = await tenant.createThread();
       const run = await tenant.startRun(thread.id);
-      const failed = await tenant.failRun(run.id, new TypeError('provider exploded'), { inputTokens: 5 });
+      const failed = await tenant.failRun(run.id, {
+        error: new TypeError('provider exploded'),
+        usage: { inputTokens: 5 },
+      });
       expect(failed).toMatchObject({
         status: 'failed',
         error: { name: 'TypeError', message: 'provider exploded' },

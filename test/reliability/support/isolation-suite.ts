@@ -65,9 +65,11 @@ const NOT_FOUND_OPERATIONS: Record<string, NotFoundOperation> = {
       limit: random.between(1, 50),
       before: random.chance(0.5) ? random.between(1, 10) : undefined,
     }),
-  'update:renameThread': ({ store }, t) => store.renameThread(t.threadId, 'pwned'),
-  'update:updateThreadMetadata': ({ store }, t) => store.updateThreadMetadata(t.threadId, { pwned: true }),
-  'update:pinMessage': ({ store }, t, random) => store.pinMessage(t.threadId, t.messageId, random.chance(0.5)),
+  'update:renameThread': ({ store }, t) => store.renameThread(t.threadId, { title: 'pwned' }),
+  'update:updateThreadMetadata': ({ store }, t) =>
+    store.updateThreadMetadata(t.threadId, { metadata: { pwned: true } }),
+  'update:pinMessage': ({ store }, t, random) =>
+    random.chance(0.5) ? store.pinMessage(t.threadId, t.messageId) : store.unpinMessage(t.threadId, t.messageId),
   'update:checkpointMessage': ({ store }, t) =>
     store.checkpointMessage(t.streamingThreadId, t.streamingMessageId, { parts: text('pwned') }),
   'update:finalizeMessage': ({ store }, t, random) =>
@@ -76,7 +78,7 @@ const NOT_FOUND_OPERATIONS: Record<string, NotFoundOperation> = {
       parts: text('pwned'),
     }),
   'update:finishRun': ({ store }, t) => store.finishRun(t.runId, { status: 'failed', usage: { inputTokens: 1 } }),
-  'update:failRun': ({ store }, t) => store.failRun(t.runId, new Error('pwned')),
+  'update:failRun': ({ store }, t) => store.failRun(t.runId, { error: new Error('pwned') }),
   'append:appendMessage': ({ store }, t, _random, serial) =>
     store.appendMessage(t.threadId, { id: `x-${serial}`, role: 'user', parts: text('pwned') }),
   'append:appendMessage-with-foreign-run': ({ store, fixture }, t, _random, serial) =>

@@ -618,13 +618,13 @@ export const MALFORMED_INPUTS: BadInput[] = [
   {
     method: 'renameThread',
     input: 'a numeric title',
-    call: (t) => t.store.renameThread(t.threadId, 42 as never),
+    call: (t) => t.store.renameThread(t.threadId, { title: 42 as never }),
     names: 'title 42',
   },
   {
     method: 'updateThreadMetadata',
     input: 'metadata a string',
-    call: (t) => t.store.updateThreadMetadata(t.threadId, 'x' as never),
+    call: (t) => t.store.updateThreadMetadata(t.threadId, { metadata: 'x' as never }),
     names: '"x"',
   },
   {

@@ -1,0 +1,167 @@
+import type { StoredMessage } from '../model/stored-rows.js';
+import type { AppendMessageOptions, AppendResult } from './append-message.js';
+import type {
+  BeginAssistantMessageOptions,
+  CheckpointMessageOptions,
+  FinalizeMessageOptions,
+} from './assistant-lifecycle.js';
+import type { AuditOptions } from './audit.js';
+import type { ListMessagesOptions, MessagePage } from './list-messages.js';
+import type { ExcludeMessagesOptions } from './message-state.js';
+import type { RedactMessageOptions } from './redact-message.js';
+import type { SearchHit, SearchMessagesOptions } from './search-messages.js';
+import type { StorableMessage } from '../model/stored-rows.js';
+
+/**
+ * The message log of one tenant: the part of `TenantHistory` that appends messages, runs the assistant
+ * message lifecycle, reads and searches the log, takes messages in and out of the model's context, and redacts.
+ */
+export interface MessageOperations {
+  /**
+   * Appends one `UIMessage` in one statement: the next sequence is taken from the thread row atomically with the
+   * insert, so sequences are gapless and unique under any concurrency. Idempotent by message id and by
+   * `clientRequestId`: a retry (or two identical requests racing) gets the stored row back with `created: false`.
+   * The message is the value appended, not an option, so it is an argument of its own.
+   *
+   * @throws {InvalidMessageError} The message is malformed (names the path and the value): parts not an array, an
+   * unknown role, a NUL character, a lone surrogate, metadata not a JSON object…
+   * @throws {MessageTooLargeError} Its parts and metadata serialize to more than `maxMessageBytes`.
+   * @throws {NotFoundError} The thread is missing, another tenant's or soft-deleted, or `runId` names no run of it.
+   * @throws {InvalidArgumentError} `runId` is not a uuid, `clientRequestId` is not a string of 1 to 200
+   * characters, `status` is not a message status, or `pinned` is not a boolean.
+   * @example
+   * const { stored, created } = await store.appendMessage(thread.id, userMessage, { clientRequestId: requestId });
+   */
+  appendMessage<UI_MESSAGE extends StorableMessage>(
+    threadId: string,
+    message: UI_MESSAGE,
+    options?: AppendMessageOptions,
+  ): Promise<AppendResult<UI_MESSAGE>>;
+
+  /**
+   * Appends an empty assistant message in `pending` state, holding a lease for `leaseMs`: call it before streaming
+   * the answer, then `checkpointMessage` while it streams and `finalizeMessage` when it ends. Idempotent.
+   *
+   * @throws {NotFoundError} The thread is missing, another tenant's or soft-deleted, or `runId` names no run of it.
+   * @throws {InvalidMessageError} `messageId` or `metadata` is malformed.
+   * @throws {InvalidArgumentError} `runId` is not a uuid or `clientRequestId` is not a string of 1 to 200 characters.
+   * @example
+   * await store.beginAssistantMessage(thread.id, { messageId, runId: run.id });
+   */
+  beginAssistantMessage(threadId: string, options: BeginAssistantMessageOptions): Promise<AppendResult>;
+
+  /**
+   * Saves the parts streamed so far (status `streaming`) and renews the lease, so a crash loses at most what came
+   * after the last checkpoint. Only a `pending` or `streaming` message that has not been redacted takes one.
+   *
+   * @throws {NotFoundError} The thread or the message is missing or another tenant's.
+   * @throws {InvalidArgumentError} The message is no longer pending or streaming, or was redacted while streaming.
+   * @throws {InvalidMessageError} `parts` or `metadata` is malformed.
+   * @throws {MessageTooLargeError} The parts and metadata serialize to more than `maxMessageBytes`.
+   */
+  checkpointMessage(threadId: string, messageId: string, options: CheckpointMessageOptions): Promise<StoredMessage>;
+
+  /**
+   * Ends an assistant message as `completed`, `failed` or `cancelled` (an abort keeps the partial parts) and
+   * stores its token count. Finalizing again with the same status returns the stored message (a retried `onEnd`).
+   *
+   * @throws {NotFoundError} The thread or the message is missing or another tenant's.
+   * @throws {InvalidArgumentError} `status` is not completed, failed or cancelled; or the message already ended
+   * with another status, or was redacted while streaming.
+   * @throws {InvalidMessageError} `parts` or `metadata` is malformed.
+   * @throws {MessageTooLargeError} The parts and metadata serialize to more than `maxMessageBytes`.
+   * @example
+   * await store.finalizeMessage(thread.id, messageId, { status: isAborted ? 'cancelled' : 'completed', parts });
+   */
+  finalizeMessage(threadId: string, messageId: string, options: FinalizeMessageOptions): Promise<StoredMessage>;
+
+  /**
+   * Marks as `failed` every pending or streaming message of the tenant whose lease has expired (its writer died),
+   * keeping the parts it had checkpointed. Returns the recovered messages, in sequence order.
+   */
+  recoverAbandonedMessages(): Promise<StoredMessage[]>;
+
+  /**
+   * Takes messages out of the model's context; they stay in the log and in the history UI (a regenerate or an edit
+   * supersedes, never deletes). All the messages change, or none. Audited, one event per message.
+   *
+   * @throws {NotFoundError} The thread or one of the messages is missing or another tenant's.
+   * @throws {InvalidArgumentError} `messageIds` is not a non-empty array of message ids, `reason` is not a string of
+   * 1 to 500 characters, or one of the messages is redacted.
+   * @example
+   * await store.excludeMessages(thread.id, [oldAnswerId], { reason: 'superseded-by-regenerate' });
+   */
+  excludeMessages(threadId: string, messageIds: string[], options: ExcludeMessagesOptions): Promise<StoredMessage[]>;
+
+  /**
+   * Brings excluded messages back into the model's context. All the messages change, or none. Audited.
+   *
+   * @throws {NotFoundError} The thread or one of the messages is missing or another tenant's.
+   * @throws {InvalidArgumentError} `messageIds` is not a non-empty array of message ids, or one of them is redacted.
+   */
+  includeMessages(threadId: string, messageIds: string[], options?: AuditOptions): Promise<StoredMessage[]>;
+
+  /**
+   * Pins a message: it is in the model's context on every step, whatever the budget selects. Pinning a pinned
+   * message again returns it as it is.
+   *
+   * @throws {NotFoundError} The message is missing from the thread, or the thread is another tenant's.
+   * @example
+   * await store.pinMessage(thread.id, 'm-instructions');
+   */
+  pinMessage(threadId: string, messageId: string): Promise<StoredMessage>;
+
+  /**
+   * Unpins a message: it is in the model's context again only when the budget selects it.
+   *
+   * @throws {NotFoundError} The message is missing from the thread, or the thread is another tenant's.
+   */
+  unpinMessage(threadId: string, messageId: string): Promise<StoredMessage>;
+
+  /**
+   * One message by its `UIMessage.id`.
+   *
+   * @throws {NotFoundError} The thread (missing, another tenant's, soft-deleted) or the message is not found.
+   */
+  getMessage(threadId: string, messageId: string): Promise<StoredMessage>;
+
+  /**
+   * A page of a thread's messages, newest first, keyset on the sequence (never OFFSET): pass the page's
+   * `nextCursor` as `before` for the next, older page.
+   *
+   * @throws {NotFoundError} The thread is missing, another tenant's or soft-deleted.
+   * @throws {InvalidArgumentError} `limit` is not an integer from 1 to 500, `before` is not a positive integer, or
+   * `roles` is not a non-empty array of message roles.
+   * @example
+   * const { messages, nextCursor } = await store.listMessages(thread.id, { limit: 30 });
+   */
+  listMessages(threadId: string, options?: ListMessagesOptions): Promise<MessagePage>;
+
+  /**
+   * Full-text search over the text parts of the tenant's messages (reasoning and tool traffic are not indexed),
+   * with web-search syntax (`"exact phrase"`, `or`, `-word`): any non-empty string is a valid query. Ranked, with
+   * HTML snippets; deleted threads and messages are left out. The query is the value searched, so it is an argument.
+   *
+   * @throws {InvalidArgumentError} `query` is empty, longer than 1000 characters, or holds NUL or a lone surrogate;
+   * `limit` is not an integer from 1 to 100; or `userId` is not a short string.
+   * @throws {NotFoundError} `threadId` is not a uuid.
+   * @example
+   * const hits = await store.searchMessages('"return policy" -draft', { userId: 'u1' });
+   */
+  searchMessages(query: string, options?: SearchMessagesOptions): Promise<SearchHit[]>;
+
+  /**
+   * Redacts a message: the whole text, or the given spans, is replaced in its parts and metadata (spans also in the
+   * thread's title and metadata, its runs' errors and metadata and its snapshots' JSON); its context state becomes
+   * `redacted`, its `contentVersion` goes up by one, every summary covering it is wiped and marked stale, every
+   * snapshot covering it marked stale, and an audit event records who and why (never what). The copies
+   * `forkThread` made, in every thread of the fork family, are redacted the same way.
+   *
+   * @throws {NotFoundError} The thread (missing, another tenant's, soft-deleted) or the message is not found.
+   * @throws {InvalidArgumentError} `spans` is not a non-empty array of non-empty strings, `actor` or `reason` is
+   * empty, or `replacement` is longer than 1000 characters, holds NUL or a lone surrogate, or contains a span.
+   * @example
+   * await store.redactMessage(thread.id, 'm-7', { spans: [cardNumber], actor: 'support:42', reason: 'PCI' });
+   */
+  redactMessage(threadId: string, messageId: string, options: RedactMessageOptions): Promise<StoredMessage>;
+}
