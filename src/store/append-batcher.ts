@@ -1,7 +1,7 @@
 import { is } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
-import { assertInteger } from './assert-input.js';
+import { assertInteger } from '../errors/assert-input.js';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
 import type { AppendItem, AppendStatements } from './append-statements.js';
 import { sendAppendBatch, type SendAppendBatchOptions } from './send-append-batch.js';

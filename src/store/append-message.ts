@@ -5,7 +5,7 @@ import type { AppendItem } from './append-statements.js';
 import { storedTokenCount } from './stored-token-count.js';
 import { postgresErrorCode, type StoreContext } from './store-context.js';
 import { MESSAGE_STATUSES } from '../schema/define-agent-tables.js';
-import { assertThreadId, assertUuid } from './assert-input.js';
+import { assertThreadId, assertUuid } from '../errors/assert-input.js';
 import { validateMessage, type ValidatedMessage } from './validate-message.js';
 import type { StorableMessage } from '../model/stored-rows.js';
 import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';

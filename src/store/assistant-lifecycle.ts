@@ -7,7 +7,7 @@ import { appendMessage, type AppendResult } from './append-message.js';
 import { storedTokenCount } from './stored-token-count.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { inTenant, type StoreContext } from './store-context.js';
-import { assertThreadId } from './assert-input.js';
+import { assertThreadId } from '../errors/assert-input.js';
 import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
 import { validateMetadata, validateParts } from './validate-message.js';
 

@@ -6,7 +6,7 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import { rowsOf } from '../tenant/database.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { inTenant, postgresErrorCode, type StoreContext } from './store-context.js';
-import { assertInteger, assertOptionalText, assertThreadId, assertUuid } from './assert-input.js';
+import { assertInteger, assertOptionalText, assertThreadId, assertUuid } from '../errors/assert-input.js';
 import { requireThread } from './require-thread.js';
 import { AgentHistoryError } from '../errors/agent-history-error.js';
 import { assertStorableJson } from './validate-message.js';

@@ -4,7 +4,7 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import { MESSAGE_ROLES } from '../schema/define-agent-tables.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { inTenant, type StoreContext } from './store-context.js';
-import { assertInteger, assertThreadId } from './assert-input.js';
+import { assertInteger, assertThreadId } from '../errors/assert-input.js';
 import { requireThread } from './require-thread.js';
 import type { MessageRole, StoredMessage } from '../model/stored-rows.js';
 

@@ -4,7 +4,7 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import { recordAudit } from './audit.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { inTenant, type StoreContext } from './store-context.js';
-import { assertThreadId } from './assert-input.js';
+import { assertThreadId } from '../errors/assert-input.js';
 import { requireThread } from './require-thread.js';
 import type { ContextState, StoredMessage } from '../model/stored-rows.js';
 import type { AuditOptions } from './audit.js';

@@ -7,7 +7,7 @@ import { messageColumns, toStoredMessage } from './row-mapping.js';
 import type { TenantTransaction } from '../tenant/with-tenant.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { storedTokenCount } from './stored-token-count.js';
-import { assertThreadId } from './assert-input.js';
+import { assertThreadId } from '../errors/assert-input.js';
 import { requireThread } from './require-thread.js';
 import type { StoredMessage } from '../model/stored-rows.js';
 import { forkFamily } from './fork-family.js';

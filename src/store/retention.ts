@@ -2,7 +2,7 @@ import { and, asc, eq, inArray, lt } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { recordAudit } from './audit.js';
 import { inTenant, type StoreContext } from './store-context.js';
-import { assertInteger } from './assert-input.js';
+import { assertInteger } from '../errors/assert-input.js';
 
 /** The options of `deleteThreadsOlderThan`. */
 export interface RetentionOptions {

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { rowsOf } from '../tenant/database.js';
 import { inTenant, type StoreContext } from './store-context.js';
-import { assertInteger, assertOptionalText, assertThreadId } from './assert-input.js';
+import { assertInteger, assertOptionalText, assertThreadId } from '../errors/assert-input.js';
 
 /** The options of `searchMessages`. */
 export interface SearchMessagesOptions {

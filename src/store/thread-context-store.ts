@@ -4,7 +4,7 @@ import { loadContext, writeSnapshot, writeSummary } from './context-artifacts.js
 import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { searchMessages } from './search-messages.js';
 import { inTenant, type StoreContext } from './store-context.js';
-import { assertThreadId } from './assert-input.js';
+import { assertThreadId } from '../errors/assert-input.js';
 
 /**
  * The context engine's persistence ({@link ContextStore}) for one thread of one tenant, on the Postgres store:

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { VersionConflictError } from '../errors/version-conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
-import { assertInteger } from '../store/assert-input.js';
+import { assertInteger } from '../errors/assert-input.js';
 import type {
   ContextMessage,
   ContextSnapshot,

@@ -1,8 +1,14 @@
-import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
-import { NotFoundError } from '../errors/not-found-error.js';
-import { isUuid } from '../tenant/tenant-id.js';
+import { InvalidArgumentError } from './invalid-argument-error.js';
+import { NotFoundError } from './not-found-error.js';
 
-// The store's input checks: each throws a typed error naming the argument and the value, before any SQL runs.
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether a value is a uuid in its canonical text form. */
+export function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && UUID.test(value);
+}
+
+// The input checks of the store (and of the in-memory store that imitates it): each throws a typed error naming the argument and the value, before any SQL runs.
 
 /** Throws {@link InvalidArgumentError} unless `value` is a uuid. */
 export function assertUuid(argument: string, value: unknown): string {
