@@ -1,0 +1,79 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestDatabase, type TestDatabase } from '../support/test-database.js';
+
+// README snippets are code a user copies: each `ts` block runs here as written, as its own module, with only the
+// names it leaves to the reader (a tenant id, the app's history, its tools) declared before it.
+const root = resolve(import.meta.dirname, '../..');
+const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const snippets = [...readme.matchAll(/^```ts\n([\s\S]*?)^```/gm)].map((match) => ({
+  line: readme.slice(0, match.index).split('\n').length,
+  code: match[1]!,
+}));
+
+/** What a snippet may use without declaring it, and how the test provides it. */
+const provided: Record<string, string> = {
+  tenantId: `const tenantId = crypto.randomUUID();`,
+  tenantOf: `const tenantOf = async (_request: Request) => crypto.randomUUID();`,
+  tools: `const tools = {};`,
+  instructions: `const instructions = 'You are a helpful assistant.';`,
+  history: `const history = await (async () => {
+    const { createAgentHistory, migrate } = await import('agent-history');
+    const { PGlite } = await import('@electric-sql/pglite');
+    const { drizzle } = await import('drizzle-orm/pglite');
+    const db = drizzle({ client: await PGlite.create() });
+    await migrate(db);
+    return createAgentHistory({ db });
+  })();`,
+};
+
+function moduleFor(code: string, workingDirectory: string): string {
+  const declared = (name: string) => new RegExp(`\\b(const|let|var|function|class)\\s+${name}\\b`).test(code);
+  const prelude = Object.entries(provided)
+    .filter(([name]) => new RegExp(`\\b${name}\\b`).test(code) && !declared(name))
+    .map(([, declaration]) => declaration);
+  // Imports are hoisted, so the prelude runs after them and before the snippet's first statement.
+  return [
+    `process.chdir(${JSON.stringify(workingDirectory)});`,
+    ...prelude,
+    code,
+    `console.log('snippet-finished');`,
+    // A snippet's pools keep the process alive; the test only needs to know that every statement ran.
+    `process.exit(0);`,
+  ].join('\n');
+}
+
+describe('README.md', () => {
+  let database: TestDatabase;
+  const folder = join(root, '.tmp', `readme-snippets-${process.pid}`);
+  const workingDirectory = mkdtempSync(join(tmpdir(), 'agent-history-readme-'));
+
+  beforeAll(async () => {
+    database = await openTestDatabase('postgres');
+    mkdirSync(folder, { recursive: true });
+  });
+  afterAll(async () => {
+    await database?.close();
+    rmSync(folder, { recursive: true, force: true });
+    rmSync(workingDirectory, { recursive: true, force: true });
+  });
+
+  it('should have TypeScript snippets to run', () => {
+    expect(snippets.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it.each(snippets)('should run the snippet at line $line as written', async ({ line, code }) => {
+    const file = join(folder, `line-${line}.ts`);
+    writeFileSync(file, moduleFor(code, workingDirectory));
+    const { stdout } = await promisify(execFile)(join(root, 'node_modules', '.bin', 'tsx'), [file], {
+      cwd: root,
+      env: { ...process.env, OWNER_DATABASE_URL: database.adminUrl, DATABASE_URL: database.appUrl },
+      timeout: 60_000,
+    });
+    expect(stdout).toContain('snippet-finished');
+  });
+});
