@@ -7,7 +7,7 @@ import { createContextManager } from '../../src/ai-sdk/context-manager.js';
 import { createOfflineSummarizer } from '../../src/ai-sdk/summarizer.js';
 import type { ChatContextManager } from '../../src/ai-sdk/chat-model-source.js';
 import { toolOutputPreviewMarker, type ContextReport } from '../../src/context/index.js';
-import { assistant, storeOf, text, tokenCounter, user, words } from './fixtures.js';
+import { assistant, storeOf, text, tokenCounter, user, words } from '../context/fixtures.js';
 
 const usage = (input: number, output: number) => ({
   inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
