@@ -1,7 +1,7 @@
 import { ToolLoopAgent, streamText, type UIMessageChunk } from 'ai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { streamChatTurn, stopChat } from '../../src/ai-sdk/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import {
   gatedStream,
   newThread,
@@ -18,11 +18,7 @@ import {
 } from './fixtures.js';
 
 describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend);
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend);
 
   it('should persist a full two-step agent turn: the user row, the assistant row completed, usage on the run and in metadata', async () => {
     const { history, threadId } = await newThread(database);

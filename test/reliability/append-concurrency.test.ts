@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgentHistory, VersionConflictError } from '../../src/index.js';
 import type { TenantHistory } from '../../src/store/create-agent-history.js';
 import type { AppendResult } from '../../src/store/append-message.js';
-import { openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { useTestDatabase } from '../support/test-database.js';
 import { ReliabilityTally } from './support/reliability-report.js';
 import { scaled, scaledTimeout } from './support/reliability-scale.js';
 import { seededRandom } from './support/seeded-random.js';
@@ -38,11 +38,7 @@ interface Job {
 }
 
 describe('appendMessage under concurrency on postgres', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase('postgres', { poolSize: POOL_SIZE });
-  });
-  afterAll(() => database?.close());
+  const database = useTestDatabase('postgres', { poolSize: POOL_SIZE });
 
   it(
     'should lose, duplicate, skip and reorder nothing across hot and cold threads with retries and double submits',

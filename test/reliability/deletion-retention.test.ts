@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgentHistory, NotFoundError, type TenantHistory } from '../../src/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { findOrphans, TABLES } from './support/database-inspection.js';
 import { describeError } from './support/failure-classification.js';
 import { ReliabilityTally } from './support/reliability-report.js';
@@ -81,11 +81,7 @@ async function countOfThreads(database: TestDatabase, threadIds: string[]): Prom
 }
 
 describe.each(BACKENDS)('deletion and retention on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend, { poolSize: 8 });
-  });
-  afterAll(() => database?.close());
+  const database = useTestDatabase(backend, { poolSize: 8 });
 
   it(
     'should delete a thread with everything that hangs off it, leave no orphan, and leave every other thread byte-identical',

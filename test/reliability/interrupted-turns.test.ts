@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { stepCountIs, streamText } from 'ai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createChatHandler, createContextManager } from '../../src/ai-sdk/index.js';
 import { createContextEngine } from '../../src/context/engine/context-engine.js';
 import type { ContextSummarizer } from '../../src/context/engine/context-summarizer.js';
@@ -16,7 +16,7 @@ import {
   userMessage,
   type ChatMessage,
 } from '../ai-sdk/fixtures.js';
-import { openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { useTestDatabase } from '../support/test-database.js';
 import { ReliabilityTally } from './support/reliability-report.js';
 import { scaled, scaledTimeout } from './support/reliability-scale.js';
 import { seededRandom } from './support/seeded-random.js';
@@ -81,11 +81,7 @@ async function eventually<VALUE>(
 }
 
 describe('interrupted turns on postgres', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase('postgres', { poolSize: 6 });
-  });
-  afterAll(() => database?.close());
+  const database = useTestDatabase('postgres', { poolSize: 6 });
 
   const post = (body: unknown) =>
     new Request('http://localhost/api/chat', { method: 'POST', body: JSON.stringify(body) });

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { streamText } from 'ai';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createChatHandler } from '../../src/ai-sdk/index.js';
 import { AgentHistoryError, createAgentHistory, InvalidTenantError } from '../../src/index.js';
 import { schemas, scriptedModel, textStep, type ChatMessage } from '../ai-sdk/fixtures.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { fingerprintDatabase } from './support/database-inspection.js';
 import { describeError } from './support/failure-classification.js';
 import { MALFORMED_INPUTS, type BadInputTarget } from './support/malformed-inputs.js';
@@ -62,10 +62,9 @@ const OPERATOR_TOKENS = [
 ];
 
 describe.each(BACKENDS)('malformed input on %s', (backend) => {
-  let database: TestDatabase;
+  const database = useTestDatabase(backend, { poolSize: 4 });
   let target: BadInputTarget;
   beforeAll(async () => {
-    database = await openTestDatabase(backend, { poolSize: 4 });
     const store = createAgentHistory({ db: database.db, maxMessageBytes: MAX_MESSAGE_BYTES }).forTenant(randomUUID());
     const thread = await store.createThread({ userId: 'u1', title: 'Target' });
     const run = await store.startRun(thread.id);
@@ -85,7 +84,6 @@ describe.each(BACKENDS)('malformed input on %s', (backend) => {
       maxMessageBytes: MAX_MESSAGE_BYTES,
     };
   });
-  afterAll(() => database?.close());
 
   it(
     'should answer every malformed input with a typed error that names the value, and write nothing',

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ContextEmptyError } from '../../src/context/engine/context-empty-error.js';
 import { createContextEngine } from '../../src/context/engine/context-engine.js';
 import { resolveModelProfile } from '../../src/tokens/model-profile.js';
 import { createAgentHistory, type TenantHistory } from '../../src/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { scanForResidue } from './support/database-inspection.js';
 import { ReliabilityTally } from './support/reliability-report.js';
 import { scaled, scaledTimeout } from './support/reliability-scale.js';
@@ -48,11 +48,7 @@ function secretMessage(places: Set<Place>, secret: string, random: SeededRandom)
 }
 
 describe.each(BACKENDS)('redaction on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend, { poolSize: 4 });
-  });
-  afterAll(() => database?.close());
+  const database = useTestDatabase(backend, { poolSize: 4 });
 
   it(
     'should leave no residue of the secret in any column of any table, and never use a stale summary again',

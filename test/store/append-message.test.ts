@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createAgentHistory,
   InvalidMessageError,
@@ -7,7 +7,7 @@ import {
   MessageTooLargeError,
   NotFoundError,
 } from '../../src/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 
 const userMessage = (id: string, text: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
 const toolRoundTrip = {
@@ -29,11 +29,7 @@ const toolRoundTrip = {
 };
 
 describe.each(BACKENDS)('appendMessage on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend);
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend);
 
   const store = () => createAgentHistory({ db: database.db }).forTenant(randomUUID());
 

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgentHistory, InvalidArgumentError, VersionConflictError, type TenantHistory } from '../../src/index.js';
 import { APP_LOGIN } from '../support/global-setup.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 
 // On PostgreSQL 15 these calls really run at once on up to 40 pooled connections. PGlite runs one transaction at
 // a time, so there the same tests check the logic only; the races themselves exist on the real server alone.
@@ -20,11 +20,7 @@ const fulfilled = <RESULT>(results: Array<PromiseSettledResult<RESULT>>) => {
 };
 
 describe.each(BACKENDS)('concurrent writes on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend, { poolSize: POOL_SIZE });
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend, { poolSize: POOL_SIZE });
 
   const store = () => createAgentHistory({ db: database.db }).forTenant(randomUUID());
   /** The same tenant as seen from another process: its own store, so its appends are never batched with ours. */

@@ -1,16 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgentHistory } from '../../src/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 
 const text = (value: string) => ({ type: 'text', text: value });
 
 describe.each(BACKENDS)('redactMessage across forks and runs on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend);
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend);
 
   /** How many rows of any table, cast to text, contain `needle`. */
   async function residues(needle: string): Promise<Record<string, number>> {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgentHistory, InvalidArgumentError, NotFoundError, type TenantHistory } from '../../src/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 
 const text = (value: string) => ({ type: 'text', text: value });
 const PASSWORD = 'Hunter2Xyzzy';
@@ -23,11 +23,7 @@ type SummaryRow = { from_sequence: string; content: string; stale: boolean };
 type SnapshotRow = { version: number; stale: boolean };
 
 describe.each(BACKENDS)('redactMessage on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend);
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend);
 
   /** Every table of the database, every column (row cast to text, generated tsvector included): where `needle` occurs. */
   async function findEverywhere(needle: string): Promise<Record<string, number>> {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createAgentHistory,
   InvalidArgumentError,
@@ -10,7 +10,7 @@ import {
   type TenantHistory,
 } from '../../src/index.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 
 const APP_ROLE = 'agent_history_app';
 const userMessage = (id: string, text: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
@@ -34,11 +34,7 @@ async function allPages(tenant: TenantHistory, options: { userId?: string; limit
 }
 
 describe.each(BACKENDS)('threads and runs on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend);
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend);
 
   const store = () => createAgentHistory({ db: database.db }).forTenant(randomUUID());
   const childCounts = async (threadId: string) => {

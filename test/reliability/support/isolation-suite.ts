@@ -7,7 +7,7 @@ import { createAgentHistory, InvalidTenantError, NotFoundError } from '../../../
 import type { TenantHistory } from '../../../src/store/create-agent-history.js';
 import { rowsOf, type AgentHistoryDatabase } from '../../../src/tenant/database.js';
 import { APP_LOGIN } from '../../support/global-setup.js';
-import { openTestDatabase, type Backend, type TestDatabase } from '../../support/test-database.js';
+import { useTestDatabase, type Backend } from '../../support/test-database.js';
 import { dumpTenants, TABLES } from './database-inspection.js';
 import {
   describeDirtyConnection,
@@ -125,13 +125,12 @@ const NOT_FOUND_NAMES = Object.keys(NOT_FOUND_OPERATIONS);
  */
 export function defineIsolationSuite(backend: Backend): void {
   describe(`tenant isolation on ${backend}`, () => {
-    let database: TestDatabase;
+    const database = useTestDatabase(backend, { poolSize: 1 });
     let db: AgentHistoryDatabase;
     let client: postgres.Sql | undefined;
     let loginUser: string;
 
     beforeAll(async () => {
-      database = await openTestDatabase(backend, { poolSize: 1 });
       if (backend === 'postgres') {
         // Our own pool over the same plain login role, so the suite can reach each of its connections.
         client = postgres(database.appUrl!, { max: POOL_SIZE, onnotice: () => {} });
@@ -142,9 +141,9 @@ export function defineIsolationSuite(backend: Backend): void {
         loginUser = 'postgres';
       }
     });
+    // Runs before useTestDatabase's own afterAll (registered first), which closes the database.
     afterAll(async () => {
       await client?.end();
-      await database?.close();
     });
 
     const probe = (): Promise<ConnectionState[]> =>
