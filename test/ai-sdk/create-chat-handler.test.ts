@@ -12,9 +12,9 @@ import {
   schemas,
   scriptedModel,
   textStep,
-  userMessage,
   type ChatMessage,
 } from './fixtures.js';
+import { userMessage } from '../support/fixtures.js';
 
 const post = (body: unknown) =>
   new Request('http://localhost/api/chat', { method: 'POST', body: JSON.stringify(body) });

@@ -88,12 +88,6 @@ export function gatedStream(before: StreamPart[], after: StreamPart[]) {
   return { stream, release };
 }
 
-export const userMessage = (id: string, text: string): ChatMessage => ({
-  id,
-  role: 'user',
-  parts: [{ type: 'text', text }],
-});
-
 /** Reads a UI message stream to its end; returns the last message and the chunk types. */
 export async function readAnswer(stream: ReadableStream<UIMessageChunk>) {
   const [forMessage, forChunks] = stream.tee();

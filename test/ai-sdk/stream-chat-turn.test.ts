@@ -12,10 +12,10 @@ import {
   scriptedModel,
   textStep,
   tools,
-  userMessage,
   weatherCallStep,
   type ChatMessage,
 } from './fixtures.js';
+import { userMessage } from '../support/fixtures.js';
 
 describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
   const database = useTestDatabase(backend);

@@ -6,16 +6,8 @@ import { createContextEngine } from '../../src/context/engine/context-engine.js'
 import type { ContextSummarizer } from '../../src/context/engine/context-summarizer.js';
 import { resolveModelProfile } from '../../src/tokens/model-profile.js';
 import { AgentHistoryError, createAgentHistory, type TenantHistory } from '../../src/index.js';
-import {
-  gatedStream,
-  schemas,
-  scriptedModel,
-  textStep,
-  tools,
-  usage,
-  userMessage,
-  type ChatMessage,
-} from '../ai-sdk/fixtures.js';
+import { gatedStream, schemas, scriptedModel, textStep, tools, usage, type ChatMessage } from '../ai-sdk/fixtures.js';
+import { userMessage } from '../support/fixtures.js';
 import { useTestDatabase } from '../support/test-database.js';
 import { ReliabilityTally } from './support/reliability-report.js';
 import { scaled, scaledTimeout } from './support/reliability-scale.js';

@@ -13,12 +13,8 @@ import {
 } from '../../src/index.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { userMessage } from '../support/fixtures.js';
 
-const userMessage = (id: string, text = `text of ${id}`) => ({
-  id,
-  role: 'user' as const,
-  parts: [{ type: 'text', text }],
-});
 const range = (from: number, through: number) => Array.from({ length: through - from + 1 }, (_, index) => from + index);
 
 // Write combining: with `maxInFlight: 1`, the first of a burst of appends is sent alone and every append that

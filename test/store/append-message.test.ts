@@ -8,8 +8,8 @@ import {
   NotFoundError,
 } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { userMessage } from '../support/fixtures.js';
 
-const userMessage = (id: string, text: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
 const toolRoundTrip = {
   id: 'a-tool',
   role: 'assistant' as const,

@@ -15,6 +15,7 @@ import { rowsOf } from '../../src/tenant/database.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { APP_LOGIN } from '../support/global-setup.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { assistantMessage, userMessage } from '../support/fixtures.js';
 
 const APP_ROLE = 'agent_history_app';
 const TABLES = [
@@ -26,12 +27,6 @@ const TABLES = [
   'agent_audit_event',
 ] as const;
 const TENANT_PREDICATE = `(tenant_id = ( SELECT (NULLIF(current_setting('app.tenant_id'::text, true), ''::text))::uuid AS "nullif"))`;
-const userMessage = (id: string, text: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
-const assistantMessage = (id: string, text: string) => ({
-  id,
-  role: 'assistant' as const,
-  parts: [{ type: 'text', text }],
-});
 
 /** The ids of tenant A's rows that tenant B aims at. */
 interface Target {

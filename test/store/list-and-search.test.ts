@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgentHistory, InvalidArgumentError, type TenantHistory } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { text } from '../support/fixtures.js';
 
-const text = (value: string) => ({ type: 'text', text: value });
 const range = (from: number, through: number, step = 1) =>
   Array.from({ length: Math.floor((from - through) / step) + 1 }, (_, index) => from - index * step);
 

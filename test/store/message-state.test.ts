@@ -2,13 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createAgentHistory, InvalidArgumentError, NotFoundError } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
-
-const userMessage = (id: string, text: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
-const assistantMessage = (id: string, text: string) => ({
-  id,
-  role: 'assistant' as const,
-  parts: [{ type: 'text', text }],
-});
+import { assistantMessage, userMessage } from '../support/fixtures.js';
 
 type StateRow = {
   message_id: string;

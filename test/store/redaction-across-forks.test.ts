@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createAgentHistory } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
-
-const text = (value: string) => ({ type: 'text', text: value });
+import { text } from '../support/fixtures.js';
 
 describe.each(BACKENDS)('redactMessage across forks and runs on %s', (backend) => {
   const database = useTestDatabase(backend);

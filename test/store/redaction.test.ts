@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createAgentHistory, InvalidArgumentError, NotFoundError, type TenantHistory } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { text } from '../support/fixtures.js';
 
-const text = (value: string) => ({ type: 'text', text: value });
 const PASSWORD = 'Hunter2Xyzzy';
 // Each test has its own secret, so a failure in one never shows up in another's scan.
 const STREAMED_KEY = 'StreamKey9Qwerty';

@@ -11,14 +11,9 @@ import {
 } from '../../src/index.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { assistantMessage, userMessage } from '../support/fixtures.js';
 
 const APP_ROLE = 'agent_history_app';
-const userMessage = (id: string, text: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
-const assistantMessage = (id: string, text: string) => ({
-  id,
-  role: 'assistant' as const,
-  parts: [{ type: 'text', text }],
-});
 const CHILD_TABLES = ['agent_run', 'agent_message', 'agent_summary', 'agent_context_snapshot'] as const;
 
 /** Every page of `listThreads`, following the cursors. */
