@@ -16,16 +16,9 @@ import { postgresErrorCode } from '../../src/store/store-context.js';
 import { APP_LOGIN } from '../support/global-setup.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { assistantMessage, userMessage } from '../support/fixtures.js';
+import { TABLES } from '../support/tables.js';
 
 const APP_ROLE = 'agent_history_app';
-const TABLES = [
-  'agent_thread',
-  'agent_run',
-  'agent_message',
-  'agent_summary',
-  'agent_context_snapshot',
-  'agent_audit_event',
-] as const;
 const TENANT_PREDICATE = `(tenant_id = ( SELECT (NULLIF(current_setting('app.tenant_id'::text, true), ''::text))::uuid AS "nullif"))`;
 
 /** The ids of tenant A's rows that tenant B aims at. */

@@ -8,7 +8,8 @@ import type { TenantHistory } from '../../../src/store/create-agent-history.js';
 import { rowsOf, type AgentHistoryDatabase } from '../../../src/tenant/database.js';
 import { APP_LOGIN } from '../../support/global-setup.js';
 import { useTestDatabase, type Backend } from '../../support/test-database.js';
-import { dumpTenants, TABLES } from './database-inspection.js';
+import { TABLES } from '../../support/tables.js';
+import { dumpTenants } from './database-inspection.js';
 import {
   describeDirtyConnection,
   probePostgresPool,
