@@ -13,9 +13,7 @@ import {
 } from '../../src/index.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
-import { userMessage } from '../support/fixtures.js';
-
-const range = (from: number, through: number) => Array.from({ length: through - from + 1 }, (_, index) => from + index);
+import { range, userMessage } from '../support/fixtures.js';
 
 // Write combining: with `maxInFlight: 1`, the first of a burst of appends is sent alone and every append that
 // arrives while it runs is queued, then sent as one statement. `xmin` tells which rows one transaction wrote.

@@ -4,13 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { createAgentHistory, InvalidArgumentError, VersionConflictError, type TenantHistory } from '../../src/index.js';
 import { APP_LOGIN } from '../support/global-setup.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
-import { userMessage } from '../support/fixtures.js';
+import { range, userMessage } from '../support/fixtures.js';
 
 // On PostgreSQL 15 these calls really run at once on up to 40 pooled connections. PGlite runs one transaction at
 // a time, so there the same tests check the logic only; the races themselves exist on the real server alone.
 const POOL_SIZE = 40;
-const range = (from: number, through: number) =>
-  Array.from({ length: Math.max(0, through - from + 1) }, (_, index) => from + index);
 const settle = <RESULT>(calls: Array<Promise<RESULT>>) => Promise.allSettled(calls);
 class RollBack extends Error {}
 const fulfilled = <RESULT>(results: Array<PromiseSettledResult<RESULT>>) => {

@@ -21,3 +21,7 @@ export const assistantMessage = (id: string, text: string) => ({
   role: 'assistant' as const,
   parts: [{ type: 'text' as const, text }],
 });
+
+/** The integers from `from` through `through`, ascending (empty when `through` is below `from`). */
+export const range = (from: number, through: number) =>
+  Array.from({ length: Math.max(0, through - from + 1) }, (_, index) => from + index);
