@@ -12,12 +12,10 @@ import {
   schemas,
   scriptedModel,
   textStep,
+  post,
   type ChatMessage,
 } from './fixtures.js';
 import { userMessage } from '../support/fixtures.js';
-
-const post = (body: unknown) =>
-  new Request('http://localhost/api/chat', { method: 'POST', body: JSON.stringify(body) });
 
 /** A handler whose model answers every call with `answer(n)` (n = 1, 2, …), recording the prompts it was sent. */
 function handlerFor(

@@ -88,6 +88,10 @@ export function gatedStream(before: StreamPart[], after: StreamPart[]) {
   return { stream, release };
 }
 
+/** A POST request to the chat route with `body` as JSON. */
+export const post = (body: unknown) =>
+  new Request('http://localhost/api/chat', { method: 'POST', body: JSON.stringify(body) });
+
 /** Reads a UI message stream to its end; returns the last message and the chunk types. */
 export async function readAnswer(stream: ReadableStream<UIMessageChunk>) {
   const [forMessage, forChunks] = stream.tee();

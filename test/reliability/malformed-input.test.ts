@@ -9,9 +9,8 @@ import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { fingerprintDatabase } from './support/database-inspection.js';
 import { describeError } from './support/failure-classification.js';
 import { MALFORMED_INPUTS, type BadInputTarget } from './support/malformed-inputs.js';
-import { ReliabilityTally } from './support/reliability-report.js';
+import { ReliabilityTally, seededTally } from './support/reliability-report.js';
 import { scaled, scaledTimeout } from './support/reliability-scale.js';
-import { seededRandom } from './support/seeded-random.js';
 
 const MAX_MESSAGE_BYTES = 64_000;
 /** A typed refusal of the input; a DatabaseError would mean the input reached the database and broke a statement. */
@@ -148,9 +147,7 @@ describe.each(BACKENDS)('malformed input on %s', (backend) => {
   it(
     'should answer any search string with hits or a typed error, never an unhandled one (fast-check)',
     async () => {
-      const random = seededRandom();
-      const tally = new ReliabilityTally(`search-fuzz-${backend}`);
-      tally.note('seed', random.seed);
+      const { random, tally } = seededTally(`search-fuzz-${backend}`);
       const query = fc.oneof(
         fc.string({ unit: 'binary', maxLength: 60 }),
         fc.string({ unit: 'grapheme', maxLength: 60 }),
@@ -192,9 +189,7 @@ describe.each(BACKENDS)('malformed input on %s', (backend) => {
   it(
     'should store any JSON message or refuse it with a typed error, never an untyped one (fast-check)',
     async () => {
-      const random = seededRandom();
-      const tally = new ReliabilityTally(`append-fuzz-${backend}`);
-      tally.note('seed', random.seed);
+      const { random, tally } = seededTally(`append-fuzz-${backend}`);
       const part = fc.oneof(
         fc.record({
           type: fc.constantFrom('text', 'reasoning'),

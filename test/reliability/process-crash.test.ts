@@ -8,9 +8,8 @@ import type { StoredContextMessage } from '../../src/model/context-store.js';
 import { createAgentHistory } from '../../src/index.js';
 import { useTestDatabase } from '../support/test-database.js';
 import { crashingWriterParts } from './fixtures/crashing-writer-parts.js';
-import { ReliabilityTally } from './support/reliability-report.js';
+import { seededTally } from './support/reliability-report.js';
 import { scaled, scaledTimeout } from './support/reliability-scale.js';
-import { seededRandom } from './support/seeded-random.js';
 import { runAndKillWriter } from './support/spawn-crashing-writer.js';
 import { unpairedToolParts } from './support/tool-pairing.js';
 
@@ -24,9 +23,7 @@ describe('an app process killed mid-stream on postgres', () => {
   it(
     'should keep the checkpointed parts, mark the answer failed after its lease, and never put a dangling tool call in the next context',
     async () => {
-      const random = seededRandom();
-      const tally = new ReliabilityTally('faults-process-killed-postgres');
-      tally.note('seed', random.seed);
+      const { random, tally } = seededTally('faults-process-killed-postgres');
       const history = createAgentHistory({ db: database.db, leaseMs: LEASE_MS });
       const afterLease = createAgentHistory({
         db: database.db,

@@ -6,9 +6,9 @@ import { resolveModelProfile } from '../../src/tokens/model-profile.js';
 import { createAgentHistory, type TenantHistory } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { scanForResidue } from './support/database-inspection.js';
-import { ReliabilityTally } from './support/reliability-report.js';
+import { seededTally } from './support/reliability-report.js';
 import { scaled, scaledTimeout } from './support/reliability-scale.js';
-import { seededRandom, type SeededRandom } from './support/seeded-random.js';
+import type { SeededRandom } from './support/seeded-random.js';
 
 const CONVERSATIONS = { postgres: scaled(100), pglite: scaled(40) };
 
@@ -53,9 +53,7 @@ describe.each(BACKENDS)('redaction on %s', (backend) => {
   it(
     'should leave no residue of the secret in any column of any table, and never use a stale summary again',
     async () => {
-      const random = seededRandom();
-      const tally = new ReliabilityTally(`redaction-${backend}`);
-      tally.note('seed', random.seed);
+      const { random, tally } = seededTally(`redaction-${backend}`);
       const history = createAgentHistory({ db: database.db });
       const profile = resolveModelProfile({ modelId: 'gpt-4o' });
 

@@ -1,4 +1,4 @@
-// The message builders every test folder uses. Fixtures specific to one folder stay there
+// The builders every test folder uses (messages, parts, ranges). Fixtures specific to one folder stay there
 // (`test/ai-sdk/fixtures.ts`: tools, scripted models, chat rows; `test/context/fixtures.ts`: stored rows, measures).
 
 /** A text part: `{ type: 'text', text }`. */

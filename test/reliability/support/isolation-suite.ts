@@ -16,9 +16,9 @@ import {
   probeSingleConnection,
   type ConnectionState,
 } from './pool-probe.js';
-import { ReliabilityTally } from './reliability-report.js';
+import { seededTally } from './reliability-report.js';
 import { scaled, scaledTimeout } from './reliability-scale.js';
-import { seededRandom, type SeededRandom } from './seeded-random.js';
+import type { SeededRandom } from './seeded-random.js';
 import { seedTenant, SHARED_USER_ID, SHARED_WORD, type TenantFixture } from './seed-tenant.js';
 
 /** Cross-tenant operations per backend (PGlite serializes everything, so fewer there). */
@@ -153,9 +153,7 @@ export function defineIsolationSuite(backend: Backend): void {
     it(
       'should answer every cross-tenant operation with NotFoundError or an empty result and leave the victims byte-identical',
       async () => {
-        const random = seededRandom();
-        const tally = new ReliabilityTally(`isolation-${backend}`);
-        tally.note('seed', random.seed);
+        const { random, tally } = seededTally(`isolation-${backend}`);
         const history = createAgentHistory({ db });
         const futureHistory = createAgentHistory({ db, _internal: { now: () => FAR_FUTURE } });
 
