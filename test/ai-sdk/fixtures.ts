@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   readUIMessageStream,
   simulateReadableStream,
+  streamText,
   tool,
   type InferUITools,
   type UIMessage,
@@ -9,6 +10,7 @@ import {
 } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { z } from 'zod';
+import type { ChatModelSource } from '../../src/ai-sdk/index.js';
 import { createAgentHistory } from '../../src/index.js';
 import type { TestDatabase } from '../support/test-database.js';
 
@@ -72,6 +74,11 @@ export function scriptedModel(steps: Array<StreamPart[] | ReadableStream<StreamP
     })) as never,
   });
 }
+
+/** A chat model source whose `streamText` answers one step from a {@link scriptedModel} of `steps`. */
+export const scriptedSource = (steps: Parameters<typeof scriptedModel>[0]): ChatModelSource<typeof tools> => ({
+  streamText: ({ messages, abortSignal }) => streamText({ model: scriptedModel(steps), messages, abortSignal }),
+});
 
 /** A stream that sends `before`, then waits for `release()`, then sends `after`. */
 export function gatedStream(before: StreamPart[], after: StreamPart[]) {

@@ -1,4 +1,4 @@
-import { ToolLoopAgent, streamText, type UIMessageChunk } from 'ai';
+import { ToolLoopAgent, type UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { streamChatTurn, stopChat } from '../../src/ai-sdk/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
@@ -10,6 +10,7 @@ import {
   runsOf,
   schemas,
   scriptedModel,
+  scriptedSource,
   textStep,
   tools,
   weatherCallStep,
@@ -111,10 +112,7 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
       history,
       threadId,
       message: userMessage('u-1', 'Weather?'),
-      model: {
-        streamText: ({ messages, abortSignal }) =>
-          streamText({ model: scriptedModel([gated.stream]), messages, abortSignal }),
-      },
+      model: scriptedSource([gated.stream]),
       ...schemas,
       abortSignal: abort.signal,
     });
@@ -141,10 +139,7 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
       history,
       threadId,
       message: userMessage('u-1', 'Hi'),
-      model: {
-        streamText: ({ messages, abortSignal }) =>
-          streamText({ model: scriptedModel([gated.stream]), messages, abortSignal }),
-      },
+      model: scriptedSource([gated.stream]),
       onDisconnect: 'cancel',
     });
     const reader = turn.stream.getReader();
@@ -169,10 +164,7 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
       history,
       threadId,
       message: userMessage('u-1', 'Hi'),
-      model: {
-        streamText: ({ messages, abortSignal }) =>
-          streamText({ model: scriptedModel([gated.stream]), messages, abortSignal }),
-      },
+      model: scriptedSource([gated.stream]),
     });
     const reader = turn.stream.getReader();
     for (let chunk = await reader.read(); chunk.value?.type !== 'text-delta'; chunk = await reader.read());
@@ -193,10 +185,7 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
       history,
       threadId,
       message: userMessage('u-1', 'Hi'),
-      model: {
-        streamText: ({ messages, abortSignal }) =>
-          streamText({ model: scriptedModel([gated.stream]), messages, abortSignal }),
-      },
+      model: scriptedSource([gated.stream]),
     });
     const reader = turn.stream.getReader();
     for (
@@ -281,10 +270,7 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
       history,
       threadId,
       message: userMessage('u-2', 'Anyone there?'),
-      model: {
-        streamText: ({ messages, abortSignal }) =>
-          streamText({ model: scriptedModel([textStep('Yes.')]), messages, abortSignal }),
-      },
+      model: scriptedSource([textStep('Yes.')]),
     });
     await readAnswer(turn.stream as ReadableStream<UIMessageChunk>);
     await turn.done;
