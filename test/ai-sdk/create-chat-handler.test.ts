@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { streamText, type UIMessageChunk } from 'ai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createChatHandler, loadThreadPage } from '../../src/ai-sdk/index.js';
 import type { TenantHistory } from '../../src/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import {
   gatedStream,
   newThread,
@@ -12,12 +12,10 @@ import {
   schemas,
   scriptedModel,
   textStep,
-  userMessage,
+  post,
   type ChatMessage,
 } from './fixtures.js';
-
-const post = (body: unknown) =>
-  new Request('http://localhost/api/chat', { method: 'POST', body: JSON.stringify(body) });
+import { userMessage } from '../support/fixtures.js';
 
 /** A handler whose model answers every call with `answer(n)` (n = 1, 2, …), recording the prompts it was sent. */
 function handlerFor(
@@ -51,11 +49,7 @@ async function answerText(response: Response) {
 }
 
 describe.each(BACKENDS)('createChatHandler on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend);
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend);
 
   const nothingWritten = async (threadId: string) => {
     expect(await rowsOf(database, threadId)).toEqual([]);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   readUIMessageStream,
   simulateReadableStream,
+  streamText,
   tool,
   type InferUITools,
   type UIMessage,
@@ -9,6 +10,7 @@ import {
 } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { z } from 'zod';
+import type { ChatModelSource } from '../../src/ai-sdk/index.js';
 import { createAgentHistory } from '../../src/index.js';
 import type { TestDatabase } from '../support/test-database.js';
 
@@ -73,6 +75,11 @@ export function scriptedModel(steps: Array<StreamPart[] | ReadableStream<StreamP
   });
 }
 
+/** A chat model source whose `streamText` answers one step from a {@link scriptedModel} of `steps`. */
+export const scriptedSource = (steps: Parameters<typeof scriptedModel>[0]): ChatModelSource<typeof tools> => ({
+  streamText: ({ messages, abortSignal }) => streamText({ model: scriptedModel(steps), messages, abortSignal }),
+});
+
 /** A stream that sends `before`, then waits for `release()`, then sends `after`. */
 export function gatedStream(before: StreamPart[], after: StreamPart[]) {
   let release!: () => void;
@@ -88,11 +95,9 @@ export function gatedStream(before: StreamPart[], after: StreamPart[]) {
   return { stream, release };
 }
 
-export const userMessage = (id: string, text: string): ChatMessage => ({
-  id,
-  role: 'user',
-  parts: [{ type: 'text', text }],
-});
+/** A POST request to the chat route with `body` as JSON. */
+export const post = (body: unknown) =>
+  new Request('http://localhost/api/chat', { method: 'POST', body: JSON.stringify(body) });
 
 /** Reads a UI message stream to its end; returns the last message and the chunk types. */
 export async function readAnswer(stream: ReadableStream<UIMessageChunk>) {

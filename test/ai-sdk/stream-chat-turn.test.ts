@@ -1,7 +1,7 @@
-import { ToolLoopAgent, streamText, type UIMessageChunk } from 'ai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ToolLoopAgent, type UIMessageChunk } from 'ai';
+import { describe, expect, it } from 'vitest';
 import { streamChatTurn, stopChat } from '../../src/ai-sdk/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import {
   gatedStream,
   newThread,
@@ -10,19 +10,16 @@ import {
   runsOf,
   schemas,
   scriptedModel,
+  scriptedSource,
   textStep,
   tools,
-  userMessage,
   weatherCallStep,
   type ChatMessage,
 } from './fixtures.js';
+import { userMessage } from '../support/fixtures.js';
 
 describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend);
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend);
 
   it('should persist a full two-step agent turn: the user row, the assistant row completed, usage on the run and in metadata', async () => {
     const { history, threadId } = await newThread(database);
@@ -115,10 +112,7 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
       history,
       threadId,
       message: userMessage('u-1', 'Weather?'),
-      model: {
-        streamText: ({ messages, abortSignal }) =>
-          streamText({ model: scriptedModel([gated.stream]), messages, abortSignal }),
-      },
+      model: scriptedSource([gated.stream]),
       ...schemas,
       abortSignal: abort.signal,
     });
@@ -145,10 +139,7 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
       history,
       threadId,
       message: userMessage('u-1', 'Hi'),
-      model: {
-        streamText: ({ messages, abortSignal }) =>
-          streamText({ model: scriptedModel([gated.stream]), messages, abortSignal }),
-      },
+      model: scriptedSource([gated.stream]),
       onDisconnect: 'cancel',
     });
     const reader = turn.stream.getReader();
@@ -173,10 +164,7 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
       history,
       threadId,
       message: userMessage('u-1', 'Hi'),
-      model: {
-        streamText: ({ messages, abortSignal }) =>
-          streamText({ model: scriptedModel([gated.stream]), messages, abortSignal }),
-      },
+      model: scriptedSource([gated.stream]),
     });
     const reader = turn.stream.getReader();
     for (let chunk = await reader.read(); chunk.value?.type !== 'text-delta'; chunk = await reader.read());
@@ -197,10 +185,7 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
       history,
       threadId,
       message: userMessage('u-1', 'Hi'),
-      model: {
-        streamText: ({ messages, abortSignal }) =>
-          streamText({ model: scriptedModel([gated.stream]), messages, abortSignal }),
-      },
+      model: scriptedSource([gated.stream]),
     });
     const reader = turn.stream.getReader();
     for (
@@ -285,10 +270,7 @@ describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
       history,
       threadId,
       message: userMessage('u-2', 'Anyone there?'),
-      model: {
-        streamText: ({ messages, abortSignal }) =>
-          streamText({ model: scriptedModel([textStep('Yes.')]), messages, abortSignal }),
-      },
+      model: scriptedSource([textStep('Yes.')]),
     });
     await readAnswer(turn.stream as ReadableStream<UIMessageChunk>);
     await turn.done;

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fromUIMessage, loadThreadPage, toUIMessage, toUIMessages } from '../../src/ai-sdk/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { newThread, schemas, type ChatMessage } from './fixtures.js';
 
 const userWithEverything: ChatMessage = {
@@ -62,11 +62,7 @@ describe('fromUIMessage / toUIMessage', () => {
 });
 
 describe.each(BACKENDS)('UIMessage round trip on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend);
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend);
 
   it('should read back exactly the same id, role, parts and metadata through the store', async () => {
     const { history, threadId } = await newThread(database);

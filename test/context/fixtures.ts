@@ -11,6 +11,7 @@ import {
   type ModelProfile,
   type ContextMessage,
 } from '../../src/context/index.js';
+import { text as sharedText, userMessage } from '../support/fixtures.js';
 
 /** The default counter, loaded once per test file. */
 export const tokenCounter = await loadO200kTokenCounter();
@@ -25,11 +26,8 @@ export function smallMeasure(contextWindow = 4000) {
   return createContextMeasure({ tokenCounter, profile: smallProfile(contextWindow) });
 }
 
-export const user = (id: string, text: string): ContextUIMessage => ({
-  id,
-  role: 'user',
-  parts: [{ type: 'text', text }],
-});
+/** A user message with one text part ({@link userMessage}, typed as the engine's message). */
+export const user: (id: string, text: string) => ContextUIMessage = userMessage;
 
 export const assistant = (id: string, ...parts: ContextUIPart[]): ContextUIMessage => ({
   id,
@@ -37,7 +35,8 @@ export const assistant = (id: string, ...parts: ContextUIPart[]): ContextUIMessa
   parts,
 });
 
-export const text = (value: string): ContextUIPart => ({ type: 'text', text: value });
+/** A text part ({@link sharedText}, typed as the engine's part). */
+export const text: (value: string) => ContextUIPart = sharedText;
 
 export const reasoning = (value: string): ContextUIPart => ({ type: 'reasoning', text: value });
 

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgentHistory, VersionConflictError } from '../../src/index.js';
 import type { TenantHistory } from '../../src/store/create-agent-history.js';
 import type { AppendResult } from '../../src/store/append-message.js';
-import { openTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { ReliabilityTally } from './support/reliability-report.js';
+import { useTestDatabase } from '../support/test-database.js';
+import { seededTally } from './support/reliability-report.js';
 import { scaled, scaledTimeout } from './support/reliability-scale.js';
-import { seededRandom } from './support/seeded-random.js';
 
 const APPENDS = scaled(10_000);
 const HOT_THREADS = 2;
@@ -38,18 +37,12 @@ interface Job {
 }
 
 describe('appendMessage under concurrency on postgres', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase('postgres', { poolSize: POOL_SIZE });
-  });
-  afterAll(() => database?.close());
+  const database = useTestDatabase('postgres', { poolSize: POOL_SIZE });
 
   it(
     'should lose, duplicate, skip and reorder nothing across hot and cold threads with retries and double submits',
     async () => {
-      const random = seededRandom();
-      const tally = new ReliabilityTally('concurrency-appends-postgres');
-      tally.note('seed', random.seed);
+      const { random, tally } = seededTally('concurrency-appends-postgres');
       const history = createAgentHistory({ db: database.db });
       const stores = Array.from({ length: TENANTS }, () => history.forTenant(randomUUID()));
       const hot = await Promise.all(
@@ -258,9 +251,7 @@ describe('appendMessage under concurrency on postgres', () => {
   it(
     'should let exactly one concurrent snapshot writer win each version and give every other a VersionConflictError',
     async () => {
-      const random = seededRandom();
-      const tally = new ReliabilityTally('concurrency-snapshots-postgres');
-      tally.note('seed', random.seed);
+      const { random, tally } = seededTally('concurrency-snapshots-postgres');
       const store = createAgentHistory({ db: database.db }).forTenant(randomUUID());
       const threads = await Promise.all(Array.from({ length: SNAPSHOT_THREADS }, () => store.createThread()));
       for (const thread of threads) {

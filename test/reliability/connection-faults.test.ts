@@ -7,7 +7,7 @@ import { APP_LOGIN } from '../support/global-setup.js';
 import { classifyFailure, describeError } from './support/failure-classification.js';
 import { tolerateKnownDriverCrashes, withDeadline } from './support/known-driver-faults.js';
 import { openReplaceablePool, type ReplaceablePool } from './support/replaceable-pool.js';
-import { ReliabilityTally } from './support/reliability-report.js';
+import { ReliabilityTally, seededTally } from './support/reliability-report.js';
 import { scaled, scaledTimeout } from './support/reliability-scale.js';
 import { startRestartableCluster, type RestartableCluster } from './support/restartable-cluster.js';
 import { seededRandom, type SeededRandom } from './support/seeded-random.js';
@@ -173,9 +173,7 @@ describe('connection and server faults on a private postgres cluster', () => {
   it(
     'should keep appends and finalizes whole and gapless while backends are terminated at random, and retries succeed idempotently',
     async () => {
-      const random = seededRandom();
-      const tally = new ReliabilityTally('faults-killed-connections-postgres');
-      tally.note('seed', random.seed);
+      const { random, tally } = seededTally('faults-killed-connections-postgres');
       const tenantId = randomUUID();
       const threads = await Promise.all(
         Array.from({ length: THREADS }, () => createThreadRetrying(tally, random, tenantId)),
@@ -416,9 +414,7 @@ describe('connection and server faults on a private postgres cluster', () => {
   it(
     'should lose no acknowledged append and leave no gap when the server is stopped and crashed under load',
     async () => {
-      const random = seededRandom();
-      const tally = new ReliabilityTally('faults-server-restart-postgres');
-      tally.note('seed', random.seed);
+      const { random, tally } = seededTally('faults-server-restart-postgres');
       const tenantId = randomUUID();
       const threads = await Promise.all(
         Array.from({ length: THREADS }, () => createThreadRetrying(tally, random, tenantId)),

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgentHistory, NotFoundError, type TenantHistory } from '../../src/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { findOrphans, TABLES } from './support/database-inspection.js';
+import { BACKENDS, useTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { TABLES } from '../support/tables.js';
+import { findOrphans } from './support/database-inspection.js';
 import { describeError } from './support/failure-classification.js';
-import { ReliabilityTally } from './support/reliability-report.js';
+import { seededTally } from './support/reliability-report.js';
 import { scaled, scaledTimeout } from './support/reliability-scale.js';
-import { seededRandom, type SeededRandom } from './support/seeded-random.js';
+import type { SeededRandom } from './support/seeded-random.js';
 
 const TENANTS = 3;
 /** Threads per tenant in the deletion test (scaled), and in each retention round (fixed: the rounds are scaled). */
@@ -81,18 +82,12 @@ async function countOfThreads(database: TestDatabase, threadIds: string[]): Prom
 }
 
 describe.each(BACKENDS)('deletion and retention on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend, { poolSize: 8 });
-  });
-  afterAll(() => database?.close());
+  const database = useTestDatabase(backend, { poolSize: 8 });
 
   it(
     'should delete a thread with everything that hangs off it, leave no orphan, and leave every other thread byte-identical',
     async () => {
-      const random = seededRandom();
-      const tally = new ReliabilityTally(`deletion-${backend}`);
-      tally.note('seed', random.seed);
+      const { random, tally } = seededTally(`deletion-${backend}`);
       const history = createAgentHistory({ db: database.db });
       const stores = Array.from({ length: TENANTS }, () => history.forTenant(randomUUID()));
       const owned = new Map<string, TenantHistory>();
@@ -158,9 +153,7 @@ describe.each(BACKENDS)('deletion and retention on %s', (backend) => {
   it(
     'should expire only whole threads older than the cut-off, in any batch size, and touch nothing newer or of another tenant',
     async () => {
-      const random = seededRandom();
-      const tally = new ReliabilityTally(`retention-${backend}`);
-      tally.note('seed', random.seed);
+      const { random, tally } = seededTally(`retention-${backend}`);
       const history = createAgentHistory({ db: database.db });
       for (let round = 0; round < RETENTION_ROUNDS[backend]; round++) {
         const stores = Array.from({ length: TENANTS }, () => history.forTenant(randomUUID()));
@@ -236,9 +229,7 @@ describe.each(BACKENDS)('deletion and retention on %s', (backend) => {
     it(
       'should keep a thread whole or delete it whole when appends race with deletion and retention',
       async () => {
-        const random = seededRandom();
-        const tally = new ReliabilityTally('deletion-races-postgres');
-        tally.note('seed', random.seed);
+        const { random, tally } = seededTally('deletion-races-postgres');
         const store = createAgentHistory({ db: database.db }).forTenant(randomUUID());
         const threads: string[] = [];
         for (let index = 0; index < scaled(120); index++) threads.push(await fillThread(store, random));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { stepCountIs, streamText } from 'ai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createChatHandler, createContextManager } from '../../src/ai-sdk/index.js';
 import { createContextEngine } from '../../src/context/engine/context-engine.js';
 import type { ContextSummarizer } from '../../src/context/engine/context-summarizer.js';
@@ -8,16 +8,17 @@ import { resolveModelProfile } from '../../src/tokens/model-profile.js';
 import { AgentHistoryError, createAgentHistory, type TenantHistory } from '../../src/index.js';
 import {
   gatedStream,
+  post,
   schemas,
   scriptedModel,
   textStep,
   tools,
   usage,
-  userMessage,
   type ChatMessage,
 } from '../ai-sdk/fixtures.js';
-import { openTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { ReliabilityTally } from './support/reliability-report.js';
+import { userMessage } from '../support/fixtures.js';
+import { useTestDatabase } from '../support/test-database.js';
+import { ReliabilityTally, seededTally } from './support/reliability-report.js';
 import { scaled, scaledTimeout } from './support/reliability-scale.js';
 import { seededRandom } from './support/seeded-random.js';
 import { unpairedToolParts } from './support/tool-pairing.js';
@@ -81,14 +82,8 @@ async function eventually<VALUE>(
 }
 
 describe('interrupted turns on postgres', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase('postgres', { poolSize: 6 });
-  });
-  afterAll(() => database?.close());
+  const database = useTestDatabase('postgres', { poolSize: 6 });
 
-  const post = (body: unknown) =>
-    new Request('http://localhost/api/chat', { method: 'POST', body: JSON.stringify(body) });
   const handlerFor = (
     history: TenantHistory,
     model: ReturnType<typeof scriptedModel>,
@@ -118,9 +113,7 @@ describe('interrupted turns on postgres', () => {
   it(
     'should keep what the client saw when it disconnects or stops at a random point, and send the next turn a well-formed context',
     async () => {
-      const random = seededRandom();
-      const tally = new ReliabilityTally('faults-client-abort-postgres');
-      tally.note('seed', random.seed);
+      const { random, tally } = seededTally('faults-client-abort-postgres');
       for (let round = 0; round < ABORTED_TURNS; round++) {
         const history = createAgentHistory({ db: database.db }).forTenant(randomUUID());
         const thread = await history.createThread({ title: 'Weather' });

@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { streamText } from 'ai';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createChatHandler } from '../../src/ai-sdk/index.js';
 import { AgentHistoryError, createAgentHistory, InvalidTenantError } from '../../src/index.js';
 import { schemas, scriptedModel, textStep, type ChatMessage } from '../ai-sdk/fixtures.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { fingerprintDatabase } from './support/database-inspection.js';
 import { describeError } from './support/failure-classification.js';
 import { MALFORMED_INPUTS, type BadInputTarget } from './support/malformed-inputs.js';
-import { ReliabilityTally } from './support/reliability-report.js';
+import { ReliabilityTally, seededTally } from './support/reliability-report.js';
 import { scaled, scaledTimeout } from './support/reliability-scale.js';
-import { seededRandom } from './support/seeded-random.js';
 
 const MAX_MESSAGE_BYTES = 64_000;
 /** A typed refusal of the input; a DatabaseError would mean the input reached the database and broke a statement. */
@@ -62,10 +61,9 @@ const OPERATOR_TOKENS = [
 ];
 
 describe.each(BACKENDS)('malformed input on %s', (backend) => {
-  let database: TestDatabase;
+  const database = useTestDatabase(backend, { poolSize: 4 });
   let target: BadInputTarget;
   beforeAll(async () => {
-    database = await openTestDatabase(backend, { poolSize: 4 });
     const store = createAgentHistory({ db: database.db, maxMessageBytes: MAX_MESSAGE_BYTES }).forTenant(randomUUID());
     const thread = await store.createThread({ userId: 'u1', title: 'Target' });
     const run = await store.startRun(thread.id);
@@ -85,7 +83,6 @@ describe.each(BACKENDS)('malformed input on %s', (backend) => {
       maxMessageBytes: MAX_MESSAGE_BYTES,
     };
   });
-  afterAll(() => database?.close());
 
   it(
     'should answer every malformed input with a typed error that names the value, and write nothing',
@@ -150,9 +147,7 @@ describe.each(BACKENDS)('malformed input on %s', (backend) => {
   it(
     'should answer any search string with hits or a typed error, never an unhandled one (fast-check)',
     async () => {
-      const random = seededRandom();
-      const tally = new ReliabilityTally(`search-fuzz-${backend}`);
-      tally.note('seed', random.seed);
+      const { random, tally } = seededTally(`search-fuzz-${backend}`);
       const query = fc.oneof(
         fc.string({ unit: 'binary', maxLength: 60 }),
         fc.string({ unit: 'grapheme', maxLength: 60 }),
@@ -194,9 +189,7 @@ describe.each(BACKENDS)('malformed input on %s', (backend) => {
   it(
     'should store any JSON message or refuse it with a typed error, never an untyped one (fast-check)',
     async () => {
-      const random = seededRandom();
-      const tally = new ReliabilityTally(`append-fuzz-${backend}`);
-      tally.note('seed', random.seed);
+      const { random, tally } = seededTally(`append-fuzz-${backend}`);
       const part = fc.oneof(
         fc.record({
           type: fc.constantFrom('text', 'reasoning'),

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createContextEngine } from '../../src/context/engine/context-engine.js';
 import { filterStoredMessages } from '../../src/context/stages/filter-stored-messages.js';
 import { resolveModelProfile } from '../../src/tokens/model-profile.js';
 import { createAgentHistory } from '../../src/index.js';
-import { openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { useTestDatabase } from '../support/test-database.js';
 import { crashingWriterParts } from './fixtures/crashing-writer-parts.js';
-import { ReliabilityTally } from './support/reliability-report.js';
+import { seededTally } from './support/reliability-report.js';
 import { scaled, scaledTimeout } from './support/reliability-scale.js';
-import { seededRandom } from './support/seeded-random.js';
 import { runAndKillWriter } from './support/spawn-crashing-writer.js';
 import { unpairedToolParts } from './support/tool-pairing.js';
 
@@ -18,18 +17,12 @@ const CRASHES = scaled(6);
 const LEASE_MS = 60_000;
 
 describe('an app process killed mid-stream on postgres', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase('postgres', { poolSize: 4 });
-  });
-  afterAll(() => database?.close());
+  const database = useTestDatabase('postgres', { poolSize: 4 });
 
   it(
     'should keep the checkpointed parts, mark the answer failed after its lease, and never put a dangling tool call in the next context',
     async () => {
-      const random = seededRandom();
-      const tally = new ReliabilityTally('faults-process-killed-postgres');
-      tally.note('seed', random.seed);
+      const { random, tally } = seededTally('faults-process-killed-postgres');
       const history = createAgentHistory({ db: database.db, leaseMs: LEASE_MS });
       const afterLease = createAgentHistory({
         db: database.db,

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ContextEmptyError } from '../../src/context/engine/context-empty-error.js';
 import { createContextEngine } from '../../src/context/engine/context-engine.js';
 import { resolveModelProfile } from '../../src/tokens/model-profile.js';
 import { createAgentHistory, type TenantHistory } from '../../src/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { scanForResidue } from './support/database-inspection.js';
-import { ReliabilityTally } from './support/reliability-report.js';
+import { seededTally } from './support/reliability-report.js';
 import { scaled, scaledTimeout } from './support/reliability-scale.js';
-import { seededRandom, type SeededRandom } from './support/seeded-random.js';
+import type { SeededRandom } from './support/seeded-random.js';
 
 const CONVERSATIONS = { postgres: scaled(100), pglite: scaled(40) };
 
@@ -48,18 +48,12 @@ function secretMessage(places: Set<Place>, secret: string, random: SeededRandom)
 }
 
 describe.each(BACKENDS)('redaction on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend, { poolSize: 4 });
-  });
-  afterAll(() => database?.close());
+  const database = useTestDatabase(backend, { poolSize: 4 });
 
   it(
     'should leave no residue of the secret in any column of any table, and never use a stale summary again',
     async () => {
-      const random = seededRandom();
-      const tally = new ReliabilityTally(`redaction-${backend}`);
-      tally.note('seed', random.seed);
+      const { random, tally } = seededTally(`redaction-${backend}`);
       const history = createAgentHistory({ db: database.db });
       const profile = resolveModelProfile({ modelId: 'gpt-4o' });
 

@@ -17,14 +17,10 @@ import { defineAgentTables } from '../../src/schema/index.js';
 import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
 import { APP_LOGIN } from '../support/global-setup.js';
 import { BACKENDS, type Backend } from '../support/test-database.js';
+import { userMessage } from '../support/fixtures.js';
 
 const SCHEMA = 'agent_chat';
 const APP_ROLE = 'agent_chat_app';
-const userMessage = (id: string, text = `text of ${id}`) => ({
-  id,
-  role: 'user' as const,
-  parts: [{ type: 'text', text }],
-});
 
 /**
  * A fresh database whose only agent-history objects are in SCHEMA, for APP_ROLE, set up the way a drizzle-kit

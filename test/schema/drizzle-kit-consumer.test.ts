@@ -3,6 +3,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, syml
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { TABLES } from '../support/tables.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const fixture = join(root, 'examples/drizzle-kit-consumer');
@@ -27,25 +28,10 @@ describe('agent-history/schema in a drizzle-kit project', () => {
     });
     const [migration] = readdirSync(join(folder, 'drizzle')).filter((file) => file.endsWith('.sql'));
     const sql = readFileSync(join(folder, 'drizzle', migration!), 'utf8');
-    for (const table of [
-      'agent_thread',
-      'agent_run',
-      'agent_message',
-      'agent_summary',
-      'agent_context_snapshot',
-      'agent_audit_event',
-      'project',
-    ]) {
+    for (const table of [...TABLES, 'project']) {
       expect(sql).toContain(`CREATE TABLE "${table}"`);
     }
-    for (const table of [
-      'agent_thread',
-      'agent_run',
-      'agent_message',
-      'agent_summary',
-      'agent_context_snapshot',
-      'agent_audit_event',
-    ]) {
+    for (const table of TABLES) {
       expect(sql).toContain(`ALTER TABLE "${table}" ENABLE ROW LEVEL SECURITY`);
       expect(sql).toContain(
         `CREATE POLICY "${table}_tenant_isolation" ON "${table}" AS PERMISSIVE FOR ALL TO "agent_history_app"`,

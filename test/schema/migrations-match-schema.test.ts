@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { generateDrizzleJson, generateMigration } from 'drizzle-kit/api';
 import { describe, expect, it } from 'vitest';
 import * as schema from '../../src/schema/index.js';
+import { TABLES } from '../support/tables.js';
 
 const drizzleFolder = resolve(import.meta.dirname, '../../drizzle');
 
@@ -29,14 +30,7 @@ describe('drizzle/ migrations', () => {
 
   it('should keep FORCE row-level security and grants for every table in the custom migration', () => {
     const custom = readFileSync(join(drizzleFolder, '0002_force_rls_grants_append.sql'), 'utf8');
-    for (const table of [
-      'agent_thread',
-      'agent_run',
-      'agent_message',
-      'agent_summary',
-      'agent_context_snapshot',
-      'agent_audit_event',
-    ]) {
+    for (const table of TABLES) {
       expect(custom).toContain(`ALTER TABLE "${table}" FORCE ROW LEVEL SECURITY`);
       expect(custom).toContain(`"${table}"`);
     }

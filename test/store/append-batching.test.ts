@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import postgres from 'postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
@@ -12,23 +12,13 @@ import {
   type AppendBatchingOptions,
 } from '../../src/index.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
-
-const userMessage = (id: string, text = `text of ${id}`) => ({
-  id,
-  role: 'user' as const,
-  parts: [{ type: 'text', text }],
-});
-const range = (from: number, through: number) => Array.from({ length: through - from + 1 }, (_, index) => from + index);
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { range, userMessage } from '../support/fixtures.js';
 
 // Write combining: with `maxInFlight: 1`, the first of a burst of appends is sent alone and every append that
 // arrives while it runs is queued, then sent as one statement. `xmin` tells which rows one transaction wrote.
 describe.each(BACKENDS)('append batching on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend, { poolSize: 8 });
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend, { poolSize: 8 });
 
   /** Errors of whole batches (each rolled back and was resent one append at a time). */
   const batchErrors: unknown[] = [];

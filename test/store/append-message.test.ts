@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createAgentHistory,
   InvalidMessageError,
@@ -7,9 +7,9 @@ import {
   MessageTooLargeError,
   NotFoundError,
 } from '../../src/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { userMessage } from '../support/fixtures.js';
 
-const userMessage = (id: string, text: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
 const toolRoundTrip = {
   id: 'a-tool',
   role: 'assistant' as const,
@@ -29,11 +29,7 @@ const toolRoundTrip = {
 };
 
 describe.each(BACKENDS)('appendMessage on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend);
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend);
 
   const store = () => createAgentHistory({ db: database.db }).forTenant(randomUUID());
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { countStoredMessageTokens, storedTokenCountId } from '../../src/tokens/count-stored-message-tokens.js';
 import { createAgentHistory, InvalidArgumentError, loadO200kTokenCounter, NotFoundError } from '../../src/index.js';
 
@@ -7,7 +7,7 @@ import { createAgentHistory, InvalidArgumentError, loadO200kTokenCounter, NotFou
 const tokenCounter = await loadO200kTokenCounter();
 const engineCount = (parts: unknown[]) =>
   countStoredMessageTokens({ message: { id: 'a-1', role: 'assistant', parts } as never, tokenCounter });
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 
 const START = new Date('2030-01-01T00:00:00.000Z');
 const LEASE_MS = 60_000;
@@ -32,11 +32,7 @@ type MessageRow = {
 };
 
 describe.each(BACKENDS)('assistant message lifecycle on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend);
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend);
 
   /** A tenant store whose clock the test moves by hand. */
   function clockedStore(tenantId: string = randomUUID()) {

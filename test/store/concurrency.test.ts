@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgentHistory, InvalidArgumentError, VersionConflictError, type TenantHistory } from '../../src/index.js';
 import { APP_LOGIN } from '../support/global-setup.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { range, userMessage } from '../support/fixtures.js';
 
 // On PostgreSQL 15 these calls really run at once on up to 40 pooled connections. PGlite runs one transaction at
 // a time, so there the same tests check the logic only; the races themselves exist on the real server alone.
 const POOL_SIZE = 40;
-const userMessage = (id: string, text = id) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
-const range = (from: number, through: number) =>
-  Array.from({ length: Math.max(0, through - from + 1) }, (_, index) => from + index);
 const settle = <RESULT>(calls: Array<Promise<RESULT>>) => Promise.allSettled(calls);
 class RollBack extends Error {}
 const fulfilled = <RESULT>(results: Array<PromiseSettledResult<RESULT>>) => {
@@ -20,11 +18,7 @@ const fulfilled = <RESULT>(results: Array<PromiseSettledResult<RESULT>>) => {
 };
 
 describe.each(BACKENDS)('concurrent writes on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend, { poolSize: POOL_SIZE });
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend, { poolSize: POOL_SIZE });
 
   const store = () => createAgentHistory({ db: database.db }).forTenant(randomUUID());
   /** The same tenant as seen from another process: its own store, so its appends are never batched with ours. */

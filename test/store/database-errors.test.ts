@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { chatErrorResponse } from '../../src/ai-sdk/index.js';
 import { asStoreError } from '../../src/store/with-store-errors.js';
 import { AgentHistoryError, createAgentHistory, DatabaseError, NotFoundError } from '../../src/index.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, openTestDatabase, useTestDatabase } from '../support/test-database.js';
 
 const SECRET = 'card 4111 1111 1111 1111';
 const secretMessage = (id: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text: `my ${SECRET}` }] });
@@ -23,11 +23,7 @@ const logged = (error: unknown) =>
 // A failed statement reaches the caller as a DatabaseError: Drizzle's own error lists every parameter of the
 // statement, the message's parts included, and would copy them into whatever logs the error.
 describe.each(BACKENDS)('database errors on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend);
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend);
 
   it('should raise a DatabaseError with the SQLSTATE and no parameter when a statement fails, and write nothing', async () => {
     const tenantId = randomUUID();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   createAgentHistory,
   NotFoundError,
@@ -14,24 +14,12 @@ import {
 import { rowsOf } from '../../src/tenant/database.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { APP_LOGIN } from '../support/global-setup.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { assistantMessage, userMessage } from '../support/fixtures.js';
+import { TABLES } from '../support/tables.js';
 
 const APP_ROLE = 'agent_history_app';
-const TABLES = [
-  'agent_thread',
-  'agent_run',
-  'agent_message',
-  'agent_summary',
-  'agent_context_snapshot',
-  'agent_audit_event',
-] as const;
 const TENANT_PREDICATE = `(tenant_id = ( SELECT (NULLIF(current_setting('app.tenant_id'::text, true), ''::text))::uuid AS "nullif"))`;
-const userMessage = (id: string, text: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
-const assistantMessage = (id: string, text: string) => ({
-  id,
-  role: 'assistant' as const,
-  parts: [{ type: 'text', text }],
-});
 
 /** The ids of tenant A's rows that tenant B aims at. */
 interface Target {
@@ -93,7 +81,7 @@ const OPERATIONS: Array<[string, (store: TenantHistory, target: Target) => Promi
 ];
 
 describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
-  let database: TestDatabase;
+  const database = useTestDatabase(backend);
   let tenantA: TenantHistory;
   let tenantB: TenantHistory;
   let target: Target;
@@ -110,7 +98,6 @@ describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
     withTenant(database.db, { tenantId: tenantB.tenantId, role: APP_ROLE }, work);
 
   beforeAll(async () => {
-    database = await openTestDatabase(backend);
     tenantA = createAgentHistory({ db: database.db, leaseMs: 1 }).forTenant(randomUUID());
     tenantB = createAgentHistory({
       db: database.db,
@@ -141,7 +128,6 @@ describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
     ownThreadB = (await tenantB.createThread({ userId: 'shared-user' })).id;
     await tenantB.appendMessage(ownThreadB, userMessage('u1', 'alpha of B'));
   });
-  afterAll(() => database.close());
 
   describe('store operations', () => {
     it.each(OPERATIONS)(
@@ -361,14 +347,12 @@ describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
 });
 
 describe('the login role on postgres', () => {
-  let database: TestDatabase;
+  const database = useTestDatabase('postgres');
   let tenantId: string;
   beforeAll(async () => {
-    database = await openTestDatabase('postgres');
     tenantId = randomUUID();
     await createAgentHistory({ db: database.db }).forTenant(tenantId).createThread();
   });
-  afterAll(() => database.close());
 
   it('should be neither superuser, owner nor BYPASSRLS, and be denied the tables without the role switch', async () => {
     const [role] = await database.admin.query(

@@ -1,20 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgentHistory, InvalidArgumentError, type TenantHistory } from '../../src/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { text } from '../support/fixtures.js';
 
-const text = (value: string) => ({ type: 'text', text: value });
 const range = (from: number, through: number, step = 1) =>
   Array.from({ length: Math.floor((from - through) / step) + 1 }, (_, index) => from - index * step);
 
 const OPERATOR_SOUP = ["'; drop table x; --", '&|!():*<->', '"unclosed', '-', 'or or', 'or', '!!!', '((', '<->', ':*'];
 
 describe.each(BACKENDS)('listMessages and searchMessages on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend);
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend);
 
   const newStore = () => createAgentHistory({ db: database.db }).forTenant(randomUUID());
 

@@ -1,14 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgentHistory, InvalidArgumentError, NotFoundError } from '../../src/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
-
-const userMessage = (id: string, text: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
-const assistantMessage = (id: string, text: string) => ({
-  id,
-  role: 'assistant' as const,
-  parts: [{ type: 'text', text }],
-});
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { assistantMessage, userMessage } from '../support/fixtures.js';
 
 type StateRow = {
   message_id: string;
@@ -20,11 +14,7 @@ type StateRow = {
 type AuditRow = { action: string; actor: string; reason: string | null; message_id: string };
 
 describe.each(BACKENDS)('message state on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend);
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend);
 
   /** A thread with a question, a first answer, a regenerated answer and a follow-up. */
   async function threadWithRegenerate() {

@@ -1,28 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgentHistory } from '../../src/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
-
-const text = (value: string) => ({ type: 'text', text: value });
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { text } from '../support/fixtures.js';
+import { TABLES } from '../support/tables.js';
 
 describe.each(BACKENDS)('redactMessage across forks and runs on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend);
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend);
 
   /** How many rows of any table, cast to text, contain `needle`. */
   async function residues(needle: string): Promise<Record<string, number>> {
     const found: Record<string, number> = {};
-    for (const table of [
-      'agent_thread',
-      'agent_run',
-      'agent_message',
-      'agent_summary',
-      'agent_context_snapshot',
-      'agent_audit_event',
-    ]) {
+    for (const table of TABLES) {
       const [row] = await database.admin.query<{ count: string }>(
         `select count(*)::text as count from ${table} t where t::text like $1`,
         [`%${needle}%`],

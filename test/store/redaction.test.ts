@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgentHistory, InvalidArgumentError, NotFoundError, type TenantHistory } from '../../src/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { text } from '../support/fixtures.js';
+import { TABLES } from '../support/tables.js';
 
-const text = (value: string) => ({ type: 'text', text: value });
 const PASSWORD = 'Hunter2Xyzzy';
 // Each test has its own secret, so a failure in one never shows up in another's scan.
 const STREAMED_KEY = 'StreamKey9Qwerty';
@@ -23,11 +24,7 @@ type SummaryRow = { from_sequence: string; content: string; stale: boolean };
 type SnapshotRow = { version: number; stale: boolean };
 
 describe.each(BACKENDS)('redactMessage on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend);
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend);
 
   /** Every table of the database, every column (row cast to text, generated tsvector included): where `needle` occurs. */
   async function findEverywhere(needle: string): Promise<Record<string, number>> {
@@ -35,16 +32,7 @@ describe.each(BACKENDS)('redactMessage on %s', (backend) => {
       `select table_schema as schema, table_name as name from information_schema.tables
        where table_type = 'BASE TABLE' and table_schema not in ('pg_catalog', 'information_schema')`,
     );
-    expect(tables.map((table) => table.name)).toEqual(
-      expect.arrayContaining([
-        'agent_thread',
-        'agent_run',
-        'agent_message',
-        'agent_summary',
-        'agent_context_snapshot',
-        'agent_audit_event',
-      ]),
-    );
+    expect(tables.map((table) => table.name)).toEqual(expect.arrayContaining([...TABLES]));
     const found: Record<string, number> = {};
     for (const { schema, name } of tables) {
       const [row] = await database.admin.query<{ count: string }>(

@@ -1,18 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgentHistory, InvalidArgumentError, type TenantHistory } from '../../src/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 
 const CUT_OFF = new Date('2025-01-01T00:00:00.000Z');
 const OLD = '2024-06-01T00:00:00.000Z';
 const CHILD_TABLES = ['agent_run', 'agent_message', 'agent_summary', 'agent_context_snapshot'] as const;
 
 describe.each(BACKENDS)('deleteThreadsOlderThan on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend);
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend);
 
   const newStore = () => createAgentHistory({ db: database.db }).forTenant(randomUUID());
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createAgentHistory,
   InvalidArgumentError,
@@ -10,15 +10,10 @@ import {
   type TenantHistory,
 } from '../../src/index.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { assistantMessage, userMessage } from '../support/fixtures.js';
 
 const APP_ROLE = 'agent_history_app';
-const userMessage = (id: string, text: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
-const assistantMessage = (id: string, text: string) => ({
-  id,
-  role: 'assistant' as const,
-  parts: [{ type: 'text', text }],
-});
 const CHILD_TABLES = ['agent_run', 'agent_message', 'agent_summary', 'agent_context_snapshot'] as const;
 
 /** Every page of `listThreads`, following the cursors. */
@@ -34,11 +29,7 @@ async function allPages(tenant: TenantHistory, options: { userId?: string; limit
 }
 
 describe.each(BACKENDS)('threads and runs on %s', (backend) => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await openTestDatabase(backend);
-  });
-  afterAll(() => database.close());
+  const database = useTestDatabase(backend);
 
   const store = () => createAgentHistory({ db: database.db }).forTenant(randomUUID());
   const childCounts = async (threadId: string) => {

@@ -4,7 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
 import { rowsOf } from '../../src/tenant/database.js';
 import { APP_LOGIN, TEMPLATE_DATABASE } from './global-setup.js';
@@ -30,9 +30,19 @@ export interface TestDatabase {
   close(): Promise<void>;
 }
 
+/** How a test database is opened. */
+export interface TestDatabaseOptions {
+  /**
+   * For PostgreSQL 15: how many connections the app login's pool may open.
+   * @default 10
+   */
+  poolSize?: number;
+}
+
+/** Opens a fresh, migrated database on `backend`; the caller closes it. */
 export async function openTestDatabase(
   backend: Backend,
-  { poolSize = 10 }: { poolSize?: number } = {},
+  { poolSize = 10 }: TestDatabaseOptions = {},
 ): Promise<TestDatabase> {
   if (backend === 'pglite') {
     const client = await PGlite.create({ loadDataDir: new Blob([readFileSync(inject('pgliteDumpPath'))]) });
@@ -65,5 +75,44 @@ export async function openTestDatabase(
       await cleanup.unsafe(`drop database if exists ${database} with (force)`);
       await cleanup.end();
     },
+  };
+}
+
+/**
+ * Opens a fresh database on `backend` before the tests of the calling `describe` and closes it after them. Returns
+ * a handle to it right away, for the tests (and hooks registered later) to use: reading it before the database is
+ * open throws.
+ *
+ * @example
+ * describe.each(BACKENDS)('appendMessage on %s', (backend) => {
+ *   const database = useTestDatabase(backend);
+ *   it('should ...', async () => {
+ *     const store = createAgentHistory({ db: database.db }).forTenant(randomUUID());
+ *   });
+ * });
+ */
+export function useTestDatabase(backend: Backend, options: TestDatabaseOptions = {}): TestDatabase {
+  let opened: TestDatabase | undefined;
+  beforeAll(async () => {
+    opened = await openTestDatabase(backend, options);
+  });
+  afterAll(() => opened?.close());
+  const current = () => {
+    if (opened === undefined) throw new Error(`The ${backend} test database is read before it is open (in beforeAll).`);
+    return opened;
+  };
+  return {
+    backend,
+    get db() {
+      return current().db;
+    },
+    admin: { query: (text, params) => current().admin.query(text, params) },
+    get appUrl() {
+      return current().appUrl;
+    },
+    get adminUrl() {
+      return current().adminUrl;
+    },
+    close: () => current().close(),
   };
 }

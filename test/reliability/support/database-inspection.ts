@@ -1,15 +1,5 @@
+import { TABLES, type TableName } from '../../support/tables.js';
 import type { TestDatabase } from '../../support/test-database.js';
-
-/** Every table of the package, in foreign-key order (parents first). */
-export const TABLES = [
-  'agent_thread',
-  'agent_run',
-  'agent_message',
-  'agent_summary',
-  'agent_context_snapshot',
-  'agent_audit_event',
-] as const;
-export type TableName = (typeof TABLES)[number];
 
 type Admin = TestDatabase['admin'];
 

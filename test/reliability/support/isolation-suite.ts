@@ -7,17 +7,18 @@ import { createAgentHistory, InvalidTenantError, NotFoundError } from '../../../
 import type { TenantHistory } from '../../../src/store/create-agent-history.js';
 import { rowsOf, type AgentHistoryDatabase } from '../../../src/tenant/database.js';
 import { APP_LOGIN } from '../../support/global-setup.js';
-import { openTestDatabase, type Backend, type TestDatabase } from '../../support/test-database.js';
-import { dumpTenants, TABLES } from './database-inspection.js';
+import { useTestDatabase, type Backend } from '../../support/test-database.js';
+import { TABLES } from '../../support/tables.js';
+import { dumpTenants } from './database-inspection.js';
 import {
   describeDirtyConnection,
   probePostgresPool,
   probeSingleConnection,
   type ConnectionState,
 } from './pool-probe.js';
-import { ReliabilityTally } from './reliability-report.js';
+import { seededTally } from './reliability-report.js';
 import { scaled, scaledTimeout } from './reliability-scale.js';
-import { seededRandom, type SeededRandom } from './seeded-random.js';
+import type { SeededRandom } from './seeded-random.js';
 import { seedTenant, SHARED_USER_ID, SHARED_WORD, type TenantFixture } from './seed-tenant.js';
 
 /** Cross-tenant operations per backend (PGlite serializes everything, so fewer there). */
@@ -127,13 +128,12 @@ const NOT_FOUND_NAMES = Object.keys(NOT_FOUND_OPERATIONS);
  */
 export function defineIsolationSuite(backend: Backend): void {
   describe(`tenant isolation on ${backend}`, () => {
-    let database: TestDatabase;
+    const database = useTestDatabase(backend, { poolSize: 1 });
     let db: AgentHistoryDatabase;
     let client: postgres.Sql | undefined;
     let loginUser: string;
 
     beforeAll(async () => {
-      database = await openTestDatabase(backend, { poolSize: 1 });
       if (backend === 'postgres') {
         // Our own pool over the same plain login role, so the suite can reach each of its connections.
         client = postgres(database.appUrl!, { max: POOL_SIZE, onnotice: () => {} });
@@ -144,9 +144,9 @@ export function defineIsolationSuite(backend: Backend): void {
         loginUser = 'postgres';
       }
     });
+    // Runs before useTestDatabase's own afterAll (registered first), which closes the database.
     afterAll(async () => {
       await client?.end();
-      await database?.close();
     });
 
     const probe = (): Promise<ConnectionState[]> =>
@@ -155,9 +155,7 @@ export function defineIsolationSuite(backend: Backend): void {
     it(
       'should answer every cross-tenant operation with NotFoundError or an empty result and leave the victims byte-identical',
       async () => {
-        const random = seededRandom();
-        const tally = new ReliabilityTally(`isolation-${backend}`);
-        tally.note('seed', random.seed);
+        const { random, tally } = seededTally(`isolation-${backend}`);
         const history = createAgentHistory({ db });
         const futureHistory = createAgentHistory({ db, _internal: { now: () => FAR_FUTURE } });
 

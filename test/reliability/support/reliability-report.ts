@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RELIABILITY_SCALE } from './reliability-scale.js';
+import { seededRandom, type SeededRandom } from './seeded-random.js';
 
 /** Where each suite writes its figures as JSON (one file per suite and backend). */
 export const RESULTS_FOLDER = process.env.RELIABILITY_RESULTS ?? join(tmpdir(), 'agent-history-reliability');
@@ -74,4 +75,12 @@ export class ReliabilityTally {
       `[reliability] ${this.suite}: ${result.attempts} attempts, ${result.violations} violations, ${result.seconds}s ${JSON.stringify(result.byKind)}${this.notes.size ? ` notes ${JSON.stringify(result.notes)}` : ''}`,
     );
   }
+}
+
+/** A seeded random source and a tally for `suite` that notes the seed first, so a failing run can be replayed. */
+export function seededTally(suite: string): { random: SeededRandom; tally: ReliabilityTally } {
+  const random = seededRandom();
+  const tally = new ReliabilityTally(suite);
+  tally.note('seed', random.seed);
+  return { random, tally };
 }

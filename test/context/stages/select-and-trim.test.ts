@@ -13,8 +13,18 @@ import {
   trimContext,
   type ContextSegment,
   type ContextUIMessage,
-} from '../../src/context/index.js';
-import { assistant, smallMeasure, stepStart, stored, text, tokenCounter, toolResult, user, words } from './fixtures.js';
+} from '../../../src/context/index.js';
+import {
+  assistant,
+  smallMeasure,
+  stepStart,
+  stored,
+  text,
+  tokenCounter,
+  toolResult,
+  user,
+  words,
+} from '../fixtures.js';
 
 const measure = smallMeasure();
 const fourTurns: ContextUIMessage[] = [

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { filterStoredMessages, validateStoredMessages, type ContextMessage } from '../../src/context/index.js';
-import { assistant, stored, text, toolResult, user } from './fixtures.js';
+import { filterStoredMessages, validateStoredMessages, type ContextMessage } from '../../../src/context/index.js';
+import { assistant, stored, text, toolResult, user } from '../fixtures.js';
 
 const legacyToolInvocation = stored(
   2,

@@ -2,7 +2,7 @@ import type { ModelMessage } from '@ai-sdk/provider-utils';
 import fc from 'fast-check';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createOfflineSummarizer } from '../../src/ai-sdk/summarizer.js';
+import { createOfflineSummarizer } from '../../../src/ai-sdk/summarizer.js';
 import {
   convertToContextSegments,
   countStoredMessageTokens,
@@ -22,8 +22,8 @@ import {
   type ContextUIPart,
   type ModelProfile,
   type ContextMessage,
-} from '../../src/context/index.js';
-import { tokenCounter } from './fixtures.js';
+} from '../../../src/context/index.js';
+import { tokenCounter } from '../fixtures.js';
 
 /** Default number of generated conversations per property; PROPERTY_RUNS raises it. */
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 800);

@@ -6,8 +6,8 @@ import {
   renderSegments,
   type ContextPrunePolicy,
   type ContextUIMessage,
-} from '../../src/context/index.js';
-import { assistant, reasoning, smallMeasure, stepStart, stored, text, toolResult, user } from './fixtures.js';
+} from '../../../src/context/index.js';
+import { assistant, reasoning, smallMeasure, stepStart, stored, text, toolResult, user } from '../fixtures.js';
 
 const threeWeatherTurns: ContextUIMessage[] = [
   user('u1', 'Weather in Paris?'),

@@ -2,7 +2,6 @@ import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import {
   ModelProfileNotFoundError,
-  computeContextBudget,
   countModelMessageTokens,
   countStoredMessageTokens,
   createContextCalibrator,
@@ -15,7 +14,7 @@ import {
   storedTokenCountId,
 } from '../../src/context/index.js';
 import { InvalidArgumentError } from '../../src/errors/index.js';
-import { assistant, reasoning, stepStart, text, tokenCounter, toolResult, user } from './fixtures.js';
+import { assistant, reasoning, stepStart, text, tokenCounter, toolResult, user } from '../context/fixtures.js';
 
 const exact = (value: string) => countTokens(value, { disallowedSpecial: new Set() });
 
@@ -241,51 +240,6 @@ describe('tool definitions', () => {
       Math.ceil(raw * 1.25) + 20 + 550,
     );
     expect(estimateToolDefinitionTokens({ rawTokens: 0, toolCount: 0, profile: claude })).toBe(0);
-  });
-});
-
-describe('computeContextBudget', () => {
-  it('should return the breakdown: window − output − instructions − tools − input − margin', () => {
-    const profile = resolveModelProfile({ modelId: 'gpt-4o' });
-    expect(
-      computeContextBudget({
-        profile,
-        maxOutputTokens: 4096,
-        instructionsTokens: 300,
-        toolDefinitionsTokens: 700,
-        currentInputTokens: 50,
-        historyTokens: 90_000,
-      }),
-    ).toEqual({
-      contextWindow: 128_000,
-      maxOutputTokens: 4096,
-      instructionsTokens: 300,
-      toolDefinitionsTokens: 700,
-      currentInputTokens: 50,
-      safetyMarginTokens: 3840,
-      availableTokens: 128_000 - 4096 - 300 - 700 - 50 - 3840,
-      historyTokens: 90_000,
-      remainingTokens: 128_000 - 4096 - 300 - 700 - 50 - 3840 - 90_000,
-      tokenizerFactor: 1,
-      calibration: 1,
-    });
-  });
-
-  it('should reserve the model maximum output when none is requested, and reject an impossible one', () => {
-    const profile = resolveModelProfile({ modelId: 'gpt-5' });
-    expect(
-      computeContextBudget({ profile, instructionsTokens: 0, toolDefinitionsTokens: 0, currentInputTokens: 0 })
-        .maxOutputTokens,
-    ).toBe(128_000);
-    expect(() =>
-      computeContextBudget({
-        profile,
-        maxOutputTokens: 400_000,
-        instructionsTokens: 0,
-        toolDefinitionsTokens: 0,
-        currentInputTokens: 0,
-      }),
-    ).toThrowError('Invalid maxOutputTokens 400000: expected an integer from 1 to below the context window (400000).');
   });
 });
 

@@ -11,8 +11,8 @@ import {
   type ContextSummarizerInput,
   type ContextUIMessage,
   type MemoryContextStore,
-} from '../../src/context/index.js';
-import { VersionConflictError } from '../../src/errors/index.js';
+} from '../../../src/context/index.js';
+import { VersionConflictError } from '../../../src/errors/index.js';
 import {
   assistant,
   reasoning,
@@ -24,7 +24,7 @@ import {
   toolResult,
   user,
   words,
-} from './fixtures.js';
+} from '../fixtures.js';
 
 const tripTurns = (from: number, to: number): ContextUIMessage[] =>
   Array.from({ length: to - from + 1 }, (_unused, offset) => {

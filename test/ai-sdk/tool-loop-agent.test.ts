@@ -7,7 +7,7 @@ import { createContextManager } from '../../src/ai-sdk/context-manager.js';
 import { createOfflineSummarizer } from '../../src/ai-sdk/summarizer.js';
 import type { ChatContextManager } from '../../src/ai-sdk/chat-model-source.js';
 import { toolOutputPreviewMarker, type ContextReport } from '../../src/context/index.js';
-import { assistant, storeOf, text, tokenCounter, user, words } from './fixtures.js';
+import { assistant, storeOf, text, tokenCounter, user, words } from '../context/fixtures.js';
 
 const usage = (input: number, output: number) => ({
   inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
@@ -138,11 +138,9 @@ function expectPrompts(prompts: unknown[], reports: ContextReport[]) {
   expect(reports.every((report) => report.budget.remainingTokens >= 0)).toBe(true);
 }
 
-async function runGenerate() {
-  const reports: ContextReport[] = [];
-  const context = managerFor(storedThread(), reports);
-  const model = new MockLanguageModelV4({ doGenerate: [toolCallStep, answerStep] });
-  const agent = new ToolLoopAgent({
+/** The agent both runs use: the trip planner with the weather tool and the context manager's `prepareStep`. */
+function tripPlanner(model: MockLanguageModelV4, context: ReturnType<typeof managerFor>) {
+  return new ToolLoopAgent({
     model,
     instructions: 'You plan trips.',
     tools: { weather },
@@ -150,6 +148,13 @@ async function runGenerate() {
     stopWhen: isStepCount(5),
     prepareStep: context.prepareStep,
   });
+}
+
+async function runGenerate() {
+  const reports: ContextReport[] = [];
+  const context = managerFor(storedThread(), reports);
+  const model = new MockLanguageModelV4({ doGenerate: [toolCallStep, answerStep] });
+  const agent = tripPlanner(model, context);
   const result = await agent.generate({ messages: await context.initialMessages() });
   return { reports, text: result.text, prompts: model.doGenerateCalls.map((call) => call.prompt) };
 }
@@ -158,14 +163,7 @@ async function runStream() {
   const reports: ContextReport[] = [];
   const context = managerFor(storedThread(), reports);
   const model = new MockLanguageModelV4({ doStream: [streamOf(toolCallStep), streamOf(answerStep)] });
-  const agent = new ToolLoopAgent({
-    model,
-    instructions: 'You plan trips.',
-    tools: { weather },
-    maxOutputTokens: 100,
-    stopWhen: isStepCount(5),
-    prepareStep: context.prepareStep,
-  });
+  const agent = tripPlanner(model, context);
   const result = await agent.stream({ messages: await context.initialMessages() });
   const parts: string[] = [];
   for await (const part of result.stream) parts.push(part.type);

@@ -1,0 +1,27 @@
+// The builders every test folder uses (messages, parts, ranges). Fixtures specific to one folder stay there
+// (`test/ai-sdk/fixtures.ts`: tools, scripted models, chat rows; `test/context/fixtures.ts`: stored rows, measures).
+
+/** A text part: `{ type: 'text', text }`. */
+export const text = (value: string) => ({ type: 'text' as const, text: value });
+
+/**
+ * A user message with one text part.
+ *
+ * @param text - what the user wrote. @default `text of ${id}`
+ */
+export const userMessage = (id: string, text = `text of ${id}`) => ({
+  id,
+  role: 'user' as const,
+  parts: [{ type: 'text' as const, text }],
+});
+
+/** An assistant message with one text part. */
+export const assistantMessage = (id: string, text: string) => ({
+  id,
+  role: 'assistant' as const,
+  parts: [{ type: 'text' as const, text }],
+});
+
+/** The integers from `from` through `through`, ascending (empty when `through` is below `from`). */
+export const range = (from: number, through: number) =>
+  Array.from({ length: Math.max(0, through - from + 1) }, (_, index) => from + index);
