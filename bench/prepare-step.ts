@@ -11,11 +11,11 @@ import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { createContextManager } from '../src/ai-sdk/context-manager.js';
 import {
   countStoredMessageTokens,
-  createMemoryContextStore,
   loadO200kTokenCounter,
   storedTokenCountId,
   type ContextUIMessage,
 } from '../src/context/index.js';
+import { createMemoryContextStore } from '../src/testing/index.js';
 
 /** Options of {@link runPrepareStepBench}. */
 export interface PrepareStepBenchOptions {

@@ -108,12 +108,6 @@ export {
 export { guardLongRuns } from '../tokens/guard-long-runs.js';
 export { type FindRelevantMemoryOptions, findRelevantMemory } from './stages/find-relevant-memory.js';
 export { hashContextMessages } from './engine/hash-context-messages.js';
-export {
-  type AppendMemoryMessageInput,
-  type CreateMemoryContextStoreOptions,
-  type MemoryContextStore,
-  createMemoryContextStore,
-} from '../testing/memory-context-store.js';
 export { type CreateMemorySegmentOptions, createMemorySegment } from './segments/memory-segment.js';
 export {
   type ModelFamily,

@@ -1,16 +1,15 @@
 import {
   countStoredMessageTokens,
   createContextMeasure,
-  createMemoryContextStore,
   loadO200kTokenCounter,
   resolveModelProfile,
   storedTokenCountId,
   type ContextUIMessage,
   type ContextUIPart,
-  type MemoryContextStore,
   type ModelProfile,
   type ContextMessage,
 } from '../../src/context/index.js';
+import { createMemoryContextStore, type MemoryContextStore } from '../../src/testing/index.js';
 import { text as sharedText, userMessage } from '../support/fixtures.js';
 
 /** The default counter, loaded once per test file. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryContextStore } from '../../src/context/index.js';
+import { createMemoryContextStore } from '../../src/testing/index.js';
 import { NotFoundError } from '../../src/errors/index.js';
 import { user } from './fixtures.js';
 

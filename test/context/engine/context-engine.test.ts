@@ -3,15 +3,14 @@ import { describe, expect, it } from 'vitest';
 import {
   ContextEmptyError,
   createContextEngine,
-  createMemoryContextStore,
   rebuildContextFromSnapshot,
   renderSummaryText,
   type ContextPolicyInput,
   type ContextSummarizer,
   type ContextSummarizerInput,
   type ContextUIMessage,
-  type MemoryContextStore,
 } from '../../../src/context/index.js';
+import { createMemoryContextStore, type MemoryContextStore } from '../../../src/testing/index.js';
 import { VersionConflictError } from '../../../src/errors/index.js';
 import {
   assistant,

@@ -8,7 +8,6 @@ import {
   countStoredMessageTokens,
   createContextEngine,
   createContextMeasure,
-  createMemoryContextStore,
   defaultContextPolicy,
   filterStoredMessages,
   pruneContext,
@@ -23,6 +22,7 @@ import {
   type ModelProfile,
   type ContextMessage,
 } from '../../../src/context/index.js';
+import { createMemoryContextStore } from '../../../src/testing/index.js';
 import { tokenCounter } from '../fixtures.js';
 
 /** Default number of generated conversations per property; PROPERTY_RUNS raises it. */
