@@ -42,3 +42,39 @@ export function assertThreadId(threadId: unknown): string {
   if (!isUuid(threadId)) throw new NotFoundError({ entity: 'thread', id: threadId });
   return threadId.toLowerCase();
 }
+
+/** A required short string (a policy version, a hash): typed errors instead of a NOT NULL or encoding failure in SQL. */
+export function assertRequiredText(argument: string, value: unknown): string {
+  const text = assertOptionalText(argument, value, 200);
+  if (text === null || text.length === 0)
+    throw new InvalidArgumentError({ argument, value, message: 'expected a non-empty string.' });
+  return text;
+}
+
+/** Null for undefined or null; otherwise the uuid (lower-cased), or {@link InvalidArgumentError}. */
+export function assertOptionalUuid(argument: string, value: unknown): string | null {
+  return value === undefined || value === null ? null : assertUuid(argument, value);
+}
+
+/**
+ * Throws {@link InvalidArgumentError} unless a summary's content is a string with something besides white space,
+ * so that a failed summarizer call can never write a summary.
+ */
+export function assertSummaryContent(content: unknown): string {
+  if (typeof content !== 'string' || content.trim().length === 0)
+    throw new InvalidArgumentError({
+      argument: 'summary.content',
+      value: content,
+      message: 'a summary must have content.',
+    });
+  return content;
+}
+
+/**
+ * Throws {@link InvalidArgumentError} unless a summary's inclusive range `fromSequence`..`throughSequence` lies
+ * within a thread of `messageCount` messages.
+ */
+export function assertSummaryRange(fromSequence: unknown, throughSequence: unknown, messageCount: number): void {
+  const from = assertInteger('summary.fromSequence', fromSequence, 1, Math.max(1, messageCount));
+  assertInteger('summary.throughSequence', throughSequence, from, messageCount);
+}

@@ -12,7 +12,10 @@ import {
   finalizeMessage,
   recoverAbandonedMessages,
 } from './assistant-lifecycle.js';
-import { listSummaries, loadContext, writeSnapshot, writeSummary } from './context-artifacts.js';
+import { listSummaries } from './list-summaries.js';
+import { loadContext } from './load-context.js';
+import { writeSnapshot } from './write-snapshot.js';
+import { writeSummary } from './write-summary.js';
 import { getMessage, listMessages } from './list-messages.js';
 import { excludeMessages, includeMessages, pinMessage, unpinMessage } from './message-state.js';
 import { redactMessage } from './redact-message.js';

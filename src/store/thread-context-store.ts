@@ -1,6 +1,8 @@
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import type { ContextStore } from '../model/context-store.js';
-import { loadContext, writeSnapshot, writeSummary } from './context-artifacts.js';
+import { loadContext } from './load-context.js';
+import { writeSnapshot } from './write-snapshot.js';
+import { writeSummary } from './write-summary.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { searchMessages } from './search-messages.js';
 import { inTenant, type StoreContext } from './store-context.js';

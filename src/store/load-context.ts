@@ -1,0 +1,135 @@
+import { and, asc, desc, eq, gt, isNull, lte, sql, type SQL } from 'drizzle-orm';
+import { assertInteger, assertThreadId } from '../errors/assert-input.js';
+import type { LoadedThreadContext } from '../model/context-store.js';
+import type { StoredMessage, StoredSnapshot, StoredSummary } from '../model/stored-rows.js';
+import type { TenantTransaction } from '../tenant/with-tenant.js';
+import type { LoadContextOptions } from './context-artifact-operations.js';
+import { snapshotColumns, summaryColumns, toSnapshot, toSummary } from './context-artifact-rows.js';
+import { requireThread } from './require-thread.js';
+import { messageColumns, toStoredMessage } from './row-mapping.js';
+import { inTenant, type StoreContext } from './store-context.js';
+
+/**
+ * The newest valid snapshot, its summary and the tail strictly after its inclusive boundary, read in one
+ * repeatable-read transaction so the parts come from one state of the database. The tail holds every message
+ * (all states); the context engine filters. Its size is bounded by `maxTailMessages`, whatever the thread's length.
+ */
+export function loadContext(
+  context: StoreContext,
+  threadId: string,
+  { maxTailMessages = 2000 }: LoadContextOptions = {},
+): Promise<LoadedThreadContext> {
+  const thread = assertThreadId(threadId);
+  assertInteger('options.maxTailMessages', maxTailMessages, 1, 100_000);
+  return inTenant(
+    context,
+    async (tx) => {
+      const threadRow = await requireThread(context, tx, thread);
+      const artifacts = await readArtifacts(context, tx, thread);
+      const boundary = artifacts.snapshot ? artifacts.snapshot.throughSequence : 0;
+      const messages = await readMessages(context, tx, thread, boundary, maxTailMessages);
+      return {
+        thread: threadRow,
+        snapshot: artifacts.snapshot,
+        summary: artifacts.summary,
+        latestSummary: artifacts.latestSummary,
+        tail: messages.tail,
+        pinned: messages.pinned,
+        tailTruncated: messages.tailTruncated,
+        currentVersion: artifacts.currentVersion,
+      };
+    },
+    { isolationLevel: 'repeatable read' },
+  );
+}
+
+/** The newest valid snapshot with its summary (if still valid), the newest valid summary and the newest version. */
+async function readArtifacts(
+  context: StoreContext,
+  tx: TenantTransaction,
+  thread: string,
+): Promise<{
+  snapshot: StoredSnapshot | null;
+  summary: StoredSummary | null;
+  latestSummary: StoredSummary | null;
+  currentVersion: number;
+}> {
+  const { agentContextSnapshot, agentSummary } = context.tables;
+  const tenantThread = (table: typeof agentSummary | typeof agentContextSnapshot) =>
+    and(eq(table.tenantId, context.tenantId), eq(table.threadId, thread));
+  const [[snapshot], [latestSummary], [versionRow]] = await Promise.all([
+    tx
+      .select(snapshotColumns(context))
+      .from(agentContextSnapshot)
+      .where(and(tenantThread(agentContextSnapshot), eq(agentContextSnapshot.stale, false)))
+      .orderBy(desc(agentContextSnapshot.version))
+      .limit(1),
+    tx
+      .select(summaryColumns(context))
+      .from(agentSummary)
+      .where(and(tenantThread(agentSummary), eq(agentSummary.stale, false)))
+      .orderBy(desc(agentSummary.throughSequence), desc(agentSummary.createdAt))
+      .limit(1),
+    tx
+      .select({ version: sql<number>`coalesce(max(${agentContextSnapshot.version}), 0)` })
+      .from(agentContextSnapshot)
+      .where(tenantThread(agentContextSnapshot)),
+  ]);
+  let summary: StoredSummary | null = null;
+  if (snapshot?.summaryId) {
+    const [row] = await tx
+      .select(summaryColumns(context))
+      .from(agentSummary)
+      .where(and(tenantThread(agentSummary), eq(agentSummary.id, snapshot.summaryId), eq(agentSummary.stale, false)));
+    summary = row ? toSummary(row) : null;
+  }
+  return {
+    snapshot: snapshot ? toSnapshot(snapshot) : null,
+    summary,
+    latestSummary: latestSummary ? toSummary(latestSummary) : null,
+    currentVersion: Number(versionRow?.version ?? 0),
+  };
+}
+
+/**
+ * The live messages strictly after `boundary` (the newest `maxTailMessages`, oldest first) and the pinned live
+ * messages at or before it.
+ */
+async function readMessages(
+  context: StoreContext,
+  tx: TenantTransaction,
+  thread: string,
+  boundary: number,
+  maxTailMessages: number,
+): Promise<{ tail: StoredMessage[]; pinned: StoredMessage[]; tailTruncated: boolean }> {
+  const { agentMessage } = context.tables;
+  const liveMessages = (...conditions: SQL[]) =>
+    and(
+      eq(agentMessage.tenantId, context.tenantId),
+      eq(agentMessage.threadId, thread),
+      ...conditions,
+      isNull(agentMessage.deletedAt),
+    );
+  const rows = await tx
+    .select(messageColumns(context.tables))
+    .from(agentMessage)
+    .where(liveMessages(gt(agentMessage.sequence, boundary)))
+    .orderBy(desc(agentMessage.sequence))
+    .limit(maxTailMessages + 1);
+  const pinnedRows =
+    boundary === 0
+      ? []
+      : await tx
+          .select(messageColumns(context.tables))
+          .from(agentMessage)
+          .where(liveMessages(lte(agentMessage.sequence, boundary), eq(agentMessage.pinned, true)))
+          .orderBy(asc(agentMessage.sequence));
+  return {
+    tail: rows
+      .slice(0, maxTailMessages)
+      .reverse()
+      .map((row) => toStoredMessage(row)),
+    pinned: pinnedRows.map((row) => toStoredMessage(row)),
+    tailTruncated: rows.length > maxTailMessages,
+  };
+}

@@ -1,0 +1,110 @@
+import { and, eq, sql } from 'drizzle-orm';
+import { AgentHistoryError } from '../errors/agent-history-error.js';
+import { assertInteger, assertOptionalUuid, assertRequiredText, assertThreadId } from '../errors/assert-input.js';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
+import { VersionConflictError } from '../errors/version-conflict-error.js';
+import type { NewSnapshot } from '../model/context-store.js';
+import type { StoredSnapshot } from '../model/stored-rows.js';
+import { rowsOf } from '../tenant/database.js';
+import { snapshotColumns, toSnapshot } from './context-artifact-rows.js';
+import { requireThread } from './require-thread.js';
+import { inTenant, postgresErrorCode, type StoreContext } from './store-context.js';
+import { assertStorableJson } from './validate-message.js';
+
+/** The JSON text of a value `jsonb` accepts (no cycles, NUL, lone surrogates, non-finite numbers), or InvalidArgumentError. */
+function jsonArgument(argument: string, value: unknown): string {
+  try {
+    assertStorableJson(value, argument);
+  } catch (error) {
+    if (!AgentHistoryError.isInstance(error)) throw error;
+    throw new InvalidArgumentError({ argument, value: (error as { value?: unknown }).value, message: error.message });
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * Writes snapshot `expectedVersion + 1`. When another writer got there first, nothing is written and a
+ * {@link VersionConflictError} is raised: a snapshot is never overwritten. The boundary is inclusive and must
+ * lie within the thread.
+ */
+export async function writeSnapshot(
+  context: StoreContext,
+  threadId: string,
+  input: NewSnapshot,
+): Promise<StoredSnapshot> {
+  const thread = assertThreadId(threadId);
+  const expectedVersion = assertInteger('snapshot.expectedVersion', input.expectedVersion, 0, 2_000_000_000);
+  if (
+    !Array.isArray(input.includedSequences) ||
+    input.includedSequences.some((sequence) => !Number.isSafeInteger(sequence) || sequence < 1)
+  ) {
+    throw new InvalidArgumentError({
+      argument: 'snapshot.includedSequences',
+      value: input.includedSequences,
+      message: 'expected positive integers.',
+    });
+  }
+  const policyVersion = assertRequiredText('snapshot.policyVersion', input.policyVersion);
+  const messagesHash = assertRequiredText('snapshot.messagesHash', input.messagesHash);
+  const summaryId = assertOptionalUuid('snapshot.summaryId', input.summaryId);
+  const pruned = jsonArgument('snapshot.pruned', input.pruned ?? []);
+  const budget = jsonArgument('snapshot.budget', input.budget ?? {});
+  const { agentContextSnapshot, agentSummary } = context.tables;
+  try {
+    return await inTenant(context, async (tx) => {
+      const threadRow = await requireThread(context, tx, thread);
+      assertInteger('snapshot.throughSequence', input.throughSequence, 0, threadRow.messageCount);
+      // The summary must be one of this thread's. If a redaction has made it stale since the engine read it, the
+      // snapshot is stored stale too: loading it would drop the summary and with it everything before the
+      // boundary. FOR SHARE waits for a redaction in progress on it, so its outcome is the one seen.
+      let stale = false;
+      if (summaryId !== null) {
+        const [summary] = await tx
+          .select({ stale: agentSummary.stale })
+          .from(agentSummary)
+          .where(
+            and(
+              eq(agentSummary.tenantId, context.tenantId),
+              eq(agentSummary.threadId, thread),
+              eq(agentSummary.id, summaryId),
+            ),
+          )
+          .for('share');
+        if (!summary) throw new NotFoundError({ entity: 'summary', id: summaryId });
+        stale = summary.stale;
+      }
+      const rows = rowsOf<{ id: string }>(
+        await tx.execute(sql`
+          insert into ${agentContextSnapshot} (tenant_id, thread_id, version, through_sequence, summary_id, included_sequences,
+            pruned, budget, policy_version, messages_hash, stale)
+          select ${context.tenantId}, ${thread}, ${expectedVersion + 1}, ${input.throughSequence}, ${summaryId},
+            ${JSON.stringify(input.includedSequences)}::jsonb, ${pruned}::jsonb,
+            ${budget}::jsonb, ${policyVersion}, ${messagesHash}, ${stale}
+          where (select coalesce(max(version), 0) from ${agentContextSnapshot}
+                 where tenant_id = ${context.tenantId} and thread_id = ${thread}) = ${expectedVersion}
+          returning id`),
+      );
+      if (rows.length === 0) {
+        const [current] = await tx
+          .select({ version: sql<number>`coalesce(max(${agentContextSnapshot.version}), 0)` })
+          .from(agentContextSnapshot)
+          .where(and(eq(agentContextSnapshot.tenantId, context.tenantId), eq(agentContextSnapshot.threadId, thread)));
+        throw new VersionConflictError({
+          entity: 'snapshot',
+          expectedVersion,
+          actualVersion: Number(current?.version),
+        });
+      }
+      const [row] = await tx
+        .select(snapshotColumns(context))
+        .from(agentContextSnapshot)
+        .where(and(eq(agentContextSnapshot.tenantId, context.tenantId), eq(agentContextSnapshot.id, rows[0]!.id)));
+      return toSnapshot(row!);
+    });
+  } catch (error) {
+    // Two writers with the same expected version: the unique (thread, version) index lets one through.
+    if (postgresErrorCode(error) === '23505') throw new VersionConflictError({ entity: 'snapshot', expectedVersion });
+    throw error;
+  }
+}
