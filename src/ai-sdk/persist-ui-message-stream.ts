@@ -6,13 +6,13 @@ import {
   type ToolSet,
   type UIMessage,
 } from 'ai';
-import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
-import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
+import type { StoredMessagePart } from '../schema/define-agent-tables.js';
 import type { TenantHistory } from '../store/tenant-history.js';
-import type { FinalStatus } from '../store/assistant-lifecycle.js';
 import type { StoredMessage } from '../model/stored-rows.js';
-import { settleInterruptedParts } from './settle-interrupted-parts.js';
-import { addUsage, toMessageUsage, toRunUsage, type MessageUsage } from './usage.js';
+import { answerMetadata } from './answer-metadata.js';
+import { checkpointAnswer, createAnswerPersistenceState } from './answer-persistence-state.js';
+import { createClientStream } from './create-client-stream.js';
+import { finalizeAnswerOnEnd, finalizeAnswerWithoutOutcome } from './finalize-answer.js';
 
 type UIStreamOptions<UI_MESSAGE extends UIMessage> = NonNullable<
   Parameters<typeof toUIMessageStream<ToolSet, UI_MESSAGE>>[0]
@@ -93,136 +93,31 @@ export function persistUIMessageStream<UI_MESSAGE extends UIMessage, TOOLS exten
   heartbeatMs = 20_000,
   onPersistError = (error) => console.error('agent-history: could not persist the answer', error),
 }: PersistUIMessageStreamOptions<UI_MESSAGE, TOOLS>): PersistedUIMessageStream<UI_MESSAGE> {
-  let usage: MessageUsage = {};
-  let checkpointed: StoredMessagePart[] = [];
-  let writes: Promise<void> = Promise.resolve();
-  let settle!: { resolve: (stored: StoredMessage) => void; reject: (error: unknown) => void };
-  const done = new Promise<StoredMessage>((resolve, reject) => (settle = { resolve, reject }));
-  done.catch(() => {});
-
-  const checkpoint = (parts: StoredMessagePart[]) => {
-    writes = writes
-      .then(() => history.checkpointMessage(threadId, messageId, { parts }))
-      .then(
-        () => {
-          checkpointed = parts;
-        },
-        (error: unknown) => {
-          // The message was finalized elsewhere (a stop handled by another process): stop this model call too.
-          if (error instanceof InvalidArgumentError) abortController.abort();
-          else onPersistError(error);
-        },
-      );
-    return writes;
-  };
-  const heartbeat = setInterval(() => void checkpoint(checkpointed), heartbeatMs);
-  heartbeat.unref?.();
-
-  const metadataOf = ({ part }: { part: TextStreamPart<ToolSet> }) => {
-    if (part.type === 'finish-step') usage = addUsage(usage, toMessageUsage(part.usage));
-    const own = messageMetadata?.({ part });
-    if (part.type !== 'finish' || usageMetadataKey === false) return own;
-    return { ...(own as object | undefined), [usageMetadataKey]: toMessageUsage(part.totalUsage) } as typeof own;
-  };
-
-  let ended = false;
-  const finalize = async (
-    status: FinalStatus,
-    parts: StoredMessagePart[],
-    metadata: StoredMetadata | undefined,
-    error?: unknown,
-  ) => {
-    clearInterval(heartbeat);
-    await writes;
-    const withUsage =
-      usageMetadataKey === false || Object.keys(usage).length === 0 || (metadata && usageMetadataKey in metadata)
-        ? metadata
-        : { ...metadata, [usageMetadataKey]: usage };
-    let stored: StoredMessage;
-    try {
-      stored = await history.finalizeMessage(threadId, messageId, {
-        status,
-        parts:
-          status === 'completed' ? parts : (settleInterruptedParts(parts as UIMessage['parts']) as StoredMessagePart[]),
-        metadata: withUsage,
-      });
-    } catch (finalizeError) {
-      // Already finalized by a stop elsewhere: that row is the answer.
-      if (!(finalizeError instanceof InvalidArgumentError)) throw finalizeError;
-      stored = await history.getMessage(threadId, messageId);
-    }
-    const runError =
-      error === undefined
-        ? undefined
-        : error instanceof Error
-          ? { name: error.name, message: error.message }
-          : { message: String(error) };
-    await history.finishRun(runId, { status: stored.status as FinalStatus, usage: toRunUsage(usage), error: runError });
-    return stored;
-  };
-
+  const state = createAnswerPersistenceState({
+    history,
+    threadId,
+    runId,
+    messageId,
+    abortController,
+    usageMetadataKey,
+    heartbeatMs,
+    onPersistError,
+  });
   const uiStream = toUIMessageStream<TOOLS, UI_MESSAGE>({
     stream,
     tools,
     originalMessages,
     generateMessageId: () => messageId,
-    messageMetadata: metadataOf as UIStreamOptions<UI_MESSAGE>['messageMetadata'],
+    messageMetadata: ({ part }) => answerMetadata(state, part, messageMetadata),
     sendReasoning,
     sendSources,
     onError,
-    onStepEnd: ({ responseMessage }) => checkpoint(structuredClone(responseMessage.parts) as StoredMessagePart[]),
-    onEnd: async ({ responseMessage, isAborted, isCancelled, outcome }) => {
-      ended = true;
-      const status: FinalStatus =
-        outcome.status === 'completed' && !isAborted && !isCancelled
-          ? 'completed'
-          : outcome.status === 'failed'
-            ? 'failed'
-            : 'cancelled';
-      try {
-        const error =
-          outcome.status === 'failed' ? (outcome.error ?? new Error('The model stream failed.')) : undefined;
-        settle.resolve(
-          await finalize(
-            status,
-            responseMessage.parts as StoredMessagePart[],
-            responseMessage.metadata as StoredMetadata | undefined,
-            error,
-          ),
-        );
-      } catch (error) {
-        onPersistError(error);
-        settle.reject(error);
-      }
-    },
+    onStepEnd: ({ responseMessage }) =>
+      checkpointAnswer(state, structuredClone(responseMessage.parts) as StoredMessagePart[]),
+    onEnd: (end) => finalizeAnswerOnEnd(state, end),
   });
 
   const [toClient, toServer] = uiStream.tee();
-  void consumeStream({ stream: toServer, onError: () => {} }).then(async () => {
-    if (ended) return;
-    // The UI stream closed without its end callback (it should not): store what the last checkpoint holds.
-    try {
-      settle.resolve(
-        await finalize('failed', checkpointed, undefined, new Error('The UI message stream ended without an outcome.')),
-      );
-    } catch (error) {
-      onPersistError(error);
-      settle.reject(error);
-    }
-  });
-
-  const reader = toClient.getReader();
-  const clientStream = new ReadableStream<InferUIMessageChunk<UI_MESSAGE>>({
-    async pull(controller) {
-      const { done: finished, value } = await reader.read();
-      if (finished) controller.close();
-      else controller.enqueue(value);
-    },
-    cancel(reason) {
-      if (onDisconnect === 'cancel') abortController.abort(reason);
-      // Not awaited: a tee branch's cancel settles only when the other branch (the server's) ends too.
-      void reader.cancel(reason).catch(() => {});
-    },
-  });
-  return { stream: clientStream, done };
+  void consumeStream({ stream: toServer, onError: () => {} }).then(() => finalizeAnswerWithoutOutcome(state));
+  return { stream: createClientStream(toClient, onDisconnect, abortController), done: state.done };
 }

@@ -1,9 +1,7 @@
 import {
-  convertToModelMessages,
   createIdGenerator,
   createUIMessageStreamResponse,
   type InferUIMessageChunk,
-  type ModelMessage,
   type ToolSet,
   type UIMessage,
 } from 'ai';
@@ -11,16 +9,15 @@ import type { TenantHistory } from '../store/tenant-history.js';
 import type { StartRunOptions } from '../store/runs.js';
 import type { StoredMessage } from '../model/stored-rows.js';
 import { registerActiveTurn } from './active-turns.js';
-import { ChatConflictError } from './chat-conflict-error.js';
-import type {
-  ChatContextManager,
-  ChatContextManagerOption,
-  ChatModelSource,
-  ChatTurnIdentity,
-  TurnPrepareStep,
-} from './chat-model-source.js';
-import { persistUIMessageStream, type PersistUIMessageStreamOptions } from './persist-ui-message-stream.js';
+import { beginChatAnswer } from './begin-chat-answer.js';
+import type { ChatContextManagerOption, ChatModelSource } from './chat-model-source.js';
+import {
+  persistUIMessageStream,
+  type PersistedUIMessageStream,
+  type PersistUIMessageStreamOptions,
+} from './persist-ui-message-stream.js';
 import { planChatTurn, type ChatTrigger } from './plan-chat-turn.js';
+import { startChatModel } from './start-chat-model.js';
 import type { ChatSchemas } from './validate-chat-messages.js';
 
 type PersistOptions<UI_MESSAGE extends UIMessage, TOOLS extends ToolSet> = PersistUIMessageStreamOptions<
@@ -122,10 +119,11 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
   options: StreamChatTurnOptions<UI_MESSAGE, TOOLS>,
 ): Promise<ChatTurn<UI_MESSAGE>> {
   const { history, threadId, model, generateMessageId = defaultMessageId, historyLimit = 200 } = options;
+  const trigger = options.trigger ?? 'submit-message';
   const plan = await planChatTurn<UI_MESSAGE>({
     history,
     threadId,
-    trigger: options.trigger ?? 'submit-message',
+    trigger,
     message: options.message,
     messageId: options.messageId,
     requestId: options.requestId,
@@ -135,54 +133,33 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
     metadataSchema: options.metadataSchema,
     dataSchemas: options.dataSchemas,
   });
-
-  const run = await history.startRun(threadId, {
-    ...options.run,
-    metadata: {
-      ...options.run?.metadata,
-      trigger: options.trigger ?? 'submit-message',
-      userMessageId: plan.userMessage.id,
-    },
+  const { runId, assistantMessageId } = await beginChatAnswer({
+    history,
+    threadId,
+    trigger,
+    userMessageId: plan.userMessage.id,
+    answerKey: plan.answerKey,
+    run: options.run,
+    generateMessageId,
   });
-  const begun = await history.beginAssistantMessage(threadId, {
-    messageId: generateMessageId(),
-    runId: run.id,
-    clientRequestId: plan.answerKey,
-  });
-  if (!begun.created) {
-    // A racing duplicate got there first: this request writes nothing more.
-    await history.finishRun(run.id, { status: 'cancelled', error: { message: 'duplicate request' } });
-    const reason =
-      begun.stored.status === 'pending' || begun.stored.status === 'streaming' ? 'answer-in-progress' : 'answer-exists';
-    throw new ChatConflictError({ reason, messageId: begun.stored.message.id, status: begun.stored.status });
-  }
-  const assistantMessageId = begun.stored.message.id;
-  const abortController = new AbortController();
-  if (options.abortSignal) {
-    if (options.abortSignal.aborted) abortController.abort(options.abortSignal.reason);
-    else
-      options.abortSignal.addEventListener('abort', () => abortController.abort(options.abortSignal!.reason), {
-        once: true,
-      });
-  }
+  const abortController = followAbortSignal(options.abortSignal);
 
-  let persisted: ReturnType<typeof persistUIMessageStream<UI_MESSAGE, TOOLS>>;
+  let persisted: PersistedUIMessageStream<UI_MESSAGE>;
   try {
-    const manager = await resolveContextManager(options.contextManager, { history, threadId, runId: run.id });
-    const messages: ModelMessage[] = manager?.initialMessages
-      ? await manager.initialMessages({ threadId, messages: plan.contextMessages })
-      : await convertToModelMessages(plan.contextMessages, { tools: options.tools, ignoreIncompleteToolCalls: true });
-    const { stream, tools } = await startModel(model, {
+    const { stream, tools } = await startChatModel({
+      history,
       threadId,
-      runId: run.id,
-      messages,
+      runId,
+      model,
+      contextManager: options.contextManager,
+      contextMessages: plan.contextMessages,
+      tools: options.tools,
       abortSignal: abortController.signal,
-      prepareStep: manager?.prepareStep as unknown as TurnPrepareStep | undefined,
     });
     persisted = persistUIMessageStream<UI_MESSAGE, TOOLS>({
       history,
       threadId,
-      runId: run.id,
+      runId,
       messageId: assistantMessageId,
       stream,
       tools: options.tools ?? tools,
@@ -198,20 +175,32 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
     });
   } catch (error) {
     await history.finalizeMessage(threadId, assistantMessageId, { status: 'failed', parts: [] }).catch(() => {});
-    await history.failRun(run.id, { error }).catch(() => {});
+    await history.failRun(runId, { error }).catch(() => {});
     throw error;
   }
 
   registerActiveTurn(history.tenantId, threadId, {
-    runId: run.id,
+    runId,
     assistantMessageId,
     abort: () => abortController.abort(),
     done: persisted.done,
   });
-  const ids = { threadId, runId: run.id, userMessageId: plan.userMessage.id, assistantMessageId };
+  return toChatTurn(
+    { threadId, runId, userMessageId: plan.userMessage.id, assistantMessageId },
+    plan.excludedMessageIds,
+    persisted,
+  );
+}
+
+// The response headers carry the ids so that a client can stop or reload the turn before the stream ends.
+function toChatTurn<UI_MESSAGE extends UIMessage>(
+  ids: Pick<ChatTurn<UI_MESSAGE>, 'threadId' | 'runId' | 'userMessageId' | 'assistantMessageId'>,
+  excludedMessageIds: string[],
+  persisted: PersistedUIMessageStream<UI_MESSAGE>,
+): ChatTurn<UI_MESSAGE> {
   return {
     ...ids,
-    excludedMessageIds: plan.excludedMessageIds,
+    excludedMessageIds,
     stream: persisted.stream,
     done: persisted.done,
     toResponse: (init = {}) => {
@@ -225,26 +214,13 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
   };
 }
 
-async function resolveContextManager<TOOLS extends ToolSet>(
-  option: ChatContextManagerOption<TOOLS> | undefined,
-  input: { history: TenantHistory; threadId: string; runId: string },
-): Promise<ChatContextManager<TOOLS> | undefined> {
-  if (option === undefined) return undefined;
-  return typeof option === 'function' ? await option(input) : option;
-}
-
-async function startModel<TOOLS extends ToolSet>(
-  source: ChatModelSource<TOOLS>,
-  input: ChatTurnIdentity & { messages: ModelMessage[]; abortSignal: AbortSignal; prepareStep?: TurnPrepareStep },
-) {
-  if (source.streamText) {
-    const result = await source.streamText(input);
-    return { stream: result.stream, tools: undefined };
+// The model call must stop when the caller's signal aborts (like a stop), also if it aborted already; the turn
+// owns its own controller because a stop or a disconnect aborts it too.
+function followAbortSignal(abortSignal: AbortSignal | undefined): AbortController {
+  const abortController = new AbortController();
+  if (abortSignal) {
+    if (abortSignal.aborted) abortController.abort(abortSignal.reason);
+    else abortSignal.addEventListener('abort', () => abortController.abort(abortSignal.reason), { once: true });
   }
-  const agent =
-    typeof source.agent === 'function'
-      ? source.agent({ threadId: input.threadId, runId: input.runId, prepareStep: input.prepareStep })
-      : source.agent;
-  const result = await agent.stream({ messages: input.messages, abortSignal: input.abortSignal });
-  return { stream: result.stream, tools: agent.tools };
+  return abortController;
 }
