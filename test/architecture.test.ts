@@ -1,0 +1,114 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+// The layout's rules, checked on every file of src/ so that they hold for code nobody has written yet.
+const SRC = join(import.meta.dirname, '..', 'src');
+const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+  .filter((file) => file.endsWith('.ts'))
+  .map((file) => file.replaceAll('\\', '/'));
+const read = (file: string) => readFileSync(join(SRC, file), 'utf8');
+
+/** Which top-level folders of src/ each folder may import (besides itself). */
+const MAY_IMPORT: Record<string, string[]> = {
+  schema: [],
+  errors: [],
+  model: ['schema', 'errors'],
+  tenant: ['schema', 'errors'],
+  tokens: ['model', 'errors'],
+  store: ['schema', 'errors', 'model', 'tenant', 'tokens'],
+  context: ['model', 'tokens', 'errors'],
+  testing: ['model', 'tokens', 'errors'],
+  'ai-sdk': ['schema', 'errors', 'model', 'tenant', 'tokens', 'store', 'context'],
+};
+/** Declarative definitions, exempt from the size rules. */
+const DECLARATIVE = ['schema/define-agent-tables.ts'];
+
+function importsOf(file: string): Array<{ specifier: string; typeOnly: boolean }> {
+  const source = ts.createSourceFile(file, read(file), ts.ScriptTarget.Latest);
+  return source.statements.flatMap((statement) => {
+    if (!(ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) || !statement.moduleSpecifier)
+      return [];
+    const typeOnly = ts.isImportDeclaration(statement)
+      ? (statement.importClause?.isTypeOnly ?? false)
+      : statement.isTypeOnly;
+    return [{ specifier: (statement.moduleSpecifier as ts.StringLiteral).text, typeOnly }];
+  });
+}
+
+const folderOf = (file: string) => (file.includes('/') ? file.split('/')[0]! : '.');
+
+describe('src/ layout', () => {
+  it('should have a rule for every top-level folder', () => {
+    const folders = new Set(files.map(folderOf).filter((folder) => folder !== '.'));
+    expect([...folders].sort()).toEqual(Object.keys(MAY_IMPORT).sort());
+  });
+
+  it('should import only from the folders below its own', () => {
+    const violations = files.flatMap((file) => {
+      const folder = folderOf(file);
+      if (folder === '.') return [];
+      return importsOf(file)
+        .filter(({ specifier }) => specifier.startsWith('.'))
+        .map(({ specifier }) => relative(SRC, join(SRC, file, '..', specifier)).replaceAll('\\', '/'))
+        .filter((target) => folderOf(target) !== folder && !MAY_IMPORT[folder]!.includes(folderOf(target)))
+        .map((target) => `${file} -> ${target}`);
+    });
+    expect(violations).toEqual([]);
+  });
+
+  it('should import `ai` at run time only in src/ai-sdk, and drizzle-orm only in src/schema among the packages', () => {
+    const violations = files.flatMap((file) =>
+      importsOf(file)
+        .filter(({ specifier, typeOnly }) => {
+          if (specifier.startsWith('.') || specifier.startsWith('node:')) return false;
+          if (folderOf(file) === 'schema') return !specifier.startsWith('drizzle-orm');
+          return !typeOnly && (specifier === 'ai' || specifier.startsWith('@ai-sdk/')) && folderOf(file) !== 'ai-sdk';
+        })
+        .map(({ specifier }) => `${file} -> ${specifier}`),
+    );
+    expect(violations).toEqual([]);
+  });
+
+  it('should keep every file under 250 lines and every function under 80 lines', () => {
+    const violations: string[] = [];
+    for (const file of files.filter((file) => !DECLARATIVE.includes(file))) {
+      const text = read(file);
+      const lines = text.split('\n').length;
+      if (lines > 250) violations.push(`${file}: ${lines} lines`);
+      const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+      const visit = (node: ts.Node) => {
+        if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+          const start = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
+          const end = source.getLineAndCharacterOfPosition(node.getEnd()).line;
+          if (end - start + 1 > 80) violations.push(`${file}:${start + 1}: a function of ${end - start + 1} lines`);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('should document every exported declaration', () => {
+    const undocumented = files.flatMap((file) => {
+      const source = ts.createSourceFile(file, read(file), ts.ScriptTarget.Latest, true);
+      return source.statements
+        .filter(
+          (statement) =>
+            !ts.isExportDeclaration(statement) &&
+            ts.canHaveModifiers(statement) &&
+            ts.getModifiers(statement)?.some((modifier) => modifier.kind === ts.SyntaxKind.ExportKeyword),
+        )
+        .filter((statement) => ts.getJSDocCommentsAndTags(statement).length === 0 && !hasJsDoc(statement))
+        .map((statement) => `${file}:${source.getLineAndCharacterOfPosition(statement.getStart(source)).line + 1}`);
+    });
+    expect(undocumented).toEqual([]);
+  });
+});
+
+/** `export const { a, b } = …` and variable statements carry their doc comment on the statement itself. */
+function hasJsDoc(statement: ts.Statement): boolean {
+  return ((statement as { jsDoc?: unknown[] }).jsDoc?.length ?? 0) > 0;
+}
