@@ -10,6 +10,7 @@ import { inTenant, type StoreContext } from './store-context.js';
 import { assertThreadId } from '../errors/assert-input.js';
 import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
 import { validateMetadata, validateParts } from './validate-message.js';
+import { ofThread } from './of-thread.js';
 
 /** The options of `beginAssistantMessage`. */
 export interface BeginAssistantMessageOptions {
@@ -105,16 +106,7 @@ export function checkpointMessage(
         leaseExpiresAt: new Date(context.now().getTime() + context.leaseMs),
         updatedAt: sql`now()`,
       })
-      .where(
-        and(
-          eq(agentMessage.tenantId, context.tenantId),
-          eq(agentMessage.threadId, thread),
-          eq(agentMessage.messageId, id),
-          inArray(agentMessage.status, ['pending', 'streaming']),
-          // A message redacted while it streams takes no more content: the writer would undo the redaction.
-          ne(agentMessage.contextState, 'redacted'),
-        ),
-      )
+      .where(stillStreaming(context, thread, id))
       .returning(messageColumns(context.tables));
     if (row) return toStoredMessage(row);
     throw await explainMissing(context, tx, thread, id, 'checkpointed');
@@ -159,28 +151,13 @@ export async function finalizeMessage(
         completedAt: sql`now()`,
         updatedAt: sql`now()`,
       })
-      .where(
-        and(
-          eq(agentMessage.tenantId, context.tenantId),
-          eq(agentMessage.threadId, thread),
-          eq(agentMessage.messageId, id),
-          inArray(agentMessage.status, ['pending', 'streaming']),
-          // A message redacted while it streams takes no more content: the writer would undo the redaction.
-          ne(agentMessage.contextState, 'redacted'),
-        ),
-      )
+      .where(stillStreaming(context, thread, id))
       .returning(messageColumns(context.tables));
     if (row) return toStoredMessage(row);
     const [existing] = await tx
       .select(messageColumns(context.tables))
       .from(agentMessage)
-      .where(
-        and(
-          eq(agentMessage.tenantId, context.tenantId),
-          eq(agentMessage.threadId, thread),
-          eq(agentMessage.messageId, id),
-        ),
-      );
+      .where(and(ofThread(context, agentMessage, thread), eq(agentMessage.messageId, id)));
     if (existing?.status === status) return toStoredMessage(existing);
     throw await explainMissing(context, tx, thread, id, `finalized as ${status}`);
   });
@@ -197,13 +174,7 @@ async function explainMissing(
   const [existing] = await tx
     .select({ status: agentMessage.status, contextState: agentMessage.contextState })
     .from(agentMessage)
-    .where(
-      and(
-        eq(agentMessage.tenantId, context.tenantId),
-        eq(agentMessage.threadId, threadId),
-        eq(agentMessage.messageId, messageId),
-      ),
-    );
+    .where(and(ofThread(context, agentMessage, threadId), eq(agentMessage.messageId, messageId)));
   if (!existing) return new NotFoundError({ entity: 'message', id: messageId });
   if (existing.contextState === 'redacted' && (existing.status === 'pending' || existing.status === 'streaming')) {
     return new InvalidArgumentError({
@@ -245,4 +216,16 @@ export function recoverAbandonedMessages(context: StoreContext): Promise<StoredM
       .returning(messageColumns(context.tables));
     return rows.map((row) => toStoredMessage(row)).sort((a, b) => a.sequence - b.sequence);
   });
+}
+
+/** The assistant message `id` while its writer may still change it: pending or streaming, and not redacted. */
+function stillStreaming(context: StoreContext, thread: string, id: string) {
+  const { agentMessage } = context.tables;
+  return and(
+    ofThread(context, agentMessage, thread),
+    eq(agentMessage.messageId, id),
+    inArray(agentMessage.status, ['pending', 'streaming']),
+    // A message redacted while it streams takes no more content: the writer would undo the redaction.
+    ne(agentMessage.contextState, 'redacted'),
+  );
 }

@@ -7,6 +7,7 @@ import { inTenant, type StoreContext } from './store-context.js';
 import { assertInteger, assertThreadId } from '../errors/assert-input.js';
 import { requireThread } from './require-thread.js';
 import type { MessageRole, StoredMessage } from '../model/stored-rows.js';
+import { ofThread } from './of-thread.js';
 
 /** The options of `listMessages`. */
 export interface ListMessagesOptions {
@@ -61,8 +62,7 @@ export function listMessages(
       .from(agentMessage)
       .where(
         and(
-          eq(agentMessage.tenantId, context.tenantId),
-          eq(agentMessage.threadId, thread),
+          ofThread(context, agentMessage, thread),
           isNull(agentMessage.deletedAt),
           before === undefined ? undefined : lt(agentMessage.sequence, before),
           roles === undefined ? undefined : inArray(agentMessage.role, roles),
@@ -85,13 +85,7 @@ export function getMessage(context: StoreContext, threadId: string, messageId: s
     const [row] = await tx
       .select(messageColumns(context.tables))
       .from(agentMessage)
-      .where(
-        and(
-          eq(agentMessage.tenantId, context.tenantId),
-          eq(agentMessage.threadId, thread),
-          eq(agentMessage.messageId, String(messageId)),
-        ),
-      );
+      .where(and(ofThread(context, agentMessage, thread), eq(agentMessage.messageId, String(messageId))));
     if (!row) throw new NotFoundError({ entity: 'message', id: messageId });
     return toStoredMessage(row);
   });

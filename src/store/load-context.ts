@@ -8,6 +8,7 @@ import { snapshotColumns, summaryColumns, toSnapshot, toSummary } from './contex
 import { requireThread } from './require-thread.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { inTenant, type StoreContext } from './store-context.js';
+import { ofThread } from './of-thread.js';
 
 /**
  * The newest valid snapshot, its summary and the tail strictly after its inclusive boundary, read in one
@@ -55,32 +56,36 @@ async function readArtifacts(
   currentVersion: number;
 }> {
   const { agentContextSnapshot, agentSummary } = context.tables;
-  const tenantThread = (table: typeof agentSummary | typeof agentContextSnapshot) =>
-    and(eq(table.tenantId, context.tenantId), eq(table.threadId, thread));
   const [[snapshot], [latestSummary], [versionRow]] = await Promise.all([
     tx
       .select(snapshotColumns(context))
       .from(agentContextSnapshot)
-      .where(and(tenantThread(agentContextSnapshot), eq(agentContextSnapshot.stale, false)))
+      .where(and(ofThread(context, agentContextSnapshot, thread), eq(agentContextSnapshot.stale, false)))
       .orderBy(desc(agentContextSnapshot.version))
       .limit(1),
     tx
       .select(summaryColumns(context))
       .from(agentSummary)
-      .where(and(tenantThread(agentSummary), eq(agentSummary.stale, false)))
+      .where(and(ofThread(context, agentSummary, thread), eq(agentSummary.stale, false)))
       .orderBy(desc(agentSummary.throughSequence), desc(agentSummary.createdAt))
       .limit(1),
     tx
       .select({ version: sql<number>`coalesce(max(${agentContextSnapshot.version}), 0)` })
       .from(agentContextSnapshot)
-      .where(tenantThread(agentContextSnapshot)),
+      .where(ofThread(context, agentContextSnapshot, thread)),
   ]);
   let summary: StoredSummary | null = null;
   if (snapshot?.summaryId) {
     const [row] = await tx
       .select(summaryColumns(context))
       .from(agentSummary)
-      .where(and(tenantThread(agentSummary), eq(agentSummary.id, snapshot.summaryId), eq(agentSummary.stale, false)));
+      .where(
+        and(
+          ofThread(context, agentSummary, thread),
+          eq(agentSummary.id, snapshot.summaryId),
+          eq(agentSummary.stale, false),
+        ),
+      );
     summary = row ? toSummary(row) : null;
   }
   return {
@@ -104,12 +109,7 @@ async function readMessages(
 ): Promise<{ tail: StoredMessage[]; pinned: StoredMessage[]; tailTruncated: boolean }> {
   const { agentMessage } = context.tables;
   const liveMessages = (...conditions: SQL[]) =>
-    and(
-      eq(agentMessage.tenantId, context.tenantId),
-      eq(agentMessage.threadId, thread),
-      ...conditions,
-      isNull(agentMessage.deletedAt),
-    );
+    and(ofThread(context, agentMessage, thread), ...conditions, isNull(agentMessage.deletedAt));
   const rows = await tx
     .select(messageColumns(context.tables))
     .from(agentMessage)

@@ -8,6 +8,7 @@ import { assertThreadId } from '../errors/assert-input.js';
 import { requireThread } from './require-thread.js';
 import type { ContextState, StoredMessage } from '../model/stored-rows.js';
 import type { AuditOptions } from './audit.js';
+import { ofThread } from './of-thread.js';
 
 /** The options of `excludeMessages`. */
 export interface ExcludeMessagesOptions {
@@ -49,8 +50,7 @@ async function setContextState(
       .set({ ...change, updatedAt: sql`now()` })
       .where(
         and(
-          eq(agentMessage.tenantId, context.tenantId),
-          eq(agentMessage.threadId, thread),
+          ofThread(context, agentMessage, thread),
           inArray(agentMessage.messageId, ids),
           // A redacted message stays redacted: exclusion and inclusion never bring its state back.
           inArray(agentMessage.contextState, ['eligible', 'excluded']),
@@ -63,13 +63,7 @@ async function setContextState(
       const [redacted] = await tx
         .select({ id: agentMessage.messageId })
         .from(agentMessage)
-        .where(
-          and(
-            eq(agentMessage.tenantId, context.tenantId),
-            eq(agentMessage.threadId, thread),
-            eq(agentMessage.messageId, missing!),
-          ),
-        );
+        .where(and(ofThread(context, agentMessage, thread), eq(agentMessage.messageId, missing!)));
       // Throwing rolls the whole call back: all the messages change, or none.
       if (redacted)
         throw new InvalidArgumentError({ argument: 'messageIds', value: missing, message: 'the message is redacted.' });
@@ -146,13 +140,7 @@ function setPinned(
     const [row] = await tx
       .update(agentMessage)
       .set({ pinned, updatedAt: sql`now()` })
-      .where(
-        and(
-          eq(agentMessage.tenantId, context.tenantId),
-          eq(agentMessage.threadId, thread),
-          eq(agentMessage.messageId, String(messageId)),
-        ),
-      )
+      .where(and(ofThread(context, agentMessage, thread), eq(agentMessage.messageId, String(messageId))))
       .returning(messageColumns(context.tables));
     if (!row) throw new NotFoundError({ entity: 'message', id: messageId });
     return toStoredMessage(row);

@@ -13,6 +13,7 @@ import type { StoredMessage } from '../model/stored-rows.js';
 import { forkFamily } from './fork-family.js';
 import { replaceSpans } from './replace-spans.js';
 import { scrubThreadSpans } from './scrub-thread-spans.js';
+import { ofThread } from './of-thread.js';
 
 /** The options of `redactMessage`. */
 export interface RedactMessageOptions {
@@ -52,13 +53,7 @@ export async function redactMessage(
     const [row] = await tx
       .select(messageColumns(context.tables))
       .from(agentMessage)
-      .where(
-        and(
-          eq(agentMessage.tenantId, context.tenantId),
-          eq(agentMessage.threadId, thread),
-          eq(agentMessage.messageId, String(messageId)),
-        ),
-      )
+      .where(and(ofThread(context, agentMessage, thread), eq(agentMessage.messageId, String(messageId))))
       .for('update');
     if (!row) throw new NotFoundError({ entity: 'message', id: messageId });
 
@@ -211,8 +206,7 @@ async function invalidateDerived(
     .set({ stale: true, content: '[summary withdrawn: a covered message was redacted]', updatedAt: sql`now()` })
     .where(
       and(
-        eq(agentSummary.tenantId, context.tenantId),
-        eq(agentSummary.threadId, threadId),
+        ofThread(context, agentSummary, threadId),
         lte(agentSummary.fromSequence, sequence),
         gte(agentSummary.throughSequence, sequence),
       ),
@@ -221,13 +215,7 @@ async function invalidateDerived(
   const staleSnapshots = await tx
     .update(agentContextSnapshot)
     .set({ stale: true })
-    .where(
-      and(
-        eq(agentContextSnapshot.tenantId, context.tenantId),
-        eq(agentContextSnapshot.threadId, threadId),
-        gte(agentContextSnapshot.throughSequence, sequence),
-      ),
-    )
+    .where(and(ofThread(context, agentContextSnapshot, threadId), gte(agentContextSnapshot.throughSequence, sequence)))
     .returning({ id: agentContextSnapshot.id });
   if (spans !== undefined) await scrubThreadSpans(context, tx, threadId, spans, replacement);
   return { staleSummaries: staleSummaries.length, staleSnapshots: staleSnapshots.length };

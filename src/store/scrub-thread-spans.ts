@@ -2,6 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import type { TenantTransaction } from '../tenant/with-tenant.js';
 import { replaceSpans } from './replace-spans.js';
 import type { StoreContext } from './store-context.js';
+import { ofThread } from './of-thread.js';
 
 /** Cuts the spans out of a thread's title and metadata, its runs' errors and metadata, and its snapshots' JSON. */
 export async function scrubThreadSpans(
@@ -26,7 +27,7 @@ export async function scrubThreadSpans(
   const runs = await tx
     .select({ id: agentRun.id, error: agentRun.error, metadata: agentRun.metadata })
     .from(agentRun)
-    .where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.threadId, threadId)));
+    .where(ofThread(context, agentRun, threadId));
   for (const run of runs) {
     const error = run.error === null ? null : scrub(run.error);
     const metadata = scrub(run.metadata);
@@ -43,7 +44,7 @@ export async function scrubThreadSpans(
   const snapshots = await tx
     .select({ id: agentContextSnapshot.id, pruned: agentContextSnapshot.pruned, budget: agentContextSnapshot.budget })
     .from(agentContextSnapshot)
-    .where(and(eq(agentContextSnapshot.tenantId, context.tenantId), eq(agentContextSnapshot.threadId, threadId)));
+    .where(ofThread(context, agentContextSnapshot, threadId));
   for (const snapshot of snapshots) {
     const pruned = scrub(snapshot.pruned);
     const budget = scrub(snapshot.budget);

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull } from 'drizzle-orm';
+import { and, inArray, isNull } from 'drizzle-orm';
 import type { ContextStore } from '../model/context-store.js';
 import { loadContext } from './load-context.js';
 import { writeSnapshot } from './write-snapshot.js';
@@ -7,6 +7,7 @@ import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { searchMessages } from './search-messages.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { assertThreadId } from '../errors/assert-input.js';
+import { ofThread } from './of-thread.js';
 
 /**
  * The context engine's persistence ({@link ContextStore}) for one thread of one tenant, on the Postgres store:
@@ -42,8 +43,7 @@ export function createThreadContextStore(
           .from(agentMessage)
           .where(
             and(
-              eq(agentMessage.tenantId, context.tenantId),
-              eq(agentMessage.threadId, thread),
+              ofThread(context, agentMessage, thread),
               inArray(
                 agentMessage.sequence,
                 hits.map((hit) => hit.sequence),

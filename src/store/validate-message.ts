@@ -1,7 +1,7 @@
 import { InvalidMessageError } from '../errors/invalid-message-error.js';
 import { MessageTooLargeError } from '../errors/message-too-large-error.js';
 import { MESSAGE_ROLES, type StoredMessagePart, type StoredMetadata } from '../schema/define-agent-tables.js';
-import type { MessageRole, StorableMessage } from '../model/stored-rows.js';
+import type { MessageRole } from '../model/stored-rows.js';
 
 /** A message that passed validation, with its serialized size. */
 export interface ValidatedMessage {

@@ -11,6 +11,7 @@ import { snapshotColumns, toSnapshot } from './context-artifact-rows.js';
 import { requireThread } from './require-thread.js';
 import { inTenant, postgresErrorCode, type StoreContext } from './store-context.js';
 import { assertStorableJson } from './validate-message.js';
+import { ofThread } from './of-thread.js';
 
 /** The JSON text of a value `jsonb` accepts (no cycles, NUL, lone surrogates, non-finite numbers), or InvalidArgumentError. */
 function jsonArgument(argument: string, value: unknown): string {
@@ -63,13 +64,7 @@ export async function writeSnapshot(
         const [summary] = await tx
           .select({ stale: agentSummary.stale })
           .from(agentSummary)
-          .where(
-            and(
-              eq(agentSummary.tenantId, context.tenantId),
-              eq(agentSummary.threadId, thread),
-              eq(agentSummary.id, summaryId),
-            ),
-          )
+          .where(and(ofThread(context, agentSummary, thread), eq(agentSummary.id, summaryId)))
           .for('share');
         if (!summary) throw new NotFoundError({ entity: 'summary', id: summaryId });
         stale = summary.stale;
@@ -89,7 +84,7 @@ export async function writeSnapshot(
         const [current] = await tx
           .select({ version: sql<number>`coalesce(max(${agentContextSnapshot.version}), 0)` })
           .from(agentContextSnapshot)
-          .where(and(eq(agentContextSnapshot.tenantId, context.tenantId), eq(agentContextSnapshot.threadId, thread)));
+          .where(ofThread(context, agentContextSnapshot, thread));
         throw new VersionConflictError({
           entity: 'snapshot',
           expectedVersion,
