@@ -31,13 +31,18 @@ export function addTokenTallies(...tallies: TokenTally[]): TokenTally {
   return sum;
 }
 
+/** What providers send for an `execution-denied` result without a reason. */
+const DENIED_WITHOUT_REASON = 'Tool call execution denied.';
+
 const messageMemo = new WeakMap<TokenCounter, WeakMap<object, TokenTally>>();
 const jsonMemo = new WeakMap<TokenCounter, WeakMap<object, number>>();
 
 /**
  * Counts one model message the way the budget reads it: text and reasoning as their text; a tool call as its
- * name plus its JSON input; a tool result as its name plus its output (text, JSON, error, denial reason, or
- * each item of `content`); images and files by count; approvals and unknown parts as JSON. Provider options
+ * name plus its JSON input; a tool result as its name plus its output as providers send it (text, JSON, an error
+ * as `{"error":…}`, the denial reason or "Tool call execution denied.", or each item of `content`); images and
+ * other files by count, a text file (inline in any data form) by its text; approvals, custom and unknown parts
+ * as their whole JSON (with `type`). Provider options
  * are not sent as content and are not counted. The result is memoised per message object, so a message the
  * engine has seen is never tokenized again.
  */
@@ -82,15 +87,6 @@ function countPart(part: { type: string; [key: string]: unknown }, tally: TokenT
     case 'reasoning-file':
       countFile(part, tally, counter);
       return;
-    case 'tool-approval-request':
-      tally.text += countJson(
-        { approvalId: part.approvalId, toolCallId: part.toolCallId, reason: part.reason },
-        counter,
-      );
-      return;
-    case 'tool-approval-response':
-      tally.text += countJson({ approvalId: part.approvalId, approved: part.approved, reason: part.reason }, counter);
-      return;
     default: {
       const { providerOptions: _providerOptions, ...rest } = part;
       tally.text += countJson(rest, counter);
@@ -106,22 +102,28 @@ function countToolOutput(
   if (!output) return;
   switch (output.type) {
     case 'text':
-    case 'error-text':
       tally.text += counter.count(String(output.value ?? ''));
       return;
     case 'json':
-    case 'error-json':
       tally.text += countJson(output.value, counter);
       return;
+    case 'error-text':
+    case 'error-json':
+      // Providers send an error as `{"error":…}` (OpenAI's converters).
+      tally.text += counter.count(JSON.stringify({ error: output.value ?? null }));
+      return;
     case 'execution-denied':
-      tally.text += counter.count(String(output.reason ?? ''));
+      tally.text += counter.count(String(output.reason ?? DENIED_WITHOUT_REASON));
       return;
     case 'content':
       for (const item of (output.value as Array<{ type: string; [key: string]: unknown }>) ?? []) {
         if (item.type === 'text') tally.text += counter.count(String(item.text ?? ''));
         else if ('mediaType' in item || item.type.startsWith('image') || item.type.startsWith('file'))
           countFile(item, tally, counter);
-        else tally.text += countJson(item, counter);
+        else {
+          const { providerOptions: _providerOptions, ...rest } = item;
+          tally.text += countJson(rest, counter);
+        }
       }
       return;
     default:
@@ -136,28 +138,44 @@ function countFile(part: { type: string; [key: string]: unknown }, tally: TokenT
   else tally.files += 1;
 }
 
-/** The text of a text file (`{ type: 'text' }` data or a `data:text/…` URL), or undefined. */
+/**
+ * The text of a file sent inline as text: `{ type: 'text' }` data, or a `text/*` or JSON file whose data is in
+ * the request (bytes, base64, `{ type: 'data' }`, a `data:` URL). Undefined for remote and provider files.
+ */
 export function fileText(part: { type: string; [key: string]: unknown }): string | undefined {
   const data = part.data as unknown;
   if (typeof data === 'object' && data !== null && (data as { type?: unknown }).type === 'text') {
     return String((data as { text?: unknown }).text ?? '');
   }
-  const mediaType = String(part.mediaType ?? '');
-  if (!/^text\/|^application\/json/.test(mediaType)) return undefined;
-  const url =
-    typeof data === 'object' && data !== null && (data as { type?: unknown }).type === 'url'
-      ? (data as { url: unknown }).url
-      : data;
-  const href = url instanceof URL ? url.href : typeof url === 'string' ? url : undefined;
-  if (href === undefined || !href.startsWith('data:')) return undefined;
-  const comma = href.indexOf(',');
-  const header = href.slice(0, comma);
-  const body = href.slice(comma + 1);
-  try {
-    return header.endsWith(';base64') ? Buffer.from(body, 'base64').toString('utf8') : decodeURIComponent(body);
-  } catch {
-    return body;
+  if (!/^text\/|^application\/json/.test(String(part.mediaType ?? ''))) return undefined;
+  return inlineText(data);
+}
+
+function inlineText(data: unknown): string | undefined {
+  if (data instanceof Uint8Array) return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
+  if (data instanceof URL) return inlineText(data.href);
+  if (typeof data === 'string') {
+    if (data.startsWith('data:')) {
+      const comma = data.indexOf(',');
+      const body = data.slice(comma + 1);
+      try {
+        return data.slice(0, comma).endsWith(';base64')
+          ? Buffer.from(body, 'base64').toString('utf8')
+          : decodeURIComponent(body);
+      } catch {
+        return body;
+      }
+    }
+    // A URL string is fetched by the provider; any other string is base64 content.
+    return /^[a-z][a-z0-9+.-]*:\/\//i.test(data) ? undefined : Buffer.from(data, 'base64').toString('utf8');
   }
+  if (typeof data === 'object' && data !== null) {
+    const file = data as { type?: unknown; data?: unknown; url?: unknown };
+    if (file.type === 'data') return inlineText(file.data);
+    if (file.type === 'url') return inlineText(file.url);
+  }
+  return undefined;
 }
 
 function isImage(part: { type: string; [key: string]: unknown }): boolean {

@@ -4,7 +4,7 @@ import { countModelMessageTokens } from './count-message-tokens.js';
 import type { TokenCounter } from './token-counter.js';
 
 /** The serialisation version of {@link countStoredMessageTokens}; part of {@link storedTokenCountId}. */
-const STORED_COUNT_VERSION = 'model-messages-v1';
+const STORED_COUNT_VERSION = 'model-messages-v2';
 
 /**
  * The `tokenCounterId` to store beside a count made by {@link countStoredMessageTokens} with `tokenCounter`.

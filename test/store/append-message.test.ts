@@ -52,7 +52,7 @@ describe.each(BACKENDS)('appendMessage on %s', (backend) => {
     ]);
     expect(page.messages[1]!.tokenCount).toBeGreaterThan(5);
     // The id of the context engine's count, so the engine sums stored counts instead of re-tokenizing.
-    expect(page.messages[1]!.tokenCounterId).toBe('o200k_base/gpt-tokenizer@4/model-messages-v1');
+    expect(page.messages[1]!.tokenCounterId).toBe('o200k_base/gpt-tokenizer@4/model-messages-v2');
     const [row] = await database.admin.query<{ next_sequence: string }>(
       'select next_sequence from agent_thread where id = $1',
       [thread.id],

@@ -142,7 +142,7 @@ describe('countStoredMessageTokens', () => {
   });
 
   it('should name the counter and the serialisation in the stored id', () => {
-    expect(storedTokenCountId(tokenCounter)).toBe('o200k_base/gpt-tokenizer@4/model-messages-v1');
+    expect(storedTokenCountId(tokenCounter)).toBe('o200k_base/gpt-tokenizer@4/model-messages-v2');
   });
 });
 

@@ -23,6 +23,7 @@ import {
   type ContextMessage,
 } from '../../../src/context/index.js';
 import { createMemoryContextStore } from '../../../src/testing/index.js';
+import { countSentTokens } from '../../support/count-sent-tokens.js';
 import { tokenCounter } from '../fixtures.js';
 
 /** Default number of generated conversations per property; PROPERTY_RUNS raises it. */
@@ -208,53 +209,17 @@ function toolPart(
   }
 }
 
-// An independent exact count: o200k without the guard, the same reading of parts as the engine's budget.
+// Exact o200k without the guard, for the instructions and tool definitions.
 const stringCounts = new Map<string, number>();
-const objectCounts = new WeakMap<object, number>();
 const exact = (value: string) => {
   if (value.length < 512) return countTokens(value, { disallowedSpecial: new Set() });
   let count = stringCounts.get(value);
   if (count === undefined) stringCounts.set(value, (count = countTokens(value, { disallowedSpecial: new Set() })));
   return count;
 };
-const exactJson = (value: unknown) => {
-  if (typeof value === 'object' && value !== null) {
-    let count = objectCounts.get(value);
-    if (count === undefined) objectCounts.set(value, (count = exact(JSON.stringify(value))));
-    return count;
-  }
-  return exact(typeof value === 'string' ? JSON.stringify(value) : String(value));
-};
+/** The independent count of the messages as sent (test/support/count-sent-tokens.ts). */
 function exactPromptTokens(messages: readonly ModelMessage[], profile: ModelProfile): number {
-  let total = 0;
-  for (const message of messages) {
-    total += profile.perMessageTokens;
-    if (typeof message.content === 'string') {
-      total += exact(message.content);
-      continue;
-    }
-    for (const part of message.content as Array<Record<string, any>>) {
-      if (part.type === 'text' || part.type === 'reasoning') total += exact(part.text);
-      else if (part.type === 'file')
-        total += part.mediaType.startsWith('image/') ? profile.imageTokens : profile.fileTokens;
-      else if (part.type === 'tool-call') total += exact(part.toolName) + exactJson(part.input ?? {});
-      else if (part.type === 'tool-result') {
-        const out = part.output;
-        total +=
-          exact(part.toolName) +
-          (out.type === 'text' || out.type === 'error-text'
-            ? exact(out.value)
-            : out.type === 'execution-denied'
-              ? exact(out.reason ?? '')
-              : exactJson(out.value));
-      } else if (part.type === 'tool-approval-request')
-        total += exactJson({ approvalId: part.approvalId, toolCallId: part.toolCallId, reason: part.reason });
-      else if (part.type === 'tool-approval-response')
-        total += exactJson({ approvalId: part.approvalId, approved: part.approved, reason: part.reason });
-      else throw new Error(`unexpected part ${part.type}`);
-    }
-  }
-  return total;
+  return countSentTokens(messages as never, profile);
 }
 
 /** Problems with tool pairing the AI SDK or a provider would reject; empty when the messages are valid. */
