@@ -44,10 +44,11 @@ export interface FilterStoredMessagesOptions {
  *
  * Then it closes every tool call that cannot be completed any more, so that no call reaches the model
  * without a result (`MissingToolResultsError`) and none is dropped silently: an `input-streaming`,
- * `input-available` or preliminary call, or an approval request nobody answered, becomes an `output-error`
- * part whose text says why; an answered approval that the conversation moved past (a newer user message
- * exists) becomes `output-error` (approved, never run) or `output-denied`. Answered approvals after the
- * newest user message are unfinished tool work and are kept as they are. Idempotent.
+ * `input-available` or preliminary call becomes an `output-error` part whose text says why. An approval is
+ * closed only when a newer user message supersedes it: a request nobody answered becomes `output-error`, an
+ * answered one `output-error` (approved, never run) or `output-denied`. Approvals after the newest user message,
+ * awaiting their answer or answered, are unfinished tool work and are kept as they are (the AI SDK keeps
+ * them too). Idempotent.
  */
 export function filterStoredMessages({
   messages,
@@ -123,6 +124,8 @@ function closeToolPart(part: ContextUIPart, status: MessageStatus, supersededByU
         ? error('The tool call did not complete: only a preliminary result was recorded.')
         : part;
     case 'approval-requested':
+      // Still awaiting its answer: kept as it is, as the AI SDK's `convertToModelMessages` keeps it.
+      if (!supersededByUser) return part;
       return error('The tool call was not run: approval was requested but never given.');
     case 'approval-responded':
       if (!supersededByUser) return part;

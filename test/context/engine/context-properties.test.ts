@@ -229,6 +229,7 @@ function toolPairProblems(messages: readonly ModelMessage[]): string[] {
   const open = new Set<string>();
   const approvals = new Map<string, string>();
   const approved = new Set<string>();
+  const awaiting = new Set<string>();
   for (const message of messages) {
     if (message.role === 'user' && open.size > 0) problems.push(`user message while calls are open: ${[...open]}`);
     if (typeof message.content === 'string') continue;
@@ -242,13 +243,18 @@ function toolPairProblems(messages: readonly ModelMessage[]): string[] {
       } else if (part.type === 'tool-approval-request') {
         if (!calls.has(part.toolCallId)) problems.push(`approval request without call: ${part.toolCallId}`);
         approvals.set(part.approvalId, part.toolCallId);
+        awaiting.add(part.toolCallId);
       } else if (part.type === 'tool-approval-response') {
         if (!approvals.has(part.approvalId)) problems.push(`approval response without request: ${part.approvalId}`);
-        else if (part.approved) approved.add(approvals.get(part.approvalId)!);
+        else {
+          awaiting.delete(approvals.get(part.approvalId)!);
+          if (part.approved) approved.add(approvals.get(part.approvalId)!);
+        }
       }
     }
   }
-  for (const id of open) if (!approved.has(id)) problems.push(`call without result: ${id}`);
+  // A call whose approval still awaits its answer (after the newest user message) stays open, as in the AI SDK.
+  for (const id of open) if (!approved.has(id) && !awaiting.has(id)) problems.push(`call without result: ${id}`);
   return problems;
 }
 
@@ -321,6 +327,24 @@ function checkContext(
   );
   // No orphan tool call, result or approval.
   expect(toolPairProblems(messages)).toEqual([]);
+  // An approval awaiting its answer in the newest turn is sent as it is, never closed with an invented result.
+  const newestUserSequence = Math.max(
+    ...rows
+      .filter((row) => row.message.role === 'user' && row.contextState === 'eligible' && !row.deletedAt)
+      .map((row) => row.sequence),
+  );
+  const sent = JSON.stringify(messages);
+  for (const row of rows) {
+    if (row.sequence < newestUserSequence || row.message.role !== 'assistant' || row.status === 'streaming') continue;
+    if (row.contextState !== 'eligible' || row.deletedAt) continue;
+    for (const part of row.message.parts)
+      if (part.state === 'approval-requested') {
+        expect(sent).toContain(`"approvalId":"${(part.approval as { id: string }).id}"`);
+        expect(sent).not.toContain(
+          `"toolCallId":"${part.toolCallId}","toolName":"${String(part.type).slice(5)}","output"`,
+        );
+      }
+  }
   // Never a system message, never empty.
   expect(messages.length).toBeGreaterThan(0);
   expect(messages.some((message) => message.role === 'system')).toBe(false);

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { filterStoredMessages, validateStoredMessages, type ContextMessage } from '../../../src/context/index.js';
-import { assistant, stored, text, toolResult, user } from '../fixtures.js';
+import {
+  convertUIMessageToModelMessages,
+  filterStoredMessages,
+  validateStoredMessages,
+  type ContextMessage,
+} from '../../../src/context/index.js';
+import { assistant, stepStart, stored, text, toolResult, user } from '../fixtures.js';
 
 const legacyToolInvocation = stored(
   2,
@@ -291,5 +296,42 @@ describe('filterStoredMessages', () => {
     expect(twice.messages).toEqual(once);
     expect(twice.report.removed).toEqual([]);
     expect(twice.report.closedToolCalls).toEqual([]);
+  });
+});
+
+describe('filterStoredMessages > pending approvals', () => {
+  const pending = {
+    type: 'tool-deploy',
+    toolCallId: 'c-wait',
+    state: 'approval-requested',
+    input: { target: 'prod' },
+    approval: { id: 'ap-wait' },
+  };
+  const waiting: ContextMessage[] = [
+    stored(1, user('u1', 'Deploy to prod')),
+    stored(2, assistant('a1', stepStart, text('I need your approval.'), pending)),
+  ];
+
+  it('should keep an approval still awaiting its answer in the newest turn as it is', () => {
+    const { messages, report } = filterStoredMessages({ messages: waiting });
+    expect(messages[1]!.message.parts[2]).toBe(pending);
+    expect(report.closedToolCalls).toEqual([]);
+  });
+
+  it('should convert it like the AI SDK: the call and the approval request, no invented result', async () => {
+    const { convertToModelMessages } = await import('ai');
+    const { messages } = filterStoredMessages({ messages: waiting });
+    const ours = messages.flatMap((row) => convertUIMessageToModelMessages(row.message));
+    expect(ours).toEqual(await convertToModelMessages(waiting.map((row) => row.message) as never));
+  });
+
+  it('should close it once a newer user message supersedes it', () => {
+    const { messages, report } = filterStoredMessages({
+      messages: [...waiting, stored(3, user('u2', 'Never mind, what time is it?'))],
+    });
+    expect(messages[1]!.message.parts[2]).toMatchObject({ state: 'output-error', toolCallId: 'c-wait' });
+    expect(report.closedToolCalls).toEqual([
+      { sequence: 2, toolCallId: 'c-wait', previousState: 'approval-requested' },
+    ]);
   });
 });
