@@ -56,6 +56,7 @@ export {
   type ContextInstructions,
   type CreateContextEngineOptions,
   ContextEmptyError,
+  ContextBudgetExceededError,
   computeContextBudget,
   type ComputeContextBudgetOptions,
   type ContextBudget,

@@ -15,6 +15,7 @@ export {
   createContextCalibrator,
 } from '../tokens/context-calibrator.js';
 export { ContextEmptyError } from './engine/context-empty-error.js';
+export { ContextBudgetExceededError } from './engine/context-budget-exceeded-error.js';
 export { type ContextEngine, type CreateContextEngineOptions, createContextEngine } from './engine/context-engine.js';
 export type { ContextInstructions } from './engine/estimate-prompt-overhead.js';
 export {

@@ -12,6 +12,7 @@ export type ContextRemovalReason =
   | 'tool-traffic-pruned'
   | 'turn-summarized'
   | 'turn-trimmed'
+  | 'round-trimmed'
   | 'memory-dropped'
   | 'summary-dropped'
   | 'tool-output-previewed';

@@ -9,6 +9,7 @@ import {
 } from '../segments/context-segment.js';
 import { applyToolOutputPreviews, type ToolOutputPreview } from './apply-tool-output-previews.js';
 import { toolOutputText } from './preview-tool-output.js';
+import { dropRounds, stripOldReasoning, type ShrinkResult } from './shrink-newest-turn.js';
 import type { TrimStageReport } from './trim-context.js';
 
 /**
@@ -64,18 +65,20 @@ export function createTrimmer(
         });
       }
     },
-    previewRequired(budget: number) {
-      if (total <= budget) return;
-      const required = trimmer.required();
-      const requiredTotal = () =>
-        current.reduce((sum, segment, index) => sum + (required.has(index) ? measure.estimate(segment.tokens) : 0), 0);
-      for (const size of sizes)
-        trimmer.shorten(
-          size,
-          () => requiredTotal() > budget,
-          (index) => required.has(index),
-        );
+    apply(step: (segments: readonly ContextSegment[]) => ShrinkResult) {
+      const shrunk = step(current);
+      if (shrunk.removed.length > 0) {
+        current = shrunk.segments;
+        total = estimateSegments(current, measure);
+        removed.push(...shrunk.removed);
+      }
+      return shrunk.removed.length > 0;
     },
+    /** Indices of the newest turn (and of turns with unfinished tool work) that are not pinned. */
+    /** Step 1: the largest tool outputs of what may never be dropped whole become previews until it fits `budget`. */
+    previewRequired: (budget: number) => previewRequired(trimmer, measure, budget),
+    /** The last steps: old reasoning of the newest turn, then its whole rounds, oldest first, until it fits. */
+    shrinkNewestTurn: (budget: number) => shrinkNewestTurn(trimmer, measure, budget),
     result(budget: number): { segments: ContextSegment[]; previews: ToolOutputPreview[]; report: TrimStageReport } {
       const previewList = [...previews].map(([toolCallId, maxTokens]) => ({ toolCallId, maxTokens }));
       return {
@@ -92,6 +95,35 @@ export function createTrimmer(
     },
   };
   return trimmer;
+}
+
+type Trimmer = ReturnType<typeof createTrimmer>;
+
+function previewRequired(trimmer: Trimmer, measure: ContextMeasure, budget: number): void {
+  if (trimmer.total() <= budget) return;
+  const required = trimmer.required();
+  const requiredTotal = () =>
+    trimmer.current.reduce(
+      (sum, segment, index) => sum + (required.has(index) ? measure.estimate(segment.tokens) : 0),
+      0,
+    );
+  for (const size of trimmer.sizes)
+    trimmer.shorten(
+      size,
+      () => requiredTotal() > budget,
+      (index) => required.has(index),
+    );
+}
+
+function shrinkNewestTurn(trimmer: Trimmer, measure: ContextMeasure, budget: number): void {
+  if (trimmer.over(budget))
+    trimmer.apply((segments) => stripOldReasoning(segments, measure, newestTurnIndices(segments)));
+  while (trimmer.over(budget)) {
+    const excess = trimmer.total() - budget;
+    const step = (segments: readonly ContextSegment[]) =>
+      dropRounds(segments, measure, newestTurnIndices(segments), (saved) => saved < excess);
+    if (!trimmer.apply(step)) return;
+  }
 }
 
 /** Tool results in the segments, largest output first. */
@@ -126,6 +158,11 @@ function previewSizes(preview: ContextToolOutputPreviewPolicy): number[] {
     sizes.push(size);
   if (preview.minimumTokens < preview.tokens) sizes.push(preview.minimumTokens);
   return sizes;
+}
+
+function newestTurnIndices(segments: readonly ContextSegment[]): (index: number) => boolean {
+  const required = requiredIndices(segments);
+  return (index) => required.has(index) && !(segments[index]!.kind === 'message' && segments[index]!.pinned);
 }
 
 function requiredIndices(segments: readonly ContextSegment[]): Set<number> {

@@ -3,6 +3,7 @@ import type { ContextToolOutputPreviewPolicy } from '../engine/context-policy.js
 import type { ContextRemoval } from '../segments/context-removal.js';
 import { groupTurns, type ContextSegment, type MessageSegment } from '../segments/context-segment.js';
 import type { ToolOutputPreview } from './apply-tool-output-previews.js';
+import { ContextBudgetExceededError } from '../engine/context-budget-exceeded-error.js';
 import { createTrimmer } from './create-trimmer.js';
 
 /** What {@link trimContext} did. */
@@ -32,12 +33,16 @@ export interface TrimContextOptions {
 }
 
 /**
- * Stage 8, the final hard trim: makes the context fit `messageBudget`. When even the newest turn (with pinned
- * messages and unfinished tool work) does not fit on its own, its largest tool outputs first become marked
- * previews of `preview.tokens`, halved down to `preview.minimumTokens` as needed. Then whole older turns go,
- * oldest first (pinned messages stay), then the memory message, then outputs are previewed, then the summary
- * goes, then previews shrink further. A tool call never loses its result (segments hold both) and the newest
- * user input is never cut. What cannot be cut is reported as `overBudgetTokens`. Idempotent.
+ * Stage 8, the final hard trim: makes the context fit `messageBudget`, in this order. (1) When even the newest
+ * turn (with pinned messages) does not fit on its own, its largest tool outputs become marked previews of
+ * `preview.tokens`, halved down to `preview.minimumTokens` as needed. (2) Whole older turns go, oldest first
+ * (pinned messages stay), (3) then the memory message, (4) then any tool output is previewed, (5) then the
+ * summary goes, (6) then previews shrink further. (7) Then the reasoning of the newest turn goes, except that of
+ * its newest assistant message, (8) and last whole rounds of the newest turn go, oldest first (an assistant
+ * message with the tool messages that answer it, so a call keeps its result and an approval request its
+ * response). The newest user
+ * message, steering messages and pinned messages are never cut: when they alone do not fit, it throws
+ * {@link ContextBudgetExceededError} rather than return an over-budget context. Idempotent.
  */
 export function trimContext({ segments, measure, messageBudget, preview }: TrimContextOptions): {
   segments: ContextSegment[];
@@ -76,6 +81,9 @@ export function trimContext({ segments, measure, messageBudget, preview }: TrimC
   if (over(messageBudget)) shortenAnyOutput(preview.tokens);
   if (over(messageBudget)) trimmer.drop((segment) => segment.kind === 'summary', 'summary-dropped');
   for (const size of trimmer.sizes.slice(1)) if (over(messageBudget)) shortenAnyOutput(size);
+  trimmer.shrinkNewestTurn(messageBudget);
+  if (over(messageBudget))
+    throw new ContextBudgetExceededError({ messageBudgetTokens: messageBudget, requiredTokens: total() });
   return trimmer.result(messageBudget);
 }
 

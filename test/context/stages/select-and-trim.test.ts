@@ -16,6 +16,7 @@ import {
 } from '../../../src/context/index.js';
 import {
   assistant,
+  reasoning,
   smallMeasure,
   stepStart,
   stored,
@@ -194,11 +195,57 @@ describe('trimContext', () => {
     expect(cost(segments)).toBeLessThanOrEqual(300);
   });
 
-  it('should report what is still over budget when nothing more can be cut, and never cut the newest input', () => {
+  it('should throw rather than return an over-budget context when the newest input alone does not fit', () => {
     const input = segmentsOf([user('u1', words(500))]);
-    const { segments, report } = trimContext({ segments: input, measure, messageBudget: 100, preview });
-    expect(segments).toEqual(input);
-    expect(report.overBudgetTokens).toBe(cost(input) - 100);
+    expect(() => trimContext({ segments: input, measure, messageBudget: 100, preview })).toThrow(
+      expect.objectContaining({
+        name: 'ContextBudgetExceededError',
+        messageBudgetTokens: 100,
+        requiredTokens: cost(input),
+      }),
+    );
+  });
+
+  it('should drop old reasoning, then whole rounds of the newest turn, oldest first, to fit, never splitting one', () => {
+    const rounds = [
+      user('u1', 'Check the three services.'),
+      assistant(
+        'a1',
+        stepStart,
+        reasoning(words(40, 'think')),
+        toolResult('status', 'c1', { service: 'api' }, { ok: true, log: words(30, 'api') }),
+        stepStart,
+        reasoning(words(40, 'more')),
+        toolResult('status', 'c2', { service: 'db' }, { ok: true, log: words(30, 'db') }),
+        stepStart,
+        reasoning('last thought'),
+        toolResult('status', 'c3', { service: 'queue' }, { ok: false }),
+      ),
+    ];
+    const input = segmentsOf(rounds);
+    const newestOnly = segmentsOf([rounds[0]!]);
+    const budget = cost(newestOnly) + 60;
+    expect(cost(input)).toBeGreaterThan(budget);
+    const { segments, report } = trimContext({ segments: input, measure, messageBudget: budget, preview });
+    expect(cost(segments)).toBeLessThanOrEqual(budget);
+    const sent = renderSegments(segments);
+    expect(sent[0]).toEqual(renderSegments(newestOnly)[0]);
+    const calls = sent.flatMap((message) =>
+      typeof message.content === 'string' ? [] : message.content.filter((part) => part.type === 'tool-call'),
+    );
+    const results = sent.flatMap((message) =>
+      typeof message.content === 'string' ? [] : message.content.filter((part) => part.type === 'tool-result'),
+    );
+    expect(calls.map((part) => part.toolCallId)).toEqual(['c3']);
+    expect(results.map((part) => part.toolCallId)).toEqual(['c3']);
+    expect(JSON.stringify(sent)).toContain('last thought');
+    expect(report.removed.map((removal) => removal.reason)).toEqual([
+      'reasoning-pruned',
+      'round-trimmed',
+      'round-trimmed',
+      'round-trimmed',
+      'round-trimmed',
+    ]);
   });
 
   it('should be idempotent', () => {
