@@ -25,7 +25,8 @@ const TABLES = [
   'agent_context_snapshot',
   'agent_audit_event',
 ] as const;
-const TENANT_PREDICATE = `(tenant_id = ( SELECT (NULLIF(current_setting('app.tenant_id'::text, true), ''::text))::uuid AS "nullif"))`;
+// No sub-select (Citus refuses one in a policy on a distributed table): migration 0005.
+const TENANT_PREDICATE = `(tenant_id = (NULLIF(current_setting('app.tenant_id'::text, true), ''::text))::uuid)`;
 const userMessage = (id: string, text: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text }] });
 const assistantMessage = (id: string, text: string) => ({
   id,
