@@ -9,7 +9,8 @@ const setTenant = sql.raw(`set_config('${TENANT_SETTING}', `);
 /** Null on PostgreSQL and PGlite (no such setting); on a Citus coordinator, how `SET` commands reach the workers. */
 const CITUS_PROPAGATION_SETTING = 'citus.propagate_set_commands';
 const citusPropagation = sql.raw(`current_setting('${CITUS_PROPAGATION_SETTING}', true) as citus_propagation`);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A uuid or nothing: safe between single quotes. */
+const TENANT_LITERAL = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?$/i;
 
 /** The transaction handle a {@link withTenant} callback receives. */
 export type TenantTransaction = Parameters<Parameters<AgentHistoryDatabase['transaction']>[0]>[0];
@@ -49,8 +50,8 @@ export async function withTenant<RESULT>(
           throw new CitusSettingError({ setting: CITUS_PROPAGATION_SETTING, value: propagation, expected: 'local' });
         }
         // `SET` takes no bind parameters: the literal is safe because a uuid has no quote (checked here too, as
-        // withTenant is public).
-        if (typeof tenantId !== 'string' || !UUID.test(tenantId)) throw new InvalidTenantError({ tenantId });
+        // withTenant is public). Empty is allowed, as with set_config: no tenant, no rows.
+        if (typeof tenantId !== 'string' || !TENANT_LITERAL.test(tenantId)) throw new InvalidTenantError({ tenantId });
         await tx.execute(sql.raw(`set local ${TENANT_SETTING} = '${tenantId}'`));
       }
       return work(tx);
