@@ -66,7 +66,7 @@ describe('Citus: tenant isolation on the shards and concurrent appends', () => {
     for (const table of TABLES) expect([table, await countOf(table, tenantA.tenantId)]).not.toEqual([table, 0]);
   });
 
-  it("should see, update and delete none of another tenant's rows in any table, routed to that tenant's shard", async () => {
+  it("should find no row of another tenant in any table, nor update or delete one (routed to that tenant's shard)", async () => {
     const before = await Promise.all(TABLES.map((table) => countOf(table, tenantA.tenantId)));
     for (const table of TABLES) {
       const target = sql`${sql.raw(`tenant_id = `)}${tenantA.tenantId}::uuid`;
@@ -86,7 +86,7 @@ describe('Citus: tenant isolation on the shards and concurrent appends', () => {
     expect(await Promise.all(TABLES.map((table) => countOf(table, tenantA.tenantId)))).toEqual(before);
   });
 
-  it('should refuse to write a row for another tenant (42501 from the worker)', async () => {
+  it('should reject a row written for another tenant with 42501 from the worker', async () => {
     const threadInsert = await inTenant(tenantB.tenantId, (tx) =>
       tx.execute(
         sql`insert into agent_thread (tenant_id, id) values (${tenantA.tenantId}::uuid, ${randomUUID()}::uuid)`,
@@ -109,7 +109,7 @@ describe('Citus: tenant isolation on the shards and concurrent appends', () => {
     }
   });
 
-  it('should store one row for 20 racing requests with the same message id, every caller getting its sequence, no gap', async () => {
+  it('should keep one row when 20 requests race with one message id, every caller getting its sequence, no gap', async () => {
     const thread = (await tenantB.createThread()).id;
     await tenantB.appendMessage(thread, text('first', 'before the race'));
     const stores = Array.from({ length: 20 }, () =>
