@@ -11,7 +11,8 @@ import { defineConfig } from 'vitest/config';
  * their Citus forms. Probes without a tenant filter are multi-shard queries, which this suite makes raise (see
  * the global setup); `update … set tenant_id` changes the distribution column (Citus refuses: 0A000); a role
  * created inside a test transaction does not exist on the workers; lock waits happen on the workers, not in the
- * coordinator's pg_stat_activity, and `for update` without a tenant filter is not routed.
+ * coordinator's pg_stat_activity, and `for update` without a tenant filter is not routed. The reliability sweep's
+ * Citus form, with the attacker in the victim's shard, is test/citus/citus-cross-tenant.test.ts.
  */
 const NOT_ON_CITUS = [
   "should see, update and delete none of another tenant's rows in any table",
