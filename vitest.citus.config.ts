@@ -2,11 +2,6 @@ import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 /**
- * `npm run test:citus`: the store's suites against a Citus coordinator with two workers (not part of `npm test`:
- * it needs Citus installed into PostgreSQL 15). The suites import test/support/test-database.ts; here that module is
- * test/citus/support/citus-test-database.ts, which hands them a distributed database on the coordinator.
- */
-/**
  * Checks of the shared suites that do not carry over to Citus as written; test/citus/citus-isolation.test.ts holds
  * their Citus forms. Probes without a tenant filter are multi-shard queries, which this suite makes raise (see
  * the global setup); `update … set tenant_id` changes the distribution column (Citus refuses: 0A000); a role
@@ -25,6 +20,11 @@ const NOT_ON_CITUS = [
 ];
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+/**
+ * `npm run test:citus`: the store's suites against a Citus coordinator with two workers (not part of `npm test`:
+ * it needs Citus installed into PostgreSQL 15). The suites import test/support/test-database.ts; here that module is
+ * test/citus/support/citus-test-database.ts, which hands them a distributed database on the coordinator.
+ */
 export default defineConfig({
   resolve: {
     alias: [

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgentHistory, type TenantHistory } from '../../src/index.js';
+import { createAgentHistory, VersionConflictError, type TenantHistory } from '../../src/index.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { rowsOf } from '../../src/tenant/database.js';
 import { withTenant, type TenantTransaction } from '../../src/tenant/with-tenant.js';
@@ -120,6 +120,44 @@ describe('Citus: tenant isolation on the shards and concurrent appends', () => {
     expect(new Set(results.map((result) => result.stored.sequence))).toEqual(new Set([2]));
     const next = await tenantB.appendMessage(thread, text('after', 'after the race'));
     expect(next.stored.sequence).toBe(3);
+  });
+
+  it('should keep one row when 20 requests race with one client request id', async () => {
+    const thread = (await tenantB.createThread()).id;
+    const stores = Array.from({ length: 20 }, () =>
+      createAgentHistory({ db: database.db }).forTenant(tenantB.tenantId),
+    );
+    const results = await Promise.all(
+      stores.map((store, index) =>
+        store.appendMessage(thread, text(`attempt-${index}`, 'racing'), { clientRequestId: 'request-1' }),
+      ),
+    );
+    expect(results.filter((result) => result.created)).toHaveLength(1);
+    expect(new Set(results.map((result) => result.stored.message.id)).size).toBe(1);
+    expect(new Set(results.map((result) => result.stored.sequence))).toEqual(new Set([1]));
+  });
+
+  it('should let exactly one of 10 snapshot writers with the same expected version win', async () => {
+    const thread = (await tenantB.createThread()).id;
+    await tenantB.appendMessage(thread, text('m1', 'one'));
+    const stores = Array.from({ length: 10 }, () =>
+      createAgentHistory({ db: database.db }).forTenant(tenantB.tenantId),
+    );
+    const outcomes = await Promise.allSettled(
+      stores.map((store, index) =>
+        store.writeSnapshot(thread, {
+          expectedVersion: 0,
+          throughSequence: 1,
+          includedSequences: [1],
+          policyVersion: 'p',
+          messagesHash: `writer-${index}`,
+        }),
+      ),
+    );
+    const rejected = outcomes.filter((outcome) => outcome.status === 'rejected');
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    expect(rejected.every((outcome) => outcome.reason instanceof VersionConflictError)).toBe(true);
+    expect((await tenantB.loadContext(thread)).currentVersion).toBe(1);
   });
 
   it('should give 32 concurrent appenders on one thread the sequences 1..N exactly', async () => {
