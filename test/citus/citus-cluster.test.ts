@@ -3,11 +3,11 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { CitusSettingError, createAgentHistory, type AgentHistoryDatabase } from '../../src/index.js';
+import { CitusSettingError, createAgentHistory, NotFoundError, type AgentHistoryDatabase } from '../../src/index.js';
 import { rowsOf } from '../../src/tenant/database.js';
 import { withTenant } from '../../src/tenant/with-tenant.js';
 import { citusClusterAt, onNode } from '../support/citus-cluster.js';
-import { openTestDatabase, type TestDatabase } from './support/citus-test-database.js';
+import { openTestDatabase, readmeDistributionSql, type TestDatabase } from './support/citus-test-database.js';
 
 const TABLES = [
   'agent_thread',
@@ -168,5 +168,51 @@ describe('Citus: the README procedure on a coordinator and two workers', () => {
       [1, 'm1'],
       [2, 'm2'],
     ]);
+  });
+});
+
+describe('Citus: re-creating a distributed function (the README hazard)', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await openTestDatabase('postgres');
+  });
+  afterAll(() => database.close());
+
+  it('should lose the distribution on DROP + CREATE, fail appends, and work again once the README statement is re-run', async () => {
+    const signature = 'agent_history_append_messages(uuid, text, jsonb)';
+    const distributed = async () =>
+      (
+        await database.admin.query<{ n: number }>(
+          `select count(*)::int as n from pg_dist_object
+           where objid = $1::regprocedure and distribution_argument_index is not null`,
+          [signature],
+        )
+      )[0]!.n;
+    const single = `agent_history_append_message(uuid, text, uuid, text, text, agent_message_role, agent_message_status, jsonb, jsonb, uuid, integer, integer, text, timestamptz, boolean)`;
+    const definitions: string[] = [];
+    for (const name of [signature, single]) {
+      const [row] = await database.admin.query<{ definition: string }>(
+        `select pg_get_functiondef($1::regprocedure) as definition`,
+        [name],
+      );
+      definitions.push(row!.definition);
+    }
+    expect(await distributed()).toBe(1);
+    await database.admin.query(`drop function ${signature}`);
+    await database.admin.query(`drop function ${single}`);
+    for (const definition of definitions) await database.admin.query(definition);
+    expect(await distributed()).toBe(0);
+
+    const store = createAgentHistory({ db: database.db, appendBatching: false }).forTenant(randomUUID());
+    const thread = await store.createThread();
+    // Run on the coordinator, the function finds no thread there: the append fails with NotFoundError.
+    await expect(store.appendMessage(thread.id, text('m1', 'lost'))).rejects.toThrow(NotFoundError);
+
+    for (const statement of readmeDistributionSql().split(/;\s*\n/)) {
+      const sql = statement.replace(/^--.*$/gm, '').trim();
+      if (sql.includes('create_distributed_function')) await database.admin.query(sql);
+    }
+    expect(await distributed()).toBe(1);
+    expect((await store.appendMessage(thread.id, text('m1', 'found'))).stored.sequence).toBe(1);
   });
 });
