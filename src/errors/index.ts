@@ -6,3 +6,4 @@ export { InvalidMessageError } from './invalid-message-error.js';
 export { MessageTooLargeError } from './message-too-large-error.js';
 export { VersionConflictError } from './version-conflict-error.js';
 export { DatabaseError } from './database-error.js';
+export { CitusSettingError } from './citus-setting-error.js';

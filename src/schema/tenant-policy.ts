@@ -11,9 +11,10 @@ export const TENANT_SETTING = 'app.tenant_id';
  * The current tenant as a uuid, or null when none is set.
  *
  * `nullif(…, '')` matters: once a connection has used the setting, it reads back as `''` instead of
- * null, and `''::uuid` raises. Wrapped in `(select …)` so the planner evaluates it once per query.
+ * null, and `''::uuid` raises. No `(select …)` around it: Citus refuses a sub-select in a policy on a distributed
+ * table, and the expression is stable, so PostgreSQL still evaluates it once per index scan, not once per row.
  */
-export const currentTenantId: SQL = sql.raw(`(select nullif(current_setting('${TENANT_SETTING}', true), '')::uuid)`);
+export const currentTenantId: SQL = sql.raw(`nullif(current_setting('${TENANT_SETTING}', true), '')::uuid`);
 
 /** The tenant predicate shared by every policy: the row's tenant is the transaction's tenant. */
 export function tenantPredicate(tenantIdColumn: AnyPgColumn): SQL {

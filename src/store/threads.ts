@@ -232,11 +232,14 @@ export function forkThread(
         forkedAtSequence: atSequence,
       })
       .returning(threadColumns(context.tables));
+    // The copies' ids derive from the new thread's id and the source row's id (md5 is immutable), not from the
+    // column's volatile gen_random_uuid() default: Citus then runs the INSERT … SELECT on the worker that holds the
+    // tenant instead of pulling the rows to the coordinator (whose COPY row-level security refuses).
     await tx.execute(sql`
-      insert into ${agentMessage} (tenant_id, thread_id, sequence, message_id, client_request_id, role, status, parts,
+      insert into ${agentMessage} (id, tenant_id, thread_id, sequence, message_id, client_request_id, role, status, parts,
         metadata, context_state, exclusion_reason, pinned, schema_version, content_version, byte_size, token_count,
         token_counter_id, created_at, completed_at, redacted_at, deleted_at)
-      select tenant_id, ${newId}, sequence, message_id, null, role,
+      select md5(${newId}::text || ':' || id::text)::uuid, tenant_id, ${newId}, sequence, message_id, null, role,
         case when status in ('pending', 'streaming') then 'failed' else status end,
         parts, metadata, context_state, exclusion_reason, pinned, schema_version, content_version, byte_size,
         token_count, token_counter_id, created_at, coalesce(completed_at, now()), redacted_at, deleted_at

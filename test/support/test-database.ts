@@ -4,10 +4,11 @@ import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { inject, it } from 'vitest';
 import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
 import { rowsOf } from '../../src/tenant/database.js';
 import { APP_LOGIN, TEMPLATE_DATABASE } from './global-setup.js';
+import { registerTestDatabase } from './register-test-database.js';
 
 /** The databases every contract suite runs on. */
 export const BACKENDS = ['pglite', 'postgres'] as const;
@@ -92,27 +93,11 @@ export async function openTestDatabase(
  * });
  */
 export function useTestDatabase(backend: Backend, options: TestDatabaseOptions = {}): TestDatabase {
-  let opened: TestDatabase | undefined;
-  beforeAll(async () => {
-    opened = await openTestDatabase(backend, options);
-  });
-  afterAll(() => opened?.close());
-  const current = () => {
-    if (opened === undefined) throw new Error(`The ${backend} test database is read before it is open (in beforeAll).`);
-    return opened;
-  };
-  return {
-    backend,
-    get db() {
-      return current().db;
-    },
-    admin: { query: (text, params) => current().admin.query(text, params) },
-    get appUrl() {
-      return current().appUrl;
-    },
-    get adminUrl() {
-      return current().adminUrl;
-    },
-    close: () => current().close(),
-  };
+  return registerTestDatabase(backend, () => openTestDatabase(backend, options));
 }
+
+/**
+ * `it` for a check that holds on PGlite and PostgreSQL but cannot run as written on Citus (the Citus suite's
+ * stand-in for this module defines it as a function that defines nothing; test/citus/ holds the Citus form).
+ */
+export const itOffCitus: typeof it = it;
