@@ -35,6 +35,7 @@ import {
 import { loadO200kTokenCounter, type TokenCounter } from '../tokens/token-counter.js';
 import { createThreadContextStore } from './thread-context-store.js';
 import type { AgentHistory } from './agent-history.js';
+import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
 import type { TenantHistory } from './tenant-history.js';
 
 /** The options of {@link createAgentHistory}. */
@@ -51,8 +52,14 @@ export interface CreateAgentHistoryOptions {
   appRole?: string | null;
   /** Counts tokens at write time. @default exact o200k (gpt-tokenizer) */
   tokenCounter?: TokenCounter | Promise<TokenCounter>;
-  /** The largest message accepted, parts and metadata serialized. @default 1_048_576 (1 MiB) */
+  /**
+   * The largest message accepted from a client (`appendMessage`), parts and metadata serialized. An assistant
+   * message (checkpoint, finalize) is never refused for its size: its largest tool inputs and outputs are stored
+   * as previews until it fits (see `oversizedToolPayloads`). @default 1_048_576 (1 MiB)
+   */
   maxMessageBytes?: number;
+  /** How tool payloads that do not fit are shortened, and optionally kept whole by you. @default {} */
+  oversizedToolPayloads?: OversizedToolPayloadOptions;
   /** How long a pending or streaming message belongs to its writer without a checkpoint. @default 60_000 ms */
   leaseMs?: number;
   /**
@@ -90,6 +97,7 @@ export function createAgentHistory({
   appRole = DEFAULT_APP_ROLE,
   tokenCounter: tokenCounterOption,
   maxMessageBytes = 1_048_576,
+  oversizedToolPayloads = {},
   leaseMs = 60_000,
   appendBatching,
   _internal = {},
@@ -113,6 +121,7 @@ export function createAgentHistory({
         appRole,
         tokenCounter,
         maxMessageBytes,
+        oversizedToolPayloads,
         leaseMs,
         now,
         generateId,
