@@ -1,4 +1,4 @@
-import { and, eq, inArray, lt, ne, sql } from 'drizzle-orm';
+import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
@@ -196,34 +196,6 @@ async function explainMissing(
     argument: 'messageId',
     value: messageId,
     message: `the message is ${existing.status}; only a pending or streaming message can be ${verb}.`,
-  });
-}
-
-/**
- * Marks as `failed` every pending or streaming message of the tenant whose lease has expired (its writer died),
- * keeping the parts it had checkpointed. Returns the recovered messages.
- */
-export function recoverAbandonedMessages(context: StoreContext): Promise<StoredMessage[]> {
-  const { agentMessage } = context.tables;
-  return inTenant(context, async (tx) => {
-    const rows = await tx
-      .update(agentMessage)
-      .set({
-        status: 'failed',
-        leaseExpiresAt: null,
-        completedAt: sql`now()`,
-        updatedAt: sql`now()`,
-        metadata: sql`${agentMessage.metadata} || '{"agentHistory":{"failure":"lease-expired"}}'::jsonb`,
-      })
-      .where(
-        and(
-          eq(agentMessage.tenantId, context.tenantId),
-          inArray(agentMessage.status, ['pending', 'streaming']),
-          lt(agentMessage.leaseExpiresAt, context.now()),
-        ),
-      )
-      .returning(messageColumns(context.tables));
-    return rows.map((row) => toStoredMessage(row)).sort((a, b) => a.sequence - b.sequence);
   });
 }
 

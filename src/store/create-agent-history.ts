@@ -6,12 +6,8 @@ import { appendMessage } from './append-message.js';
 import { withStoreErrors } from './with-store-errors.js';
 import { createAppendBatcher, type AppendBatchingOptions } from './append-batcher.js';
 import { appendStatements } from './append-statements.js';
-import {
-  beginAssistantMessage,
-  checkpointMessage,
-  finalizeMessage,
-  recoverAbandonedMessages,
-} from './assistant-lifecycle.js';
+import { beginAssistantMessage, checkpointMessage, finalizeMessage } from './assistant-lifecycle.js';
+import { recoverAbandonedMessages } from './recover-abandoned-messages.js';
 import { listSummaries } from './list-summaries.js';
 import { loadContext } from './load-context.js';
 import { writeSnapshot } from './write-snapshot.js';
