@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-const fitAssistantParts =
-  (async () => {}) as never as typeof import('../../src/store/fit-assistant-parts.js').fitAssistantParts;
+import { fitAssistantParts } from '../../src/store/fit-assistant-parts.js';
 import { createAgentHistory, storedPreviewMarker, type OversizedToolPayload } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 
