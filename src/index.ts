@@ -22,6 +22,11 @@ export { withTenant, type TenantTransaction } from './tenant/with-tenant.js';
 export type { AgentHistoryDatabase } from './tenant/database.js';
 export type { AppendMessageOptions, AppendResult } from './store/append-message.js';
 export type { AppendBatchingOptions } from './store/append-batcher.js';
+export {
+  storedPreviewMarker,
+  type OversizedToolPayload,
+  type OversizedToolPayloadOptions,
+} from './store/fit-assistant-parts.js';
 export type {
   BeginAssistantMessageOptions,
   CheckpointMessageOptions,

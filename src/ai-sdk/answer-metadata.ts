@@ -1,6 +1,7 @@
 import type { TextStreamPart, ToolSet } from 'ai';
 import { addUsage, toMessageUsage } from './usage.js';
 import type { AnswerPersistenceState } from './answer-persistence-state.js';
+import { observeStreamPart } from './observed-model.js';
 
 /**
  * The metadata sent with one part of the model stream: the caller's own, plus the turn's total usage under
@@ -12,6 +13,7 @@ export function answerMetadata<METADATA>(
   part: TextStreamPart<ToolSet>,
   messageMetadata: ((options: { part: TextStreamPart<ToolSet> }) => METADATA) | undefined,
 ): METADATA | undefined {
+  observeStreamPart(state.observed, part);
   if (part.type === 'finish-step') state.usage = addUsage(state.usage, toMessageUsage(part.usage));
   const own = messageMetadata?.({ part });
   if (part.type !== 'finish' || state.usageMetadataKey === false) return own;

@@ -3,6 +3,7 @@ import type { StoredMessagePart } from '../schema/define-agent-tables.js';
 import type { TenantHistory } from '../store/tenant-history.js';
 import type { StoredMessage } from '../model/stored-rows.js';
 import type { MessageUsage } from './usage.js';
+import type { ObservedModel } from './observed-model.js';
 
 /** What {@link createAnswerPersistenceState} needs: the answer's rows and how to write them. */
 export interface CreateAnswerPersistenceStateOptions {
@@ -22,6 +23,8 @@ export interface CreateAnswerPersistenceStateOptions {
   heartbeatMs: number;
   /** Called when a checkpoint or the finalization cannot be written. */
   onPersistError: (error: unknown) => void;
+  /** What the turn learns about its model (provider, model id, finish reason), recorded on the run. */
+  observed: ObservedModel;
 }
 
 /**
@@ -57,6 +60,7 @@ export function createAnswerPersistenceState({
   usageMetadataKey,
   heartbeatMs,
   onPersistError,
+  observed,
 }: CreateAnswerPersistenceStateOptions): AnswerPersistenceState {
   let settle!: AnswerPersistenceState['settle'];
   const done = new Promise<StoredMessage>((resolve, reject) => (settle = { resolve, reject }));
@@ -69,6 +73,7 @@ export function createAnswerPersistenceState({
     abortController,
     usageMetadataKey,
     onPersistError,
+    observed,
     usage: {},
     checkpointed: [],
     writes: Promise.resolve(),

@@ -44,6 +44,7 @@ export async function finalizeAnswer(
     status: stored.status as FinalStatus,
     usage: toRunUsage(state.usage),
     error: runErrorOf(error),
+    ...state.observed,
   });
   return stored;
 }

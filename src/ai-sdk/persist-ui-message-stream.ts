@@ -12,6 +12,7 @@ import type { StoredMessage } from '../model/stored-rows.js';
 import { answerMetadata } from './answer-metadata.js';
 import { checkpointAnswer, createAnswerPersistenceState } from './answer-persistence-state.js';
 import { createClientStream } from './create-client-stream.js';
+import type { ObservedModel } from './observed-model.js';
 import { finalizeAnswerOnEnd, finalizeAnswerWithoutOutcome } from './finalize-answer.js';
 
 type UIStreamOptions<UI_MESSAGE extends UIMessage> = NonNullable<
@@ -59,6 +60,11 @@ export interface PersistUIMessageStreamOptions<UI_MESSAGE extends UIMessage, TOO
   heartbeatMs?: number;
   /** Called when a checkpoint or the finalization cannot be written. @default console.error */
   onPersistError?: (error: unknown) => void;
+  /**
+   * What is known of the model (filled as the turn runs): recorded on the run with the stream's model id and
+   * finish reason. @default the model id and finish reason from the stream only
+   */
+  observedModel?: ObservedModel;
 }
 
 /** The stream to send to the client, and the stored answer once it is finalized. */
@@ -92,6 +98,7 @@ export function persistUIMessageStream<UI_MESSAGE extends UIMessage, TOOLS exten
   onError,
   heartbeatMs = 20_000,
   onPersistError = (error) => console.error('agent-history: could not persist the answer', error),
+  observedModel = {},
 }: PersistUIMessageStreamOptions<UI_MESSAGE, TOOLS>): PersistedUIMessageStream<UI_MESSAGE> {
   const state = createAnswerPersistenceState({
     history,
@@ -102,6 +109,7 @@ export function persistUIMessageStream<UI_MESSAGE extends UIMessage, TOOLS exten
     usageMetadataKey,
     heartbeatMs,
     onPersistError,
+    observed: observedModel,
   });
   const uiStream = toUIMessageStream<TOOLS, UI_MESSAGE>({
     stream,

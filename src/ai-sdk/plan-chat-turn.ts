@@ -7,6 +7,7 @@ import type { StoredMessage } from '../model/stored-rows.js';
 import { ChatConflictError } from './chat-conflict-error.js';
 import { fromUIMessage, toUIMessage } from './ui-message-mapping.js';
 import { validateChatMessages, type ChatSchemas } from './validate-chat-messages.js';
+import { validateStoredHistory } from './validate-stored-history.js';
 
 /** What starts a turn: a new (or edited) user message, or a regeneration of an answer. */
 export type ChatTrigger = 'submit-message' | 'regenerate-message';
@@ -89,12 +90,21 @@ export async function planChatTurn<UI_MESSAGE extends UIMessage>(
     metadataSchema: input.metadataSchema,
     dataSchemas: input.dataSchemas,
   } as ChatSchemas<UI_MESSAGE>;
-  const contextMessages = await validateChatMessages<UI_MESSAGE>(
-    [...plan.history.map((row) => toUIMessage(row)), ...(plan.newMessage ? [plan.newMessage] : [])],
-    schemas,
-    'history',
-  );
-  const userMessage = contextMessages.at(-1)!;
+  // A stored message that fails today's schemas never refuses the turn: it leaves the context, recorded.
+  const stored = await validateStoredHistory<UI_MESSAGE>(plan.history, schemas);
+  for (const { id, reason } of stored.invalid) {
+    const why = `invalid-stored-message: ${reason}`.slice(0, 200);
+    await history.excludeMessages(threadId, [id], { reason: why, actor: 'chat' });
+  }
+  const contextMessages = [...stored.messages, ...(plan.newMessage ? [plan.newMessage] : [])];
+  const userMessage = contextMessages.at(-1);
+  if (userMessage?.role !== 'user') {
+    throw new InvalidMessageError({
+      path: 'history',
+      value: stored.invalid.at(-1)?.id,
+      message: 'the message to answer is invalid.',
+    });
+  }
 
   if (plan.newMessage) {
     const { created, stored } = await history.appendMessage(threadId, fromUIMessage(userMessage), {

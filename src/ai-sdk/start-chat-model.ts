@@ -7,6 +7,7 @@ import type {
   ChatTurnIdentity,
   TurnPrepareStep,
 } from './chat-model-source.js';
+import { observingPrepareStep, type ObservedModel } from './observed-model.js';
 
 /** Options of {@link startChatModel}. */
 export interface StartChatModelOptions<TOOLS extends ToolSet> extends ChatTurnIdentity {
@@ -22,6 +23,8 @@ export interface StartChatModelOptions<TOOLS extends ToolSet> extends ChatTurnId
   tools: TOOLS | undefined;
   /** Aborts the model call. */
   abortSignal: AbortSignal;
+  /** Filled by every step's `prepareStep` with the model it runs on. @default a fresh object */
+  observed?: ObservedModel;
 }
 
 /** The model's stream, and the tools it streams with (an agent's own; none for a `streamText` source). */
@@ -46,6 +49,7 @@ export async function startChatModel<TOOLS extends ToolSet>({
   contextMessages,
   tools,
   abortSignal,
+  observed = {},
 }: StartChatModelOptions<TOOLS>): Promise<StartedChatModel<TOOLS>> {
   const manager = await resolveContextManager(contextManager, { history, threadId, runId });
   const messages: ModelMessage[] = manager?.initialMessages
@@ -56,7 +60,7 @@ export async function startChatModel<TOOLS extends ToolSet>({
     runId,
     messages,
     abortSignal,
-    prepareStep: manager?.prepareStep as unknown as TurnPrepareStep | undefined,
+    prepareStep: observingPrepareStep(observed, manager?.prepareStep as unknown as TurnPrepareStep | undefined),
   });
 }
 

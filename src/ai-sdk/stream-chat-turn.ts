@@ -18,6 +18,7 @@ import {
 } from './persist-ui-message-stream.js';
 import { planChatTurn, type ChatTrigger } from './plan-chat-turn.js';
 import { startChatModel } from './start-chat-model.js';
+import type { ObservedModel } from './observed-model.js';
 import type { ChatSchemas } from './validate-chat-messages.js';
 
 type PersistOptions<UI_MESSAGE extends UIMessage, TOOLS extends ToolSet> = PersistUIMessageStreamOptions<
@@ -143,6 +144,7 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
     generateMessageId,
   });
   const abortController = followAbortSignal(options.abortSignal);
+  const observedModel: ObservedModel = {};
 
   let persisted: PersistedUIMessageStream<UI_MESSAGE>;
   try {
@@ -155,6 +157,7 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
       contextMessages: plan.contextMessages,
       tools: options.tools,
       abortSignal: abortController.signal,
+      observed: observedModel,
     });
     persisted = persistUIMessageStream<UI_MESSAGE, TOOLS>({
       history,
@@ -172,6 +175,7 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
       sendSources: options.sendSources,
       onError: options.onError,
       onPersistError: options.onPersistError,
+      observedModel,
     });
   } catch (error) {
     await history.finalizeMessage(threadId, assistantMessageId, { status: 'failed', parts: [] }).catch(() => {});

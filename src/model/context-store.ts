@@ -29,6 +29,7 @@ export type ContextSnapshot = Pick<
   | 'budget'
   | 'policyVersion'
   | 'messagesHash'
+  | 'stepNumber'
 >;
 
 /** A summary to write: what the engine (or an application) gives the store. */
@@ -69,6 +70,8 @@ export interface NewSnapshot {
   policyVersion: string;
   /** See {@link StoredSnapshot.messagesHash}. */
   messagesHash: string;
+  /** See {@link StoredSnapshot.stepNumber}: a non-negative integer. @default null */
+  stepNumber?: number | null;
 }
 
 /** One consistent read of what a context needs (seed 004's `load`). */

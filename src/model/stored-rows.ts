@@ -139,6 +139,8 @@ export interface StoredRun {
   cachedInputTokens: number | null;
   /** What made the run fail (a JSON object), or null. */
   error: StoredMetadata | null;
+  /** Why the model's last step ended (`stop`, `length`, `tool-calls`, `error`, …), or null. */
+  finishReason: string | null;
   /** Application metadata (a JSON object). */
   metadata: StoredMetadata;
   /** When the run started. */
@@ -200,6 +202,8 @@ export interface StoredSnapshot {
   policyVersion: string;
   /** `hashContextMessages` of the stored part of the context, so a rebuild can be checked against what the model saw. */
   messagesHash: string;
+  /** The step of the model call it was written for (0 = the first; `prepareStep`'s `stepNumber`), or null. */
+  stepNumber: number | null;
   /** Set when a message it includes, or its summary, was redacted; a stale snapshot is never loaded. */
   stale: boolean;
   /** When the snapshot was written. */

@@ -130,6 +130,8 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       reasoningTokens: integer('reasoning_tokens'),
       cachedInputTokens: integer('cached_input_tokens'),
       error: jsonb('error').$type<StoredMetadata>(),
+      /** Why the model's last step ended (`stop`, `length`, `tool-calls`, …), as the AI SDK reports it. */
+      finishReason: text('finish_reason'),
       metadata: jsonb('metadata')
         .$type<StoredMetadata>()
         .notNull()
@@ -290,6 +292,8 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       policyVersion: text('policy_version').notNull(),
       /** A hash of the final model messages, so a rebuild can be checked against what the model saw. */
       messagesHash: text('messages_hash').notNull(),
+      /** The step of the model call the snapshot was written for (0 = the first), or null when not known. */
+      stepNumber: integer('step_number'),
       stale: boolean('stale').notNull().default(false),
       createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     },

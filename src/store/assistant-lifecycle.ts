@@ -1,6 +1,5 @@
-import { and, eq, inArray, lt, ne, sql } from 'drizzle-orm';
+import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
-import { MessageTooLargeError } from '../errors/message-too-large-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
 import { appendMessage, type AppendResult } from './append-message.js';
@@ -11,6 +10,7 @@ import { assertThreadId } from '../errors/assert-input.js';
 import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
 import { validateMetadata, validateParts } from './validate-message.js';
 import { ofThread } from './of-thread.js';
+import { fitAssistantParts } from './fit-assistant-parts.js';
 
 /** The options of `beginAssistantMessage`. */
 export interface BeginAssistantMessageOptions {
@@ -59,16 +59,21 @@ export interface FinalizeMessageOptions {
   metadata?: StoredMetadata;
 }
 
-function checkSize(
+// The model wrote the message, so it is never refused for its size: its largest tool payloads become previews.
+function fit(
   context: StoreContext,
+  threadId: string,
   messageId: string,
   parts: StoredMessagePart[],
-  metadata: StoredMetadata | undefined,
+  metadata?: StoredMetadata,
 ) {
-  const byteSize = Buffer.byteLength(JSON.stringify(parts)) + Buffer.byteLength(JSON.stringify(metadata ?? {}));
-  if (byteSize > context.maxMessageBytes)
-    throw new MessageTooLargeError({ messageId, byteSize, limit: context.maxMessageBytes });
-  return byteSize;
+  return fitAssistantParts(parts, {
+    limit: context.maxMessageBytes,
+    metadataBytes: Buffer.byteLength(JSON.stringify(metadata ?? {})),
+    threadId,
+    messageId,
+    options: context.oversizedToolPayloads,
+  });
 }
 
 function assertMessageId(messageId: unknown): string {
@@ -83,7 +88,7 @@ function assertMessageId(messageId: unknown): string {
  * came after the last checkpoint. Only a `pending` or `streaming` message can be checkpointed (or finalized), and
  * not once it has been redacted.
  */
-export function checkpointMessage(
+export async function checkpointMessage(
   context: StoreContext,
   threadId: string,
   messageId: string,
@@ -91,18 +96,17 @@ export function checkpointMessage(
 ): Promise<StoredMessage> {
   const thread = assertThreadId(threadId);
   const id = assertMessageId(messageId);
-  const validParts = validateParts(parts, 'assistant');
   const validMetadata = metadata === undefined ? undefined : validateMetadata(metadata);
-  const byteSize = checkSize(context, id, validParts, validMetadata);
+  const fitted = await fit(context, thread, id, validateParts(parts, 'assistant'), validMetadata);
   const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {
     const [row] = await tx
       .update(agentMessage)
       .set({
-        parts: validParts,
+        parts: fitted.parts,
         ...(validMetadata === undefined ? {} : { metadata: validMetadata }),
         status: 'streaming',
-        byteSize,
+        byteSize: fitted.byteSize,
         leaseExpiresAt: new Date(context.now().getTime() + context.leaseMs),
         updatedAt: sql`now()`,
       })
@@ -132,9 +136,14 @@ export async function finalizeMessage(
       message: 'expected completed, failed or cancelled.',
     });
   }
-  const validParts = validateParts(parts, 'assistant');
   const validMetadata = metadata === undefined ? undefined : validateMetadata(metadata);
-  const byteSize = checkSize(context, id, validParts, validMetadata);
+  const { parts: validParts, byteSize } = await fit(
+    context,
+    thread,
+    id,
+    validateParts(parts, 'assistant'),
+    validMetadata,
+  );
   const { tokenCount, tokenCounterId } = await storedTokenCount(context, { id, role: 'assistant', parts: validParts });
   const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {
@@ -187,34 +196,6 @@ async function explainMissing(
     argument: 'messageId',
     value: messageId,
     message: `the message is ${existing.status}; only a pending or streaming message can be ${verb}.`,
-  });
-}
-
-/**
- * Marks as `failed` every pending or streaming message of the tenant whose lease has expired (its writer died),
- * keeping the parts it had checkpointed. Returns the recovered messages.
- */
-export function recoverAbandonedMessages(context: StoreContext): Promise<StoredMessage[]> {
-  const { agentMessage } = context.tables;
-  return inTenant(context, async (tx) => {
-    const rows = await tx
-      .update(agentMessage)
-      .set({
-        status: 'failed',
-        leaseExpiresAt: null,
-        completedAt: sql`now()`,
-        updatedAt: sql`now()`,
-        metadata: sql`${agentMessage.metadata} || '{"agentHistory":{"failure":"lease-expired"}}'::jsonb`,
-      })
-      .where(
-        and(
-          eq(agentMessage.tenantId, context.tenantId),
-          inArray(agentMessage.status, ['pending', 'streaming']),
-          lt(agentMessage.leaseExpiresAt, context.now()),
-        ),
-      )
-      .returning(messageColumns(context.tables));
-    return rows.map((row) => toStoredMessage(row)).sort((a, b) => a.sequence - b.sequence);
   });
 }
 

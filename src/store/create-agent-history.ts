@@ -6,12 +6,8 @@ import { appendMessage } from './append-message.js';
 import { withStoreErrors } from './with-store-errors.js';
 import { createAppendBatcher, type AppendBatchingOptions } from './append-batcher.js';
 import { appendStatements } from './append-statements.js';
-import {
-  beginAssistantMessage,
-  checkpointMessage,
-  finalizeMessage,
-  recoverAbandonedMessages,
-} from './assistant-lifecycle.js';
+import { beginAssistantMessage, checkpointMessage, finalizeMessage } from './assistant-lifecycle.js';
+import { recoverAbandonedMessages } from './recover-abandoned-messages.js';
 import { listSummaries } from './list-summaries.js';
 import { loadContext } from './load-context.js';
 import { writeSnapshot } from './write-snapshot.js';
@@ -35,6 +31,7 @@ import {
 import { loadO200kTokenCounter, type TokenCounter } from '../tokens/token-counter.js';
 import { createThreadContextStore } from './thread-context-store.js';
 import type { AgentHistory } from './agent-history.js';
+import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
 import type { TenantHistory } from './tenant-history.js';
 
 /** The options of {@link createAgentHistory}. */
@@ -51,8 +48,14 @@ export interface CreateAgentHistoryOptions {
   appRole?: string | null;
   /** Counts tokens at write time. @default exact o200k (gpt-tokenizer) */
   tokenCounter?: TokenCounter | Promise<TokenCounter>;
-  /** The largest message accepted, parts and metadata serialized. @default 1_048_576 (1 MiB) */
+  /**
+   * The largest message accepted from a client (`appendMessage`), parts and metadata serialized. An assistant
+   * message (checkpoint, finalize) is never refused for its size: its largest tool inputs and outputs are stored
+   * as previews until it fits (see `oversizedToolPayloads`). @default 1_048_576 (1 MiB)
+   */
   maxMessageBytes?: number;
+  /** How tool payloads that do not fit are shortened, and optionally kept whole by you. @default {} */
+  oversizedToolPayloads?: OversizedToolPayloadOptions;
   /** How long a pending or streaming message belongs to its writer without a checkpoint. @default 60_000 ms */
   leaseMs?: number;
   /**
@@ -90,6 +93,7 @@ export function createAgentHistory({
   appRole = DEFAULT_APP_ROLE,
   tokenCounter: tokenCounterOption,
   maxMessageBytes = 1_048_576,
+  oversizedToolPayloads = {},
   leaseMs = 60_000,
   appendBatching,
   _internal = {},
@@ -113,6 +117,7 @@ export function createAgentHistory({
         appRole,
         tokenCounter,
         maxMessageBytes,
+        oversizedToolPayloads,
         leaseMs,
         now,
         generateId,

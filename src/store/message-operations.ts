@@ -52,24 +52,23 @@ export interface MessageOperations {
 
   /**
    * Saves the parts streamed so far (status `streaming`) and renews the lease, so a crash loses at most what came
-   * after the last checkpoint. Only a `pending` or `streaming` message that has not been redacted takes one.
+   * after the last checkpoint. Only a `pending` or `streaming` message that has not been redacted takes one. Never
+   * refused for its size: tool payloads that do not fit `maxMessageBytes` are stored as previews.
    *
    * @throws {NotFoundError} The thread or the message is missing or another tenant's.
    * @throws {InvalidArgumentError} The message is no longer pending or streaming, or was redacted while streaming.
    * @throws {InvalidMessageError} `parts` or `metadata` is malformed.
-   * @throws {MessageTooLargeError} The parts and metadata serialize to more than `maxMessageBytes`.
    */
   checkpointMessage(threadId: string, messageId: string, options: CheckpointMessageOptions): Promise<StoredMessage>;
 
   /**
    * Ends an assistant message as `completed`, `failed` or `cancelled` (an abort keeps the partial parts) and
-   * stores its token count. Finalizing again with the same status returns the stored message (a retried `onEnd`).
+   * stores its token count (oversized tool payloads as previews, as for a checkpoint). Finalizing again with the same status returns the stored message (a retried `onEnd`).
    *
    * @throws {NotFoundError} The thread or the message is missing or another tenant's.
    * @throws {InvalidArgumentError} `status` is not completed, failed or cancelled; or the message already ended
    * with another status, or was redacted while streaming.
    * @throws {InvalidMessageError} `parts` or `metadata` is malformed.
-   * @throws {MessageTooLargeError} The parts and metadata serialize to more than `maxMessageBytes`.
    * @example
    * await store.finalizeMessage(thread.id, messageId, { status: isAborted ? 'cancelled' : 'completed', parts });
    */
@@ -77,7 +76,9 @@ export interface MessageOperations {
 
   /**
    * Marks as `failed` every pending or streaming message of the tenant whose lease has expired (its writer died),
-   * keeping the parts it had checkpointed. Returns the recovered messages, in sequence order.
+   * keeping the parts it had checkpointed, and ends as `failed` (error `AbandonedRun`) the runs that died with
+   * them: their messages' runs, and every `running` run without a pending or streaming message whose last message
+   * (or start) is older than `leaseMs`. Returns the recovered messages, in sequence order.
    */
   recoverAbandonedMessages(): Promise<StoredMessage[]>;
 

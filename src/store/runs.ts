@@ -28,6 +28,12 @@ export interface FinishRunOptions {
   usage?: RunUsage;
   /** For a failed run: what went wrong (message, name, …) as a JSON object. @default null */
   error?: StoredMetadata;
+  /** Why the model's last step ended (the AI SDK's `finishReason`, at most 200 characters). @default null */
+  finishReason?: string;
+  /** The provider, recorded only when `startRun` was given none (at most 200 characters). @default unchanged */
+  provider?: string;
+  /** The model id, recorded only when `startRun` was given none (at most 200 characters). @default unchanged */
+  model?: string;
 }
 
 /** The options of `failRun`. */
@@ -83,7 +89,7 @@ export function startRun(context: StoreContext, threadId: string, options: Start
 export function finishRun(
   context: StoreContext,
   runId: string,
-  { status, usage = {}, error }: FinishRunOptions,
+  { status, usage = {}, error, finishReason, provider, model }: FinishRunOptions,
 ): Promise<StoredRun> {
   const id = assertRunId(runId);
   if (status !== 'completed' && status !== 'failed' && status !== 'cancelled') {
@@ -100,12 +106,17 @@ export function finishRun(
     reasoningTokens: assertTokens('usage.reasoningTokens', usage.reasoningTokens),
     cachedInputTokens: assertTokens('usage.cachedInputTokens', usage.cachedInputTokens),
     error: error === undefined ? null : validateMetadata(error),
+    finishReason: assertOptionalText('options.finishReason', finishReason, 200),
   };
   const { agentRun } = context.tables;
+  const named = {
+    provider: sql`coalesce(${agentRun.provider}, ${assertOptionalText('options.provider', provider, 200)})`,
+    model: sql`coalesce(${agentRun.model}, ${assertOptionalText('options.model', model, 200)})`,
+  };
   return inTenant(context, async (tx) => {
     const [row] = await tx
       .update(agentRun)
-      .set({ ...values, finishedAt: sql`greatest(now(), ${agentRun.startedAt})`, updatedAt: sql`now()` })
+      .set({ ...values, ...named, finishedAt: sql`greatest(now(), ${agentRun.startedAt})`, updatedAt: sql`now()` })
       .where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.id, id), sql`${agentRun.finishedAt} is null`))
       .returning(runColumns(context));
     if (row) return row as StoredRun;

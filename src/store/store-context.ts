@@ -4,6 +4,7 @@ import { withTenant, type TenantTransaction } from '../tenant/with-tenant.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import type { AppendBatcher } from './append-batcher.js';
 import type { AppendStatements } from './append-statements.js';
+import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
 
 /** What every store operation of one tenant shares. Internal. */
 export interface StoreContext {
@@ -19,6 +20,8 @@ export interface StoreContext {
   tokenCounter: Promise<TokenCounter>;
   /** The largest message accepted, parts and metadata serialized. */
   maxMessageBytes: number;
+  /** How an assistant message over `maxMessageBytes` is made to fit. */
+  oversizedToolPayloads: OversizedToolPayloadOptions;
   /** How long a pending or streaming message belongs to its writer without a checkpoint. */
   leaseMs: number;
   /** The clock. */

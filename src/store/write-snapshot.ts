@@ -51,6 +51,8 @@ export async function writeSnapshot(
   const summaryId = assertOptionalUuid('snapshot.summaryId', input.summaryId);
   const pruned = jsonArgument('snapshot.pruned', input.pruned ?? []);
   const budget = jsonArgument('snapshot.budget', input.budget ?? {});
+  const stepNumber =
+    input.stepNumber == null ? null : assertInteger('snapshot.stepNumber', input.stepNumber, 0, 2_000_000_000);
   const { agentContextSnapshot, agentSummary } = context.tables;
   try {
     return await inTenant(context, async (tx) => {
@@ -72,10 +74,10 @@ export async function writeSnapshot(
       const rows = rowsOf<{ id: string }>(
         await tx.execute(sql`
           insert into ${agentContextSnapshot} (tenant_id, thread_id, version, through_sequence, summary_id, included_sequences,
-            pruned, budget, policy_version, messages_hash, stale)
+            pruned, budget, policy_version, messages_hash, step_number, stale)
           select ${context.tenantId}, ${thread}, ${expectedVersion + 1}, ${input.throughSequence}, ${summaryId},
             ${JSON.stringify(input.includedSequences)}::jsonb, ${pruned}::jsonb,
-            ${budget}::jsonb, ${policyVersion}, ${messagesHash}, ${stale}
+            ${budget}::jsonb, ${policyVersion}, ${messagesHash}, ${stepNumber}, ${stale}
           where (select coalesce(max(version), 0) from ${agentContextSnapshot}
                  where tenant_id = ${context.tenantId} and thread_id = ${thread}) = ${expectedVersion}
           returning id`),

@@ -37,6 +37,7 @@ export async function writeMemorySnapshot(state: MemoryContextState, input: NewS
     budget: structuredClone(input.budget ?? {}),
     policyVersion: input.policyVersion,
     messagesHash: input.messagesHash,
+    stepNumber: input.stepNumber ?? null,
     stale: summary?.stale ?? false,
   };
   state.snapshots.push(snapshot);

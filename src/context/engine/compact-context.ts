@@ -121,6 +121,7 @@ export async function compactContext(
         budget: budgetFor(final),
         trimsAdvanceBoundary: !summarizer,
         policyVersion: policy.version,
+        stepNumber: options.stepNumber,
       }),
       snapshotConflicts: policy.snapshotConflicts,
     });

@@ -72,6 +72,8 @@ export interface BuildSnapshotOptions {
   trimsAdvanceBoundary: boolean;
   /** Stored with the snapshot. */
   policyVersion: string;
+  /** The model step the context is built for (null for the initial context). Stored with the snapshot. */
+  stepNumber?: number | null;
 }
 
 /**
@@ -87,6 +89,7 @@ export function buildSnapshot({
   budget,
   trimsAdvanceBoundary,
   policyVersion,
+  stepNumber = null,
 }: BuildSnapshotOptions): NewSnapshot {
   const record = state.pruningRecord;
   const stored = segments.filter((segment) => segment.kind !== 'message' || segment.sequence !== null);
@@ -125,5 +128,6 @@ export function buildSnapshot({
     budget,
     policyVersion,
     messagesHash,
+    stepNumber,
   };
 }

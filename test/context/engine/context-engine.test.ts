@@ -388,6 +388,7 @@ describe('createContextEngine', () => {
       expect(result.report.snapshot).toMatchObject({ status: 'written', version: 1 });
       expect(result.messages!.slice(-2)).toEqual(step.slice(-2));
       const snapshot = store.snapshots[0]!;
+      expect(snapshot.stepNumber).toBe(1);
       const trimmed = result.report.stages
         .flatMap((stage) => stage.removed)
         .filter((removal) => removal.reason === 'turn-trimmed')
