@@ -27,7 +27,6 @@ export default defineConfig({
       'test/store/redaction.test.ts',
       'test/store/redaction-across-forks.test.ts',
       'test/store/retention.test.ts',
-      'test/reliability/tenant-isolation.postgres.test.ts',
       'test/reliability/append-concurrency.test.ts',
       'test/reliability/redaction-residue.test.ts',
       'test/reliability/deletion-retention.test.ts',

@@ -1,5 +1,6 @@
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { StoredMessage } from '../model/stored-rows.js';
+import { rowsOf } from '../tenant/database.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { inTenant, type StoreContext } from './store-context.js';
 
@@ -37,13 +38,16 @@ export function recoverAbandonedMessages(context: StoreContext): Promise<StoredM
       )
       .returning(messageColumns(context.tables));
     const runIds = [...new Set(rows.flatMap((row) => (row.runId ? [row.runId] : [])))];
-    const lease = `${context.leaseMs} milliseconds`;
+    // The database's clock (the rows' timestamps come from it), read once and passed as a parameter: Citus refuses
+    // now() inside COALESCE or GREATEST in a statement on a distributed table.
+    const [{ now }] = rowsOf<{ now: string }>(await tx.execute(sql`select now()::text as now`));
+    const cutoff = sql`${now}::timestamptz - ${`${context.leaseMs} milliseconds`}::interval`;
     await tx
       .update(agentRun)
       .set({
         status: 'failed',
         error: ABANDONED_RUN_ERROR,
-        finishedAt: sql`greatest(now(), ${agentRun.startedAt})`,
+        finishedAt: sql`greatest(${now}::timestamptz, ${agentRun.startedAt})`,
         updatedAt: sql`now()`,
       })
       .where(
@@ -58,7 +62,7 @@ export function recoverAbandonedMessages(context: StoreContext): Promise<StoredM
           )})
             or coalesce((select max(${agentMessage.updatedAt}) from ${agentMessage}
                  where ${agentMessage.tenantId} = ${agentRun.tenantId} and ${agentMessage.runId} = ${agentRun.id}),
-               ${agentRun.startedAt}) < now() - ${lease}::interval)`,
+               ${agentRun.startedAt}) < ${cutoff})`,
         ),
       );
     return rows.map((row) => toStoredMessage(row)).sort((a, b) => a.sequence - b.sequence);

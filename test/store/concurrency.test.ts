@@ -3,7 +3,7 @@ import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { createAgentHistory, InvalidArgumentError, VersionConflictError, type TenantHistory } from '../../src/index.js';
 import { APP_LOGIN } from '../support/global-setup.js';
-import { BACKENDS, itOffCitus, useTestDatabase } from '../support/test-database.js';
+import { BACKENDS, describeOffCitus, itOffCitus, useTestDatabase } from '../support/test-database.js';
 import { range, userMessage } from '../support/fixtures.js';
 
 // On PostgreSQL 15 these calls really run at once on up to 40 pooled connections. PGlite runs one transaction at
@@ -193,68 +193,62 @@ describe.each(BACKENDS)('concurrent writes on %s', (backend) => {
     });
   });
 
-  describe('writeSnapshot', () => {
-    itOffCitus(
-      'should let exactly one of 10 writers with the same expected version win, and never overwrite',
-      async () => {
-        const tenant = store();
-        const thread = await tenant.createThread();
-        for (const index of range(1, 5)) await tenant.appendMessage(thread.id, userMessage(`m${index}`));
-        const winners: string[] = [];
-        for (const expectedVersion of range(0, 4)) {
-          // An uncommitted row of the same version makes all 10 writers read the same state and wait at the
-          // unique index; when it rolls back, one writer inserts and the other nine collide with it.
-          const placeholder = (tx: postgres.TransactionSql) =>
-            tx`insert into agent_context_snapshot (tenant_id, thread_id, version, through_sequence, included_sequences, policy_version, messages_hash)
+  describeOffCitus('writeSnapshot', () => {
+    it('should let exactly one of 10 writers with the same expected version win, and never overwrite', async () => {
+      const tenant = store();
+      const thread = await tenant.createThread();
+      for (const index of range(1, 5)) await tenant.appendMessage(thread.id, userMessage(`m${index}`));
+      const winners: string[] = [];
+      for (const expectedVersion of range(0, 4)) {
+        // An uncommitted row of the same version makes all 10 writers read the same state and wait at the
+        // unique index; when it rolls back, one writer inserts and the other nine collide with it.
+        const placeholder = (tx: postgres.TransactionSql) =>
+          tx`insert into agent_context_snapshot (tenant_id, thread_id, version, through_sequence, included_sequences, policy_version, messages_hash)
              values (${tenant.tenantId}, ${thread.id}, ${expectedVersion + 1}, 0, '[]', 'p', 'placeholder')`;
-          const results = await collide(placeholder, 10, () =>
-            range(1, 10).map((writer) =>
-              tenant.writeSnapshot(thread.id, {
-                expectedVersion,
-                throughSequence: expectedVersion + 1,
-                includedSequences: [5],
-                policyVersion: 'p1',
-                messagesHash: `v${expectedVersion + 1}-writer-${writer}`,
-              }),
-            ),
-          );
-          const won = results.filter((result) => result.status === 'fulfilled');
-          const lost = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
-          expect([won.length, lost.length]).toEqual([1, 9]);
-          expect(
-            lost.every(
-              (result) =>
-                result.reason instanceof VersionConflictError && result.reason.expectedVersion === expectedVersion,
-            ),
-          ).toBe(true);
-          const snapshot = (won[0] as PromiseFulfilledResult<Awaited<ReturnType<TenantHistory['writeSnapshot']>>>)
-            .value;
-          expect(snapshot.version).toBe(expectedVersion + 1);
-          winners.push(snapshot.messagesHash);
-        }
-        const rows = await database.admin.query<{ version: number; messages_hash: string }>(
-          'select version, messages_hash from agent_context_snapshot where thread_id = $1 order by version',
-          [thread.id],
+        const results = await collide(placeholder, 10, () =>
+          range(1, 10).map((writer) =>
+            tenant.writeSnapshot(thread.id, {
+              expectedVersion,
+              throughSequence: expectedVersion + 1,
+              includedSequences: [5],
+              policyVersion: 'p1',
+              messagesHash: `v${expectedVersion + 1}-writer-${writer}`,
+            }),
+          ),
         );
-        expect(rows).toEqual(
-          winners.map((messagesHash, index) => ({ version: index + 1, messages_hash: messagesHash })),
-        );
-        const stale = await tenant
-          .writeSnapshot(thread.id, {
-            expectedVersion: 2,
-            throughSequence: 5,
-            includedSequences: [],
-            policyVersion: 'p1',
-            messagesHash: 'late',
-          })
-          .catch((error: unknown) => error);
-        expect(stale).toBeInstanceOf(VersionConflictError);
-        expect((stale as VersionConflictError).message).toBe(
-          'Stale snapshot version: expected 2, but the current version is 5.',
-        );
-        expect((await tenant.loadContext(thread.id)).snapshot?.messagesHash).toBe(winners[4]);
-      },
-    );
+        const won = results.filter((result) => result.status === 'fulfilled');
+        const lost = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
+        expect([won.length, lost.length]).toEqual([1, 9]);
+        expect(
+          lost.every(
+            (result) =>
+              result.reason instanceof VersionConflictError && result.reason.expectedVersion === expectedVersion,
+          ),
+        ).toBe(true);
+        const snapshot = (won[0] as PromiseFulfilledResult<Awaited<ReturnType<TenantHistory['writeSnapshot']>>>).value;
+        expect(snapshot.version).toBe(expectedVersion + 1);
+        winners.push(snapshot.messagesHash);
+      }
+      const rows = await database.admin.query<{ version: number; messages_hash: string }>(
+        'select version, messages_hash from agent_context_snapshot where thread_id = $1 order by version',
+        [thread.id],
+      );
+      expect(rows).toEqual(winners.map((messagesHash, index) => ({ version: index + 1, messages_hash: messagesHash })));
+      const stale = await tenant
+        .writeSnapshot(thread.id, {
+          expectedVersion: 2,
+          throughSequence: 5,
+          includedSequences: [],
+          policyVersion: 'p1',
+          messagesHash: 'late',
+        })
+        .catch((error: unknown) => error);
+      expect(stale).toBeInstanceOf(VersionConflictError);
+      expect((stale as VersionConflictError).message).toBe(
+        'Stale snapshot version: expected 2, but the current version is 5.',
+      );
+      expect((await tenant.loadContext(thread.id)).snapshot?.messagesHash).toBe(winners[4]);
+    });
   });
 
   describe('loadContext', () => {

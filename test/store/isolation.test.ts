@@ -14,7 +14,7 @@ import {
 import { rowsOf } from '../../src/tenant/database.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { APP_LOGIN } from '../support/global-setup.js';
-import { BACKENDS, itOffCitus, useTestDatabase } from '../support/test-database.js';
+import { BACKENDS, describeOffCitus, itOffCitus, useTestDatabase } from '../support/test-database.js';
 import { assistantMessage, userMessage } from '../support/fixtures.js';
 import { TABLES } from '../support/tables.js';
 
@@ -181,8 +181,8 @@ describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
     });
   });
 
-  describe('raw SQL in a tenant transaction (withTenant)', () => {
-    itOffCitus("should see, update and delete none of another tenant's rows in any table", async () => {
+  describeOffCitus('raw SQL in a tenant transaction (withTenant)', () => {
+    it("should see, update and delete none of another tenant's rows in any table", async () => {
       const before = await rowsOfTenant(tenantA.tenantId);
       for (const table of TABLES) {
         const seen = await inTenantB(async (tx) =>
@@ -208,7 +208,7 @@ describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
       expect(await rowsOfTenant(tenantA.tenantId)).toEqual(before);
     });
 
-    itOffCitus('should refuse to write a row for another tenant', async () => {
+    it('should refuse to write a row for another tenant', async () => {
       const threadInsert = await inTenantB((tx) =>
         tx.execute(
           sql`insert into agent_thread (tenant_id, id) values (${tenantA.tenantId}::uuid, ${randomUUID()}::uuid)`,
@@ -229,7 +229,7 @@ describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
       ]);
     });
 
-    itOffCitus('should see no rows at all when no tenant is set', async () => {
+    it('should see no rows at all when no tenant is set', async () => {
       for (const table of TABLES) {
         const emptyTenant = await withTenant(database.db, { tenantId: '', role: APP_ROLE }, async (tx) =>
           rowsOf(await tx.execute(sql.raw(`select * from ${table}`))),
@@ -269,36 +269,32 @@ describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
       );
     });
 
-    itOffCitus(
-      'should hide every row from a table owner that is not superuser (FORCE), and show them once FORCE is off',
-      async () => {
-        const session =
-          backend === 'postgres' ? postgres(database.adminUrl!, { max: 1, onnotice: () => {} }) : undefined;
-        const query = async (text: string) =>
-          session ? rowsOf<Record<string, unknown>>(await session.unsafe(text)) : database.admin.query(text);
-        const owner = `agent_history_owner_probe_${randomUUID().slice(0, 8)}`;
-        try {
-          await query('begin');
-          await query(`create role ${owner} nologin nosuperuser nobypassrls`);
-          await query(`alter table agent_thread owner to ${owner}`);
-          await query(
-            `select set_config('app.tenant_id', '${tenantA.tenantId}', true), set_config('role', '${owner}', true)`,
-          );
-          const forced = await query('select current_user as who, count(*)::int as n from agent_thread');
-          await query('alter table agent_thread no force row level security');
-          const unforced = await query('select count(*)::int as n from agent_thread');
-          expect(forced).toEqual([{ who: owner, n: 0 }]);
-          expect(unforced[0]!.n).toBeGreaterThanOrEqual(2);
-        } finally {
-          await query('rollback');
-          await session?.end();
-        }
-        const [force] = await database.admin.query(
-          `select relforcerowsecurity from pg_class where relname = 'agent_thread'`,
+    itOffCitus('should hide every row from a table owner that is not superuser (FORCE), and show them once FORCE is off', async () => {
+      const session = backend === 'postgres' ? postgres(database.adminUrl!, { max: 1, onnotice: () => {} }) : undefined;
+      const query = async (text: string) =>
+        session ? rowsOf<Record<string, unknown>>(await session.unsafe(text)) : database.admin.query(text);
+      const owner = `agent_history_owner_probe_${randomUUID().slice(0, 8)}`;
+      try {
+        await query('begin');
+        await query(`create role ${owner} nologin nosuperuser nobypassrls`);
+        await query(`alter table agent_thread owner to ${owner}`);
+        await query(
+          `select set_config('app.tenant_id', '${tenantA.tenantId}', true), set_config('role', '${owner}', true)`,
         );
-        expect(force).toEqual({ relforcerowsecurity: true });
-      },
-    );
+        const forced = await query('select current_user as who, count(*)::int as n from agent_thread');
+        await query('alter table agent_thread no force row level security');
+        const unforced = await query('select count(*)::int as n from agent_thread');
+        expect(forced).toEqual([{ who: owner, n: 0 }]);
+        expect(unforced[0]!.n).toBeGreaterThanOrEqual(2);
+      } finally {
+        await query('rollback');
+        await session?.end();
+      }
+      const [force] = await database.admin.query(
+        `select relforcerowsecurity from pg_class where relname = 'agent_thread'`,
+      );
+      expect(force).toEqual({ relforcerowsecurity: true });
+    });
   });
 
   describe('pooled connections', () => {

@@ -4,7 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { inject, it } from 'vitest';
+import { describe, inject, it } from 'vitest';
 import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
 import { rowsOf } from '../../src/tenant/database.js';
 import { APP_LOGIN, TEMPLATE_DATABASE } from './global-setup.js';
@@ -101,3 +101,6 @@ export function useTestDatabase(backend: Backend, options: TestDatabaseOptions =
  * stand-in for this module defines it as a function that defines nothing; test/citus/ holds the Citus form).
  */
 export const itOffCitus: typeof it = it;
+
+/** `describe` for a group of checks that cannot run as written on Citus (see {@link itOffCitus}). */
+export const describeOffCitus: typeof describe = describe;

@@ -7,7 +7,7 @@ import { createAgentHistory, InvalidTenantError, NotFoundError } from '../../../
 import type { TenantHistory } from '../../../src/store/create-agent-history.js';
 import { rowsOf, type AgentHistoryDatabase } from '../../../src/tenant/database.js';
 import { APP_LOGIN } from '../../support/global-setup.js';
-import { itOffCitus, useTestDatabase, type Backend } from '../../support/test-database.js';
+import { useTestDatabase, type Backend } from '../../support/test-database.js';
 import { TABLES } from '../../support/tables.js';
 import { dumpTenants } from './database-inspection.js';
 import {
@@ -152,7 +152,7 @@ export function defineIsolationSuite(backend: Backend): void {
     const probe = (): Promise<ConnectionState[]> =>
       client ? probePostgresPool(client, POOL_SIZE) : probeSingleConnection(db);
 
-    itOffCitus(
+    it(
       'should answer every cross-tenant operation with NotFoundError or an empty result and leave the victims byte-identical',
       async () => {
         const { random, tally } = seededTally(`isolation-${backend}`);
