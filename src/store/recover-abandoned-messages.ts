@@ -38,16 +38,18 @@ export function recoverAbandonedMessages(context: StoreContext): Promise<StoredM
       )
       .returning(messageColumns(context.tables));
     const runIds = [...new Set(rows.flatMap((row) => (row.runId ? [row.runId] : [])))];
-    // The database's clock (the rows' timestamps come from it), read once and passed as a parameter: Citus refuses
-    // now() inside COALESCE or GREATEST in a statement on a distributed table.
-    const [{ now }] = rowsOf<{ now: string }>(await tx.execute(sql`select now()::text as now`));
-    const cutoff = sql`${now}::timestamptz - ${`${context.leaseMs} milliseconds`}::interval`;
+    // The database's clock (the rows' timestamps come from it), read once and passed as an untyped parameter
+    // that Postgres reads as a timestamptz: Citus refuses a non-immutable function (now(), a text-to-timestamptz
+    // cast) inside COALESCE or GREATEST.
+    const [row] = rowsOf<{ now: Date | string }>(await tx.execute(sql`select now() as now`));
+    const now = new Date(row!.now);
+    const cutoff = new Date(now.getTime() - context.leaseMs);
     await tx
       .update(agentRun)
       .set({
         status: 'failed',
         error: ABANDONED_RUN_ERROR,
-        finishedAt: sql`greatest(${now}::timestamptz, ${agentRun.startedAt})`,
+        finishedAt: sql`greatest(${now.toISOString()}, ${agentRun.startedAt})`,
         updatedAt: sql`now()`,
       })
       .where(
@@ -62,7 +64,7 @@ export function recoverAbandonedMessages(context: StoreContext): Promise<StoredM
           )})
             or coalesce((select max(${agentMessage.updatedAt}) from ${agentMessage}
                  where ${agentMessage.tenantId} = ${agentRun.tenantId} and ${agentMessage.runId} = ${agentRun.id}),
-               ${agentRun.startedAt}) < ${cutoff})`,
+               ${agentRun.startedAt}) < ${cutoff.toISOString()})`,
         ),
       );
     return rows.map((row) => toStoredMessage(row)).sort((a, b) => a.sequence - b.sequence);
