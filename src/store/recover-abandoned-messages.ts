@@ -1,6 +1,6 @@
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { StoredMessage } from '../model/stored-rows.js';
-import { rowsOf } from '../tenant/database.js';
+import type { TenantTransaction } from '../tenant/with-tenant.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { inTenant, type StoreContext } from './store-context.js';
 
@@ -37,36 +37,63 @@ export function recoverAbandonedMessages(context: StoreContext): Promise<StoredM
         ),
       )
       .returning(messageColumns(context.tables));
-    const runIds = [...new Set(rows.flatMap((row) => (row.runId ? [row.runId] : [])))];
-    // The database's clock (the rows' timestamps come from it), read once and passed as an untyped parameter
-    // that Postgres reads as a timestamptz: Citus refuses a non-immutable function (now(), a text-to-timestamptz
-    // cast) inside COALESCE or GREATEST.
-    const [row] = rowsOf<{ now: Date | string }>(await tx.execute(sql`select now() as now`));
-    const now = new Date(row!.now);
-    const cutoff = new Date(now.getTime() - context.leaseMs);
-    await tx
-      .update(agentRun)
-      .set({
-        status: 'failed',
-        error: ABANDONED_RUN_ERROR,
-        finishedAt: sql`greatest(${now.toISOString()}, ${agentRun.startedAt})`,
-        updatedAt: sql`now()`,
-      })
-      .where(
-        and(
-          eq(agentRun.tenantId, context.tenantId),
-          eq(agentRun.status, 'running'),
-          sql`not exists (select 1 from ${agentMessage} where ${agentMessage.tenantId} = ${agentRun.tenantId}
-                and ${agentMessage.runId} = ${agentRun.id} and ${agentMessage.status} in ('pending', 'streaming'))`,
-          sql`(${agentRun.id} in (${sql.join(
-            (runIds.length ? runIds : ['00000000-0000-0000-0000-000000000000']).map((id) => sql`${id}::uuid`),
-            sql`, `,
-          )})
-            or coalesce((select max(${agentMessage.updatedAt}) from ${agentMessage}
-                 where ${agentMessage.tenantId} = ${agentRun.tenantId} and ${agentMessage.runId} = ${agentRun.id}),
-               ${agentRun.startedAt}) < ${cutoff.toISOString()})`,
-        ),
-      );
+    const ended = await abandonedRuns(context, tx, new Set(rows.flatMap((row) => (row.runId ? [row.runId] : []))));
+    if (ended.length > 0) {
+      await tx
+        .update(agentRun)
+        .set({
+          status: 'failed',
+          error: ABANDONED_RUN_ERROR,
+          finishedAt: sql`greatest(now(), ${agentRun.startedAt})`,
+          updatedAt: sql`now()`,
+        })
+        .where(
+          and(eq(agentRun.tenantId, context.tenantId), inArray(agentRun.id, ended), eq(agentRun.status, 'running')),
+        );
+    }
     return rows.map((row) => toStoredMessage(row)).sort((a, b) => a.sequence - b.sequence);
   });
+}
+
+/**
+ * The tenant's `running` runs that died: those of the messages just recovered, and those with no pending or
+ * streaming message whose last message (or, without one, its start) is older than the lease by the database's
+ * clock. Read with two single-tenant statements and decided here, so that every statement routes to one shard
+ * group on Citus (which refuses the correlated form). The runs are locked until the transaction ends.
+ */
+async function abandonedRuns(context: StoreContext, tx: TenantTransaction, recovered: Set<string>): Promise<string[]> {
+  const { agentRun, agentMessage } = context.tables;
+  const running = await tx
+    .select({ id: agentRun.id, startedAt: agentRun.startedAt, now: sql<Date | string>`now()` })
+    .from(agentRun)
+    .where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.status, 'running')))
+    .for('update');
+  if (running.length === 0) return [];
+  const activity = await tx
+    .select({
+      runId: agentMessage.runId,
+      lastUpdate: sql<Date | string>`max(${agentMessage.updatedAt})`,
+      live: sql<boolean>`bool_or(${agentMessage.status} in ('pending', 'streaming'))`,
+    })
+    .from(agentMessage)
+    .where(
+      and(
+        eq(agentMessage.tenantId, context.tenantId),
+        inArray(
+          agentMessage.runId,
+          running.map((run) => run.id),
+        ),
+      ),
+    )
+    .groupBy(agentMessage.runId);
+  const byRun = new Map(activity.map((entry) => [entry.runId, entry]));
+  const cutoff = new Date(running[0]!.now).getTime() - context.leaseMs;
+  return running
+    .filter((run) => {
+      const messages = byRun.get(run.id);
+      if (messages?.live) return false;
+      if (recovered.has(run.id)) return true;
+      return new Date(messages?.lastUpdate ?? run.startedAt).getTime() < cutoff;
+    })
+    .map((run) => run.id);
 }
