@@ -1,5 +1,6 @@
 import { AgentHistoryError } from '../errors/agent-history-error.js';
 import { DatabaseError } from '../errors/database-error.js';
+import { FileUrlNotAllowedError } from '../errors/file-url-not-allowed-error.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { InvalidMessageError } from '../errors/invalid-message-error.js';
 import { InvalidTenantError } from '../errors/invalid-tenant-error.js';
@@ -15,7 +16,7 @@ export interface ChatErrorBody {
 }
 
 /**
- * The HTTP status for an error of this package: 400 invalid message or argument, 404 unknown or foreign thread
+ * The HTTP status for an error of this package: 400 invalid message or argument or a refused file URL, 404 unknown or foreign thread
  * or message, 409 conflict (double submit, answer in progress, stale version), 413 message too large, 503 the
  * database unreachable for now (a retryable `DatabaseError`), 500 else.
  */
@@ -27,6 +28,7 @@ export function chatErrorStatus(error: unknown): number {
   if (
     error instanceof InvalidMessageError ||
     error instanceof InvalidArgumentError ||
+    error instanceof FileUrlNotAllowedError ||
     error instanceof InvalidTenantError
   )
     return 400;

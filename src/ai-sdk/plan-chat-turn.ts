@@ -6,6 +6,7 @@ import type { TenantHistory } from '../store/tenant-history.js';
 import type { StoredMessage } from '../model/stored-rows.js';
 import { ChatConflictError } from './chat-conflict-error.js';
 import { fromUIMessage, toUIMessage } from './ui-message-mapping.js';
+import { screenIncomingMessage, type IncomingMessagePolicy } from './screen-incoming-message.js';
 import { validateChatMessages, type ChatSchemas } from './validate-chat-messages.js';
 
 /** What starts a turn: a new (or edited) user message, or a regeneration of an answer. */
@@ -17,7 +18,8 @@ export const SUPERSEDED_BY_REGENERATE = 'superseded-by-regenerate';
 export const SUPERSEDED_BY_EDIT = 'superseded-by-edit';
 
 /** Input of {@link planChatTurn} (internal: `streamChatTurn` builds it from its options). */
-export interface PlanChatTurnInput<UI_MESSAGE extends UIMessage> extends ChatSchemas<UI_MESSAGE> {
+export interface PlanChatTurnInput<UI_MESSAGE extends UIMessage>
+  extends ChatSchemas<UI_MESSAGE>, IncomingMessagePolicy {
   /** The tenant's store. */
   history: TenantHistory;
   /** The thread of the turn. */
@@ -28,7 +30,7 @@ export interface PlanChatTurnInput<UI_MESSAGE extends UIMessage> extends ChatSch
   message?: unknown;
   /** The message to edit (`submit-message`) or the answer to regenerate (`regenerate-message`). */
   messageId?: string;
-  /** Makes a retried request idempotent (stored as the message's `clientRequestId`). */
+  /** Makes a retried request idempotent (stored as the message's `clientRequestId`, as `request:<requestId>`). */
   requestId?: string;
   /** How many stored messages are read to validate the new one against. */
   historyLimit: number;
@@ -98,7 +100,7 @@ export async function planChatTurn<UI_MESSAGE extends UIMessage>(
 
   if (plan.newMessage) {
     const { created, stored } = await history.appendMessage(threadId, fromUIMessage(userMessage), {
-      clientRequestId: input.requestId,
+      clientRequestId: clientRequestKey(input.requestId),
     });
     if (!created && JSON.stringify(stored.message.parts) !== JSON.stringify(fromUIMessage(userMessage).parts)) {
       throw new ChatConflictError({ reason: 'message-id-reused', messageId: userMessage.id, status: stored.status });
@@ -108,6 +110,14 @@ export async function planChatTurn<UI_MESSAGE extends UIMessage>(
     await history.excludeMessages(threadId, plan.supersede, { reason: plan.reason, actor: 'chat' });
   }
   return { userMessage, contextMessages, answerKey: plan.answerKey, excludedMessageIds: plan.supersede };
+}
+
+/**
+ * The stored key of a client's `requestId`: `request:<requestId>`, a namespace apart from the answers' own keys
+ * (`answer:`, `edit:`, `regenerate:`), so that no client key can take an answer's key.
+ */
+export function clientRequestKey(requestId: string | undefined): string | undefined {
+  return requestId === undefined ? undefined : `request:${requestId}`;
 }
 
 async function readRows(history: TenantHistory, threadId: string, limit: number) {
@@ -147,7 +157,8 @@ async function planSubmit<UI_MESSAGE extends UIMessage>(
     metadataSchema: input.metadataSchema,
     dataSchemas: input.dataSchemas,
   } as ChatSchemas<UI_MESSAGE>;
-  const [incoming] = await validateChatMessages<UI_MESSAGE>([message], schemas, 'message');
+  const [validated] = await validateChatMessages<UI_MESSAGE>([message], schemas, 'message');
+  const incoming = screenIncomingMessage(validated!, input);
   if (input.messageId === undefined) {
     const stored = rows.find((row) => row.message.id === incoming!.id);
     const before = stored ? rows.filter((row) => row.sequence < stored.sequence) : rows;

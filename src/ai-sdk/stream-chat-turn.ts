@@ -18,6 +18,7 @@ import {
 } from './persist-ui-message-stream.js';
 import { planChatTurn, type ChatTrigger } from './plan-chat-turn.js';
 import { startChatModel } from './start-chat-model.js';
+import type { IncomingMessagePolicy } from './screen-incoming-message.js';
 import type { ChatSchemas } from './validate-chat-messages.js';
 
 type PersistOptions<UI_MESSAGE extends UIMessage, TOOLS extends ToolSet> = PersistUIMessageStreamOptions<
@@ -26,10 +27,8 @@ type PersistOptions<UI_MESSAGE extends UIMessage, TOOLS extends ToolSet> = Persi
 >;
 
 /** Settings shared by every turn of a chat route. */
-export interface ChatTurnSettings<
-  UI_MESSAGE extends UIMessage = UIMessage,
-  TOOLS extends ToolSet = ToolSet,
-> extends ChatSchemas<UI_MESSAGE> {
+export interface ChatTurnSettings<UI_MESSAGE extends UIMessage = UIMessage, TOOLS extends ToolSet = ToolSet>
+  extends ChatSchemas<UI_MESSAGE>, IncomingMessagePolicy {
   /** The model: an agent, or a `streamText` call. */
   model: ChatModelSource<TOOLS>;
   /** The tools (for `streamText` sources, to type and map tool parts; an agent's own tools are used otherwise). */
@@ -76,7 +75,7 @@ export interface StreamChatTurnOptions<
    * For `regenerate-message`: the assistant message to regenerate (default: the last answer).
    */
   messageId?: string;
-  /** An idempotency key of the request, stored as the user message's `clientRequestId`. */
+  /** An idempotency key of the request, stored as the user message's `clientRequestId` (as `request:<requestId>`). */
   requestId?: string;
   /** Aborting it stops the answer like {@link stopChat} (the partial answer is kept as `cancelled`). */
   abortSignal?: AbortSignal;
@@ -132,6 +131,8 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
     tools: options.tools,
     metadataSchema: options.metadataSchema,
     dataSchemas: options.dataSchemas,
+    allowedFileUrls: options.allowedFileUrls,
+    allowClientProviderMetadata: options.allowClientProviderMetadata,
   });
   const { runId, assistantMessageId } = await beginChatAnswer({
     history,
