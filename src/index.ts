@@ -17,7 +17,12 @@ export {
   type CustomMigrationSql,
   type CustomMigrationSqlOptions,
 } from './store/custom-migration-sql.js';
-export { loadO200kTokenCounter, type TokenCounter } from './tokens/token-counter.js';
+export {
+  createCachedTokenCounter,
+  loadO200kTokenCounter,
+  scopeTokenCounter,
+  type TokenCounter,
+} from './tokens/token-counter.js';
 export { withTenant, type TenantTransaction } from './tenant/with-tenant.js';
 export type { AgentHistoryDatabase } from './tenant/database.js';
 export type { AppendMessageOptions, AppendResult } from './store/append-message.js';

@@ -32,7 +32,7 @@ import {
   softDeleteThread,
   updateThread,
 } from './threads.js';
-import { loadO200kTokenCounter, type TokenCounter } from '../tokens/token-counter.js';
+import { loadO200kTokenCounter, scopeTokenCounter, type TokenCounter } from '../tokens/token-counter.js';
 import { createThreadContextStore } from './thread-context-store.js';
 import type { AgentHistory } from './agent-history.js';
 import type { TenantHistory } from './tenant-history.js';
@@ -106,12 +106,14 @@ export function createAgentHistory({
     tables,
     tokenCounter,
     forTenant(tenantId) {
+      const tenant = assertTenantId(tenantId);
       const context: StoreContext = {
         db,
         tables,
-        tenantId: assertTenantId(tenantId),
+        tenantId: tenant,
         appRole,
-        tokenCounter,
+        // Cached counts per tenant: no tenant can time whether another one stored a text.
+        tokenCounter: tokenCounter.then((counter) => scopeTokenCounter(counter, tenant)),
         maxMessageBytes,
         leaseMs,
         now,
