@@ -1,6 +1,7 @@
 /** `agent-history`: the conversation store. */
 export { createAgentHistory } from './store/create-agent-history.js';
 export type { CreateAgentHistoryOptions } from './store/create-agent-history.js';
+export type { RowLevelSecurityCheck } from './store/check-row-level-security.js';
 export type { AgentHistory } from './store/agent-history.js';
 export type { TenantHistory } from './store/tenant-history.js';
 export type { ThreadOperations } from './store/thread-operations.js';

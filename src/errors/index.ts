@@ -7,3 +7,4 @@ export { FileUrlNotAllowedError } from './file-url-not-allowed-error.js';
 export { MessageTooLargeError } from './message-too-large-error.js';
 export { VersionConflictError } from './version-conflict-error.js';
 export { DatabaseError } from './database-error.js';
+export { RowLevelSecurityBypassError } from './row-level-security-bypass-error.js';

@@ -69,6 +69,7 @@ export async function appendMessage<UI_MESSAGE extends StorableMessage>(
   const thread = assertThreadId(threadId);
   const validated = validateMessage(message, { maxBytes: context.maxMessageBytes });
   const { runId, clientRequestId, status, pinned } = appendOptions(options);
+  await context.checkRowLevelSecurity();
   const streaming = status === 'pending' || status === 'streaming';
   const counted = streaming ? null : await storedTokenCount(context, validated);
   const leaseExpiresAt = streaming ? new Date(context.now().getTime() + context.leaseMs) : null;

@@ -34,6 +34,7 @@ import {
 } from './threads.js';
 import { loadO200kTokenCounter, scopeTokenCounter, type TokenCounter } from '../tokens/token-counter.js';
 import { createThreadContextStore } from './thread-context-store.js';
+import { onceRowLevelSecurityCheck, type RowLevelSecurityCheck } from './check-row-level-security.js';
 import type { AgentHistory } from './agent-history.js';
 import type { TenantHistory } from './tenant-history.js';
 
@@ -63,6 +64,13 @@ export interface CreateAgentHistoryOptions {
    * @default { maxInFlight: 2, maxBatchSize: 64, maxBatchBytes: 4_194_304 }
    */
   appendBatching?: AppendBatchingOptions | false;
+  /**
+   * Before its first statement the store checks, once, that row-level security holds for the role it runs as
+   * (`appRole`, or the login when null): not a superuser, not `BYPASSRLS`, every table with row-level security on,
+   * and forced where the role owns the table. `'refuse'` fails every call with `RowLevelSecurityBypassError`;
+   * `'warn'` logs it once and goes on (for a trusted single-tenant set-up). @default 'refuse'
+   */
+  rowLevelSecurityCheck?: RowLevelSecurityCheck;
   /** @internal Test hooks: a clock and an id generator. */
   _internal?: {
     /** The clock (leases, retention cut-offs). @default () => new Date() */
@@ -92,6 +100,7 @@ export function createAgentHistory({
   maxMessageBytes = 1_048_576,
   leaseMs = 60_000,
   appendBatching,
+  rowLevelSecurityCheck = 'refuse',
   _internal = {},
 }: CreateAgentHistoryOptions): AgentHistory {
   const now = _internal.now ?? (() => new Date());
@@ -102,6 +111,7 @@ export function createAgentHistory({
     onBatchError: _internal.onAppendBatchError,
     now,
   });
+  const checkRowLevelSecurity = onceRowLevelSecurityCheck(db, tables, appRole, rowLevelSecurityCheck);
   return {
     tables,
     tokenCounter,
@@ -120,6 +130,7 @@ export function createAgentHistory({
         generateId,
         appendBatcher,
         appendStatements: statements,
+        checkRowLevelSecurity,
       };
       return tenantHistory(context);
     },

@@ -29,14 +29,17 @@ export interface StoreContext {
   appendBatcher: AppendBatcher | null;
   /** The append functions' statements, in the tables' schema. */
   appendStatements: AppendStatements;
+  /** Resolves once row-level security is known to hold for the store's role (checked once per store). */
+  checkRowLevelSecurity: () => Promise<void>;
 }
 
 /** Runs `work` in a transaction scoped to the context's tenant and role. */
-export function inTenant<RESULT>(
+export async function inTenant<RESULT>(
   context: StoreContext,
   work: (tx: TenantTransaction) => Promise<RESULT>,
   { isolationLevel }: { isolationLevel?: 'repeatable read' } = {},
 ): Promise<RESULT> {
+  await context.checkRowLevelSecurity();
   return withTenant(context.db, { tenantId: context.tenantId, role: context.appRole, isolationLevel }, work);
 }
 
