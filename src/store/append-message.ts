@@ -9,6 +9,7 @@ import { assertThreadId, assertUuid } from '../errors/assert-input.js';
 import { validateMessage, type ValidatedMessage } from './validate-message.js';
 import type { StorableMessage } from '../model/stored-rows.js';
 import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
+import { keepCallerSettings } from '../tenant/keep-caller-settings.js';
 
 /** The options of `appendMessage`. */
 export interface AppendMessageOptions {
@@ -94,8 +95,10 @@ export async function appendMessage<UI_MESSAGE extends StorableMessage>(
   try {
     rows = context.appendBatcher
       ? await context.appendBatcher.submit<AppendRow>(context.tenantId, context.appRole, item)
-      : rowsOf<AppendRow>(
-          await context.db.execute(context.appendStatements.single(context.tenantId, context.appRole, item)),
+      : await keepCallerSettings(context.db, async () =>
+          rowsOf<AppendRow>(
+            await context.db.execute(context.appendStatements.single(context.tenantId, context.appRole, item)),
+          ),
         );
   } catch (error) {
     const code = postgresErrorCode(error);

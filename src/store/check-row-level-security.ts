@@ -3,6 +3,7 @@ import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import { RowLevelSecurityBypassError } from '../errors/row-level-security-bypass-error.js';
 import type { AgentTables } from '../schema/define-agent-tables.js';
 import { rowsOf, type AgentHistoryDatabase } from '../tenant/database.js';
+import { keepCallerSettings } from '../tenant/keep-caller-settings.js';
 import { withTenant } from '../tenant/with-tenant.js';
 
 /** What `createAgentHistory` does when its role would bypass row-level security: refuse (throw) or warn once. */
@@ -34,9 +35,10 @@ export async function rowLevelSecurityBypasses(
       const { schema = 'public', name } = getTableConfig(table);
       return `"${schema}"."${name}"`;
     });
-  const [row] = await withTenant(db, { tenantId: NO_TENANT, role: appRole }, async (tx) =>
-    rowsOf<CheckRow>(
-      await tx.execute(sql`
+  const [row] = await keepCallerSettings(db, () =>
+    withTenant(db, { tenantId: NO_TENANT, role: appRole }, async (tx) =>
+      rowsOf<CheckRow>(
+        await tx.execute(sql`
         select current_user::text as role, r.rolsuper as superuser, r.rolbypassrls as bypass_rls,
           (select json_agg(json_build_object('table', n.name, 'found', c.oid is not null,
              'rls', coalesce(c.relrowsecurity, false), 'forced', coalesce(c.relforcerowsecurity, false),
@@ -44,6 +46,7 @@ export async function rowLevelSecurityBypasses(
            from jsonb_array_elements_text(${JSON.stringify(names)}::jsonb) as n(name)
            left join pg_class c on c.oid = to_regclass(n.name)) as tables
         from pg_roles r where r.rolname = current_user`),
+      ),
     ),
   );
   const reasons: string[] = [];

@@ -1,5 +1,6 @@
 import type { AgentTables } from '../schema/define-agent-tables.js';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
+import { keepCallerSettings } from '../tenant/keep-caller-settings.js';
 import { withTenant, type TenantTransaction } from '../tenant/with-tenant.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import type { AppendBatcher } from './append-batcher.js';
@@ -40,7 +41,9 @@ export async function inTenant<RESULT>(
   { isolationLevel }: { isolationLevel?: 'repeatable read' } = {},
 ): Promise<RESULT> {
   await context.checkRowLevelSecurity();
-  return withTenant(context.db, { tenantId: context.tenantId, role: context.appRole, isolationLevel }, work);
+  return keepCallerSettings(context.db, () =>
+    withTenant(context.db, { tenantId: context.tenantId, role: context.appRole, isolationLevel }, work),
+  );
 }
 
 /** The Postgres error code behind a Drizzle error, looking through `cause`s. */

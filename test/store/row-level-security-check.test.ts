@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createAgentHistory, RowLevelSecurityBypassError } from '../../src/index.js';
-import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
+import { rowsOf, type AgentHistoryDatabase } from '../../src/tenant/database.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 
 describe.each(BACKENDS)('the row-level security check on %s', (backend) => {
@@ -86,5 +87,31 @@ describe.each(BACKENDS)('the row-level security check on %s', (backend) => {
   it('should accept the application role, as every other test of the store does', async () => {
     const store = createAgentHistory({ db: database.db }).forTenant(randomUUID());
     await expect(store.createThread({})).resolves.toMatchObject({ title: null });
+  });
+});
+
+describe.each(BACKENDS)("a store on the caller's transaction on %s", (backend) => {
+  const database = useTestDatabase(backend);
+
+  it("should put the caller's tenant setting and role back after each call, appends included", async () => {
+    const settings = async (tx: AgentHistoryDatabase) =>
+      rowsOf<{ tenant: string | null; role: string; user: string }>(
+        await tx.execute(
+          sql`select current_setting('app.tenant_id', true) as tenant, current_setting('role') as role, current_user::text as user`,
+        ),
+      )[0]!;
+    const callerTenant = randomUUID();
+    await database.db.transaction(async (tx) => {
+      const db = tx as unknown as AgentHistoryDatabase;
+      await db.execute(sql`select set_config('app.tenant_id', ${callerTenant}, true)`);
+      const before = await settings(db);
+      const store = createAgentHistory({ db }).forTenant(randomUUID());
+      const thread = await store.createThread({});
+      expect(await settings(db)).toEqual(before);
+      await store.appendMessage(thread.id, { id: 'm-1', role: 'user', parts: [{ type: 'text', text: 'hi' }] });
+      expect(await settings(db)).toEqual(before);
+      expect((await store.listMessages(thread.id)).messages).toHaveLength(1);
+      expect(await settings(db)).toEqual({ tenant: callerTenant, role: 'none', user: before.user });
+    });
   });
 });
