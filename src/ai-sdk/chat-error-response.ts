@@ -7,6 +7,7 @@ import { InvalidTenantError } from '../errors/invalid-tenant-error.js';
 import { MessageTooLargeError } from '../errors/message-too-large-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { VersionConflictError } from '../errors/version-conflict-error.js';
+import { ChatBodyTooLargeError } from './chat-body-too-large-error.js';
 import { ChatConflictError } from './chat-conflict-error.js';
 
 /** The JSON body of an error response: `{ error: { code, message, … } }`. */
@@ -17,13 +18,13 @@ export interface ChatErrorBody {
 
 /**
  * The HTTP status for an error of this package: 400 invalid message or argument or a refused file URL, 404 unknown or foreign thread
- * or message, 409 conflict (double submit, answer in progress, stale version), 413 message too large, 503 the
+ * or message, 409 conflict (double submit, answer in progress, stale version), 413 message or body too large, 503 the
  * database unreachable for now (a retryable `DatabaseError`), 500 else.
  */
 export function chatErrorStatus(error: unknown): number {
   if (error instanceof DatabaseError && error.retryable) return 503;
   if (error instanceof ChatConflictError || error instanceof VersionConflictError) return 409;
-  if (error instanceof MessageTooLargeError) return 413;
+  if (error instanceof MessageTooLargeError || error instanceof ChatBodyTooLargeError) return 413;
   if (error instanceof NotFoundError) return 404;
   if (
     error instanceof InvalidMessageError ||

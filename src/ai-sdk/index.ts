@@ -30,6 +30,7 @@ export {
 } from './create-chat-handler.js';
 export { chatErrorResponse, chatErrorStatus, type ChatErrorBody } from './chat-error-response.js';
 export { ChatConflictError, type ChatConflictReason } from './chat-conflict-error.js';
+export { ChatBodyTooLargeError } from './chat-body-too-large-error.js';
 export { INTERRUPTED_TOOL_ERROR, settleInterruptedParts } from './settle-interrupted-parts.js';
 export { addUsage, toMessageUsage, toRunUsage, type MessageUsage } from './usage.js';
 export type {

@@ -160,3 +160,66 @@ describe.each(BACKENDS)('hostile chat requests on %s', (backend) => {
     });
   });
 });
+
+describe('the chat body limit', () => {
+  const refusingHandler = (maxBodyBytes?: number) => {
+    const seen: string[] = [];
+    const handler = createChatHandler<ChatMessage>({
+      getHistory: () => {
+        seen.push('getHistory');
+        throw new Response('unauthenticated', { status: 401 });
+      },
+      ...schemas,
+      maxBodyBytes,
+      model: { streamText: () => seen.push('model') as never },
+    });
+    return { handler, seen };
+  };
+
+  it('should refuse a declared Content-Length over the limit with 413 before reading or authenticating', async () => {
+    const { handler, seen } = refusingHandler(1_000);
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        controller.enqueue(new Uint8Array(100));
+      },
+    });
+    const request = new Request('http://localhost/api/chat', {
+      method: 'POST',
+      body,
+      headers: { 'content-length': '5000' },
+      duplex: 'half',
+    } as RequestInit);
+    const response = await handler.POST(request);
+    expect(response.status).toBe(413);
+    expect((await response.json()).error.code).toBe('body-too-large');
+    expect(seen).toEqual([]);
+    expect(pulled).toBeLessThanOrEqual(1); // a stream may pull once ahead when it is created
+  });
+
+  it('should stop reading an undeclared body at the limit: never more than the limit and one chunk held', async () => {
+    const { handler, seen } = refusingHandler(10_000);
+    let sent = 0;
+    // An endless body: without a limit, reading it never ends.
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        sent += 1_000;
+        controller.enqueue(new TextEncoder().encode(' '.repeat(1_000)));
+      },
+    });
+    const request = new Request('http://localhost/api/chat', { method: 'POST', body, duplex: 'half' } as RequestInit);
+    const response = await handler.POST(request);
+    expect(response.status).toBe(413);
+    expect((await response.json()).error).toMatchObject({ code: 'body-too-large' });
+    expect(sent).toBeLessThanOrEqual(12_000);
+    expect(seen).toEqual([]);
+  });
+
+  it('should read a body within the default limit (4 MiB) and go on to authentication', async () => {
+    const { handler, seen } = refusingHandler();
+    const response = await handler.POST(post({ threadId: 'x', padding: 'y'.repeat(3_000_000) }));
+    expect(response.status).toBe(401);
+    expect(seen).toEqual(['getHistory']);
+  });
+});
