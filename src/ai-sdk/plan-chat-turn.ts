@@ -7,6 +7,7 @@ import type { StoredMessage } from '../model/stored-rows.js';
 import { ChatConflictError } from './chat-conflict-error.js';
 import { fromUIMessage, toUIMessage } from './ui-message-mapping.js';
 import { screenIncomingMessage, type IncomingMessagePolicy } from './screen-incoming-message.js';
+import { readHistoryRows as readRows } from './read-history-rows.js';
 import { validateChatMessages, type ChatSchemas } from './validate-chat-messages.js';
 
 /** What starts a turn: a new (or edited) user message, or a regeneration of an answer. */
@@ -34,6 +35,8 @@ export interface PlanChatTurnInput<UI_MESSAGE extends UIMessage>
   requestId?: string;
   /** How many stored messages are read to validate the new one against. */
   historyLimit: number;
+  /** How many bytes of stored messages (their `byteSize`) are read at most, newest first; the newest is always read. */
+  historyMaxBytes: number;
   /** Makes the id of the assistant answer. */
   generateMessageId: () => string;
 }
@@ -62,13 +65,13 @@ export async function planChatTurn<UI_MESSAGE extends UIMessage>(
   input: PlanChatTurnInput<UI_MESSAGE>,
 ): Promise<PlannedChatTurn<UI_MESSAGE>> {
   const { history, threadId } = input;
-  let rows = await readRows(history, threadId, input.historyLimit);
+  let rows = await readRows(history, threadId, input.historyLimit, input.historyMaxBytes);
   const stale = rows.filter(
     (row) => inProgress(row) && row.leaseExpiresAt !== null && row.leaseExpiresAt.getTime() < Date.now(),
   );
   if (stale.length > 0) {
     await history.recoverAbandonedMessages();
-    rows = await readRows(history, threadId, input.historyLimit);
+    rows = await readRows(history, threadId, input.historyLimit, input.historyMaxBytes);
   }
   const plan =
     input.trigger === 'regenerate-message' ? await planRegenerate(input, rows) : await planSubmit(input, rows);
@@ -118,11 +121,6 @@ export async function planChatTurn<UI_MESSAGE extends UIMessage>(
  */
 export function clientRequestKey(requestId: string | undefined): string | undefined {
   return requestId === undefined ? undefined : `request:${requestId}`;
-}
-
-async function readRows(history: TenantHistory, threadId: string, limit: number) {
-  const page = await history.listMessages(threadId, { limit });
-  return [...page.messages].reverse();
 }
 
 interface Plan<UI_MESSAGE extends UIMessage> {

@@ -39,6 +39,11 @@ export interface ChatTurnSettings<UI_MESSAGE extends UIMessage = UIMessage, TOOL
   generateMessageId?: () => string;
   /** How many of the newest messages are read to validate the request and to build the context. @default 200 */
   historyLimit?: number;
+  /**
+   * How many bytes of stored messages (parts and metadata) are read at most for that, newest first, so that the
+   * memory of a request stays bounded on a thread of large messages. @default 8_388_608 (8 MiB)
+   */
+  historyMaxBytes?: number;
   /** @default 'continue' */
   onDisconnect?: PersistOptions<UI_MESSAGE, TOOLS>['onDisconnect'];
   /** Metadata streamed with each answer (usage is added under `usage`). */
@@ -118,6 +123,7 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
   options: StreamChatTurnOptions<UI_MESSAGE, TOOLS>,
 ): Promise<ChatTurn<UI_MESSAGE>> {
   const { history, threadId, model, generateMessageId = defaultMessageId, historyLimit = 200 } = options;
+  const historyMaxBytes = options.historyMaxBytes ?? 8_388_608;
   const trigger = options.trigger ?? 'submit-message';
   const plan = await planChatTurn<UI_MESSAGE>({
     history,
@@ -127,6 +133,7 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
     messageId: options.messageId,
     requestId: options.requestId,
     historyLimit,
+    historyMaxBytes,
     generateMessageId,
     tools: options.tools,
     metadataSchema: options.metadataSchema,

@@ -116,6 +116,42 @@ describe.each(BACKENDS)('hostile chat requests on %s', (backend) => {
     expect(JSON.stringify(open.prompts())).toContain('cacheControl');
   });
 
+  it('should read at most historyMaxBytes of the history, newest first, and give the model only that', async () => {
+    const { history, threadId } = await newThread(database);
+    const big = (id: string, role: 'user' | 'assistant') => ({
+      id,
+      role,
+      parts: [{ type: 'text' as const, text: `${id} ${'z'.repeat(200_000)}` }],
+    });
+    for (let index = 1; index <= 5; index++) {
+      await history.appendMessage(threadId, big(`u-${index}`, 'user'));
+      await history.appendMessage(threadId, big(`a-old-${index}`, 'assistant'));
+    }
+    const listed: number[] = [];
+    const counting = new Proxy(history, {
+      get: (target, key, receiver) =>
+        key === 'listMessages'
+          ? async (...args: Parameters<TenantHistory['listMessages']>) => {
+              const page = await target.listMessages(...args);
+              listed.push(...page.messages.map((row) => row.byteSize));
+              return page;
+            }
+          : Reflect.get(target, key, receiver),
+    });
+    const { handler, prompts } = handlerFor(counting, { historyMaxBytes: 500_000 });
+    const response = await handler.POST(
+      post({ threadId, message: { id: 'u-new', role: 'user', parts: [{ type: 'text', text: 'and now?' }] } }),
+    );
+    expect(response.status).toBe(200);
+    await response.text();
+    const sent = JSON.stringify(prompts()[0]);
+    // The two newest stored messages fit in 500,000 bytes; the older ones are neither read whole nor sent.
+    expect(sent).toContain('a-old-5 ');
+    expect(sent).toContain('u-5 ');
+    expect(sent).not.toContain('a-old-4 ');
+    expect(listed.reduce((sum, bytes) => sum + bytes, 0)).toBeLessThan(500_000 + 8 * 200_100);
+  });
+
   it('should keep client requestIds apart from answer keys: a requestId of answer:<id> answers normally', async () => {
     const { history, threadId } = await newThread(database);
     const { handler } = handlerFor(history);
