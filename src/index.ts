@@ -1,6 +1,7 @@
 /** `agent-history`: the conversation store. */
 export { createAgentHistory } from './store/create-agent-history.js';
 export type { CreateAgentHistoryOptions } from './store/create-agent-history.js';
+export type { RowLevelSecurityCheck } from './store/check-row-level-security.js';
 export type { AgentHistory } from './store/agent-history.js';
 export type { TenantHistory } from './store/tenant-history.js';
 export type { ThreadOperations } from './store/thread-operations.js';
@@ -17,7 +18,12 @@ export {
   type CustomMigrationSql,
   type CustomMigrationSqlOptions,
 } from './store/custom-migration-sql.js';
-export { loadO200kTokenCounter, type TokenCounter } from './tokens/token-counter.js';
+export {
+  createCachedTokenCounter,
+  loadO200kTokenCounter,
+  scopeTokenCounter,
+  type TokenCounter,
+} from './tokens/token-counter.js';
 export { withTenant, type TenantTransaction } from './tenant/with-tenant.js';
 export type { AgentHistoryDatabase } from './tenant/database.js';
 export type { AppendMessageOptions, AppendResult } from './store/append-message.js';

@@ -1,11 +1,13 @@
 import { AgentHistoryError } from '../errors/agent-history-error.js';
 import { DatabaseError } from '../errors/database-error.js';
+import { FileUrlNotAllowedError } from '../errors/file-url-not-allowed-error.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { InvalidMessageError } from '../errors/invalid-message-error.js';
 import { InvalidTenantError } from '../errors/invalid-tenant-error.js';
 import { MessageTooLargeError } from '../errors/message-too-large-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { VersionConflictError } from '../errors/version-conflict-error.js';
+import { ChatBodyTooLargeError } from './chat-body-too-large-error.js';
 import { ChatConflictError } from './chat-conflict-error.js';
 
 /** The JSON body of an error response: `{ error: { code, message, … } }`. */
@@ -15,18 +17,19 @@ export interface ChatErrorBody {
 }
 
 /**
- * The HTTP status for an error of this package: 400 invalid message or argument, 404 unknown or foreign thread
- * or message, 409 conflict (double submit, answer in progress, stale version), 413 message too large, 503 the
+ * The HTTP status for an error of this package: 400 invalid message or argument or a refused file URL, 404 unknown or foreign thread
+ * or message, 409 conflict (double submit, answer in progress, stale version), 413 message or body too large, 503 the
  * database unreachable for now (a retryable `DatabaseError`), 500 else.
  */
 export function chatErrorStatus(error: unknown): number {
   if (error instanceof DatabaseError && error.retryable) return 503;
   if (error instanceof ChatConflictError || error instanceof VersionConflictError) return 409;
-  if (error instanceof MessageTooLargeError) return 413;
+  if (error instanceof MessageTooLargeError || error instanceof ChatBodyTooLargeError) return 413;
   if (error instanceof NotFoundError) return 404;
   if (
     error instanceof InvalidMessageError ||
     error instanceof InvalidArgumentError ||
+    error instanceof FileUrlNotAllowedError ||
     error instanceof InvalidTenantError
   )
     return 400;

@@ -1,6 +1,7 @@
 import type { ToolSet, UIMessage } from 'ai';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import type { TenantHistory } from '../store/tenant-history.js';
+import { readBodyText } from './chat-body-too-large-error.js';
 import { chatErrorResponse } from './chat-error-response.js';
 import type { ChatTrigger } from './plan-chat-turn.js';
 import { stopChat } from './stop-chat.js';
@@ -27,11 +28,18 @@ export interface CreateChatHandlerOptions<
 > extends ChatTurnSettings<UI_MESSAGE, TOOLS> {
   /** The store of the request's tenant: authenticate here (throw a `Response` to answer 401/403 yourself). */
   getHistory: (request: Request) => TenantHistory | Promise<TenantHistory>;
+  /**
+   * The largest request body read, in bytes: a larger one is refused with 413 before it is parsed. useChat's default
+   * body carries the whole conversation; send only the new message (see the README) for long threads.
+   * @default 4_194_304 (4 MiB)
+   */
+  maxBodyBytes?: number;
 }
 
 /**
  * Route handlers for a chat: `POST` answers a turn (submit, edit or regenerate) as a UI message stream, `stop`
- * stops the thread's answer and keeps it. Errors become JSON responses (400, 404, 409, 413).
+ * stops the thread's answer and keeps it. Errors become JSON responses (400, 404, 409, 413). A body over
+ * `maxBodyBytes` is refused before it is parsed and before `getHistory`.
  *
  * @example
  * // app/api/chat/route.ts
@@ -42,8 +50,10 @@ export interface CreateChatHandlerOptions<
  */
 export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOLS extends ToolSet = ToolSet>({
   getHistory,
+  maxBodyBytes = 4_194_304,
   ...settings
 }: CreateChatHandlerOptions<UI_MESSAGE, TOOLS>) {
+  const readJson = (request: Request) => readJsonBody(request, maxBodyBytes);
   return {
     /** Answers a chat request with a UI message stream. */
     POST: async (request: Request): Promise<Response> => {
@@ -74,9 +84,10 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
   };
 }
 
-async function readJson(request: Request): Promise<unknown> {
+async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+  const text = await readBodyText(request, limit);
   try {
-    return await request.json();
+    return JSON.parse(text);
   } catch {
     throw new InvalidArgumentError({ argument: 'body', value: '…', message: 'expected a JSON body.' });
   }

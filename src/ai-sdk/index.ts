@@ -1,6 +1,7 @@
 /** `agent-history/ai-sdk`: persistence for AI SDK v7 chats (the only part of the package that imports `ai`). */
 export { fromUIMessage, toUIMessage, toUIMessages } from './ui-message-mapping.js';
 export { validateChatMessages, type ChatSchemas } from './validate-chat-messages.js';
+export { screenIncomingMessage, type FileUrlAllowlist, type IncomingMessagePolicy } from './screen-incoming-message.js';
 export {
   loadThreadPage,
   type LoadThreadPageOptions,
@@ -29,6 +30,7 @@ export {
 } from './create-chat-handler.js';
 export { chatErrorResponse, chatErrorStatus, type ChatErrorBody } from './chat-error-response.js';
 export { ChatConflictError, type ChatConflictReason } from './chat-conflict-error.js';
+export { ChatBodyTooLargeError } from './chat-body-too-large-error.js';
 export { INTERRUPTED_TOOL_ERROR, settleInterruptedParts } from './settle-interrupted-parts.js';
 export { addUsage, toMessageUsage, toRunUsage, type MessageUsage } from './usage.js';
 export type {

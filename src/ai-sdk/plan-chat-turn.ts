@@ -6,6 +6,8 @@ import type { TenantHistory } from '../store/tenant-history.js';
 import type { StoredMessage } from '../model/stored-rows.js';
 import { ChatConflictError } from './chat-conflict-error.js';
 import { fromUIMessage, toUIMessage } from './ui-message-mapping.js';
+import { screenIncomingMessage, type IncomingMessagePolicy } from './screen-incoming-message.js';
+import { readHistoryRows as readRows } from './read-history-rows.js';
 import { validateChatMessages, type ChatSchemas } from './validate-chat-messages.js';
 import { validateStoredHistory } from './validate-stored-history.js';
 
@@ -18,7 +20,8 @@ export const SUPERSEDED_BY_REGENERATE = 'superseded-by-regenerate';
 export const SUPERSEDED_BY_EDIT = 'superseded-by-edit';
 
 /** Input of {@link planChatTurn} (internal: `streamChatTurn` builds it from its options). */
-export interface PlanChatTurnInput<UI_MESSAGE extends UIMessage> extends ChatSchemas<UI_MESSAGE> {
+export interface PlanChatTurnInput<UI_MESSAGE extends UIMessage>
+  extends ChatSchemas<UI_MESSAGE>, IncomingMessagePolicy {
   /** The tenant's store. */
   history: TenantHistory;
   /** The thread of the turn. */
@@ -29,10 +32,12 @@ export interface PlanChatTurnInput<UI_MESSAGE extends UIMessage> extends ChatSch
   message?: unknown;
   /** The message to edit (`submit-message`) or the answer to regenerate (`regenerate-message`). */
   messageId?: string;
-  /** Makes a retried request idempotent (stored as the message's `clientRequestId`). */
+  /** Makes a retried request idempotent (stored as the message's `clientRequestId`, as `request:<requestId>`). */
   requestId?: string;
   /** How many stored messages are read to validate the new one against. */
   historyLimit: number;
+  /** How many bytes of stored messages (their `byteSize`) are read at most, newest first; the newest is always read. */
+  historyMaxBytes: number;
   /** Makes the id of the assistant answer. */
   generateMessageId: () => string;
 }
@@ -61,13 +66,13 @@ export async function planChatTurn<UI_MESSAGE extends UIMessage>(
   input: PlanChatTurnInput<UI_MESSAGE>,
 ): Promise<PlannedChatTurn<UI_MESSAGE>> {
   const { history, threadId } = input;
-  let rows = await readRows(history, threadId, input.historyLimit);
+  let rows = await readRows(history, threadId, input.historyLimit, input.historyMaxBytes);
   const stale = rows.filter(
     (row) => inProgress(row) && row.leaseExpiresAt !== null && row.leaseExpiresAt.getTime() < Date.now(),
   );
   if (stale.length > 0) {
     await history.recoverAbandonedMessages();
-    rows = await readRows(history, threadId, input.historyLimit);
+    rows = await readRows(history, threadId, input.historyLimit, input.historyMaxBytes);
   }
   const plan =
     input.trigger === 'regenerate-message' ? await planRegenerate(input, rows) : await planSubmit(input, rows);
@@ -108,7 +113,7 @@ export async function planChatTurn<UI_MESSAGE extends UIMessage>(
 
   if (plan.newMessage) {
     const { created, stored } = await history.appendMessage(threadId, fromUIMessage(userMessage), {
-      clientRequestId: input.requestId,
+      clientRequestId: clientRequestKey(input.requestId),
     });
     if (!created && JSON.stringify(stored.message.parts) !== JSON.stringify(fromUIMessage(userMessage).parts)) {
       throw new ChatConflictError({ reason: 'message-id-reused', messageId: userMessage.id, status: stored.status });
@@ -120,9 +125,12 @@ export async function planChatTurn<UI_MESSAGE extends UIMessage>(
   return { userMessage, contextMessages, answerKey: plan.answerKey, excludedMessageIds: plan.supersede };
 }
 
-async function readRows(history: TenantHistory, threadId: string, limit: number) {
-  const page = await history.listMessages(threadId, { limit });
-  return [...page.messages].reverse();
+/**
+ * The stored key of a client's `requestId`: `request:<requestId>`, a namespace apart from the answers' own keys
+ * (`answer:`, `edit:`, `regenerate:`), so that no client key can take an answer's key.
+ */
+export function clientRequestKey(requestId: string | undefined): string | undefined {
+  return requestId === undefined ? undefined : `request:${requestId}`;
 }
 
 interface Plan<UI_MESSAGE extends UIMessage> {
@@ -157,7 +165,8 @@ async function planSubmit<UI_MESSAGE extends UIMessage>(
     metadataSchema: input.metadataSchema,
     dataSchemas: input.dataSchemas,
   } as ChatSchemas<UI_MESSAGE>;
-  const [incoming] = await validateChatMessages<UI_MESSAGE>([message], schemas, 'message');
+  const [validated] = await validateChatMessages<UI_MESSAGE>([message], schemas, 'message');
+  const incoming = screenIncomingMessage(validated!, input);
   if (input.messageId === undefined) {
     const stored = rows.find((row) => row.message.id === incoming!.id);
     const before = stored ? rows.filter((row) => row.sequence < stored.sequence) : rows;

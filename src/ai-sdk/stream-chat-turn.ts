@@ -19,6 +19,7 @@ import {
 import { planChatTurn, type ChatTrigger } from './plan-chat-turn.js';
 import { startChatModel } from './start-chat-model.js';
 import type { ObservedModel } from './observed-model.js';
+import type { IncomingMessagePolicy } from './screen-incoming-message.js';
 import type { ChatSchemas } from './validate-chat-messages.js';
 
 type PersistOptions<UI_MESSAGE extends UIMessage, TOOLS extends ToolSet> = PersistUIMessageStreamOptions<
@@ -27,10 +28,8 @@ type PersistOptions<UI_MESSAGE extends UIMessage, TOOLS extends ToolSet> = Persi
 >;
 
 /** Settings shared by every turn of a chat route. */
-export interface ChatTurnSettings<
-  UI_MESSAGE extends UIMessage = UIMessage,
-  TOOLS extends ToolSet = ToolSet,
-> extends ChatSchemas<UI_MESSAGE> {
+export interface ChatTurnSettings<UI_MESSAGE extends UIMessage = UIMessage, TOOLS extends ToolSet = ToolSet>
+  extends ChatSchemas<UI_MESSAGE>, IncomingMessagePolicy {
   /** The model: an agent, or a `streamText` call. */
   model: ChatModelSource<TOOLS>;
   /** The tools (for `streamText` sources, to type and map tool parts; an agent's own tools are used otherwise). */
@@ -41,6 +40,11 @@ export interface ChatTurnSettings<
   generateMessageId?: () => string;
   /** How many of the newest messages are read to validate the request and to build the context. @default 200 */
   historyLimit?: number;
+  /**
+   * How many bytes of stored messages (parts and metadata) are read at most for that, newest first, so that the
+   * memory of a request stays bounded on a thread of large messages. @default 8_388_608 (8 MiB)
+   */
+  historyMaxBytes?: number;
   /** @default 'continue' */
   onDisconnect?: PersistOptions<UI_MESSAGE, TOOLS>['onDisconnect'];
   /** Metadata streamed with each answer (usage is added under `usage`). */
@@ -77,7 +81,7 @@ export interface StreamChatTurnOptions<
    * For `regenerate-message`: the assistant message to regenerate (default: the last answer).
    */
   messageId?: string;
-  /** An idempotency key of the request, stored as the user message's `clientRequestId`. */
+  /** An idempotency key of the request, stored as the user message's `clientRequestId` (as `request:<requestId>`). */
   requestId?: string;
   /** Aborting it stops the answer like {@link stopChat} (the partial answer is kept as `cancelled`). */
   abortSignal?: AbortSignal;
@@ -120,6 +124,7 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
   options: StreamChatTurnOptions<UI_MESSAGE, TOOLS>,
 ): Promise<ChatTurn<UI_MESSAGE>> {
   const { history, threadId, model, generateMessageId = defaultMessageId, historyLimit = 200 } = options;
+  const historyMaxBytes = options.historyMaxBytes ?? 8_388_608;
   const trigger = options.trigger ?? 'submit-message';
   const plan = await planChatTurn<UI_MESSAGE>({
     history,
@@ -129,10 +134,13 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
     messageId: options.messageId,
     requestId: options.requestId,
     historyLimit,
+    historyMaxBytes,
     generateMessageId,
     tools: options.tools,
     metadataSchema: options.metadataSchema,
     dataSchemas: options.dataSchemas,
+    allowedFileUrls: options.allowedFileUrls,
+    allowClientProviderMetadata: options.allowClientProviderMetadata,
   });
   const { runId, assistantMessageId } = await beginChatAnswer({
     history,

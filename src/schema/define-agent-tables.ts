@@ -19,7 +19,7 @@ import {
   type PgSchema,
 } from 'drizzle-orm/pg-core';
 import { tenantIsolationPolicy } from './tenant-policy.js';
-import { tsvector } from './tsvector.js';
+import { searchVectorOf, tsvector } from './tsvector.js';
 
 /** A stored `UIMessage` part. The shape is the AI SDK's; the schema only requires a `type`. */
 export type StoredMessagePart = { type: string; [key: string]: unknown };
@@ -188,10 +188,7 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       tokenCounterId: text('token_counter_id'),
       /** A streaming message whose lease has expired belongs to a dead writer and is recovered as failed. */
       leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
-      searchVector: tsvector('search_vector').generatedAlwaysAs(
-        (): SQL =>
-          sql`to_tsvector('simple'::regconfig, jsonb_path_query_array(${agentMessage.parts}, 'strict $[*] ? (@.type == "text").text'))`,
-      ),
+      searchVector: tsvector('search_vector').generatedAlwaysAs((): SQL => searchVectorOf(agentMessage.parts)),
       ...timestamps,
       completedAt: timestamp('completed_at', { withTimezone: true }),
       redactedAt: timestamp('redacted_at', { withTimezone: true }),

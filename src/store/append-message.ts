@@ -9,6 +9,7 @@ import { assertThreadId, assertUuid } from '../errors/assert-input.js';
 import { validateMessage, type ValidatedMessage } from './validate-message.js';
 import type { StorableMessage } from '../model/stored-rows.js';
 import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
+import { keepCallerSettings } from '../tenant/keep-caller-settings.js';
 
 /** The options of `appendMessage`. */
 export interface AppendMessageOptions {
@@ -69,6 +70,7 @@ export async function appendMessage<UI_MESSAGE extends StorableMessage>(
   const thread = assertThreadId(threadId);
   const validated = validateMessage(message, { maxBytes: context.maxMessageBytes });
   const { runId, clientRequestId, status, pinned } = appendOptions(options);
+  await context.checkRowLevelSecurity();
   const streaming = status === 'pending' || status === 'streaming';
   const counted = streaming ? null : await storedTokenCount(context, validated);
   const leaseExpiresAt = streaming ? new Date(context.now().getTime() + context.leaseMs) : null;
@@ -93,8 +95,10 @@ export async function appendMessage<UI_MESSAGE extends StorableMessage>(
   try {
     rows = context.appendBatcher
       ? await context.appendBatcher.submit<AppendRow>(context.tenantId, context.appRole, item)
-      : rowsOf<AppendRow>(
-          await context.db.execute(context.appendStatements.single(context.tenantId, context.appRole, item)),
+      : await keepCallerSettings(context.db, async () =>
+          rowsOf<AppendRow>(
+            await context.db.execute(context.appendStatements.single(context.tenantId, context.appRole, item)),
+          ),
         );
   } catch (error) {
     const code = postgresErrorCode(error);

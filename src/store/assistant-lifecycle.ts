@@ -24,18 +24,30 @@ export interface BeginAssistantMessageOptions {
   metadata?: StoredMetadata;
 }
 
-/** Appends an empty assistant message in `pending` state, holding a lease for `leaseMs`. Idempotent. */
-export function beginAssistantMessage(
+/**
+ * Appends an empty assistant message in `pending` state, holding a lease for `leaseMs`. Idempotent: a retry gets
+ * the assistant message back; a message id or key held by a user or system message is an
+ * {@link InvalidArgumentError} naming it (never that message, as if it were the answer).
+ */
+export async function beginAssistantMessage(
   context: StoreContext,
   threadId: string,
   options: BeginAssistantMessageOptions,
 ): Promise<AppendResult> {
-  return appendMessage(
+  const result = await appendMessage(
     context,
     threadId,
     { id: options.messageId, role: 'assistant', parts: [], metadata: options.metadata },
     { status: 'pending', runId: options.runId, clientRequestId: options.clientRequestId },
   );
+  const { role, id } = result.stored.message;
+  if (result.created || role === 'assistant') return result;
+  const byId = id === options.messageId;
+  throw new InvalidArgumentError({
+    argument: byId ? 'options.messageId' : 'options.clientRequestId',
+    value: byId ? options.messageId : options.clientRequestId,
+    message: `is held by a ${role} message of the thread, not an assistant message.`,
+  });
 }
 
 /** How an assistant message ends: `cancelled` for an abort (its partial parts are kept). */

@@ -28,8 +28,9 @@ import {
   softDeleteThread,
   updateThread,
 } from './threads.js';
-import { loadO200kTokenCounter, type TokenCounter } from '../tokens/token-counter.js';
+import { loadO200kTokenCounter, scopeTokenCounter, type TokenCounter } from '../tokens/token-counter.js';
 import { createThreadContextStore } from './thread-context-store.js';
+import { onceRowLevelSecurityCheck, type RowLevelSecurityCheck } from './check-row-level-security.js';
 import type { AgentHistory } from './agent-history.js';
 import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
 import type { TenantHistory } from './tenant-history.js';
@@ -66,6 +67,13 @@ export interface CreateAgentHistoryOptions {
    * @default { maxInFlight: 2, maxBatchSize: 64, maxBatchBytes: 4_194_304 }
    */
   appendBatching?: AppendBatchingOptions | false;
+  /**
+   * Before its first statement the store checks, once, that row-level security holds for the role it runs as
+   * (`appRole`, or the login when null): not a superuser, not `BYPASSRLS`, every table with row-level security on,
+   * and forced where the role owns the table. `'refuse'` fails every call with `RowLevelSecurityBypassError`;
+   * `'warn'` logs it once and goes on (for a trusted single-tenant set-up). @default 'refuse'
+   */
+  rowLevelSecurityCheck?: RowLevelSecurityCheck;
   /** @internal Test hooks: a clock and an id generator. */
   _internal?: {
     /** The clock (leases, retention cut-offs). @default () => new Date() */
@@ -96,6 +104,7 @@ export function createAgentHistory({
   oversizedToolPayloads = {},
   leaseMs = 60_000,
   appendBatching,
+  rowLevelSecurityCheck = 'refuse',
   _internal = {},
 }: CreateAgentHistoryOptions): AgentHistory {
   const now = _internal.now ?? (() => new Date());
@@ -106,16 +115,19 @@ export function createAgentHistory({
     onBatchError: _internal.onAppendBatchError,
     now,
   });
+  const checkRowLevelSecurity = onceRowLevelSecurityCheck(db, tables, appRole, rowLevelSecurityCheck);
   return {
     tables,
     tokenCounter,
     forTenant(tenantId) {
+      const tenant = assertTenantId(tenantId);
       const context: StoreContext = {
         db,
         tables,
-        tenantId: assertTenantId(tenantId),
+        tenantId: tenant,
         appRole,
-        tokenCounter,
+        // Cached counts per tenant: no tenant can time whether another one stored a text.
+        tokenCounter: tokenCounter.then((counter) => scopeTokenCounter(counter, tenant)),
         maxMessageBytes,
         oversizedToolPayloads,
         leaseMs,
@@ -123,6 +135,7 @@ export function createAgentHistory({
         generateId,
         appendBatcher,
         appendStatements: statements,
+        checkRowLevelSecurity,
       };
       return tenantHistory(context);
     },

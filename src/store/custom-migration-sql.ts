@@ -17,8 +17,11 @@ const TABLES = [
 ];
 const TYPES = ['agent_message_role', 'agent_message_status', 'agent_message_context_state'];
 const FUNCTIONS = ['agent_history_append_messages', 'agent_history_append_message'];
-/** A name that needs no care when double-quoted (no quote, no NUL), within Postgres's 63 bytes. */
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
+/**
+ * A name that needs no care when double-quoted (no quote, no NUL), within Postgres's 63 bytes. No `$`: Postgres
+ * allows it, but in the rewrite's replacement strings `$$` and `$1` are patterns, so the SQL would name another object.
+ */
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /** The options of {@link customMigrationSql}. */
 export interface CustomMigrationSqlOptions {
@@ -59,7 +62,8 @@ export function customMigrationSql({
       throw new InvalidArgumentError({
         argument,
         value,
-        message: 'expected a Postgres identifier: a letter or _, then letters, digits, _ or $, at most 63 characters.',
+        message:
+          'expected a Postgres identifier: a letter or _, then letters, digits or _ (no $), at most 63 characters.',
       });
     }
   }

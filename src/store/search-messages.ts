@@ -12,6 +12,11 @@ export interface SearchMessagesOptions {
   userId?: string;
   /** The most hits returned. @default 20 (1 to 100) */
   limit?: number;
+  /**
+   * The search's statement timeout (`SET LOCAL statement_timeout`, this transaction only), in milliseconds: a
+   * search that takes longer is cancelled with a retryable `DatabaseError` (`57014`). @default 5000 (1 to 600000)
+   */
+  timeoutMs?: number;
 }
 
 /** One message that matched a search. */
@@ -70,8 +75,11 @@ export function searchMessages(
   const limit = assertInteger('options.limit', options.limit ?? 20, 1, 100);
   const threadId = options.threadId === undefined ? null : assertThreadId(options.threadId);
   const userId = assertOptionalText('options.userId', options.userId, 200);
+  const timeoutMs = assertInteger('options.timeoutMs', options.timeoutMs ?? 5_000, 1, 600_000);
   const { agentMessage, agentThread } = context.tables;
   return inTenant(context, async (tx) => {
+    // A query of many terms over a large tenant can take long: bounded, so that it cannot hold a connection.
+    await tx.execute(sql`select set_config('statement_timeout', ${String(timeoutMs)}, true)`);
     const rows = rowsOf<{
       thread_id: string;
       sequence: string;

@@ -1,5 +1,6 @@
 import type { AgentTables } from '../schema/define-agent-tables.js';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
+import { keepCallerSettings } from '../tenant/keep-caller-settings.js';
 import { withTenant, type TenantTransaction } from '../tenant/with-tenant.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import type { AppendBatcher } from './append-batcher.js';
@@ -32,15 +33,20 @@ export interface StoreContext {
   appendBatcher: AppendBatcher | null;
   /** The append functions' statements, in the tables' schema. */
   appendStatements: AppendStatements;
+  /** Resolves once row-level security is known to hold for the store's role (checked once per store). */
+  checkRowLevelSecurity: () => Promise<void>;
 }
 
 /** Runs `work` in a transaction scoped to the context's tenant and role. */
-export function inTenant<RESULT>(
+export async function inTenant<RESULT>(
   context: StoreContext,
   work: (tx: TenantTransaction) => Promise<RESULT>,
   { isolationLevel }: { isolationLevel?: 'repeatable read' } = {},
 ): Promise<RESULT> {
-  return withTenant(context.db, { tenantId: context.tenantId, role: context.appRole, isolationLevel }, work);
+  await context.checkRowLevelSecurity();
+  return keepCallerSettings(context.db, () =>
+    withTenant(context.db, { tenantId: context.tenantId, role: context.appRole, isolationLevel }, work),
+  );
 }
 
 /** The Postgres error code behind a Drizzle error, looking through `cause`s. */

@@ -9,6 +9,16 @@ export interface TokenCounter {
   readonly id: string;
   /** The number of tokens in `text`. Must be synchronous and deterministic. */
   count(text: string): number;
+  /**
+   * A view of this counter whose cached counts are kept apart from every other scope's, so that one scope (a
+   * tenant) cannot time whether another one counted a text. The store counts through `scoped(tenantId)`.
+   */
+  scoped?(scope: string): TokenCounter;
+}
+
+/** `counter.scoped(scope)`, or `counter` itself when it keeps no cache to scope. */
+export function scopeTokenCounter(counter: TokenCounter, scope: string): TokenCounter {
+  return counter.scoped?.(scope) ?? counter;
 }
 
 /** The id of the default counter returned by {@link loadO200kTokenCounter}. */
@@ -33,27 +43,40 @@ let o200kCounter: Promise<TokenCounter> | undefined;
 export function loadO200kTokenCounter(): Promise<TokenCounter> {
   o200kCounter ??= import('gpt-tokenizer/encoding/o200k_base').then(({ countTokens }) => {
     const options = { disallowedSpecial: new Set<string>() };
-    const guarded = guardLongRuns((text) => countTokens(text, options));
-    const cache = new Map<string, number>();
-    let cachedCharacters = 0;
-    return {
-      id: o200kTokenCounterId,
-      count(text: string): number {
-        if (text.length === 0) return 0;
-        if (text.length < CACHE_MINIMUM_LENGTH) return guarded(text);
-        const cached = cache.get(text);
-        if (cached !== undefined) return cached;
-        const tokens = guarded(text);
-        cache.set(text, tokens);
-        cachedCharacters += text.length;
-        while (cache.size > CACHE_MAXIMUM_ENTRIES || cachedCharacters > CACHE_MAXIMUM_CHARACTERS) {
-          const oldest = cache.keys().next().value as string;
-          cache.delete(oldest);
-          cachedCharacters -= oldest.length;
-        }
-        return tokens;
-      },
-    };
+    return createCachedTokenCounter(
+      o200kTokenCounterId,
+      guardLongRuns((text) => countTokens(text, options)),
+    );
   });
   return o200kCounter;
+}
+
+/**
+ * A counter over `count` whose counts of long texts are cached (bounded in entries and characters, oldest out
+ * first), per scope: `scoped(scope)` looks up only what the same scope counted; the counter itself is scope `''`.
+ */
+export function createCachedTokenCounter(id: string, count: (text: string) => number): TokenCounter {
+  const cache = new Map<string, number>();
+  let cachedCharacters = 0;
+  const counterFor = (scope: string): TokenCounter => ({
+    id,
+    count(text: string): number {
+      if (text.length === 0) return 0;
+      if (text.length < CACHE_MINIMUM_LENGTH) return count(text);
+      const key = `${scope.length}:${scope}${text}`; // length-prefixed: no two (scope, text) pairs share a key
+      const cached = cache.get(key);
+      if (cached !== undefined) return cached;
+      const tokens = count(text);
+      cache.set(key, tokens);
+      cachedCharacters += key.length;
+      while (cache.size > CACHE_MAXIMUM_ENTRIES || cachedCharacters > CACHE_MAXIMUM_CHARACTERS) {
+        const oldest = cache.keys().next().value as string;
+        cache.delete(oldest);
+        cachedCharacters -= oldest.length;
+      }
+      return tokens;
+    },
+    scoped: (inner: string) => counterFor(`${scope.length}:${scope}${inner}`),
+  });
+  return counterFor('');
 }

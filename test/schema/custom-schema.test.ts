@@ -157,6 +157,9 @@ describe('customMigrationSql', () => {
       [{ schema: 'a"; drop table x; --' }, 'schema'],
       [{ appRole: '' }, 'appRole'],
       [{ schema: 'x'.repeat(64) }, 'schema'],
+      // `$` is legal in Postgres names, but the rewrite's replacement strings would turn `$$` into `$`.
+      [{ schema: 'agent$$x' }, 'schema'],
+      [{ appRole: 'app$1' }, 'appRole'],
     ] as const) {
       let thrown: unknown;
       try {

@@ -4,7 +4,7 @@ import { createContextCalibrator, type ContextCalibrator } from '../../tokens/co
 import { createContextMeasure } from '../../tokens/context-measure.js';
 import type { ConvertUIMessageOptions } from '../../tokens/convert-ui-message.js';
 import type { ModelProfile } from '../../tokens/model-profile.js';
-import { loadO200kTokenCounter, type TokenCounter } from '../../tokens/token-counter.js';
+import { loadO200kTokenCounter, scopeTokenCounter, type TokenCounter } from '../../tokens/token-counter.js';
 import { countToolDefinitionTokens, type ToolDefinition } from '../../tokens/tool-definition-tokens.js';
 import { renderSegments } from '../segments/context-segment.js';
 import { compactContext, type CompactContextOptions, type ContextEngineSettings } from './compact-context.js';
@@ -170,13 +170,18 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
   };
 }
 
+let engines = 0;
+
 // The counter and the tools may still be loading when the engine is created; the tools are counted once, on
 // first use, and kept in the state.
 function createResourceLoader(
   { tokenCounter, toolDefinitions }: Pick<CreateContextEngineOptions, 'tokenCounter' | 'toolDefinitions'>,
   state: ContextEngineState,
 ): () => Promise<{ tokenCounter: TokenCounter; toolDefinitions: ToolDefinitionsCount }> {
-  const counterPromise = Promise.resolve(tokenCounter ?? loadO200kTokenCounter());
+  // The default counter's cache is the engine's own (an engine serves one thread), never another tenant's.
+  const counterPromise = Promise.resolve(
+    tokenCounter ?? loadO200kTokenCounter().then((counter) => scopeTokenCounter(counter, `engine:${++engines}`)),
+  );
   const toolsPromise = Promise.resolve(toolDefinitions ?? []);
   return async () => {
     const counter = await counterPromise;
