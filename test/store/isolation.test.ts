@@ -269,32 +269,36 @@ describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
       );
     });
 
-    itOffCitus('should hide every row from a table owner that is not superuser (FORCE), and show them once FORCE is off', async () => {
-      const session = backend === 'postgres' ? postgres(database.adminUrl!, { max: 1, onnotice: () => {} }) : undefined;
-      const query = async (text: string) =>
-        session ? rowsOf<Record<string, unknown>>(await session.unsafe(text)) : database.admin.query(text);
-      const owner = `agent_history_owner_probe_${randomUUID().slice(0, 8)}`;
-      try {
-        await query('begin');
-        await query(`create role ${owner} nologin nosuperuser nobypassrls`);
-        await query(`alter table agent_thread owner to ${owner}`);
-        await query(
-          `select set_config('app.tenant_id', '${tenantA.tenantId}', true), set_config('role', '${owner}', true)`,
+    itOffCitus(
+      'should hide every row from a table owner that is not superuser (FORCE), and show them once FORCE is off',
+      async () => {
+        const session =
+          backend === 'postgres' ? postgres(database.adminUrl!, { max: 1, onnotice: () => {} }) : undefined;
+        const query = async (text: string) =>
+          session ? rowsOf<Record<string, unknown>>(await session.unsafe(text)) : database.admin.query(text);
+        const owner = `agent_history_owner_probe_${randomUUID().slice(0, 8)}`;
+        try {
+          await query('begin');
+          await query(`create role ${owner} nologin nosuperuser nobypassrls`);
+          await query(`alter table agent_thread owner to ${owner}`);
+          await query(
+            `select set_config('app.tenant_id', '${tenantA.tenantId}', true), set_config('role', '${owner}', true)`,
+          );
+          const forced = await query('select current_user as who, count(*)::int as n from agent_thread');
+          await query('alter table agent_thread no force row level security');
+          const unforced = await query('select count(*)::int as n from agent_thread');
+          expect(forced).toEqual([{ who: owner, n: 0 }]);
+          expect(unforced[0]!.n).toBeGreaterThanOrEqual(2);
+        } finally {
+          await query('rollback');
+          await session?.end();
+        }
+        const [force] = await database.admin.query(
+          `select relforcerowsecurity from pg_class where relname = 'agent_thread'`,
         );
-        const forced = await query('select current_user as who, count(*)::int as n from agent_thread');
-        await query('alter table agent_thread no force row level security');
-        const unforced = await query('select count(*)::int as n from agent_thread');
-        expect(forced).toEqual([{ who: owner, n: 0 }]);
-        expect(unforced[0]!.n).toBeGreaterThanOrEqual(2);
-      } finally {
-        await query('rollback');
-        await session?.end();
-      }
-      const [force] = await database.admin.query(
-        `select relforcerowsecurity from pg_class where relname = 'agent_thread'`,
-      );
-      expect(force).toEqual({ relforcerowsecurity: true });
-    });
+        expect(force).toEqual({ relforcerowsecurity: true });
+      },
+    );
   });
 
   describe('pooled connections', () => {
