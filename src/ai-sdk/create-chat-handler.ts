@@ -2,6 +2,7 @@ import type { ToolSet, UIMessage } from 'ai';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import type { TenantHistory } from '../store/tenant-history.js';
 import { chatErrorResponse } from './chat-error-response.js';
+import { chatThreadId } from './chat-thread-id.js';
 import type { ChatTrigger } from './plan-chat-turn.js';
 import { stopChat } from './stop-chat.js';
 import { streamChatTurn, type ChatTurnSettings } from './stream-chat-turn.js';
@@ -27,6 +28,8 @@ export interface CreateChatHandlerOptions<
 > extends ChatTurnSettings<UI_MESSAGE, TOOLS> {
   /** The store of the request's tenant: authenticate here (throw a `Response` to answer 401/403 yourself). */
   getHistory: (request: Request) => TenantHistory | Promise<TenantHistory>;
+  /** The request's user: the owner of the threads it creates; a thread of another user is 404. @default none */
+  getUserId?: (request: Request) => string | undefined | Promise<string | undefined>;
 }
 
 /**
@@ -42,6 +45,7 @@ export interface CreateChatHandlerOptions<
  */
 export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOLS extends ToolSet = ToolSet>({
   getHistory,
+  getUserId,
   ...settings
 }: CreateChatHandlerOptions<UI_MESSAGE, TOOLS>) {
   return {
@@ -50,7 +54,8 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
       try {
         const body = parseChatRequest(await readJson(request));
         const history = await getHistory(request);
-        const turn = await streamChatTurn<UI_MESSAGE, TOOLS>({ ...settings, ...body, history });
+        const userId = await getUserId?.(request);
+        const turn = await streamChatTurn<UI_MESSAGE, TOOLS>({ ...settings, ...body, history, userId });
         return turn.toResponse();
       } catch (error) {
         if (error instanceof Response) return error;
@@ -64,7 +69,7 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
         const threadId = body.threadId ?? body.id;
         if (typeof threadId !== 'string')
           throw new InvalidArgumentError({ argument: 'threadId', value: threadId, message: 'expected a thread id.' });
-        const stored = await stopChat({ history: await getHistory(request), threadId });
+        const stored = await stopChat({ history: await getHistory(request), threadId: chatThreadId(threadId) });
         return Response.json({ message: stored?.message ?? null, status: stored?.status ?? null });
       } catch (error) {
         if (error instanceof Response) return error;
