@@ -19,6 +19,7 @@ const snippets = [...readme.matchAll(/^```ts\n([\s\S]*?)^```/gm)].map((match) =>
 const provided: Record<string, string> = {
   tenantId: `const tenantId = crypto.randomUUID();`,
   tenantOf: `const tenantOf = async (_request: Request) => crypto.randomUUID();`,
+  userOf: `const userOf = async (_request: Request) => 'user-1';`,
   tools: `const tools = {};`,
   instructions: `const instructions = 'You are a helpful assistant.';`,
   history: `const history = await (async () => {
