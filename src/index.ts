@@ -49,6 +49,7 @@ export type {
   RunStatus,
   RunUsage,
   StorableMessage,
+  AppendableMessage,
   StoredMessage,
   StoredRun,
   StoredSnapshot,
