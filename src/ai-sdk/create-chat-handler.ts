@@ -3,6 +3,7 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import type { TenantHistory } from '../store/tenant-history.js';
 import { chatErrorResponse } from './chat-error-response.js';
 import { chatThreadId } from './chat-thread-id.js';
+import { requireChatOwner } from './ensure-chat-thread.js';
 import type { ChatTrigger } from './plan-chat-turn.js';
 import { stopChat } from './stop-chat.js';
 import { streamChatTurn, type ChatTurnSettings } from './stream-chat-turn.js';
@@ -69,7 +70,9 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
         const threadId = body.threadId ?? body.id;
         if (typeof threadId !== 'string')
           throw new InvalidArgumentError({ argument: 'threadId', value: threadId, message: 'expected a thread id.' });
-        const stored = await stopChat({ history: await getHistory(request), threadId: chatThreadId(threadId) });
+        const history = await getHistory(request);
+        await requireChatOwner(history, chatThreadId(threadId), await getUserId?.(request));
+        const stored = await stopChat({ history, threadId: chatThreadId(threadId) });
         return Response.json({ message: stored?.message ?? null, status: stored?.status ?? null });
       } catch (error) {
         if (error instanceof Response) return error;

@@ -69,6 +69,17 @@ export async function ensureChatThread<UI_MESSAGE extends UIMessage>(
   }
 }
 
+/**
+ * The live thread, if `userId` may use it: a thread of another user is {@link NotFoundError}, like a missing one.
+ * Used by the handler's `stop`, which must not stop another user's answer.
+ */
+export async function requireChatOwner(history: TenantHistory, threadId: string, userId: string | undefined) {
+  const thread = await history.getThread(threadId);
+  if (userId !== undefined && thread.userId !== null && thread.userId !== userId)
+    throw new NotFoundError({ entity: 'thread', id: threadId });
+  return thread;
+}
+
 function mayCreate(input: EnsureChatThreadInput<UIMessage>): boolean {
   return (
     input.createThreads === 'on-first-message' && input.trigger === 'submit-message' && input.messageId === undefined

@@ -126,6 +126,19 @@ describe.each(BACKENDS)('createThreads on %s', (backend) => {
     expect(await threadsOf(database, tenantId)).toHaveLength(1);
   });
 
+  it("should refuse to stop another user's chat (404) and stop one's own", async () => {
+    const { history } = newTenant();
+    await (await handlerFor(history, 'alice').POST(post({ id: USE_CHAT_ID, messages: [hello()] }))).text();
+    const stop = (user: string) =>
+      handlerFor(history, user).stop(
+        new Request('http://localhost/api/chat/stop', { method: 'POST', body: JSON.stringify({ id: USE_CHAT_ID }) }),
+      );
+    const foreign = await stop('mallory');
+    expect([foreign.status, (await foreign.json()).error.code]).toEqual([404, 'thread-not-found']);
+    const own = await stop('alice');
+    expect([own.status, await own.json()]).toEqual([200, { message: null, status: null }]);
+  });
+
   it('should create no thread for an invalid first message, a regeneration or an edit', async () => {
     const { tenantId, history } = newTenant();
     const handler = handlerFor(history, 'alice');
