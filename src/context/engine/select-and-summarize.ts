@@ -77,7 +77,8 @@ export async function selectAndSummarize(options: SelectAndSummarizeOptions): Pr
       segments: previousSummary
         ? selected.segments.map((segment) => (segment === previousSummary ? summary : segment))
         : [summary, ...selected.segments],
-      select: selected.report,
+      // The folded turns are the summarize stage's removals; listing them under select too would count them twice.
+      select: { ...selected.report, removed: [], tokensSaved: 0 },
       summarize: {
         stage: 'summarize',
         status: 'created',
