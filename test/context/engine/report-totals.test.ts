@@ -62,4 +62,28 @@ describe('the context report', () => {
     // The streaming message with parts is history left out (a crashed writer's, say); the placeholder is not.
     expect(filter.removed.map((removal) => [removal.sequence, removal.reason])).toEqual([[7, 'message-unfinished']]);
   });
+
+  it('should not write a summary that the trim would drop at once', async () => {
+    // The newest question nearly fills the budget: the summary the summarizer writes could not sit next to it.
+    for (const size of [820, 860, 900]) {
+      const store = storeOf([...turns(6), user('q', `Plan it all: ${words(size)}`)]);
+      const engine = createContextEngine({
+        store,
+        profile: smallProfile(1200, 200),
+        policy: { summary: { reserveTokens: 200 } },
+        summarizer: { id: 'fake', summarize: async () => `## Goals\n- ${words(150, 'goal')}` },
+        tokenCounter,
+        _internal: { now: () => 0 },
+      });
+      const { report } = await engine.buildInitialContext();
+      const removals = report.stages.flatMap((entry) => entry.removed.map((removal) => removal.reason));
+      expect(removals).not.toContain('summary-dropped');
+      expect(removals).toContain('turn-trimmed');
+      expect(store.summaries).toEqual([]);
+      expect(report.stages.find((entry) => entry.stage === 'summarize')).toMatchObject({
+        status: 'failed',
+        error: 'the summary does not fit next to the newest turn; nothing was written',
+      });
+    }
+  });
 });
