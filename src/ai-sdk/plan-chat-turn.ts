@@ -100,7 +100,7 @@ export async function planChatTurn<UI_MESSAGE extends UIMessage>(
     const { created, stored } = await history.appendMessage(threadId, fromUIMessage(userMessage), {
       clientRequestId: input.requestId,
     });
-    if (!created && JSON.stringify(stored.message.parts) !== JSON.stringify(fromUIMessage(userMessage).parts)) {
+    if (!created && canonicalJson(stored.message.parts) !== canonicalJson(fromUIMessage(userMessage).parts)) {
       throw new ChatConflictError({ reason: 'message-id-reused', messageId: userMessage.id, status: stored.status });
     }
   }
@@ -108,6 +108,16 @@ export async function planChatTurn<UI_MESSAGE extends UIMessage>(
     await history.excludeMessages(threadId, plan.supersede, { reason: plan.reason, actor: 'chat' });
   }
   return { userMessage, contextMessages, answerKey: plan.answerKey, excludedMessageIds: plan.supersede };
+}
+
+// The stored copy comes back from jsonb with its keys sorted, so two equal messages are compared (and an edit's
+// content hashed) as JSON with sorted keys, never in the order one side happened to write them.
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) =>
+    item !== null && typeof item === 'object' && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : item,
+  );
 }
 
 async function readRows(history: TenantHistory, threadId: string, limit: number) {
@@ -161,7 +171,7 @@ async function planSubmit<UI_MESSAGE extends UIMessage>(
   }
   // An edit: the edited message and everything after it are superseded by the new version.
   const target = resolveEdited(rows, input.messageId);
-  const digest = createHash('sha256').update(JSON.stringify(incoming!.parts)).digest('hex').slice(0, 16);
+  const digest = createHash('sha256').update(canonicalJson(incoming!.parts)).digest('hex').slice(0, 16);
   const answerKey = `edit:${target.message.id}:${digest}`;
   const taken = rows.some((row) => row.message.id === incoming!.id);
   const newMessage = taken ? ({ ...incoming!, id: input.generateMessageId() } as UI_MESSAGE) : incoming!;
