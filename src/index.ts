@@ -60,6 +60,7 @@ export type {
   RunStatus,
   RunUsage,
   StorableMessage,
+  AppendableMessage,
   StoredMessage,
   StoredRun,
   StoredSnapshot,

@@ -12,8 +12,11 @@ import { ChatConflictError } from './chat-conflict-error.js';
 
 /** The JSON body of an error response: `{ error: { code, message, … } }`. */
 export interface ChatErrorBody {
-  /** A stable `code`, a message safe to show, and for a conflict the message and status concerned. */
-  error: { code: string; message: string; messageId?: string; status?: string };
+  /**
+   * A stable `code`, a message safe to show, for an invalid message the `path` of the problem (the message is then
+   * `path: reason`, without the value), and for a conflict the message and status concerned.
+   */
+  error: { code: string; message: string; path?: string; messageId?: string; status?: string };
 }
 
 /**
@@ -58,6 +61,8 @@ export function chatErrorResponse(
         : { error: { code: 'internal-error', message: 'The request failed.' } };
   } else {
     body = { error: { code: error.code, message: error.message } };
+    if (error instanceof InvalidMessageError)
+      body.error = { code: error.code, message: `${error.path}: ${error.reason}`, path: error.path };
     if (error instanceof ChatConflictError)
       Object.assign(body.error, { messageId: error.messageId, status: error.status });
   }

@@ -3,6 +3,8 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import type { TenantHistory } from '../store/tenant-history.js';
 import { readBodyText } from './chat-body-too-large-error.js';
 import { chatErrorResponse } from './chat-error-response.js';
+import { chatThreadId } from './chat-thread-id.js';
+import { requireChatOwner } from './ensure-chat-thread.js';
 import type { ChatTrigger } from './plan-chat-turn.js';
 import { stopChat } from './stop-chat.js';
 import { streamChatTurn, type ChatTurnSettings } from './stream-chat-turn.js';
@@ -34,6 +36,8 @@ export interface CreateChatHandlerOptions<
    * @default 4_194_304 (4 MiB)
    */
   maxBodyBytes?: number;
+  /** The request's user: the owner of the threads it creates; a thread of another user is 404. @default none */
+  getUserId?: (request: Request) => string | undefined | Promise<string | undefined>;
 }
 
 /**
@@ -51,6 +55,7 @@ export interface CreateChatHandlerOptions<
 export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOLS extends ToolSet = ToolSet>({
   getHistory,
   maxBodyBytes = 4_194_304,
+  getUserId,
   ...settings
 }: CreateChatHandlerOptions<UI_MESSAGE, TOOLS>) {
   const readJson = (request: Request) => readJsonBody(request, maxBodyBytes);
@@ -60,7 +65,8 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
       try {
         const body = parseChatRequest(await readJson(request));
         const history = await getHistory(request);
-        const turn = await streamChatTurn<UI_MESSAGE, TOOLS>({ ...settings, ...body, history });
+        const userId = await getUserId?.(request);
+        const turn = await streamChatTurn<UI_MESSAGE, TOOLS>({ ...settings, ...body, history, userId });
         return turn.toResponse();
       } catch (error) {
         if (error instanceof Response) return error;
@@ -74,7 +80,9 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
         const threadId = body.threadId ?? body.id;
         if (typeof threadId !== 'string')
           throw new InvalidArgumentError({ argument: 'threadId', value: threadId, message: 'expected a thread id.' });
-        const stored = await stopChat({ history: await getHistory(request), threadId });
+        const history = await getHistory(request);
+        await requireChatOwner(history, chatThreadId(threadId), await getUserId?.(request));
+        const stored = await stopChat({ history, threadId: chatThreadId(threadId) });
         return Response.json({ message: stored?.message ?? null, status: stored?.status ?? null });
       } catch (error) {
         if (error instanceof Response) return error;

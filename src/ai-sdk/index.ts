@@ -22,6 +22,15 @@ export {
 } from './stream-chat-turn.js';
 export { SUPERSEDED_BY_EDIT, SUPERSEDED_BY_REGENERATE, type ChatTrigger } from './plan-chat-turn.js';
 export { stopChat, type StopChatOptions } from './stop-chat.js';
+export { chatThreadId } from './chat-thread-id.js';
+export type { CreateChatThreads } from './ensure-chat-thread.js';
+export type { ChatThreadSettings } from './open-chat-thread.js';
+export {
+  generateThreadTitle,
+  offlineThreadTitle,
+  type ChatTitleGenerator,
+  type ThreadTitleInput,
+} from './thread-title.js';
 export {
   createChatHandler,
   parseChatRequest,
@@ -89,6 +98,9 @@ export {
   rebuildContextFromSnapshot,
   type RebuildContextFromSnapshotOptions,
   hashContextMessages,
+  formatContextReport,
+  formatContextBudgetBar,
+  type FormatContextBudgetBarOptions,
   buildSummaryPrompt,
   renderSummaryTranscript,
   summarySections,

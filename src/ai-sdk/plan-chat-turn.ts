@@ -5,7 +5,7 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import type { TenantHistory } from '../store/tenant-history.js';
 import type { StoredMessage } from '../model/stored-rows.js';
 import { ChatConflictError } from './chat-conflict-error.js';
-import { fromUIMessage, toUIMessage } from './ui-message-mapping.js';
+import { fromUIMessage } from './ui-message-mapping.js';
 import { screenIncomingMessage, type IncomingMessagePolicy } from './screen-incoming-message.js';
 import { readHistoryRows as readRows } from './read-history-rows.js';
 import { validateChatMessages, type ChatSchemas } from './validate-chat-messages.js';
@@ -115,7 +115,7 @@ export async function planChatTurn<UI_MESSAGE extends UIMessage>(
     const { created, stored } = await history.appendMessage(threadId, fromUIMessage(userMessage), {
       clientRequestId: clientRequestKey(input.requestId),
     });
-    if (!created && JSON.stringify(stored.message.parts) !== JSON.stringify(fromUIMessage(userMessage).parts)) {
+    if (!created && canonicalJson(stored.message.parts) !== canonicalJson(fromUIMessage(userMessage).parts)) {
       throw new ChatConflictError({ reason: 'message-id-reused', messageId: userMessage.id, status: stored.status });
     }
   }
@@ -131,6 +131,16 @@ export async function planChatTurn<UI_MESSAGE extends UIMessage>(
  */
 export function clientRequestKey(requestId: string | undefined): string | undefined {
   return requestId === undefined ? undefined : `request:${requestId}`;
+}
+
+// The stored copy comes back from jsonb with its keys sorted, so two equal messages are compared (and an edit's
+// content hashed) as JSON with sorted keys, never in the order one side happened to write them.
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) =>
+    item !== null && typeof item === 'object' && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : item,
+  );
 }
 
 interface Plan<UI_MESSAGE extends UIMessage> {
@@ -180,7 +190,7 @@ async function planSubmit<UI_MESSAGE extends UIMessage>(
   }
   // An edit: the edited message and everything after it are superseded by the new version.
   const target = resolveEdited(rows, input.messageId);
-  const digest = createHash('sha256').update(JSON.stringify(incoming!.parts)).digest('hex').slice(0, 16);
+  const digest = createHash('sha256').update(canonicalJson(incoming!.parts)).digest('hex').slice(0, 16);
   const answerKey = `edit:${target.message.id}:${digest}`;
   const taken = rows.some((row) => row.message.id === incoming!.id);
   const newMessage = taken ? ({ ...incoming!, id: input.generateMessageId() } as UI_MESSAGE) : incoming!;

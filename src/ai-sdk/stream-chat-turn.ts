@@ -11,6 +11,7 @@ import type { StoredMessage } from '../model/stored-rows.js';
 import { registerActiveTurn } from './active-turns.js';
 import { beginChatAnswer } from './begin-chat-answer.js';
 import type { ChatContextManagerOption, ChatModelSource } from './chat-model-source.js';
+import { openChatThread, type ChatThreadSettings } from './open-chat-thread.js';
 import {
   persistUIMessageStream,
   type PersistedUIMessageStream,
@@ -29,7 +30,7 @@ type PersistOptions<UI_MESSAGE extends UIMessage, TOOLS extends ToolSet> = Persi
 
 /** Settings shared by every turn of a chat route. */
 export interface ChatTurnSettings<UI_MESSAGE extends UIMessage = UIMessage, TOOLS extends ToolSet = ToolSet>
-  extends ChatSchemas<UI_MESSAGE>, IncomingMessagePolicy {
+  extends ChatSchemas<UI_MESSAGE>, IncomingMessagePolicy, ChatThreadSettings {
   /** The model: an agent, or a `streamText` call. */
   model: ChatModelSource<TOOLS>;
   /** The tools (for `streamText` sources, to type and map tool parts; an agent's own tools are used otherwise). */
@@ -70,8 +71,13 @@ export interface StreamChatTurnOptions<
 > extends ChatTurnSettings<UI_MESSAGE, TOOLS> {
   /** The tenant's store (`createAgentHistory({ db }).forTenant(tenantId)`). */
   history: TenantHistory;
-  /** An existing thread of the tenant (another tenant's or a missing one is `NotFoundError`). */
+  /**
+   * The thread, or the client's chat id (mapped by `chatThreadId`): another tenant's, another `userId`'s or a
+   * missing one is `NotFoundError`, unless `createThreads` creates it.
+   */
   threadId: string;
+  /** The user: recorded as the owner of a thread created here; a thread of another user is not found. */
+  userId?: string;
   /** @default 'submit-message' */
   trigger?: ChatTrigger;
   /** The new user message (for `submit-message`). Only this message is sent; the history is read from the store. */
@@ -105,6 +111,8 @@ export interface ChatTurn<UI_MESSAGE extends UIMessage = UIMessage> {
   toResponse(init?: ResponseInit): Response;
   /** Settles when the answer is stored as completed, failed or cancelled. */
   done: Promise<StoredMessage>;
+  /** Settles after `done` with the title written by `generateTitle` on the first exchange, or null. */
+  title: Promise<string | null>;
 }
 
 const defaultMessageId = createIdGenerator({ prefix: 'msg', size: 16 });
@@ -123,9 +131,11 @@ const defaultMessageId = createIdGenerator({ prefix: 'msg', size: 16 });
 export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, TOOLS extends ToolSet = ToolSet>(
   options: StreamChatTurnOptions<UI_MESSAGE, TOOLS>,
 ): Promise<ChatTurn<UI_MESSAGE>> {
-  const { history, threadId, model, generateMessageId = defaultMessageId, historyLimit = 200 } = options;
+  const { history, model, generateMessageId = defaultMessageId, historyLimit = 200 } = options;
   const historyMaxBytes = options.historyMaxBytes ?? 8_388_608;
   const trigger = options.trigger ?? 'submit-message';
+  const opened = await openChatThread({ ...options, trigger });
+  const { threadId } = opened;
   const plan = await planChatTurn<UI_MESSAGE>({
     history,
     threadId,
@@ -201,6 +211,7 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
     { threadId, runId, userMessageId: plan.userMessage.id, assistantMessageId },
     plan.excludedMessageIds,
     persisted,
+    opened.titleAfter(plan.userMessage, plan.contextMessages.length, persisted.done),
   );
 }
 
@@ -209,10 +220,12 @@ function toChatTurn<UI_MESSAGE extends UIMessage>(
   ids: Pick<ChatTurn<UI_MESSAGE>, 'threadId' | 'runId' | 'userMessageId' | 'assistantMessageId'>,
   excludedMessageIds: string[],
   persisted: PersistedUIMessageStream<UI_MESSAGE>,
+  title: Promise<string | null>,
 ): ChatTurn<UI_MESSAGE> {
   return {
     ...ids,
     excludedMessageIds,
+    title,
     stream: persisted.stream,
     done: persisted.done,
     toResponse: (init = {}) => {

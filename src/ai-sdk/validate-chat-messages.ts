@@ -1,5 +1,6 @@
 import { safeValidateUIMessages, type UIMessage } from 'ai';
 import { InvalidMessageError } from '../errors/invalid-message-error.js';
+import { describeValidationFailure } from './validation-failure.js';
 
 type ValidateOptions<UI_MESSAGE extends UIMessage> = Parameters<typeof safeValidateUIMessages<UI_MESSAGE>>[0];
 
@@ -19,7 +20,7 @@ export interface ChatSchemas<UI_MESSAGE extends UIMessage = UIMessage> {
 /**
  * Validates messages with the AI SDK's `safeValidateUIMessages` and the application's schemas; returns the
  * parsed messages (metadata and data replaced by their parsed values). Throws {@link InvalidMessageError}
- * with the SDK's validation message and the id of the first message that fails.
+ * naming the path of the first problem (`message.parts[1].data.percent`), the value there, and the reason.
  *
  * @param path What the messages are, for the error (`message`, `history`).
  */
@@ -30,11 +31,11 @@ export async function validateChatMessages<UI_MESSAGE extends UIMessage>(
 ): Promise<UI_MESSAGE[]> {
   const result = await safeValidateUIMessages<UI_MESSAGE>({ messages, tools, metadataSchema, dataSchemas });
   if (result.success) return result.data;
-  const id = messages.length === 1 ? (messages[0] as { id?: unknown } | null)?.id : undefined;
+  const failure = describeValidationFailure(result.error, path, messages);
   throw new InvalidMessageError({
-    path,
-    value: id ?? `${messages.length} messages`,
-    message: result.error.message,
+    path: failure.path,
+    value: failure.value,
+    message: failure.reason,
     cause: result.error,
   });
 }

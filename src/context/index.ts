@@ -109,6 +109,11 @@ export {
 export { guardLongRuns } from '../tokens/guard-long-runs.js';
 export { type FindRelevantMemoryOptions, findRelevantMemory } from './stages/find-relevant-memory.js';
 export { hashContextMessages } from './engine/hash-context-messages.js';
+export {
+  formatContextBudgetBar,
+  formatContextReport,
+  type FormatContextBudgetBarOptions,
+} from './engine/format-context-report.js';
 export { type CreateMemorySegmentOptions, createMemorySegment } from './segments/memory-segment.js';
 export {
   type ModelFamily,

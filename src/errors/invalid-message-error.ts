@@ -6,9 +6,12 @@ export class InvalidMessageError extends AgentHistoryError {
   readonly path: string;
   /** The value found there (its type, for a value that is not JSON). */
   readonly value: unknown;
+  /** What is wrong, without the path and the value: `expected number, received string`. */
+  readonly reason: string;
   constructor({ path, value, message, cause }: { path: string; value: unknown; message: string; cause?: unknown }) {
     super({ code: 'message-invalid', message: `Invalid message ${path} ${describeValue(value)}: ${message}`, cause });
     this.path = path;
     this.value = value;
+    this.reason = message;
   }
 }

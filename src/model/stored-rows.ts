@@ -31,6 +31,12 @@ export interface StorableMessage<METADATA = unknown> {
   metadata?: METADATA;
 }
 
+/** What `appendMessage` accepts: a {@link StorableMessage} whose parts may be readonly (written `as const`). */
+export interface AppendableMessage<METADATA = unknown> extends Omit<StorableMessage<METADATA>, 'parts'> {
+  /** The message's parts, in order; a readonly array is accepted and never changed. */
+  parts: readonly StoredMessagePart[];
+}
+
 /** A conversation. */
 export interface StoredThread {
   /** The thread's id (a uuid). */
@@ -58,7 +64,7 @@ export interface StoredThread {
 }
 
 /** One stored `UIMessage` with its place in the thread and its lifecycle. */
-export interface StoredMessage<UI_MESSAGE extends StorableMessage = StorableMessage> {
+export interface StoredMessage<UI_MESSAGE extends AppendableMessage = StorableMessage> {
   /** The row id (a uuid), distinct from the client's `message.id`. */
   rowId: string;
   /** The thread the message belongs to. */

@@ -7,7 +7,7 @@ import { postgresErrorCode, type StoreContext } from './store-context.js';
 import { MESSAGE_STATUSES } from '../schema/define-agent-tables.js';
 import { assertThreadId, assertUuid } from '../errors/assert-input.js';
 import { validateMessage, type ValidatedMessage } from './validate-message.js';
-import type { StorableMessage } from '../model/stored-rows.js';
+import type { AppendableMessage, StorableMessage } from '../model/stored-rows.js';
 import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
 import { keepCallerSettings } from '../tenant/keep-caller-settings.js';
 
@@ -24,7 +24,7 @@ export interface AppendMessageOptions {
 }
 
 /** The outcome of an append: the stored message, and whether this call created it. */
-export interface AppendResult<UI_MESSAGE extends StorableMessage = StorableMessage> {
+export interface AppendResult<UI_MESSAGE extends AppendableMessage = StorableMessage> {
   /** True when this call inserted the row; false when a retry found it already stored. */
   created: boolean;
   /** The stored message (on a retry, the row stored first). */
@@ -61,7 +61,7 @@ const date = (value: string | Date | null): Date | null => (value === null ? nul
  * atomically with the insert, so sequences are gapless and unique under any concurrency. Idempotent by
  * message id and by `clientRequestId`: a retry, or two identical requests racing, get the stored row back.
  */
-export async function appendMessage<UI_MESSAGE extends StorableMessage>(
+export async function appendMessage<UI_MESSAGE extends AppendableMessage>(
   context: StoreContext,
   threadId: string,
   message: UI_MESSAGE,
@@ -148,7 +148,7 @@ function appendOptions(options: AppendMessageOptions) {
 }
 
 /** The row as {@link appendMessage} returns it: parts and metadata from the row, or from the request when the row leaves them out. */
-function toAppendResult<UI_MESSAGE extends StorableMessage>(
+function toAppendResult<UI_MESSAGE extends AppendableMessage>(
   row: AppendRow,
   thread: string,
   validated: ValidatedMessage,
@@ -162,7 +162,7 @@ function toAppendResult<UI_MESSAGE extends StorableMessage>(
       rowId: row.id,
       threadId: thread,
       sequence: Number(row.sequence),
-      message: storedMessage as UI_MESSAGE,
+      message: storedMessage as unknown as UI_MESSAGE,
       status: row.status,
       contextState: row.context_state,
       exclusionReason: null,

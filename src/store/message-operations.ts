@@ -10,7 +10,7 @@ import type { ListMessagesOptions, MessagePage } from './list-messages.js';
 import type { ExcludeMessagesOptions } from './message-state.js';
 import type { RedactMessageOptions } from './redact-message.js';
 import type { SearchHit, SearchMessagesOptions } from './search-messages.js';
-import type { StorableMessage } from '../model/stored-rows.js';
+import type { AppendableMessage, StorableMessage } from '../model/stored-rows.js';
 
 /**
  * The message log of one tenant: the part of `TenantHistory` that appends messages, runs the assistant
@@ -32,7 +32,7 @@ export interface MessageOperations {
    * @example
    * const { stored, created } = await store.appendMessage(thread.id, userMessage, { clientRequestId: requestId });
    */
-  appendMessage<UI_MESSAGE extends StorableMessage>(
+  appendMessage<UI_MESSAGE extends AppendableMessage>(
     threadId: string,
     message: UI_MESSAGE,
     options?: AppendMessageOptions,

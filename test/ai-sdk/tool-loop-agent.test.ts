@@ -130,11 +130,11 @@ function expectPrompts(prompts: unknown[], reports: ContextReport[]) {
     `of ${tokenCounter.count(forecast)} tokens are shown; the full output is in the conversation log.]\nhour 0: 18C`,
   );
   expect(reports.map((report) => [report.trigger, report.stepNumber, report.changed])).toEqual([
+    // One report per step: step 0 sends what initialMessages() built, so it does not repeat that report.
     ['initial-messages', null, true],
-    ['prepare-step', 0, false],
     ['prepare-step', 1, true],
   ]);
-  expect(reports[2]!.calibration.observedInputTokens).toBe(800);
+  expect(reports[1]!.calibration.observedInputTokens).toBe(800);
   expect(reports.every((report) => report.budget.remainingTokens >= 0)).toBe(true);
 }
 

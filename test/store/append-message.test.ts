@@ -60,6 +60,16 @@ describe.each(BACKENDS)('appendMessage on %s', (backend) => {
     expect(Number(row!.next_sequence)).toBe(3);
   });
 
+  it('should accept a message written `as const` (readonly parts) and give it back typed as given', async () => {
+    const tenant = store();
+    const thread = await tenant.createThread();
+    const message = { id: 'u-1', role: 'user', parts: [{ type: 'text', text: 'Weather in Paris?' }] } as const;
+    const { stored } = await tenant.appendMessage(thread.id, message);
+    const text: 'Weather in Paris?' = stored.message.parts[0].text;
+    expect(text).toBe('Weather in Paris?');
+    expect(stored.message).toEqual(message);
+  });
+
   it('should return the stored row on a retry by message id or client request id, never a duplicate', async () => {
     const tenant = store();
     const thread = await tenant.createThread();

@@ -1,8 +1,8 @@
 import { ToolLoopAgent, isStepCount, type LanguageModel } from 'ai';
-import { createChatHandler } from 'agent-history/ai-sdk';
+import { createChatHandler, offlineThreadTitle } from 'agent-history/ai-sdk';
 import { createContextManagerReportSource } from './context-report';
 import { createScriptedModel } from './scripted-model';
-import { tenantHistory } from './tenant';
+import { DEMO_USER_ID, tenantHistory } from './tenant';
 import { metadataSchema, tools, type ChatMessage } from './tools';
 
 export const INSTRUCTIONS = 'You are a concise assistant. Use the weather tool for weather questions.';
@@ -33,6 +33,10 @@ export const contextReports = createContextManagerReportSource({
 /** The chat route: persistence, stop, regenerate and edit, all from agent-history. */
 export const chat = createChatHandler<ChatMessage, typeof tools>({
   getHistory: () => tenantHistory(),
+  getUserId: () => DEMO_USER_ID,
+  // "New chat" only makes a uuid in the browser: the thread is created by its first message, and titled after it.
+  createThreads: 'on-first-message',
+  generateTitle: selected.provider === 'openai' ? selected.model : offlineThreadTitle,
   tools,
   metadataSchema,
   model: {

@@ -76,9 +76,13 @@ export function createContextManagerReportSource({
         instructions,
         summarizer,
         onReport: (report) => {
-          if (report.trigger !== 'prepare-step') return;
-          const reports = byThread.get(threadId) ?? [];
-          reports.push(toStepReport(runId, report));
+          // One report per step: step 0 comes from initialMessages(), and again from prepareStep only if that
+          // changed the context (then it replaces the first).
+          const entry = toStepReport(runId, report);
+          const reports = (byThread.get(threadId) ?? []).filter(
+            (other: ContextStepReport) => other.runId !== runId || other.stepNumber !== entry.stepNumber,
+          );
+          reports.push(entry);
           byThread.set(threadId, reports.slice(-80));
         },
       });

@@ -164,7 +164,8 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
       const output = renderSegments(final);
       const changed = output.length !== messages.length || output.some((message, index) => message !== messages[index]);
       const finalReport = { ...report, changed };
-      emit(finalReport);
+      // Step 0 after buildInitialContext gets the messages it built: its report would repeat the initial one.
+      if (changed || stepNumber !== 0 || state.lastReport?.trigger !== 'initial-messages') emit(finalReport);
       return { messages: changed && output.length > 0 ? output : undefined, report: finalReport };
     },
   };

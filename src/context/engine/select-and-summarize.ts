@@ -3,6 +3,7 @@ import type { ContextStore } from '../../model/context-store.js';
 import type { ContextSegment, MessageSegment, SummarySegment } from '../segments/context-segment.js';
 import { selectContext, type SelectStageReport } from '../stages/select-context.js';
 import { summarizeContext, type SummarizeContextResult } from '../stages/summarize-context.js';
+import { trimContext } from '../stages/trim-context.js';
 import type { ContextPolicy } from './context-policy.js';
 import type { SummarizeStageReport } from './context-report.js';
 import type { ContextSummarizer } from './context-summarizer.js';
@@ -19,8 +20,8 @@ export interface SelectAndSummarizeOptions {
   measure: ContextMeasure;
   /** The budget for all messages. */
   messageBudget: number;
-  /** `summary` sizes and the policy version stored with a summary. */
-  policy: Pick<ContextPolicy, 'summary' | 'version'>;
+  /** `summary` sizes, the policy version stored with a summary, and the previews the trim may make. */
+  policy: Pick<ContextPolicy, 'summary' | 'version' | 'toolOutputPreview'>;
   /** Writes summaries; without it, the turns that do not fit are trimmed. */
   summarizer: ContextSummarizer | undefined;
   /** Stores a new summary. */
@@ -69,7 +70,16 @@ export async function selectAndSummarize(options: SelectAndSummarizeOptions): Pr
   };
   if (selected.overflow.length === 0)
     return { segments: selected.segments, select: selected.report, summarize: unchanged, summaryCreated: false };
-  const outcome = await summarizeOverflow(options, selected.overflow);
+  // The trim that follows keeps a summary only if it fits next to the newest turn: check before writing it.
+  const kept = selected.segments.filter((segment) => segment !== previousSummary);
+  const fits = (summary: SummarySegment) =>
+    trimContext({
+      segments: [summary, ...kept],
+      measure,
+      messageBudget,
+      preview: policy.toolOutputPreview,
+    }).segments.some((segment) => segment.kind === 'summary');
+  const outcome = await summarizeOverflow(options, selected.overflow, fits);
   if (outcome.status === 'created') {
     const summary = outcome.summary;
     const growth = measure.estimate(summary.tokens) - (previousSummary ? measure.estimate(previousSummary.tokens) : 0);
@@ -77,7 +87,8 @@ export async function selectAndSummarize(options: SelectAndSummarizeOptions): Pr
       segments: previousSummary
         ? selected.segments.map((segment) => (segment === previousSummary ? summary : segment))
         : [summary, ...selected.segments],
-      select: selected.report,
+      // The folded turns are the summarize stage's removals; listing them under select too would count them twice.
+      select: { ...selected.report, removed: [], tokensSaved: 0 },
       summarize: {
         stage: 'summarize',
         status: 'created',
@@ -113,6 +124,7 @@ export async function selectAndSummarize(options: SelectAndSummarizeOptions): Pr
 async function summarizeOverflow(
   { original, previousSummary, measure, policy, summarizer, store }: SelectAndSummarizeOptions,
   selectedOverflow: readonly MessageSegment[][],
+  fits: (summary: SummarySegment) => boolean,
 ): Promise<SummarizeContextResult> {
   if (!summarizer) return { status: 'failed', error: 'no summarizer is configured', rounds: 0 };
   // The summarizer reads the turns as they were before pruning, so that dropped tool traffic is not lost.
@@ -132,5 +144,6 @@ async function summarizeOverflow(
     measure,
     policy: policy.summary,
     policyVersion: policy.version,
+    fits,
   });
 }

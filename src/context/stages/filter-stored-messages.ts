@@ -69,8 +69,11 @@ export function filterStoredMessages({
               : stored.message.role === 'assistant' && !assistantStatuses.includes(stored.status)
                 ? 'message-unfinished'
                 : undefined;
-    if (reason) removed.push({ sequence: stored.sequence, reason, tokens: stored.tokenCount ?? 0 });
-    else kept.push(stored);
+    // The answer being begun (pending, no parts yet) is not history the model loses: it is left out unreported.
+    const placeholder = stored.status === 'pending' && stored.message.parts.length === 0;
+    if (reason && !(reason === 'message-unfinished' && placeholder))
+      removed.push({ sequence: stored.sequence, reason, tokens: stored.tokenCount ?? 0 });
+    else if (!reason) kept.push(stored);
   }
   const lastUserSequence = kept.reduce(
     (last, stored) => (stored.message.role === 'user' ? Math.max(last, stored.sequence) : last),

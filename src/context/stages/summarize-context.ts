@@ -22,6 +22,8 @@ export interface SummarizeContextOptions {
   policy: ContextSummaryPolicy;
   /** Stored with the summary. */
   policyVersion: string;
+  /** Whether the new summary would stay in the context; when false, nothing is written (the engine trims). */
+  fits?: (summary: SummarySegment) => boolean;
 }
 
 /** The outcome of {@link summarizeContext}. */
@@ -43,6 +45,7 @@ export async function summarizeContext({
   measure,
   policy,
   policyVersion,
+  fits = () => true,
 }: SummarizeContextOptions): Promise<SummarizeContextResult> {
   const turns = overflow.filter((turn) => turn.length > 0);
   const sequences = turns.flat().map((segment) => segment.sequence);
@@ -76,6 +79,17 @@ export async function summarizeContext({
     }
   }
   const throughSequence = Math.max(...(sequences as number[]));
+  // A summary the trim would drop at once is not written: it would only be a stale row to extend later.
+  if (
+    !fits(
+      createSummarySegment({ summary: { id: 'unwritten', fromSequence, throughSequence, content: content! }, measure }),
+    )
+  )
+    return {
+      status: 'failed',
+      error: 'the summary does not fit next to the newest turn; nothing was written',
+      rounds: calls,
+    };
   try {
     const stored = await store.writeSummary({
       fromSequence,

@@ -17,14 +17,34 @@ interface ChatAppProps {
   threads: ThreadSummary[];
 }
 
-export function ChatApp({ threadId, initialMessages, initialStatuses, initialCursor, threads }: ChatAppProps) {
+export function ChatApp({
+  threadId,
+  initialMessages,
+  initialStatuses,
+  initialCursor,
+  threads: initialThreads,
+}: ChatAppProps) {
   const [statuses, setStatuses] = useState(initialStatuses);
+  const [threads, setThreads] = useState(initialThreads);
   const [cursor, setCursor] = useState(initialCursor);
   const [loadingOlder, setLoadingOlder] = useState(false);
   const [input, setInput] = useState('');
   const [reportsVersion, setReportsVersion] = useState(0);
   const scroller = useRef<HTMLDivElement>(null);
   const keepOffset = useRef<number | null>(null);
+
+  // The thread list without a reload: the first exchange creates the thread, and its title follows the answer.
+  const refreshThreads = useCallback(async () => {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const response = await fetch('/api/threads');
+      const { threads: listed } = (await response.json()) as {
+        threads: Array<{ id: string; title: string | null; messageCount: number }>;
+      };
+      setThreads(listed.map((thread) => ({ ...thread, title: thread.title ?? 'Untitled' })));
+      if (listed.some((thread) => thread.id === threadId && thread.title !== null)) return;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }, [threadId]);
 
   const transport = useMemo(
     () =>
@@ -49,6 +69,7 @@ export function ChatApp({ threadId, initialMessages, initialStatuses, initialCur
     onFinish: ({ message, isAbort }) => {
       setStatuses((current) => ({ ...current, [message.id]: isAbort ? 'cancelled' : 'completed' }));
       setReportsVersion((version) => version + 1);
+      void refreshThreads();
     },
   });
   const busy = status === 'submitted' || status === 'streaming';

@@ -42,18 +42,12 @@ export function ThreadSidebar({ threadId, threads }: { threadId: string; threads
     };
   }, [query]);
 
-  const newChat = async () => {
-    const response = await fetch('/api/threads', {
-      method: 'POST',
-      body: JSON.stringify({ title: `Chat ${threads.length + 1}` }),
-    });
-    const { id } = (await response.json()) as { id: string };
-    router.push(`/t/${id}`);
-  };
+  // Like the chatbot template: the browser makes the chat's uuid, the first message creates the thread.
+  const newChat = () => router.push(`/t/${crypto.randomUUID()}`);
 
   return (
     <aside className="sidebar">
-      <button className="new" data-testid="new-chat" onClick={() => void newChat()}>
+      <button className="new" data-testid="new-chat" onClick={newChat}>
         + New chat
       </button>
       <input

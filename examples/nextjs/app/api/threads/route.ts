@@ -22,7 +22,7 @@ export async function GET(request: Request) {
   }
 }
 
-/** A new, empty thread. */
+/** A new, empty thread (the example's "New chat" does not need it: the first message creates the thread). */
 export async function POST(request: Request) {
   try {
     const body = (await request.json().catch(() => ({}))) as { title?: string };

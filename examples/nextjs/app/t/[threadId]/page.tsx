@@ -8,16 +8,24 @@ import { metadataSchema, tools, type ChatMessage } from '../../../lib/tools';
 
 export const dynamic = 'force-dynamic';
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 export default async function ThreadPage({ params }: { params: Promise<{ threadId: string }> }) {
   const { threadId } = await params;
   const history = await tenantHistory();
   try {
     const [page, threads] = await Promise.all([
-      loadThreadPage<ChatMessage>({ history, threadId, limit: PAGE_SIZE, tools, metadataSchema }),
+      loadThreadPage<ChatMessage>({ history, threadId, limit: PAGE_SIZE, tools, metadataSchema }).catch((error) => {
+        // A new chat: the browser made its uuid, and its first message will create the thread.
+        if (error instanceof NotFoundError && UUID.test(threadId))
+          return { messages: [], entries: [], nextCursor: null };
+        throw error;
+      }),
       history.listThreads({ userId: DEMO_USER_ID, limit: 50 }),
     ]);
     return (
       <ChatApp
+        key={threadId}
         threadId={threadId}
         initialMessages={page.messages}
         initialStatuses={Object.fromEntries(page.entries.map((entry) => [entry.id, entry.status]))}
