@@ -5,6 +5,8 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import type { TenantHistory } from '../store/tenant-history.js';
 import type { StoredMessage } from '../model/stored-rows.js';
 import { ChatConflictError } from './chat-conflict-error.js';
+import { clientRequestKey } from './client-request-key.js';
+import { canonicalJson } from '../context/engine/canonical-json.js';
 import { fromUIMessage } from './ui-message-mapping.js';
 import { screenIncomingMessage, type IncomingMessagePolicy } from './screen-incoming-message.js';
 import { readHistoryRows as readRows } from './read-history-rows.js';
@@ -123,24 +125,6 @@ export async function planChatTurn<UI_MESSAGE extends UIMessage>(
     await history.excludeMessages(threadId, plan.supersede, { reason: plan.reason, actor: 'chat' });
   }
   return { userMessage, contextMessages, answerKey: plan.answerKey, excludedMessageIds: plan.supersede };
-}
-
-/**
- * The stored key of a client's `requestId`: `request:<requestId>`, a namespace apart from the answers' own keys
- * (`answer:`, `edit:`, `regenerate:`), so that no client key can take an answer's key.
- */
-export function clientRequestKey(requestId: string | undefined): string | undefined {
-  return requestId === undefined ? undefined : `request:${requestId}`;
-}
-
-// The stored copy comes back from jsonb with its keys sorted, so two equal messages are compared (and an edit's
-// content hashed) as JSON with sorted keys, never in the order one side happened to write them.
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, item: unknown) =>
-    item !== null && typeof item === 'object' && !Array.isArray(item)
-      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : item,
-  );
 }
 
 interface Plan<UI_MESSAGE extends UIMessage> {

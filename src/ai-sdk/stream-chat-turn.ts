@@ -136,21 +136,14 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
   const trigger = options.trigger ?? 'submit-message';
   const opened = await openChatThread({ ...options, trigger });
   const { threadId } = opened;
+  // The turn's options as they are (message, ids, schemas, file and metadata policies), with the defaults applied.
   const plan = await planChatTurn<UI_MESSAGE>({
-    history,
+    ...options,
     threadId,
     trigger,
-    message: options.message,
-    messageId: options.messageId,
-    requestId: options.requestId,
     historyLimit,
     historyMaxBytes,
     generateMessageId,
-    tools: options.tools,
-    metadataSchema: options.metadataSchema,
-    dataSchemas: options.dataSchemas,
-    allowedFileUrls: options.allowedFileUrls,
-    allowClientProviderMetadata: options.allowClientProviderMetadata,
   });
   const { runId, assistantMessageId } = await beginChatAnswer({
     history,

@@ -10,7 +10,7 @@ import type { ListMessagesOptions, MessagePage } from './list-messages.js';
 import type { ExcludeMessagesOptions } from './message-state.js';
 import type { RedactMessageOptions } from './redact-message.js';
 import type { SearchHit, SearchMessagesOptions } from './search-messages.js';
-import type { AppendableMessage, StorableMessage } from '../model/stored-rows.js';
+import type { AppendableMessage } from '../model/stored-rows.js';
 
 /**
  * The message log of one tenant: the part of `TenantHistory` that appends messages, runs the assistant
