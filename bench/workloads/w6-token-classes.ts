@@ -19,6 +19,7 @@ export const TOKEN_CLASS_SAMPLES: Record<string, string> = {
   digits: '7',
   spaces: ' ',
   newlines: '\n',
+  'slashes and CR LF': '/\r\n',
   'no-break spaces': '\u00a0',
   'prose (mixed)': 'The quick brown fox, 漢字 and 👍, jumps over 13 lazy dogs.\n',
   'letters then emoji, 255 each': 'a'.repeat(255) + '😀'.repeat(127),

@@ -6,7 +6,7 @@ const SLICE = 128;
  * the length of one pre-tokenised piece: 100 KB of `aaaa…` takes 12-23 s in gpt-tokenizer, 1 MB of family emoji
  * (joined by U+200D) minutes. Every run of 256 or more characters of one pre-tokeniser class (letters and marks;
  * anything not a space, letter or digit, which takes in emoji, joiners, format and control characters, private
- * use and unassigned code points; whitespace) is counted in 128-character slices, so the counter is linear in
+ * use and unassigned code points; whitespace; CR, LF and `/`) is counted in 128-character slices, so the counter is linear in
  * its input for every Unicode class: at most about 130 ms per MB (`npm run bench`, W6). Such runs count about
  * +0.1 % higher; ordinary text has none and is counted exactly as before.
  *
@@ -39,10 +39,11 @@ export function guardLongRuns(countExact: (text: string) => number): (text: stri
 }
 
 // A BPE piece of the o200k pre-tokeniser is a run of letters and marks, a run of anything that is not a space,
-// letter or digit (marks included), or a run of whitespace; digits come in pieces of at most three. A long piece
+// letter or digit (marks included) followed by any run of CR, LF and `/` (so `/\r\n/\r\n…` is one piece), or a
+// run of whitespace; digits come in pieces of at most three. A long piece
 // can only lie inside a long run of one of these classes, so those runs (merged where letter and other runs
 // overlap on marks) are what gets sliced. Each class is found with one greedy pass: linear in the text.
-const classRuns = [/[\p{L}\p{M}]+/gu, /[^\s\p{L}\p{N}]+/gu, /\s+/gu];
+const classRuns = [/[\p{L}\p{M}]+/gu, /[^\s\p{L}\p{N}]+/gu, /\s+/gu, /[\r\n/]+/gu];
 
 /** Start and end offsets of the long runs in `text`, in order and not overlapping. */
 function findLongRuns(text: string): Array<[number, number]> {

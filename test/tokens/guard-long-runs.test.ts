@@ -23,6 +23,8 @@ const CLASSES: Record<string, string[]> = {
   controls: ['\u0001', '\u001B', '\u007F'],
   symbols: ['─', '∑', '©', '$', '^', '`'],
   punctuation: ['!', '.', '/', '-', '«', '「'],
+  // One piece of the pre-tokeniser: a symbol followed by any run of CR, LF and `/` (found by the fuzz test).
+  slashesAndLineBreaks: ['/\r\n', '!\n/'],
   digits: ['0', '7', '٣', '½'],
   unassigned: ['\u0378', '\u{E0080}'],
   whitespace: [' ', '\n', '\r\n', '\t', '\u00A0', '\u3000'],
