@@ -55,7 +55,7 @@ describe('guardLongRuns', () => {
         expect(Math.max(...slices.map(longestPiece))).toBeLessThanOrEqual(PIECE_BOUND);
         for (const slice of slices) expect(slice.isWellFormed()).toBe(true);
       }),
-      { numRuns: 300 },
+      { numRuns: 800 },
     );
   });
 
