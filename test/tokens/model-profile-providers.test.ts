@@ -152,4 +152,18 @@ describe('an unknown model', () => {
     expect(budget).toMatchObject({ maxInputTokens: 900, safetyMarginTokens: 0, tokenizerFactor: 1 });
     expect(budget.availableTokens + budget.currentInputTokens).toBe(900);
   });
+
+  it('should take maxInputTokens with a window but no output limit, the window still in charge', async () => {
+    const model = { provider: 'acme.chat', modelId: 'llama-9' };
+    const options = { maxInputTokens: 5000, maxOutputTokens: 700, modelProfile: { contextWindow: 4000 } };
+    const budget = await budgetOf(model, options);
+    expect(budget).toMatchObject({ contextWindow: 4000, maxOutputTokens: 700, safetyMarginTokens: 400 });
+    expect(budget.availableTokens + budget.currentInputTokens).toBe(4000 - 700 - 400);
+  });
+
+  it('should name maxInputTokens, not a window, when the budget itself is bad', () => {
+    expect(() =>
+      managerFor({ provider: 'acme.chat', modelId: 'llama-9' }, { maxInputTokens: Number.NaN }),
+    ).toThrowError('Invalid maxInputTokens NaN: expected a positive integer');
+  });
 });
