@@ -21,7 +21,9 @@ export interface CreateContextManagerOptions extends ConvertUIMessageOptions {
   store: ContextStore;
   /**
    * The model the context is built for: `'gpt-4o'`, `'anthropic:claude-sonnet-4-5'`, the AI SDK model object
-   * itself, or a profile from `resolveModelProfile`. Its window, output limit and tokenizer factor set the budget.
+   * itself (resolved by its `modelId`, its `provider` giving the tokenizer family when the id does not), or a
+   * profile from `resolveModelProfile`. Its window, output limit and tokenizer factor set the budget. A model the
+   * table lacks throws `ModelProfileNotFoundError` unless `modelProfile` gives its limits or `maxInputTokens` is set.
    */
   model: ContextManagerModel;
   /** Fields that replace the model's profile (for a model the table does not know: `contextWindow` and `maxOutputTokens`). */
