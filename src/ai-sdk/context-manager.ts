@@ -7,12 +7,13 @@ import type { ContextReport } from '../context/engine/context-report.js';
 import type { ContextStore } from '../model/context-store.js';
 import type { ContextSummarizer } from '../context/engine/context-summarizer.js';
 import type { ConvertUIMessageOptions } from '../tokens/convert-ui-message.js';
-import { resolveModelProfile, type ModelProfile } from '../tokens/model-profile.js';
+import type { ModelProfile } from '../tokens/model-profile.js';
+import { resolveManagerProfile } from './resolve-manager-profile.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import type { ToolDefinition } from '../tokens/tool-definition-tokens.js';
 
-/** A model as the context manager identifies it: an id, an AI SDK model (`provider` + `modelId`), or a resolved profile. */
-export type ContextManagerModel = string | { readonly provider: string; readonly modelId: string } | ModelProfile;
+export type { ContextManagerModel } from './resolve-manager-profile.js';
+import type { ContextManagerModel } from './resolve-manager-profile.js';
 
 /** Options of {@link createContextManager}. */
 export interface CreateContextManagerOptions extends ConvertUIMessageOptions {
@@ -20,11 +21,20 @@ export interface CreateContextManagerOptions extends ConvertUIMessageOptions {
   store: ContextStore;
   /**
    * The model the context is built for: `'gpt-4o'`, `'anthropic:claude-sonnet-4-5'`, the AI SDK model object
-   * itself, or a profile from `resolveModelProfile`. Its window, output limit and tokenizer factor set the budget.
+   * itself (resolved by its `modelId`, its `provider` giving the tokenizer family when the id does not), or a
+   * profile from `resolveModelProfile`. Its window, output limit and tokenizer factor set the budget. A model the
+   * table lacks throws `ModelProfileNotFoundError` unless `modelProfile` gives its limits or `maxInputTokens` is set.
    */
   model: ContextManagerModel;
   /** Fields that replace the model's profile (for a model the table does not know: `contextWindow` and `maxOutputTokens`). */
   modelProfile?: Partial<Omit<ModelProfile, 'modelId'>>;
+  /**
+   * The budget: the most tokens one model call may be sent (instructions, tool definitions and messages, as the
+   * provider reports `usage.inputTokens`). It applies when it is below what the window leaves (window − output
+   * reserve − safety margin); no margin is taken off it. For a model the table lacks it is enough on its own.
+   * @default what the model's window leaves
+   */
+  maxInputTokens?: number;
   /**
    * Writes summaries of turns that no longer fit; see `createGenerateTextSummarizer` and `createOfflineSummarizer`.
    * Without it, such turns are trimmed.
@@ -104,6 +114,7 @@ export function createContextManager({
   tools,
   instructions,
   maxOutputTokens,
+  maxInputTokens,
   calibrator,
   onReport,
   convertToolOutput,
@@ -112,12 +123,13 @@ export function createContextManager({
 }: CreateContextManagerOptions): ContextManager {
   const engine = createContextEngine({
     store,
-    profile: resolveProfile(model, modelProfile),
+    profile: resolveManagerProfile({ model, overrides: modelProfile, maxInputTokens, maxOutputTokens }),
     policy,
     summarizer,
     tokenCounter,
     calibrator,
     maxOutputTokens,
+    maxInputTokens,
     toolDefinitions: tools ? toolDefinitionsOf(tools) : undefined,
     instructions: instructions as ContextInstructions,
     onReport,
@@ -145,15 +157,6 @@ export function createContextManager({
       return compacted ? { messages: compacted } : undefined;
     },
   };
-}
-
-function resolveProfile(
-  model: ContextManagerModel,
-  overrides: Partial<Omit<ModelProfile, 'modelId'>> | undefined,
-): ModelProfile {
-  if (typeof model === 'object' && 'contextWindow' in model) return { ...model, ...overrides };
-  const modelId = typeof model === 'string' ? model : `${model.provider}:${model.modelId}`;
-  return resolveModelProfile({ modelId, overrides });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { familyOf, normalizeModelId, providerPrefixOf } from './model-id.js';
 import { ModelProfileNotFoundError } from './model-profile-not-found-error.js';
 
 /** The tokenizer family a model belongs to; it sets the default factor, overheads and safety margin. */
@@ -118,6 +119,12 @@ export interface ResolveModelProfileOptions {
    * `claude-sonnet-4.5`, `models/gemini-2.5-pro`, `us.anthropic.claude-sonnet-4-20250514-v1:0`, ….
    */
   modelId: string;
+  /**
+   * The provider that serves it, as an AI SDK model's `provider` (`openai.chat`, `azure.responses`,
+   * `anthropic.messages`, `google.generative-ai`, `amazon-bedrock`, …): sets the tokenizer family of a model the
+   * table lacks (an Azure deployment name, say) when its id does not. An id's own prefix (`anthropic:…`) counts too.
+   */
+  provider?: string;
   /** Fields that replace the resolved ones. With `contextWindow` and `maxOutputTokens` an unknown model resolves too. */
   overrides?: Partial<Omit<ModelProfile, 'modelId'>>;
   /** Extra table rows, matched before {@link modelProfileTable}. */
@@ -135,6 +142,7 @@ export interface ResolveModelProfileOptions {
  */
 export function resolveModelProfile({
   modelId,
+  provider,
   overrides = {},
   entries = [],
 }: ResolveModelProfileOptions): ModelProfile {
@@ -157,7 +165,7 @@ export function resolveModelProfile({
       ...modelFamilyDefaults[entry.family],
     };
   } else if (overrides.contextWindow !== undefined && overrides.maxOutputTokens !== undefined) {
-    const family = overrides.family ?? guessFamily(normalized);
+    const family = overrides.family ?? familyOf(normalized, provider ?? providerPrefixOf(modelId)) ?? 'other';
     profile = {
       modelId: normalized,
       family,
@@ -166,22 +174,11 @@ export function resolveModelProfile({
       ...modelFamilyDefaults[family],
     };
   } else {
-    throw new ModelProfileNotFoundError({ modelId });
+    throw new ModelProfileNotFoundError({ modelId, provider });
   }
   const resolved: ModelProfile = { ...profile, ...overrides, modelId: normalized };
   assertProfile(resolved);
   return resolved;
-}
-
-/** Lower-cases the id, strips provider prefixes and writes Claude versions with dashes (`4.5` → `4-5`). */
-function normalizeModelId(modelId: string): string {
-  let id = modelId.trim().toLowerCase();
-  const claude = id.indexOf('claude-');
-  const gemini = id.indexOf('gemini-');
-  if (claude >= 0) id = id.slice(claude).replace(/(\d)\.(\d)/g, '$1-$2');
-  else if (gemini >= 0) id = id.slice(gemini);
-  else id = id.slice(Math.max(id.lastIndexOf('/'), id.lastIndexOf(':')) + 1);
-  return id;
 }
 
 function matchEntry(id: string, entries: readonly ModelProfileEntry[]): ModelProfileEntry | undefined {
@@ -194,13 +191,6 @@ function matchEntry(id: string, entries: readonly ModelProfileEntry[]): ModelPro
     if (!best || prefix.length > best.prefix.length) best = entry;
   }
   return best;
-}
-
-function guessFamily(id: string): ModelFamily {
-  if (/^(gpt-|o\d|chatgpt-)/.test(id)) return 'openai';
-  if (id.startsWith('claude-')) return 'anthropic';
-  if (id.startsWith('gemini-')) return 'google';
-  return 'other';
 }
 
 function assertProfile(profile: ModelProfile): void {

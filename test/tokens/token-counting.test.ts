@@ -192,7 +192,9 @@ describe('resolveModelProfile', () => {
       new ModelProfileNotFoundError({ modelId: 'acme/llama-9' }),
     );
     expect(() => resolveModelProfile({ modelId: 'acme/llama-9' })).toThrowError(
-      'No model profile for "acme/llama-9": pass overrides with contextWindow and maxOutputTokens.',
+      'No model profile for "acme/llama-9": its context window is unknown. Pass modelProfile: { contextWindow, ' +
+        'maxOutputTokens } or maxInputTokens to createContextManager (overrides: { contextWindow, maxOutputTokens } ' +
+        'to resolveModelProfile).',
     );
   });
 

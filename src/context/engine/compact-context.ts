@@ -35,6 +35,8 @@ export interface ContextEngineSettings {
   summarizer: ContextSummarizer | undefined;
   /** The output reserve; defaults to the profile's. */
   maxOutputTokens: number | undefined;
+  /** The caller's cap on the whole input, if any. */
+  maxInputTokens: number | undefined;
   /** A clock in milliseconds, for `durationMs`. */
   now: () => number;
 }
@@ -163,6 +165,7 @@ function measureBudget({
   return computeContextBudget({
     profile: settings.profile,
     maxOutputTokens: settings.maxOutputTokens,
+    maxInputTokens: settings.maxInputTokens,
     instructionsTokens: overhead.instructionsTokens,
     toolDefinitionsTokens: overhead.toolDefinitionsTokens,
     currentInputTokens,

@@ -3,8 +3,8 @@ import type { ModelProfile } from '../../tokens/model-profile.js';
 
 /**
  * The budget of one model call, in model-estimated tokens (DESIGN principle 7):
- * `availableTokens = contextWindow − maxOutputTokens − instructionsTokens − toolDefinitionsTokens −
- * currentInputTokens − safetyMarginTokens`, and how much of it the history uses. Plain JSON.
+ * `availableTokens = min(contextWindow − maxOutputTokens − safetyMarginTokens, maxInputTokens) −
+ * instructionsTokens − toolDefinitionsTokens − currentInputTokens`, and how much of it the history uses. Plain JSON.
  */
 export interface ContextBudget {
   /** The model's context window. */
@@ -19,6 +19,8 @@ export interface ContextBudget {
   currentInputTokens: number;
   /** The safety margin. */
   safetyMarginTokens: number;
+  /** The input budget the caller set (everything sent: instructions, tools, messages), or null. */
+  maxInputTokens: number | null;
   /** What is left for the history: summary, memory, pinned messages and earlier turns. */
   availableTokens: number;
   /** What the history in the final context uses. */
@@ -37,6 +39,8 @@ export interface ComputeContextBudgetOptions {
   profile: ModelProfile;
   /** The output reserve; defaults to the profile's maximum output. */
   maxOutputTokens?: number;
+  /** A cap on the whole input (instructions, tools and messages), below what the window leaves. */
+  maxInputTokens?: number;
   /** Estimated tokens of the instructions. */
   instructionsTokens: number;
   /** Estimated tokens of the tool definitions. */
@@ -49,10 +53,14 @@ export interface ComputeContextBudgetOptions {
   calibration?: number;
 }
 
-/** Computes the breakdown. The margin is `ceil(contextWindow × profile.safetyMarginRatio)`. */
+/**
+ * Computes the breakdown. The margin is `ceil(contextWindow × profile.safetyMarginRatio)`; a `maxInputTokens`
+ * below what the window leaves is the ceiling instead (the caller's budget, with no margin taken off it).
+ */
 export function computeContextBudget({
   profile,
   maxOutputTokens = profile.maxOutputTokens,
+  maxInputTokens,
   instructionsTokens,
   toolDefinitionsTokens,
   currentInputTokens,
@@ -66,14 +74,11 @@ export function computeContextBudget({
       message: `expected an integer from 1 to below the context window (${profile.contextWindow}).`,
     });
   }
+  if (maxInputTokens !== undefined) assertMaxInputTokens(maxInputTokens);
   const safetyMarginTokens = Math.ceil(profile.contextWindow * profile.safetyMarginRatio);
-  const availableTokens =
-    profile.contextWindow -
-    maxOutputTokens -
-    instructionsTokens -
-    toolDefinitionsTokens -
-    currentInputTokens -
-    safetyMarginTokens;
+  const windowCeiling = profile.contextWindow - maxOutputTokens - safetyMarginTokens;
+  const inputCeiling = maxInputTokens === undefined ? windowCeiling : Math.min(windowCeiling, maxInputTokens);
+  const availableTokens = inputCeiling - instructionsTokens - toolDefinitionsTokens - currentInputTokens;
   return {
     contextWindow: profile.contextWindow,
     maxOutputTokens,
@@ -81,10 +86,22 @@ export function computeContextBudget({
     toolDefinitionsTokens,
     currentInputTokens,
     safetyMarginTokens,
+    maxInputTokens: maxInputTokens ?? null,
     availableTokens,
     historyTokens,
     remainingTokens: availableTokens - historyTokens,
     tokenizerFactor: profile.tokenizerFactor,
     calibration,
   };
+}
+
+/** Throws `InvalidArgumentError` unless `value` is a positive safe integer: a budget of input tokens. */
+export function assertMaxInputTokens(value: unknown): asserts value is number {
+  if (!(Number.isSafeInteger(value) && (value as number) > 0)) {
+    throw new InvalidArgumentError({
+      argument: 'maxInputTokens',
+      value,
+      message: 'expected a positive integer: the most tokens a model call may be sent.',
+    });
+  }
 }

@@ -7,6 +7,7 @@ import type { ModelProfile } from '../../tokens/model-profile.js';
 import { loadO200kTokenCounter, scopeTokenCounter, type TokenCounter } from '../../tokens/token-counter.js';
 import { countToolDefinitionTokens, type ToolDefinition } from '../../tokens/tool-definition-tokens.js';
 import { renderSegments } from '../segments/context-segment.js';
+import { assertMaxInputTokens } from './context-budget.js';
 import { compactContext, type CompactContextOptions, type ContextEngineSettings } from './compact-context.js';
 import { createContextEngineState, recordLoadedContext, type ContextEngineState } from './context-engine-state.js';
 import { resolveContextPolicy, type ContextPolicyInput } from './context-policy.js';
@@ -41,6 +42,11 @@ export interface CreateContextEngineOptions extends ConvertUIMessageOptions {
    * @default profile.maxOutputTokens
    */
   maxOutputTokens?: number;
+  /**
+   * The most tokens a call may be sent (instructions, tool definitions and messages), when it is below what
+   * the window leaves; see `computeContextBudget`.
+   */
+  maxInputTokens?: number;
   /** The tools the model is offered (their definitions take budget). */
   toolDefinitions?: readonly ToolDefinition[] | Promise<readonly ToolDefinition[]>;
   /** The instructions, when the caller does not pass them per call. */
@@ -92,14 +98,7 @@ type CompactRequest = Omit<
  */
 export function createContextEngine(options: CreateContextEngineOptions): ContextEngine {
   const { store, profile, onReport, convertToolOutput, convertDataPart } = options;
-  const settings: ContextEngineSettings = {
-    store,
-    profile,
-    policy: resolveContextPolicy(options.policy),
-    summarizer: options.summarizer,
-    maxOutputTokens: options.maxOutputTokens,
-    now: options._internal?.now ?? (() => performance.now()),
-  };
+  const settings = settingsOf(options);
   const calibrator = options.calibrator ?? createContextCalibrator();
   const state = createContextEngineState();
   const resources = createResourceLoader(options, state);
@@ -212,5 +211,19 @@ function observeStepUsage({
   return {
     observedInputTokens: lastStepInputTokens ?? null,
     estimatedInputTokens: lastStepInputTokens !== undefined ? (lastEstimate ?? null) : null,
+  };
+}
+
+// Checked when the engine is created, so a bad option fails before anything is read or written.
+function settingsOf(options: CreateContextEngineOptions): ContextEngineSettings {
+  if (options.maxInputTokens !== undefined) assertMaxInputTokens(options.maxInputTokens);
+  return {
+    store: options.store,
+    profile: options.profile,
+    policy: resolveContextPolicy(options.policy),
+    summarizer: options.summarizer,
+    maxOutputTokens: options.maxOutputTokens,
+    maxInputTokens: options.maxInputTokens,
+    now: options._internal?.now ?? (() => performance.now()),
   };
 }

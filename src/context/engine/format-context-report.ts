@@ -69,7 +69,8 @@ export function formatContextBudgetBar(
 export function formatContextReport(report: ContextReport): string {
   const what = report.trigger === 'initial-messages' ? 'initial' : `step ${report.stepNumber ?? '?'}`;
   const parts = [
-    `${report.messageCount} messages, ${count(report.estimatedTokens)} of ${count(report.budget.contextWindow)} tokens`,
+    `${report.messageCount} messages, ${count(report.estimatedTokens)} of ${count(report.budget.contextWindow)} tokens` +
+      (report.budget.maxInputTokens === null ? '' : ` (input budget ${count(report.budget.maxInputTokens)})`),
   ];
   for (const stage of report.stages) {
     const summary =
