@@ -7,7 +7,11 @@ export function normalizeModelId(modelId: string): string {
   const gemini = id.indexOf('gemini-');
   if (claude >= 0) id = id.slice(claude).replace(/(\d)\.(\d)/g, '$1-$2');
   else if (gemini >= 0) id = id.slice(gemini);
-  else id = id.slice(Math.max(id.lastIndexOf('/'), id.lastIndexOf(':')) + 1);
+  else {
+    // A Bedrock-style version suffix (`…-v1:0`) is not a provider prefix: drop it before cutting `provider:`/`…/`.
+    id = id.replace(/:\d+$/, '');
+    id = id.slice(Math.max(id.lastIndexOf('/'), id.lastIndexOf(':')) + 1);
+  }
   return id;
 }
 

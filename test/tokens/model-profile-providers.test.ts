@@ -104,6 +104,17 @@ describe('model objects, by provider and model id', () => {
       expect(resolveModelProfile({ modelId, provider, overrides: limits })).toMatchObject({ family, ...limits });
     }
   });
+
+  it('should keep a Bedrock id whole, dropping only its `:0` version suffix', () => {
+    const limits = { contextWindow: 300_000, maxOutputTokens: 5000 };
+    for (const [modelId, normalized] of [
+      ['amazon.nova-pro-v1:0', 'amazon.nova-pro-v1'],
+      ['us.amazon.nova-lite-v1:0', 'us.amazon.nova-lite-v1'],
+      ['openai:gpt-4o', 'gpt-4o'],
+    ] as const) {
+      expect(resolveModelProfile({ modelId, provider: 'amazon-bedrock', overrides: limits }).modelId).toBe(normalized);
+    }
+  });
 });
 
 describe('an unknown model', () => {
