@@ -63,6 +63,18 @@ describe.each(BACKENDS)('message-shape versions on %s', (backend) => {
     expect((await rowsOf(thread.id))[0]!.schema_version).toBe(CURRENT_MESSAGE_SCHEMA_VERSION);
   });
 
+  it('should store an older shape that passes the append checks migrated, so a current row is in the current shape', async () => {
+    const history = store();
+    const thread = await history.createThread();
+    const v4File = { type: 'file', mimeType: 'text/plain', data: 'aGk=' };
+    await history.appendMessage(thread.id, { id: 'u-1', role: 'user', parts: [v4File as never] });
+    const [row] = await rowsOf(thread.id);
+    expect(row).toMatchObject({
+      schema_version: 2,
+      parts: [{ type: 'file', mediaType: 'text/plain', url: 'data:text/plain;base64,aGk=' }],
+    });
+  });
+
   it('should read an old row migrated through listMessages, loadContext and the engine', async () => {
     const history = store();
     const thread = await history.createThread();
@@ -150,6 +162,20 @@ describe.each(BACKENDS)('message-shape versions on %s', (backend) => {
     expect(rows.map((row) => Number(row.sequence))).toEqual(Array.from({ length: 12 }, (_, index) => index + 1));
     expect(rows.every((row) => row.schema_version === 2)).toBe(true);
     expect(rows.filter((row) => JSON.stringify(row.parts).includes('tool-invocation'))).toEqual([]);
+  });
+
+  it("should never read or change another tenant's rows (run as the app login, under row-level security)", async () => {
+    const victim = store();
+    const thread = await victim.createThread();
+    await writeOldRow(victim, thread.id, 'a-1');
+    const before = await rowsOf(thread.id);
+    expect(await store().migrateStoredMessages({ batchSize: 10 })).toEqual({
+      rewritten: 0,
+      marked: 0,
+      skipped: 0,
+      next: null,
+    });
+    expect(await rowsOf(thread.id)).toEqual(before);
   });
 
   it('should refuse a bad batch size or cursor with a typed error naming it', async () => {
