@@ -42,6 +42,11 @@ export type {
 export type { ListMessagesOptions, MessagePage } from './store/list-messages.js';
 export type { ExcludeMessagesOptions } from './store/message-state.js';
 export type { RedactMessageOptions } from './store/redact-message.js';
+export type {
+  MessageMigrationBatch,
+  MessageMigrationCursor,
+  MigrateStoredMessagesOptions,
+} from './store/migrate-stored-messages.js';
 export type { RetentionOptions } from './store/retention.js';
 export type { FailRunOptions, FinishRunOptions, StartRunOptions } from './store/runs.js';
 export type { SearchHit, SearchMessagesOptions } from './store/search-messages.js';
@@ -78,4 +83,10 @@ export type {
   NewSummary,
 } from './model/context-store.js';
 export type { ContextUIMessage, ContextUIPart } from './model/context-ui-message.js';
+export {
+  CURRENT_MESSAGE_SCHEMA_VERSION,
+  MESSAGE_SHAPE_MIGRATIONS,
+  migrateMessageParts,
+  type MessageShapeMigration,
+} from './model/message-shape-migrations.js';
 export * from './errors/index.js';

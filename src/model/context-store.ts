@@ -3,13 +3,14 @@ import type { StoredMessage, StoredSnapshot, StoredSummary, StoredThread } from 
 
 /**
  * One row of the conversation log as the context engine needs it: the fields of {@link StoredMessage} it
- * reads, so the store's rows can be passed as they are. `pinned` may be left out (not pinned).
+ * reads, so the store's rows can be passed as they are. `pinned` may be left out (not pinned), and
+ * `schemaVersion` too (the message is then migrated from version 1; the migrations are idempotent).
  */
 export type ContextMessage = Pick<
   StoredMessage<ContextUIMessage>,
   'sequence' | 'message' | 'status' | 'contextState' | 'tokenCount' | 'tokenCounterId' | 'deletedAt'
 > &
-  Partial<Pick<StoredMessage<ContextUIMessage>, 'pinned'>>;
+  Partial<Pick<StoredMessage<ContextUIMessage>, 'pinned' | 'schemaVersion'>>;
 
 /** A summary as the context engine needs it: the fields of {@link StoredSummary} it reads. */
 export type ContextSummary = Pick<

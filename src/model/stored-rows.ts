@@ -95,8 +95,16 @@ export interface StoredMessage<UI_MESSAGE extends AppendableMessage = StorableMe
   tokenCount: number | null;
   /** Which counter and serialisation produced `tokenCount`, or null. */
   tokenCounterId: string | null;
-  /** 1 for the message as appended; raised by one when its content is redacted. */
+  /** 1 for the message as appended; raised by one when its content is redacted or migrated in place. */
   contentVersion: number;
+  /**
+   * The message-shape version of `message` as returned: reads migrate older rows, so this is always
+   * `CURRENT_MESSAGE_SCHEMA_VERSION` (2) unless the row was written by a newer release. `storedSchemaVersion` is
+   * the version the row was written with; `migrateStoredMessages` brings it up to date in place.
+   */
+  schemaVersion: number;
+  /** The message-shape version in the row (see `schemaVersion`); below it, the row was migrated on read. */
+  storedSchemaVersion: number;
   /** While pending or streaming: when the writer's lease runs out and the message is recovered as failed. */
   leaseExpiresAt: Date | null;
   /** When the message was appended. */

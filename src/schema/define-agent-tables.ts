@@ -180,7 +180,12 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       exclusionReason: text('exclusion_reason'),
       /** Always included in the model's context, whatever the budget trims. */
       pinned: boolean('pinned').notNull().default(false),
-      schemaVersion: integer('schema_version').notNull().default(1),
+      /**
+       * The message-shape version the row was written with: the default is the current one
+       * (`CURRENT_MESSAGE_SCHEMA_VERSION` in src/model, kept equal by a test), so the append functions, whose
+       * signatures stay fixed, need not pass it. 1 = AI SDK v4 shapes may occur, 2 = v7 parts.
+       */
+      schemaVersion: integer('schema_version').notNull().default(2),
       contentVersion: integer('content_version').notNull().default(1),
       byteSize: integer('byte_size').notNull().default(0),
       /** Raw token count of the parts, without per-model factors or overheads. */

@@ -9,6 +9,7 @@ import { assertThreadId, assertUuid } from '../errors/assert-input.js';
 import { validateMessage, type ValidatedMessage } from './validate-message.js';
 import type { AppendableMessage, StorableMessage } from '../model/stored-rows.js';
 import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
+import { CURRENT_MESSAGE_SCHEMA_VERSION } from '../model/message-shape-migrations.js';
 import { keepCallerSettings } from '../tenant/keep-caller-settings.js';
 
 /** The options of `appendMessage`. */
@@ -173,6 +174,8 @@ function toAppendResult<UI_MESSAGE extends AppendableMessage>(
       tokenCount: row.token_count,
       tokenCounterId: row.token_counter_id,
       contentVersion: row.content_version,
+      schemaVersion: CURRENT_MESSAGE_SCHEMA_VERSION,
+      storedSchemaVersion: CURRENT_MESSAGE_SCHEMA_VERSION,
       leaseExpiresAt: date(row.lease_expires_at),
       createdAt: date(row.created_at)!,
       updatedAt: date(row.updated_at)!,

@@ -8,6 +8,7 @@ import { createAppendBatcher, type AppendBatchingOptions } from './append-batche
 import { appendStatements } from './append-statements.js';
 import { beginAssistantMessage, checkpointMessage, finalizeMessage } from './assistant-lifecycle.js';
 import { recoverAbandonedMessages } from './recover-abandoned-messages.js';
+import { migrateStoredMessages } from './migrate-stored-messages.js';
 import { listSummaries } from './list-summaries.js';
 import { loadContext } from './load-context.js';
 import { writeSnapshot } from './write-snapshot.js';
@@ -172,6 +173,7 @@ function tenantHistory(context: StoreContext): TenantHistory {
     checkpointMessage: async (threadId, messageId, options) => checkpointMessage(context, threadId, messageId, options),
     finalizeMessage: async (threadId, messageId, options) => finalizeMessage(context, threadId, messageId, options),
     recoverAbandonedMessages: async () => recoverAbandonedMessages(context),
+    migrateStoredMessages: async (options) => migrateStoredMessages(context, options),
     excludeMessages: async (threadId, messageIds, options) => excludeMessages(context, threadId, messageIds, options),
     includeMessages: async (threadId, messageIds, options) => includeMessages(context, threadId, messageIds, options),
     pinMessage: async (threadId, messageId) => pinMessage(context, threadId, messageId),

@@ -2,6 +2,7 @@ import { getTableColumns } from 'drizzle-orm';
 import type { AgentTables } from '../schema/define-agent-tables.js';
 import type { StoredMessage, StoredThread } from '../model/stored-rows.js';
 import type { StorableMessage } from '../model/stored-rows.js';
+import { CURRENT_MESSAGE_SCHEMA_VERSION, migrateMessageParts } from '../model/message-shape-migrations.js';
 
 /** The message columns a read needs: everything but the search vector. */
 export function messageColumns(tables: AgentTables) {
@@ -11,11 +12,20 @@ export function messageColumns(tables: AgentTables) {
 
 type MessageRow = Omit<AgentTables['agentMessage']['$inferSelect'], 'searchVector' | 'tenantId'>;
 
-/** Maps a message row to a {@link StoredMessage}; the `UIMessage` comes back exactly as it was stored. */
+/**
+ * Maps a message row to a {@link StoredMessage}. A row written with an older message-shape version is migrated
+ * on read (`MESSAGE_SHAPE_MIGRATIONS`); its stored token count, counted on the old shape, is dropped so it is
+ * counted again. Otherwise the `UIMessage` comes back exactly as it was stored.
+ */
 export function toStoredMessage<UI_MESSAGE extends StorableMessage = StorableMessage>(
   row: MessageRow,
 ): StoredMessage<UI_MESSAGE> {
-  const message = { id: row.messageId, role: row.role, parts: row.parts } as StorableMessage;
+  const shaped = Array.isArray(row.parts)
+    ? migrateMessageParts(row.parts, row.schemaVersion)
+    : { parts: row.parts, migrations: [] };
+  const migrated = shaped.migrations.length > 0;
+  const parts = shaped.parts as StorableMessage['parts'];
+  const message = { id: row.messageId, role: row.role, parts } as StorableMessage;
   if (row.metadata && Object.keys(row.metadata).length > 0) message.metadata = row.metadata;
   return {
     rowId: row.id,
@@ -29,9 +39,11 @@ export function toStoredMessage<UI_MESSAGE extends StorableMessage = StorableMes
     runId: row.runId,
     clientRequestId: row.clientRequestId,
     byteSize: row.byteSize,
-    tokenCount: row.tokenCount,
-    tokenCounterId: row.tokenCounterId,
+    tokenCount: migrated ? null : row.tokenCount,
+    tokenCounterId: migrated ? null : row.tokenCounterId,
     contentVersion: row.contentVersion,
+    schemaVersion: Math.max(row.schemaVersion, CURRENT_MESSAGE_SCHEMA_VERSION),
+    storedSchemaVersion: row.schemaVersion,
     leaseExpiresAt: row.leaseExpiresAt,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,

@@ -2,6 +2,7 @@ import { InvalidMessageError } from '../errors/invalid-message-error.js';
 import { MessageTooLargeError } from '../errors/message-too-large-error.js';
 import { MESSAGE_ROLES, type StoredMessagePart, type StoredMetadata } from '../schema/define-agent-tables.js';
 import type { MessageRole } from '../model/stored-rows.js';
+import { migrateMessageParts } from '../model/message-shape-migrations.js';
 
 /** A message that passed validation, with its serialized size. */
 export interface ValidatedMessage {
@@ -143,7 +144,9 @@ export function validateMessage(message: unknown, { maxBytes }: { maxBytes: numb
       message: `must be one of ${MESSAGE_ROLES.join(', ')}.`,
     });
   }
-  const validParts = validateParts(parts, role);
+  // Stored rows carry the current shape version (the column default), so older shapes that pass the checks (a v4
+  // file part with `data`, a `rawInput`) are written migrated: a row marked current is never in an older shape.
+  const validParts = migrateMessageParts(validateParts(parts, role), 1).parts as ReturnType<typeof validateParts>;
   const validMetadata = validateMetadata(metadata);
   const partsJson = JSON.stringify(validParts);
   const metadataJson = JSON.stringify(validMetadata);

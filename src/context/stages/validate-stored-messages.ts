@@ -1,10 +1,10 @@
 import type { ContextMessage } from '../../model/context-store.js';
 import type { ContextUIPart } from '../../model/context-ui-message.js';
 import { isToolUIPart } from '../../model/context-ui-message.js';
+import { migrateMessageParts, type PartMigration } from '../../model/message-shape-migrations.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
 
-/** A schema migration applied to a stored part. */
-export type PartMigration = 'tool-invocation-to-tool-part' | 'raw-input-to-input' | 'file-data-to-url';
+export type { PartMigration };
 
 /** What {@link validateStoredMessages} did. */
 export interface ValidateStageReport {
@@ -31,10 +31,11 @@ const TOOL_STATES = new Set([
 ]);
 
 /**
- * Stage 2: checks the structure of stored messages and migrates older `UIMessage` shapes. A malformed message
- * or part is left out and reported (it must not brick the conversation); AI SDK v4 `tool-invocation` parts
- * become `tool-${name}` parts, `output-error.rawInput` moves to `input`, and v4 file parts (`data`,
- * `mimeType`) become data URLs. A changed message loses its stored token count so it is counted again.
+ * Stage 2: checks the structure of stored messages and migrates older `UIMessage` shapes with the versioned
+ * message-shape migrations (`MESSAGE_SHAPE_MIGRATIONS`, from the message's `schemaVersion`, 1 when absent). A
+ * malformed message or part is left out and reported (it must not brick the conversation); AI SDK v4
+ * `tool-invocation` parts become `tool-${name}` parts, `output-error.rawInput` moves to `input`, and v4 file
+ * parts (`data`, `mimeType`) become data URLs. A changed message loses its stored token count so it is counted again.
  * Idempotent: its output passes through unchanged.
  */
 export function validateStoredMessages({ messages }: { messages: readonly ContextMessage[] }): {
@@ -55,10 +56,11 @@ export function validateStoredMessages({ messages }: { messages: readonly Contex
       });
       continue;
     }
-    let changed = false;
+    const shaped = migrateMessageParts(stored.message.parts as unknown[], stored.schemaVersion ?? 1);
+    for (const { migration } of shaped.migrations) migrated.push({ sequence: stored.sequence, migration });
+    let changed = shaped.migrations.length > 0;
     const parts: ContextUIPart[] = [];
-    for (const [index, raw] of (stored.message.parts as unknown[]).entries()) {
-      const { part, migration } = migratePart(raw);
+    for (const [index, part] of shaped.parts.entries()) {
       const partProblem = partProblemOf(part);
       if (partProblem) {
         removed.push({
@@ -69,10 +71,6 @@ export function validateStoredMessages({ messages }: { messages: readonly Contex
         });
         changed = true;
         continue;
-      }
-      if (migration) {
-        migrated.push({ sequence: stored.sequence, migration });
-        changed = true;
       }
       parts.push(part as ContextUIPart);
     }
@@ -122,43 +120,4 @@ function partProblemOf(part: unknown): string | undefined {
   }
   if (type === 'steering-message' && !Array.isArray(record.parts)) return 'steering-message.parts is not an array';
   return undefined;
-}
-
-function migratePart(raw: unknown): { part: unknown; migration?: PartMigration } {
-  if (typeof raw !== 'object' || raw === null) return { part: raw };
-  const part = raw as Record<string, any>;
-  if (part.type === 'tool-invocation' && typeof part.toolInvocation === 'object' && part.toolInvocation !== null) {
-    const invocation = part.toolInvocation;
-    const state =
-      invocation.state === 'result'
-        ? 'output-available'
-        : invocation.state === 'call'
-          ? 'input-available'
-          : 'input-streaming';
-    return {
-      part: {
-        type: `tool-${invocation.toolName}`,
-        toolCallId: invocation.toolCallId,
-        state,
-        input: invocation.args,
-        ...(state === 'output-available' ? { output: invocation.result } : {}),
-      },
-      migration: 'tool-invocation-to-tool-part',
-    };
-  }
-  if (
-    part.state === 'output-error' &&
-    part.rawInput !== undefined &&
-    typeof part.type === 'string' &&
-    isToolUIPart(part as ContextUIPart)
-  ) {
-    const { rawInput, ...rest } = part;
-    return { part: { ...rest, input: part.input ?? rawInput }, migration: 'raw-input-to-input' };
-  }
-  if (part.type === 'file' && part.url === undefined && typeof part.data === 'string') {
-    const { data, mimeType, ...rest } = part;
-    const mediaType = part.mediaType ?? mimeType;
-    return { part: { ...rest, mediaType, url: `data:${mediaType};base64,${data}` }, migration: 'file-data-to-url' };
-  }
-  return { part };
 }

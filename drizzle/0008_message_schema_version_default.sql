@@ -1,0 +1,1 @@
+ALTER TABLE "agent_message" ALTER COLUMN "schema_version" SET DEFAULT 2;
