@@ -4,9 +4,13 @@ import { DEFAULT_APP_ROLE } from '../schema/define-agent-tables.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { MIGRATIONS_FOLDER } from './migrate.js';
 
-/** The shipped migrations drizzle-kit cannot generate from the schema: the role (before the tables: their policies name it), then FORCE RLS, grants and the append functions. */
+/** The shipped migrations drizzle-kit cannot generate from the schema: the role (before the tables: their policies name it), then FORCE RLS, grants, the append functions and their hardening. */
 const BEFORE_TABLES = ['0000_roles.sql'];
-const AFTER_TABLES = ['0002_force_rls_grants_append.sql', '0004_append_batch.sql'];
+const AFTER_TABLES = [
+  '0002_force_rls_grants_append.sql',
+  '0004_append_batch.sql',
+  '0009_harden_append_functions_audit.sql',
+];
 const TABLES = [
   'agent_thread',
   'agent_run',
@@ -40,8 +44,8 @@ export interface CustomMigrationSql {
 }
 
 /**
- * The SQL of the package's custom migrations (`0000`; `0002`, `0004`: the application role, FORCE row-level
- * security, the grants and the append functions) for tables in another schema or with another application role.
+ * The SQL of the package's custom migrations (`0000`; `0002`, `0004`, `0009`: the application role, FORCE row-level
+ * security, the grants, the append functions and their pinned search path) for tables in another schema or with another application role.
  * The shipped files name the `public` schema and `agent_history_app`; this returns them with every table, type and
  * function qualified by `schema` (the functions are created in it too) and the role renamed, statements separated
  * by drizzle-kit's `--> statement-breakpoint`. Put each part in a `drizzle-kit generate --custom` migration, before
@@ -78,7 +82,8 @@ export function customMigrationSql({
             new RegExp(`(?<![\\w."])"?(${names})"?(?![\\w"])`, 'g'),
             (_match, name: string) => `"${schema}"."${name}"`,
           )
-          .replaceAll('GRANT USAGE ON SCHEMA "public"', `GRANT USAGE ON SCHEMA "${schema}"`)
+          // 0002's schema grant and 0009's names, qualified in the file already.
+          .replaceAll('"public"', `"${schema}"`)
           .replaceAll(`'${DEFAULT_APP_ROLE}'`, `'${appRole}'`)
           .replaceAll(`"${DEFAULT_APP_ROLE}"`, `"${appRole}"`)
           .trimEnd(),

@@ -55,11 +55,15 @@ async function customSchemaDatabase(
   const maintenance = postgres(`${server}/postgres`, { max: 1, onnotice: () => {} });
   await maintenance.unsafe(`create database ${name}`);
   const admin = postgres(`${server}/${name}`, { max: 1, onnotice: () => {} });
-  for (const statement of statements) await admin.unsafe(statement);
+  const afterStatements = afterTables.split('--> statement-breakpoint');
+  for (const statement of statements.slice(0, -afterStatements.length)) await admin.unsafe(statement);
   // The pool's login (not superuser, not owner, no BYPASSRLS, NOINHERIT) becomes a member of the renamed role, and
-  // may look up the schema's functions: it calls them before they switch to the role.
+  // may look up the schema's functions: it calls them before they switch to the role. It is a member before the
+  // custom SQL after the tables runs, as in a database upgraded to 0009: that grants it EXECUTE on the functions (a
+  // login made later gets its own grant, as the shared test database's does).
   await admin.unsafe(`grant ${APP_ROLE} to ${APP_LOGIN}`);
   await admin.unsafe(`grant usage on schema ${SCHEMA} to ${APP_LOGIN}`);
+  for (const statement of afterStatements) await admin.unsafe(statement);
   const app = postgres(`${server}/${name}`.replace('postgres://postgres@', `postgres://${APP_LOGIN}@`), {
     max: 4,
     onnotice: () => {},
@@ -139,6 +143,14 @@ describe('customMigrationSql', () => {
     expect(afterTables).toContain('CREATE OR REPLACE FUNCTION "agent"."agent_history_append_messages"(');
     expect(afterTables).toContain('FROM "agent"."agent_history_append_message"(');
     expect(afterTables).toContain('GRANT USAGE ON SCHEMA "agent" TO "chat_app"');
+    // 0009: both functions re-created with a pinned search path, EXECUTE only for the role, the audit log insert-only.
+    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(2);
+    expect(afterTables).toContain(
+      'REVOKE EXECUTE ON FUNCTION "agent"."agent_history_append_messages"(uuid, text, jsonb) FROM PUBLIC',
+    );
+    expect(afterTables).toContain("WHERE m.roleid = 'chat_app'::regrole");
+    expect(afterTables).toContain('REVOKE UPDATE, DELETE ON "agent"."agent_audit_event" FROM "chat_app"');
+    expect(afterTables).not.toContain('"public"');
     // Every mention of a package object is qualified, and the default role is gone.
     const unqualified = afterTables
       .replace(/--[^\n]*/g, '')

@@ -76,7 +76,8 @@ async function prepareServer(serverUrl: string) {
             create role ${APP_LOGIN} login noinherit nosuperuser nobypassrls;
           end if;
         end $$;
-        grant agent_history_app to ${APP_LOGIN};`);
+        grant agent_history_app to ${APP_LOGIN};
+        grant execute on function agent_history_append_message, agent_history_append_messages to ${APP_LOGIN};`);
     } finally {
       await templateClient.end();
     }
