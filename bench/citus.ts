@@ -166,6 +166,10 @@ async function onPlainPostgres(policyOnly: boolean) {
     const admin = postgres(cluster.url('postgres'), { max: 2, onnotice: () => {} });
     await migrate(drizzle({ client: postgres(cluster.url('postgres'), { max: 1, onnotice: () => {} }) }));
     await prepareRoles(admin, false);
+    // Created after migration 0009: the login needs EXECUTE on the append functions (README, "Tenancy").
+    await admin.unsafe(
+      `grant execute on function agent_history_append_message, agent_history_append_messages to ${LOGIN}`,
+    );
     const appUrl = cluster.url('postgres').replace('postgres://postgres@', `postgres://${LOGIN}@`);
     const client = postgres(appUrl, { max: 10, onnotice: () => {} });
     const db = drizzle({ client }) as unknown as AgentHistoryDatabase;

@@ -69,7 +69,8 @@ export async function startRestartableCluster(): Promise<RestartableCluster> {
   try {
     await migrate(drizzle({ client: admin }) as unknown as AgentHistoryDatabase);
     await admin.unsafe(
-      `create role ${APP_LOGIN} login noinherit nosuperuser nobypassrls; grant agent_history_app to ${APP_LOGIN};`,
+      `create role ${APP_LOGIN} login noinherit nosuperuser nobypassrls; grant agent_history_app to ${APP_LOGIN};
+        grant execute on function agent_history_append_message, agent_history_append_messages to ${APP_LOGIN};`,
     );
   } finally {
     await admin.end();
