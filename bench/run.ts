@@ -260,7 +260,7 @@ async function main() {
       }
       if (config.workloads.includes('w5')) run.w5 = await runEmbedded(embedded, index);
       if (config.workloads.includes('w6')) {
-        run.w6 = runTokenClasses(config.w6);
+        run.w6 = runTokenClasses({ ...config.w6, seed: index });
         log(`  w6 ${JSON.stringify(run.w6).slice(0, 200)}`);
       }
       run.wallMs = Math.round(performance.now() - runStart);

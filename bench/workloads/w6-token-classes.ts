@@ -25,6 +25,32 @@ export const TOKEN_CLASS_SAMPLES: Record<string, string> = {
   'letters then emoji, 255 each': 'a'.repeat(255) + '😀'.repeat(127),
 };
 
+/**
+ * The tokenizer caches the encoding of each piece, so a text of one repeated unit is cheap after its first slice.
+ * These classes draw every code point at random (seeded), so no two slices repeat: the uncached cost per MB.
+ */
+const RANDOM_CLASSES: Record<string, [number, number]> = {
+  'random latin letters (uncached)': [0x61, 0x7a],
+  'random CJK ideographs (uncached)': [0x4e00, 0x9fff],
+  'random emoji (uncached)': [0x1f300, 0x1f5ff],
+  'random private use (uncached)': [0xe000, 0xf8ff],
+};
+
+function randomText([from, to]: [number, number], chars: number, runSeed: number): string {
+  let seed = 42 + runSeed * 7919;
+  const points: number[] = [];
+  for (let length = 0; length < chars;) {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    const point = from + (seed % (to - from + 1));
+    points.push(point);
+    length += point > 0xffff ? 2 : 1;
+  }
+  return points
+    .map((point) => String.fromCodePoint(point))
+    .join('')
+    .slice(0, chars);
+}
+
 export interface TokenClassTiming {
   sample: string;
   guardedMsPerMB: number;
@@ -34,13 +60,22 @@ export interface TokenClassTiming {
 }
 
 /** Times the guarded counter on `bytes` of each class and the bare tokenizer on `bareChars` of it. */
-export function runTokenClasses({ chars = 1_000_000, bareChars = 16_000 } = {}): TokenClassTiming[] {
+export function runTokenClasses({ chars = 1_000_000, bareChars = 16_000, seed = 0 } = {}): TokenClassTiming[] {
   const options = { disallowedSpecial: new Set<string>() };
   const bare = (text: string) => countTokens(text, options);
   const guarded = guardLongRuns(bare);
   guarded('warm up the tokenizer '.repeat(100));
-  return Object.entries(TOKEN_CLASS_SAMPLES).map(([sample, unit]) => {
-    const text = unit.repeat(Math.ceil(chars / unit.length)).slice(0, chars);
+  const texts: Array<[string, string]> = [
+    ...Object.entries(TOKEN_CLASS_SAMPLES).map(([sample, unit]): [string, string] => [
+      sample,
+      unit.repeat(Math.ceil(chars / unit.length)).slice(0, chars),
+    ]),
+    ...Object.entries(RANDOM_CLASSES).map(([sample, range]): [string, string] => [
+      sample,
+      randomText(range, chars, seed),
+    ]),
+  ];
+  return texts.map(([sample, text]) => {
     let started = performance.now();
     const tokens = guarded(text);
     const guardedMs = performance.now() - started;
