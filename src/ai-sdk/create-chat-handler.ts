@@ -8,6 +8,7 @@ import { requireChatOwner } from './ensure-chat-thread.js';
 import type { ChatTrigger } from './plan-chat-turn.js';
 import { stopChat } from './stop-chat.js';
 import { streamChatTurn, type ChatTurnSettings } from './stream-chat-turn.js';
+import { assertJsonDepth } from '../store/validate-message.js';
 
 /** The body a chat route accepts. useChat's default body (`{ id, messages, trigger, messageId }`) works too. */
 export interface ChatRequestBody {
@@ -126,5 +127,6 @@ export function parseChatRequest(body: unknown): ChatRequestBody {
   };
   const message =
     raw.message ?? (Array.isArray(raw.messages) && trigger === 'submit-message' ? raw.messages.at(-1) : undefined);
+  assertJsonDepth(message, 'message');
   return { threadId, trigger, message, messageId: optionalString('messageId'), requestId: optionalString('requestId') };
 }

@@ -26,6 +26,22 @@ const MAX_ID_LENGTH = 200;
 const MAX_DEPTH = 64;
 
 /**
+ * Throws {@link InvalidMessageError} when `value` nests objects or arrays deeper than the store accepts (64 levels),
+ * walking it without recursion: a request body can be nested far deeper than the call stack, and every recursive
+ * reader after it (schema validation, hashing, the store's own checks) would otherwise overflow on it.
+ */
+export function assertJsonDepth(value: unknown, path: string): void {
+  const pending: Array<[unknown, number]> = [[value, 0]];
+  while (pending.length > 0) {
+    const [current, depth] = pending.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    if (depth > MAX_DEPTH)
+      throw new InvalidMessageError({ path, value: '…', message: `nested deeper than ${MAX_DEPTH} levels.` });
+    for (const item of Object.values(current)) pending.push([item, depth + 1]);
+  }
+}
+
+/**
  * Checks that a value is JSON that Postgres `jsonb` accepts: no NUL characters and no lone UTF-16 surrogates
  * in any string or key, no non-finite numbers, no cycles or functions. Throws {@link InvalidMessageError}
  * naming the path of the first offending value.

@@ -195,6 +195,34 @@ describe.each(BACKENDS)('hostile chat requests on %s', (backend) => {
       argument: 'options.messageId',
     });
   });
+
+  it('should answer a deeply nested message with a typed 400, as a new message and as an edit, and write nothing', async () => {
+    const { history, threadId } = await newThread(database);
+    const { handler, prompts } = handlerFor(history);
+    await (
+      await handler.POST(post({ threadId, message: { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Hi' }] } }))
+    ).text();
+    const before = await rowsOf(database, threadId);
+    // Written as text: JSON.stringify itself gives up on this depth. Every place the route recurses must not.
+    const depth = 100_000;
+    const deep = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+    const message = (id: string) =>
+      `{"id":"${id}","role":"user","parts":[{"type":"text","text":"deep","providerMetadata":{"x":${deep}}}],"metadata":${deep}}`;
+    for (const body of [
+      `{"threadId":"${threadId}","message":${message('u2')}}`,
+      `{"threadId":"${threadId}","messageId":"u1","message":${message('u1')}}`,
+    ]) {
+      const response = await handler.POST(new Request('http://localhost/api/chat', { method: 'POST', body }));
+      expect(response.status).toBe(400);
+      const answer = await response.text();
+      expect(answer.length).toBeLessThan(500);
+      expect(JSON.parse(answer)).toMatchObject({
+        error: { code: 'message-invalid', message: 'message: nested deeper than 64 levels.', path: 'message' },
+      });
+    }
+    expect(await rowsOf(database, threadId)).toEqual(before);
+    expect(prompts()).toHaveLength(1);
+  });
 });
 
 describe('the chat body limit', () => {
