@@ -81,6 +81,7 @@ export type {
   LoadedThreadContext,
   NewSnapshot,
   NewSummary,
+  SummarySourceVersion,
 } from './model/context-store.js';
 export type { ContextUIMessage, ContextUIPart } from './model/context-ui-message.js';
 export {

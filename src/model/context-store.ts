@@ -5,12 +5,22 @@ import type { StoredMessage, StoredSnapshot, StoredSummary, StoredThread } from 
  * One row of the conversation log as the context engine needs it: the fields of {@link StoredMessage} it
  * reads, so the store's rows can be passed as they are. `pinned` may be left out (not pinned), and
  * `schemaVersion` too (the message is then migrated from version 1; the migrations are idempotent).
+ * `contentVersion`, when given, is handed back with a summary written from the message (`NewSummary.sourceVersions`),
+ * so that a summary read from a message redacted since is refused.
  */
 export type ContextMessage = Pick<
   StoredMessage<ContextUIMessage>,
   'sequence' | 'message' | 'status' | 'contextState' | 'tokenCount' | 'tokenCounterId' | 'deletedAt'
 > &
-  Partial<Pick<StoredMessage<ContextUIMessage>, 'pinned' | 'schemaVersion'>>;
+  Partial<Pick<StoredMessage<ContextUIMessage>, 'pinned' | 'schemaVersion' | 'contentVersion'>>;
+
+/** A covered message as a summarizer read it: its sequence and its `contentVersion` at the time. */
+export interface SummarySourceVersion {
+  /** The message's sequence in the thread. */
+  sequence: number;
+  /** Its `contentVersion` when it was read (a redaction raises it). */
+  contentVersion: number;
+}
 
 /** A summary as the context engine needs it: the fields of {@link StoredSummary} it reads. */
 export type ContextSummary = Pick<
@@ -49,8 +59,16 @@ export interface NewSummary {
   summarizerModel?: string | null;
   /** The context policy version. */
   policyVersion: string;
-  /** The summary this one extends. @default null */
+  /** The summary this one extends; when it has become stale since it was read, the summary is refused. @default null */
   previousSummaryId?: string | null;
+  /**
+   * The covered messages as the summarizer read them. When any of them has a higher `contentVersion` at write
+   * time (it was redacted after it was read), the store writes nothing and throws a `VersionConflictError`: the
+   * summary may repeat what the redaction removed. The check and the insert are one atomic step (the Postgres
+   * store locks the messages FOR SHARE, so a redaction in flight is waited for). The context engine always passes
+   * them; an application writing its own summaries should. @default [] (nothing checked)
+   */
+  sourceVersions?: readonly SummarySourceVersion[];
 }
 
 /** A snapshot to write: what the engine (or an application) gives the store. */

@@ -99,6 +99,11 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       /** The thread this one was forked from (no foreign key: a fork outlives its parent). */
       parentThreadId: uuid('parent_thread_id'),
       forkedAtSequence: bigint('forked_at_sequence', { mode: 'number' }),
+      /**
+       * The first thread of this one's fork family (the thread every fork chain leading here started from), null
+       * for a thread that is not a fork. Set at fork time, so it holds when the threads in between are deleted.
+       */
+      rootThreadId: uuid('root_thread_id'),
       ...timestamps,
       deletedAt: timestamp('deleted_at', { withTimezone: true }),
     },
@@ -110,6 +115,9 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       index('agent_thread_recent_idx')
         .on(t.tenantId, t.lastMessageAt.desc(), t.id.desc())
         .where(sql`${t.deletedAt} is null`),
+      index('agent_thread_root_idx')
+        .on(t.tenantId, t.rootThreadId)
+        .where(sql`${t.rootThreadId} is not null`),
       check('agent_thread_next_sequence_nonnegative', sql`${t.nextSequence} >= 0`),
       check('agent_thread_metadata_is_object', sql`jsonb_typeof(${t.metadata}) = 'object'`),
       tenantIsolationPolicy('agent_thread_tenant_isolation', t.tenantId, role),
@@ -166,6 +174,12 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       /** The client's `UIMessage.id`, unique per thread. */
       messageId: text('message_id').notNull(),
       clientRequestId: text('client_request_id'),
+      /**
+       * For a fork's copy: the id of the original row it was copied from (through any chain of forks), so that a
+       * redaction reaches every copy whatever was deleted since. Null for an original (the append path does not
+       * set it): a message's lineage is `coalesce(source_message_id, id)`.
+       */
+      sourceMessageId: uuid('source_message_id'),
       role: messageRole('role').notNull(),
       status: messageStatus('status').notNull().default('completed'),
       parts: jsonb('parts')
@@ -209,6 +223,9 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       index('agent_message_pinned_idx')
         .on(t.tenantId, t.threadId, t.sequence)
         .where(sql`${t.pinned}`),
+      index('agent_message_source_idx')
+        .on(t.tenantId, t.sourceMessageId)
+        .where(sql`${t.sourceMessageId} is not null`),
       index('agent_message_run_idx')
         .on(t.tenantId, t.threadId, t.runId)
         .where(sql`${t.runId} is not null`),

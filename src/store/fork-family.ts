@@ -1,25 +1,39 @@
-import { sql } from 'drizzle-orm';
-import { rowsOf } from '../tenant/database.js';
+import { and, asc, eq, or } from 'drizzle-orm';
 import type { TenantTransaction } from '../tenant/with-tenant.js';
 import type { StoreContext } from './store-context.js';
 
-/** Every thread of the tenant connected to `threadId` through fork links (ancestors, descendants, siblings). */
-export async function forkFamily(context: StoreContext, tx: TenantTransaction, threadId: string): Promise<string[]> {
+/**
+ * Locks (FOR UPDATE, in id order) every thread of the tenant in `threadId`'s fork family, soft-deleted ones
+ * included, and returns their ids: the family's root and every thread whose `root_thread_id` is that root, so the
+ * family holds whatever threads in between were deleted. A fork locks its source FOR SHARE before it copies, so
+ * once the family is locked no fork can copy from it until this transaction ends; the lock is taken again until
+ * the family stops growing, for a fork that committed while this one waited.
+ */
+export async function lockForkFamily(
+  context: StoreContext,
+  tx: TenantTransaction,
+  threadId: string,
+): Promise<string[]> {
   const { agentThread } = context.tables;
-  const rows = rowsOf<{ id: string }>(
-    await tx.execute(sql`
-      with recursive up(id, parent) as (
-        select id, parent_thread_id from ${agentThread} where tenant_id = ${context.tenantId} and id = ${threadId}
-        union
-        select t.id, t.parent_thread_id from ${agentThread} t join up on t.id = up.parent where t.tenant_id = ${context.tenantId}
-      ), root as (
-        select id from up where parent is null or not exists (select 1 from ${agentThread} p where p.tenant_id = ${context.tenantId} and p.id = up.parent)
-      ), down(id) as (
-        select id from root
-        union
-        select t.id from ${agentThread} t join down on t.parent_thread_id = down.id where t.tenant_id = ${context.tenantId}
+  const [self] = await tx
+    .select({ rootThreadId: agentThread.rootThreadId })
+    .from(agentThread)
+    .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, threadId)));
+  const root = self?.rootThreadId ?? threadId;
+  let family: string[] = [];
+  for (;;) {
+    const locked = await tx
+      .select({ id: agentThread.id })
+      .from(agentThread)
+      .where(
+        and(
+          eq(agentThread.tenantId, context.tenantId),
+          or(eq(agentThread.id, root), eq(agentThread.rootThreadId, root)),
+        ),
       )
-      select id from down union select ${threadId}::uuid`),
-  );
-  return rows.map((row) => row.id);
+      .orderBy(asc(agentThread.id))
+      .for('update');
+    if (locked.length === family.length) return family;
+    family = locked.map((row) => row.id);
+  }
 }

@@ -1,4 +1,4 @@
-import { and, eq, gte, inArray, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, gte, lte, or, sql } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
@@ -10,7 +10,7 @@ import { storedTokenCount } from './stored-token-count.js';
 import { assertThreadId } from '../errors/assert-input.js';
 import { requireThread } from './require-thread.js';
 import type { StoredMessage } from '../model/stored-rows.js';
-import { forkFamily } from './fork-family.js';
+import { lockForkFamily } from './fork-family.js';
 import { replaceSpans } from './replace-spans.js';
 import { scrubThreadSpans } from './scrub-thread-spans.js';
 import { ofThread } from './of-thread.js';
@@ -35,8 +35,9 @@ export interface RedactMessageOptions {
  * Redacts a message: the text in its parts and metadata is replaced (whole message, or the given spans), its
  * context state becomes `redacted`, `content_version` goes up by one, an audit event records who and why
  * (never what), every summary covering it is marked stale with its content wiped, and every snapshot covering
- * it is marked stale. The same is done to its copies in every thread forked from (or into) this one. Afterwards
- * the secret is in no table (the search vector is regenerated from the new parts).
+ * it is marked stale. The same is done to its copies: the original and every copy a fork made of it (through any
+ * chain of forks, whatever threads were deleted since), and only those. Afterwards the secret is in no table (the
+ * search vector is regenerated from the new parts).
  */
 export async function redactMessage(
   context: StoreContext,
@@ -49,27 +50,28 @@ export async function redactMessage(
   assertRedactOptions({ spans, replacement, actor, reason });
   const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {
-    await requireThread(context, tx, thread, { lock: true });
+    await requireThread(context, tx, thread);
+    // The whole family is locked first, in one order, so that no fork copies from it while the copies change.
+    const family = await lockForkFamily(context, tx, thread);
     const [row] = await tx
       .select(messageColumns(context.tables))
       .from(agentMessage)
-      .where(and(ofThread(context, agentMessage, thread), eq(agentMessage.messageId, String(messageId))))
-      .for('update');
+      .where(and(ofThread(context, agentMessage, thread), eq(agentMessage.messageId, String(messageId))));
     if (!row) throw new NotFoundError({ entity: 'message', id: messageId });
 
-    // The copies a fork made: the same message (id and sequence) in every thread of the fork family.
-    const family = await forkFamily(context, tx, thread);
+    // The copies a fork made: every row of the message's lineage (the original and the copies of it, whichever
+    // thread they are in now), never a message of the same id that was appended on its own.
+    const lineage = row.sourceMessageId ?? row.id;
     const copies = await tx
       .select(messageColumns(context.tables))
       .from(agentMessage)
       .where(
         and(
           eq(agentMessage.tenantId, context.tenantId),
-          inArray(agentMessage.threadId, family),
-          eq(agentMessage.messageId, row.messageId),
-          eq(agentMessage.sequence, row.sequence),
+          or(eq(agentMessage.id, lineage), eq(agentMessage.sourceMessageId, lineage)),
         ),
       )
+      .orderBy(asc(agentMessage.id))
       .for('update');
     let redactedOriginal: StoredMessage | undefined;
     for (const target of copies) {

@@ -4,12 +4,15 @@ import type { TenantTransaction } from '../tenant/with-tenant.js';
 import { threadColumns, toStoredThread } from './row-mapping.js';
 import type { StoreContext } from './store-context.js';
 
-/** Locks and returns a live thread of the tenant, or throws {@link NotFoundError}. */
+/**
+ * Returns a live thread of the tenant, or throws {@link NotFoundError}; `lock: true` locks its row FOR UPDATE,
+ * `lock: 'share'` FOR SHARE.
+ */
 export async function requireThread(
   context: StoreContext,
   tx: TenantTransaction,
   threadId: string,
-  { lock = false } = {},
+  { lock = false }: { lock?: boolean | 'share' } = {},
 ) {
   const { agentThread } = context.tables;
   const query = tx
@@ -18,7 +21,7 @@ export async function requireThread(
     .where(
       and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, threadId), isNull(agentThread.deletedAt)),
     );
-  const [row] = lock ? await query.for('update') : await query;
+  const [row] = lock === 'share' ? await query.for('share') : lock ? await query.for('update') : await query;
   if (!row) throw new NotFoundError({ entity: 'thread', id: threadId });
   return toStoredThread(row);
 }

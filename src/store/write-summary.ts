@@ -13,10 +13,12 @@ import type { StoredSummary } from '../model/stored-rows.js';
 import { summaryColumns, toSummary } from './context-artifact-rows.js';
 import { requireThread } from './require-thread.js';
 import { inTenant, type StoreContext } from './store-context.js';
+import { assertSourceVersions, assertSourcesCurrent } from './summary-sources.js';
 
 /**
  * Stores a summary artifact over an inclusive sequence range of the thread. Empty content is refused, so a
- * failed summarizer call can never write a summary.
+ * failed summarizer call can never write a summary. A summary whose `sourceVersions` or previous summary were
+ * redacted since the summarizer read them is refused with {@link VersionConflictError} (see `NewSummary`).
  */
 export function writeSummary(context: StoreContext, threadId: string, input: NewSummary): Promise<StoredSummary> {
   const thread = assertThreadId(threadId);
@@ -33,9 +35,11 @@ export function writeSummary(context: StoreContext, threadId: string, input: New
   const tokenCounterId = assertOptionalText('summary.tokenCounterId', input.tokenCounterId, 200);
   const summarizerModel = assertOptionalText('summary.summarizerModel', input.summarizerModel, 200);
   const previousSummaryId = assertOptionalUuid('summary.previousSummaryId', input.previousSummaryId);
+  const sources = assertSourceVersions(input.sourceVersions);
   return inTenant(context, async (tx) => {
     const threadRow = await requireThread(context, tx, thread);
     assertSummaryRange(input.fromSequence, input.throughSequence, threadRow.messageCount);
+    await assertSourcesCurrent(context, tx, thread, sources, previousSummaryId);
     const [row] = await tx
       .insert(context.tables.agentSummary)
       .values({

@@ -100,6 +100,7 @@ export async function compactContext(
     policy,
     summarizer,
     store,
+    contentVersions: state.contentVersions,
     memory: options.memory,
   });
   const final = stages.segments;

@@ -1,7 +1,7 @@
 import type { ContextSegment } from '../segments/context-segment.js';
 import type { ContextPruning } from '../stages/apply-context-pruning.js';
 import type { ToolOutputPreview } from '../stages/apply-tool-output-previews.js';
-import type { LoadedContext, ContextSnapshot } from '../../model/context-store.js';
+import type { ContextSnapshot, ContextStore, LoadedContext } from '../../model/context-store.js';
 import type { ContextReport } from './context-report.js';
 import type { ToolDefinitionsCount } from './estimate-prompt-overhead.js';
 import { registerSegments, type ProvenanceRegistry } from './parse-context-messages.js';
@@ -48,6 +48,8 @@ export interface ContextEngineState {
   instructionTokenCache: Map<string, number>;
   /** The tools' raw size, counted on first use. */
   toolDefinitions: ToolDefinitionsCount | undefined;
+  /** The content version of each loaded message (when the store gives it): handed back with a summary of it. */
+  contentVersions: Map<number, number>;
 }
 
 /** The state of an engine that has done nothing yet. */
@@ -68,15 +70,19 @@ export function createContextEngineState(): ContextEngineState {
     provenance: new WeakMap(),
     instructionTokenCache: new Map(),
     toolDefinitions: undefined,
+    contentVersions: new Map(),
   };
 }
 
-/** Records a load of the thread: its version and snapshot, and a pruning record started afresh. */
+/** Records a load of the thread: its version and snapshot, its messages' content versions, and a pruning record started afresh. */
 export function recordLoadedContext(state: ContextEngineState, view: LoadedContext): void {
   state.loadedThread = true;
   state.knownVersion = view.currentVersion;
   state.knownSnapshot = view.snapshot;
   state.loadedBoundary = view.snapshot?.throughSequence ?? 0;
+  state.contentVersions.clear();
+  for (const message of [...view.pinned, ...view.tail])
+    if (message.contentVersion !== undefined) state.contentVersions.set(message.sequence, message.contentVersion);
   state.pruningRecord.reasoningSequences.clear();
   state.pruningRecord.toolCallIds.clear();
   state.pruningRecord.previews.clear();
@@ -115,4 +121,26 @@ export function recordReturnedContext(
 ): void {
   registerSegments(state.provenance, segments);
   state.lastEstimate = estimate;
+}
+
+/**
+ * A `writeSummary` that passes, as `sourceVersions`, the content versions the engine loaded for the covered
+ * messages (unless the caller gave them): a summary made from messages redacted while the summarizer ran is then
+ * refused by the store. It calls the store's own method, so a store that is a class instance keeps its `this`.
+ */
+export function withSourceVersions(
+  store: Pick<ContextStore, 'writeSummary'>,
+  contentVersions: ReadonlyMap<number, number>,
+): Pick<ContextStore, 'writeSummary'> {
+  return {
+    writeSummary: (input) =>
+      store.writeSummary({
+        ...input,
+        sourceVersions:
+          input.sourceVersions ??
+          [...contentVersions]
+            .filter(([sequence]) => sequence >= input.fromSequence && sequence <= input.throughSequence)
+            .map(([sequence, contentVersion]) => ({ sequence, contentVersion })),
+      }),
+  };
 }

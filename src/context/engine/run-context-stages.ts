@@ -11,6 +11,7 @@ import type { ContextPolicy } from './context-policy.js';
 import type { ContextStageReport, MemoryStageReport, SummarizeStageReport } from './context-report.js';
 import type { ContextSummarizer } from './context-summarizer.js';
 import { selectAndSummarize } from './select-and-summarize.js';
+import { withSourceVersions } from './context-engine-state.js';
 
 /** Options of {@link runContextStages}. */
 export interface RunContextStagesOptions {
@@ -28,6 +29,8 @@ export interface RunContextStagesOptions {
   store: ContextStore;
   /** Whether to run the memory step (once per request, when the context is built from the store). */
   memory: boolean;
+  /** The content versions of the loaded messages, passed with a new summary. @default none */
+  contentVersions?: ReadonlyMap<number, number>;
 }
 
 /** The reports of the stages {@link runContextStages} ran. */
@@ -73,6 +76,7 @@ export async function runContextStages({
   summarizer,
   store,
   memory,
+  contentVersions = new Map(),
 }: RunContextStagesOptions): Promise<ContextStagesResult> {
   const pruned = pruneContext({ segments, measure, messageBudget, policy: policy.prune });
   // A huge tool output in the newest turn is shortened before anything is selected or summarized for it.
@@ -91,7 +95,7 @@ export async function runContextStages({
     messageBudget,
     policy,
     summarizer,
-    store,
+    store: withSourceVersions(store, contentVersions),
   });
   let selected = summarized.segments;
   let memoryReport: MemoryStageReport | null = null;
