@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ContextEmptyError } from '../../src/context/engine/context-empty-error.js';
 import { createContextEngine } from '../../src/context/engine/context-engine.js';
@@ -6,11 +7,14 @@ import { resolveModelProfile } from '../../src/tokens/model-profile.js';
 import { createAgentHistory, type TenantHistory } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { scanForResidue } from './support/database-inspection.js';
-import { seededTally } from './support/reliability-report.js';
+import { ReliabilityTally, seededTally } from './support/reliability-report.js';
+import { buildForkTree } from './support/build-fork-tree.js';
+import { forkTreePlan } from './support/fork-tree.js';
 import { scaled, scaledTimeout } from './support/reliability-scale.js';
 import type { SeededRandom } from './support/seeded-random.js';
 
 const CONVERSATIONS = { postgres: scaled(100), pglite: scaled(40) };
+const TREES = { postgres: scaled(100), pglite: scaled(40) };
 
 /** Where a conversation carries its secret. The ones after `data` are only reachable by span redaction. */
 const MESSAGE_PLACES = ['text', 'tool-output', 'tool-input', 'reasoning', 'metadata', 'data'] as const;
@@ -199,5 +203,69 @@ describe.each(BACKENDS)('redaction on %s', (backend) => {
       expect(tally.violations).toEqual([]);
     },
     scaledTimeout(90_000),
+  );
+
+  // Random fork trees over a thread that carries the secret (forks of forks, cut anywhere, some appending messages
+  // whose ids and sequences repeat the secret message's), random deletions anywhere in the tree (the root too; by
+  // deleteThread, soft delete or retention), a redaction in a random live thread holding a copy: the secret is left in
+  // no column of any table, and every message that is not a copy of it is left exactly as it was.
+  it(
+    'should leave no residue in fork trees with deleted threads, and touch no message that is not a copy',
+    async () => {
+      const tally = new ReliabilityTally(`redaction-fork-trees-${backend}`);
+      const history = createAgentHistory({ db: database.db });
+      await fc.assert(
+        fc.asyncProperty(forkTreePlan, async (plan) => {
+          const store = history.forTenant(randomUUID());
+          const secret = `zq${randomUUID().replaceAll('-', '').slice(0, 14)}`;
+          const { threads, copies, untouched, sameIdElsewhere } = await buildForkTree(
+            store,
+            plan,
+            secret,
+            database.admin,
+          );
+          const live = copies.filter((copy) => !threads[copy.thread]!.deleted);
+          tally.attempt(`tree:${plan.mode}`);
+          tally.attempt('forks', plan.forks.length);
+          tally.attempt('deleted-threads', threads.filter((thread) => thread.deleted !== false).length);
+          if (live.length === 0) return tally.note('trees-without-a-live-copy');
+          const before = await scanForResidue(database.admin, secret);
+          tally.expect(before.length > 0, 'the secret was not stored in the first place', () => secret);
+          // The case the walk along parent_thread_id missed: a copy in a thread deleted since, and copies left.
+          if (copies.some((copy) => threads[copy.thread]!.deleted === true)) tally.note('trees-with-a-deleted-copy');
+          const target = live[plan.target % live.length]!;
+          await store.redactMessage(threads[target.thread]!.id, target.messageId, {
+            spans: plan.mode === 'spans' ? [secret] : undefined,
+            actor: 'dpo',
+            reason: 'secret shared',
+          });
+          tally.attempt('copies-redacted', copies.filter((copy) => threads[copy.thread]!.deleted !== true).length);
+          const residues = await scanForResidue(database.admin, secret);
+          tally.expect(
+            residues.length === 0,
+            'a residue of the secret survived redaction in a fork tree',
+            () =>
+              `${JSON.stringify(plan)}: ${residues.map((residue) => `${residue.table}: ${residue.text.slice(0, 100)}`).join(' | ')}`,
+          );
+          const after = await database.admin.query<{ id: string; parts: unknown; context_state: string }>(
+            'select id, parts, context_state from agent_message where tenant_id = $1 and id = any($2::uuid[])',
+            [store.tenantId, untouched.map((row) => row.id)],
+          );
+          const now = new Map(after.map((row) => [row.id, JSON.stringify([row.parts, row.context_state])]));
+          tally.attempt('messages-not-copies', untouched.length);
+          tally.attempt('messages-not-copies-with-the-same-id-and-sequence', sameIdElsewhere);
+          for (const row of untouched)
+            tally.expect(
+              now.get(row.id) === undefined || now.get(row.id) === row.state,
+              'a message that is not a copy was changed',
+              () => `${JSON.stringify(plan)}: ${row.id}`,
+            );
+        }),
+        { numRuns: TREES[backend], seed: 12_2026 },
+      );
+      tally.record();
+      expect(tally.violations).toEqual([]);
+    },
+    scaledTimeout(120_000),
   );
 });
