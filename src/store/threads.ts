@@ -35,18 +35,6 @@ export interface UpdateThreadMetadataOptions {
   metadata: StoredMetadata;
 }
 
-/** The options of `forkThread`. */
-export interface ForkThreadOptions {
-  /** The last sequence copied: the fork holds messages `1..atSequence` (0 forks an empty thread). */
-  atSequence: number;
-  /** The new thread's id: a uuid. @default a random uuid */
-  id?: string;
-  /** The new thread's title. @default the source thread's title */
-  title?: string;
-  /** The new thread's user. @default the source thread's user */
-  userId?: string;
-}
-
 /** The options of `listThreads`. */
 export interface ListThreadsOptions {
   /** Only this user's threads. @default every user's */
@@ -203,57 +191,4 @@ export function deleteThread(context: StoreContext, threadId: string, { actor = 
   });
 }
 
-/**
- * A new thread holding copies of the messages 1..`atSequence` of `threadId` (same ids, parts, states and
- * sequences); the new thread continues from `atSequence + 1`. The source is untouched. Each copy records the
- * original row it stands for (`source_message_id`) and the new thread its family's root (`root_thread_id`), so a
- * redaction reaches every copy however many forks lie between them and whichever of those were deleted.
- */
-export function forkThread(
-  context: StoreContext,
-  threadId: string,
-  { atSequence, id, title, userId }: ForkThreadOptions,
-): Promise<StoredThread> {
-  const sourceId = assertThreadId(threadId);
-  const newId = id === undefined ? context.generateId() : assertUuid('options.id', id);
-  return inTenant(context, async (tx) => {
-    // FOR SHARE: a redaction locks the whole fork family FOR UPDATE, so the copies are made either before it
-    // starts (and it finds them) or after it commits (and they are copied redacted), never from a half-redacted source.
-    const source = await requireThread(context, tx, sourceId, { lock: 'share' });
-    assertInteger('options.atSequence', atSequence, 0, source.messageCount);
-    const { agentThread, agentMessage } = context.tables;
-    const [lineage] = await tx
-      .select({ rootThreadId: agentThread.rootThreadId })
-      .from(agentThread)
-      .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, sourceId)));
-    const [row] = await tx
-      .insert(agentThread)
-      .values({
-        tenantId: context.tenantId,
-        id: newId,
-        userId: userId === undefined ? source.userId : assertOptionalText('options.userId', userId, 200),
-        title: title === undefined ? source.title : assertOptionalText('options.title', title, 1000),
-        metadata: source.metadata,
-        nextSequence: atSequence,
-        parentThreadId: source.id,
-        forkedAtSequence: atSequence,
-        rootThreadId: lineage?.rootThreadId ?? source.id,
-      })
-      .returning(threadColumns(context.tables));
-    // The copies' ids derive from the new thread's id and the source row's id (md5 is immutable), not from the
-    // column's volatile gen_random_uuid() default: Citus then runs the INSERT … SELECT on the worker that holds the
-    // tenant instead of pulling the rows to the coordinator (whose COPY row-level security refuses).
-    await tx.execute(sql`
-      insert into ${agentMessage} (id, tenant_id, thread_id, sequence, message_id, client_request_id, source_message_id, role, status, parts,
-        metadata, context_state, exclusion_reason, pinned, schema_version, content_version, byte_size, token_count,
-        token_counter_id, created_at, completed_at, redacted_at, deleted_at)
-      select md5(${newId}::text || ':' || id::text)::uuid, tenant_id, ${newId}, sequence, message_id, null,
-        coalesce(source_message_id, id), role,
-        case when status in ('pending', 'streaming') then 'failed' else status end,
-        parts, metadata, context_state, exclusion_reason, pinned, schema_version, content_version, byte_size,
-        token_count, token_counter_id, created_at, coalesce(completed_at, now()), redacted_at, deleted_at
-      from ${agentMessage}
-      where tenant_id = ${context.tenantId} and thread_id = ${sourceId} and sequence <= ${atSequence}`);
-    return toStoredThread(row!);
-  });
-}
+export { forkThread, type ForkThreadOptions } from './fork-thread.js';
