@@ -6,6 +6,10 @@ CREATE INDEX "agent_thread_root_idx" ON "agent_thread" USING btree ("tenant_id",
 -- fork at or before its fork point, with the message id and sequence of a row of the parent thread: each first
 -- points at that parent row, then the pointers are followed up to the original (one level per pass). A copy whose
 -- parent thread was deleted before this migration cannot be traced and stays an original of its own.
+-- Row-level security is forced on these tables and no policy applies to the owner that runs migrations: it is lifted
+-- for the backfill and forced again at its end, in the migration's transaction.
+ALTER TABLE "agent_message" NO FORCE ROW LEVEL SECURITY;--> statement-breakpoint
+ALTER TABLE "agent_thread" NO FORCE ROW LEVEL SECURITY;--> statement-breakpoint
 UPDATE "agent_message" AS "copy" SET "source_message_id" = "parent"."id"
 FROM "agent_thread" AS "fork", "agent_message" AS "parent"
 WHERE "copy"."source_message_id" IS NULL
@@ -31,4 +35,6 @@ BEGIN
       AND "parent"."root_thread_id" IS NOT NULL;
     EXIT WHEN NOT FOUND;
   END LOOP;
-END $$;
+END $$;--> statement-breakpoint
+ALTER TABLE "agent_message" FORCE ROW LEVEL SECURITY;--> statement-breakpoint
+ALTER TABLE "agent_thread" FORCE ROW LEVEL SECURITY;
