@@ -246,6 +246,28 @@ export function defineContextStoreContract(name: string, makeStore: () => Promis
         expect(loaded.tail.find((message) => message.sequence === 2)).toMatchObject({ contextState: 'redacted' });
       });
 
+      it('should refuse a summary read before a redaction of a covered message, or extending a summary made stale', async () => {
+        const fixture = await threeMessages();
+        const { store } = fixture;
+        const versionsOf = async () =>
+          (await store.loadContext()).tail.map((message) => ({
+            sequence: message.sequence,
+            contentVersion: message.contentVersion ?? 1,
+          }));
+        const read = await versionsOf();
+        const first = await store.writeSummary({ ...summaryInput(1, 2), sourceVersions: read });
+        await fixture.redactMessage(2);
+        await expect(store.writeSummary({ ...summaryInput(1, 3), sourceVersions: read })).rejects.toThrowError(
+          'Stale summary source (message 2) version: expected 1, but the current version is 2.',
+        );
+        await expect(store.writeSummary({ ...summaryInput(1, 3), previousSummaryId: first.id })).rejects.toBeInstanceOf(
+          VersionConflictError,
+        );
+        expect(await fixture.storedSummaries()).toHaveLength(1);
+        const fresh = await store.writeSummary({ ...summaryInput(1, 3), sourceVersions: await versionsOf() });
+        expect(fresh.stale).toBe(false);
+      });
+
       it('should mark a snapshot stale when its boundary covers the message, and keep it when the message is in its tail', async () => {
         const fixture = await threeMessages();
         const { store } = fixture;
