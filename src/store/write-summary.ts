@@ -37,7 +37,9 @@ export function writeSummary(context: StoreContext, threadId: string, input: New
   const previousSummaryId = assertOptionalUuid('summary.previousSummaryId', input.previousSummaryId);
   const sources = assertSourceVersions(input.sourceVersions);
   return inTenant(context, async (tx) => {
-    const threadRow = await requireThread(context, tx, thread);
+    // The thread first, then the covered messages: the order a redaction locks them in (it locks the fork family
+    // FOR UPDATE, which KEY SHARE waits for), so the two never deadlock; appends (NO KEY UPDATE) are not blocked.
+    const threadRow = await requireThread(context, tx, thread, { lock: 'key share' });
     assertSummaryRange(input.fromSequence, input.throughSequence, threadRow.messageCount);
     await assertSourcesCurrent(context, tx, thread, sources, previousSummaryId);
     const [row] = await tx
