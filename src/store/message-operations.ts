@@ -156,8 +156,9 @@ export interface MessageOperations {
    * Redacts a message: the whole text, or the given spans, is replaced in its parts and metadata (spans also in the
    * thread's title and metadata, its runs' errors and metadata and its snapshots' JSON); its context state becomes
    * `redacted`, its `contentVersion` goes up by one, every summary covering it is wiped and marked stale, every
-   * snapshot covering it marked stale, and an audit event records who and why (never what). The copies
-   * `forkThread` made, in every thread of the fork family, are redacted the same way.
+   * snapshot covering it marked stale, and an audit event records who and why (never what). The original and
+   * every copy `forkThread` made of it (through any chain of forks, whatever threads were deleted since) are
+   * redacted the same way, and no other message. Spans match inside every JSON string, number, boolean, null and key.
    *
    * @throws {NotFoundError} The thread (missing, another tenant's, soft-deleted) or the message is not found.
    * @throws {InvalidArgumentError} `spans` is not a non-empty array of non-empty strings, `actor` or `reason` is
