@@ -7,7 +7,7 @@ import { psql } from '../../support/postgres-cluster.js';
 
 /**
  * Uses the store on `databaseUrl` as a fresh NOINHERIT login that is a member of `agent_history_app`, as the README
- * says to set it up: concurrent appends (batched), reads, search, and another tenant that sees nothing.
+ * says to set it up: concurrent appends (batched), reads, search, and another tenant that sees nothing. Drops it after.
  */
 export async function expectStoreWorksAsLogin(databaseUrl: string): Promise<void> {
   const login = `login_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
@@ -42,5 +42,7 @@ export async function expectStoreWorksAsLogin(databaseUrl: string): Promise<void
     expect(await other.listThreads({ userId: 'u1' })).toMatchObject({ threads: [] });
   } finally {
     await client.end();
+    // Roles are cluster-wide: a later 0009 elsewhere would grant this member of agent_history_app EXECUTE.
+    psql(databaseUrl, `drop owned by ${login}; drop role ${login};`);
   }
 }
