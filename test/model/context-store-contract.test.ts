@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { createAgentHistory } from '../../src/index.js';
 import { createMemoryContextStore } from '../../src/testing/memory-context-store.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { CONTRACT_BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { defineContextStoreContract, type StoredSnapshotRow, type StoredSummaryRow } from './context-store-contract.js';
 
 defineContextStoreContract('createMemoryContextStore', async () => {
@@ -18,7 +18,7 @@ defineContextStoreContract('createMemoryContextStore', async () => {
   };
 });
 
-describe.each(BACKENDS)('on %s', (backend) => {
+describe.each(CONTRACT_BACKENDS)('on %s', (backend) => {
   let database: TestDatabase;
   beforeAll(async () => {
     database = await openTestDatabase(backend);

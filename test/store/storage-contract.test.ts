@@ -13,7 +13,7 @@ import {
   NotFoundError,
   type AgentHistoryDatabase,
 } from '../../src/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { CONTRACT_BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 // Seed 004's storage contract (load / append / snapshot) and seed 000's replay and fork guarantees.
 const userMessage = (id: string, text: string) => ({
@@ -63,7 +63,7 @@ const snapshotInput = (
 const CONTENT_COLUMNS = `sequence, message_id, role, status, parts, metadata, context_state, exclusion_reason, pinned, schema_version,
   content_version, byte_size, token_count, token_counter_id, created_at, completed_at, redacted_at, deleted_at`;
 
-describe.each(BACKENDS)('storage contract on %s', (backend) => {
+describe.each(CONTRACT_BACKENDS)('storage contract on %s', (backend) => {
   let database: TestDatabase;
   beforeAll(async () => {
     database = await openTestDatabase(backend);
