@@ -22,7 +22,7 @@ type Migrator = { migrate(db: never, config: MigrationConfig): Promise<unknown> 
  * Drizzle's public migrator of each Postgres driver, by the `entityKind` of the database `drizzle()` returns.
  * Loaded only for the driver in use (each imports nothing from the driver's client library).
  */
-const MIGRATORS: Record<string, () => Promise<Migrator>> = {
+export const MIGRATORS: Record<string, () => Promise<Migrator>> = {
   PostgresJsDatabase: () => import('drizzle-orm/postgres-js/migrator'),
   NodePgDatabase: () => import('drizzle-orm/node-postgres/migrator'),
   PgliteDatabase: () => import('drizzle-orm/pglite/migrator'),
