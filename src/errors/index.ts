@@ -9,3 +9,4 @@ export { VersionConflictError } from './version-conflict-error.js';
 export { DatabaseError } from './database-error.js';
 export { CitusSettingError } from './citus-setting-error.js';
 export { RowLevelSecurityBypassError } from './row-level-security-bypass-error.js';
+export { MigrationPathConflictError } from './migration-path-conflict-error.js';

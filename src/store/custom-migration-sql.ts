@@ -5,8 +5,9 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { MIGRATIONS_FOLDER } from './migrate.js';
 
 /** The shipped migrations drizzle-kit cannot generate from the schema: the role (before the tables: their policies name it), then FORCE RLS, grants, the append functions and their hardening. */
-const BEFORE_TABLES = ['0000_roles.sql'];
-const AFTER_TABLES = [
+export const BEFORE_TABLES = ['0000_roles.sql'];
+/** The shipped custom migrations that run after the migration that creates the tables, in order. */
+export const AFTER_TABLES = [
   '0002_force_rls_grants_append.sql',
   '0004_append_batch.sql',
   '0009_harden_append_functions_audit.sql',

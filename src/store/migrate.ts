@@ -1,7 +1,9 @@
 import { fileURLToPath } from 'node:url';
-import { readMigrationFiles } from 'drizzle-orm/migrator';
-import type { PgDialect, PgSession } from 'drizzle-orm/pg-core';
-import type { AgentHistoryDatabase } from '../tenant/database.js';
+import { entityKind, sql } from 'drizzle-orm';
+import type { MigrationConfig } from 'drizzle-orm/migrator';
+import { MigrationPathConflictError } from '../errors/migration-path-conflict-error.js';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { rowsOf, type AgentHistoryDatabase } from '../tenant/database.js';
 
 /** The folder of the package's generated migrations. */
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
@@ -14,10 +16,89 @@ export interface MigrateOptions {
   migrationsSchema?: string;
 }
 
+type Migrator = { migrate(db: never, config: MigrationConfig): Promise<unknown> };
+
+/**
+ * Drizzle's public migrator of each Postgres driver, by the `entityKind` of the database `drizzle()` returns.
+ * Loaded only for the driver in use (each imports nothing from the driver's client library).
+ */
+export const MIGRATORS: Record<string, () => Promise<Migrator>> = {
+  PostgresJsDatabase: () => import('drizzle-orm/postgres-js/migrator'),
+  NodePgDatabase: () => import('drizzle-orm/node-postgres/migrator'),
+  PgliteDatabase: () => import('drizzle-orm/pglite/migrator'),
+  NeonServerlessDatabase: () => import('drizzle-orm/neon-serverless/migrator'),
+  NeonHttpDatabase: () => import('drizzle-orm/neon-http/migrator'),
+  VercelPgDatabase: () => import('drizzle-orm/vercel-postgres/migrator'),
+  XataHttpDatabase: () => import('drizzle-orm/xata-http/migrator'),
+  AwsDataApiPgDatabase: () => import('drizzle-orm/aws-data-api/pg/migrator'),
+  BunSQLDatabase: () => import('drizzle-orm/bun-sql/migrator'),
+};
+
+/**
+ * What every drizzle-orm 0.45 Postgres migrator above does (`readMigrationFiles`, then `dialect.migrate` in one
+ * transaction): used for a database of another driver, when it has that shape.
+ */
+async function contractMigrator(): Promise<Migrator> {
+  const { readMigrationFiles } = await import('drizzle-orm/migrator');
+  return {
+    migrate: async (db, config) => {
+      const { dialect, session } = db as unknown as {
+        dialect?: { migrate?: (migrations: unknown, session: unknown, config: unknown) => Promise<void> };
+        session?: unknown;
+      };
+      if (typeof dialect?.migrate !== 'function' || session === undefined) {
+        throw new InvalidArgumentError({
+          argument: 'db',
+          value: (db as object)?.constructor?.name,
+          message: 'expected a Drizzle Postgres database, as drizzle() returns it (not a transaction).',
+        });
+      }
+      await dialect.migrate(readMigrationFiles(config), session, config);
+    },
+  };
+}
+
+/** The Drizzle migrator for `db`'s driver. */
+export function migratorFor(db: AgentHistoryDatabase): Promise<Migrator> {
+  const kind = (db?.constructor as { [entityKind]?: string } | undefined)?.[entityKind];
+  return (kind !== undefined && Object.hasOwn(MIGRATORS, kind) ? MIGRATORS[kind]! : contractMigrator)();
+}
+
+/**
+ * Refuses to run when the package's tables exist but its migrations table records none of its migrations: the
+ * tables came from another path (the app's drizzle-kit migrations), and running the files again would fail halfway
+ * on "type already exists".
+ */
+async function refuseMixedPaths(db: AgentHistoryDatabase, migrationsSchema: string, migrationsTable: string) {
+  const table = `${quote(migrationsSchema)}.${quote(migrationsTable)}`;
+  const [found] = rowsOf<{ ours: string | null; theirs: string | null }>(
+    await db.execute(
+      sql`select to_regclass(${table})::text as ours, coalesce(to_regclass('agent_thread')::text, to_regtype('agent_message_role')::text) as theirs`,
+    ),
+  );
+  if (!found?.theirs) return;
+  if (found.ours) {
+    const [recorded] = rowsOf<{ any: boolean }>(
+      await db.execute(sql`select exists (select 1 from ${sql.raw(table)}) as "any"`),
+    );
+    if (recorded?.any) return;
+  }
+  throw new MigrationPathConflictError({
+    existing: found.theirs,
+    migrationsTable: `${migrationsSchema}.${migrationsTable}`,
+  });
+}
+
+function quote(identifier: string): string {
+  return `"${identifier.replaceAll('"', '""')}"`;
+}
+
 /**
  * Applies the package's shipped migrations (tables, enums, the application role, FORCE row-level security,
- * grants and the append function), keeping its own migrations table. A second run does nothing. Works with
- * every Drizzle Postgres driver; run it as the tables' owner, not as the application role.
+ * grants and the append functions), keeping its own migrations table. A second run does nothing. Runs Drizzle's
+ * public migrator of `db`'s driver (postgres-js, node-postgres, PGlite, Neon, Vercel, Xata, AWS Data API, Bun);
+ * run it as the tables' owner, not as the application role. Throws {@link MigrationPathConflictError}, changing
+ * nothing, when the tables exist but were not created by `migrate()` (your drizzle-kit migrations made them).
  *
  * @example await migrate(drizzle(postgres(process.env.DATABASE_URL)))
  */
@@ -25,7 +106,7 @@ export async function migrate(
   db: AgentHistoryDatabase,
   { migrationsTable = '__agent_history_migrations', migrationsSchema = 'agent_history' }: MigrateOptions = {},
 ): Promise<void> {
-  const config = { migrationsFolder: MIGRATIONS_FOLDER, migrationsTable, migrationsSchema };
-  const internals = db as unknown as { dialect: PgDialect; session: PgSession };
-  await internals.dialect.migrate(readMigrationFiles(config), internals.session, config);
+  await refuseMixedPaths(db, migrationsSchema, migrationsTable);
+  const migrator = await migratorFor(db);
+  await migrator.migrate(db as never, { migrationsFolder: MIGRATIONS_FOLDER, migrationsTable, migrationsSchema });
 }

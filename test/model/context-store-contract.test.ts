@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createAgentHistory } from '../../src/index.js';
 import { createMemoryContextStore } from '../../src/testing/memory-context-store.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { statementsThatDoNotRoute } from '../support/statement-routing.js';
+import { CONTRACT_BACKENDS, itOffCitus, openTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { defineContextStoreContract, type StoredSnapshotRow, type StoredSummaryRow } from './context-store-contract.js';
 
 defineContextStoreContract('createMemoryContextStore', async () => {
@@ -18,7 +19,7 @@ defineContextStoreContract('createMemoryContextStore', async () => {
   };
 });
 
-describe.each(BACKENDS)('on %s', (backend) => {
+describe.each(CONTRACT_BACKENDS)('on %s', (backend) => {
   let database: TestDatabase;
   beforeAll(async () => {
     database = await openTestDatabase(backend);
@@ -54,4 +55,12 @@ describe.each(BACKENDS)('on %s', (backend) => {
         ),
     };
   });
+  // The Citus section's claim, on every statement this block's tests made the store send.
+  if (backend !== 'pglite') {
+    itOffCitus('should have sent only statements that route to one tenant (pg_stat_statements)', async () => {
+      const { checked, problems } = await statementsThatDoNotRoute(database);
+      expect(checked).toBeGreaterThan(10);
+      expect(problems).toEqual([]);
+    });
+  }
 });

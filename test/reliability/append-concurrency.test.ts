@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createAgentHistory, VersionConflictError } from '../../src/index.js';
 import type { TenantHistory } from '../../src/store/create-agent-history.js';
 import type { AppendResult } from '../../src/store/append-message.js';
-import { useTestDatabase } from '../support/test-database.js';
+import { CONTRACT_BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { seededTally } from './support/reliability-report.js';
 import { scaled, scaledTimeout } from './support/reliability-scale.js';
 
@@ -36,13 +36,16 @@ interface Job {
   sequence?: number;
 }
 
-describe('appendMessage under concurrency on postgres', () => {
-  const database = useTestDatabase('postgres', { poolSize: POOL_SIZE });
+// PostgreSQL through postgres-js, node-postgres and PgBouncer (transaction mode); PGlite has one connection.
+const SERVER_BACKENDS = CONTRACT_BACKENDS.filter((backend) => backend !== 'pglite');
+
+describe.each(SERVER_BACKENDS)('appendMessage under concurrency on %s', (backend) => {
+  const database = useTestDatabase(backend, { poolSize: POOL_SIZE });
 
   it(
     'should lose, duplicate, skip and reorder nothing across hot and cold threads with retries and double submits',
     async () => {
-      const { random, tally } = seededTally('concurrency-appends-postgres');
+      const { random, tally } = seededTally(`concurrency-appends-${backend}`);
       const history = createAgentHistory({ db: database.db });
       const stores = Array.from({ length: TENANTS }, () => history.forTenant(randomUUID()));
       const hot = await Promise.all(
@@ -251,7 +254,7 @@ describe('appendMessage under concurrency on postgres', () => {
   it(
     'should let exactly one concurrent snapshot writer win each version and give every other a VersionConflictError',
     async () => {
-      const { random, tally } = seededTally('concurrency-snapshots-postgres');
+      const { random, tally } = seededTally(`concurrency-snapshots-${backend}`);
       const store = createAgentHistory({ db: database.db }).forTenant(randomUUID());
       const threads = await Promise.all(Array.from({ length: SNAPSHOT_THREADS }, () => store.createThread()));
       for (const thread of threads) {

@@ -14,7 +14,7 @@ import {
 import { rowsOf } from '../../src/tenant/database.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { APP_LOGIN } from '../support/global-setup.js';
-import { BACKENDS, describeOffCitus, itOffCitus, useTestDatabase } from '../support/test-database.js';
+import { CONTRACT_BACKENDS, describeOffCitus, itOffCitus, useTestDatabase } from '../support/test-database.js';
 import { assistantMessage, userMessage } from '../support/fixtures.js';
 import { TABLES } from '../support/tables.js';
 
@@ -81,7 +81,7 @@ const OPERATIONS: Array<[string, (store: TenantHistory, target: Target) => Promi
   ['listSummaries', (store, t) => store.listSummaries(t.threadId)],
 ];
 
-describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
+describe.each(CONTRACT_BACKENDS)('tenant isolation on %s', (backend) => {
   const database = useTestDatabase(backend);
   let tenantA: TenantHistory;
   let tenantB: TenantHistory;
@@ -274,8 +274,7 @@ describe.each(BACKENDS)('tenant isolation on %s', (backend) => {
     itOffCitus(
       'should hide every row from a table owner that is not superuser (FORCE), and show them once FORCE is off',
       async () => {
-        const session =
-          backend === 'postgres' ? postgres(database.adminUrl!, { max: 1, onnotice: () => {} }) : undefined;
+        const session = backend !== 'pglite' ? postgres(database.adminUrl!, { max: 1, onnotice: () => {} }) : undefined;
         const query = async (text: string) =>
           session ? rowsOf<Record<string, unknown>>(await session.unsafe(text)) : database.admin.query(text);
         const owner = `agent_history_owner_probe_${randomUUID().slice(0, 8)}`;

@@ -13,7 +13,8 @@ import {
   NotFoundError,
   type AgentHistoryDatabase,
 } from '../../src/index.js';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { statementsThatDoNotRoute } from '../support/statement-routing.js';
+import { CONTRACT_BACKENDS, itOffCitus, openTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 // Seed 004's storage contract (load / append / snapshot) and seed 000's replay and fork guarantees.
 const userMessage = (id: string, text: string) => ({
@@ -63,7 +64,7 @@ const snapshotInput = (
 const CONTENT_COLUMNS = `sequence, message_id, role, status, parts, metadata, context_state, exclusion_reason, pinned, schema_version,
   content_version, byte_size, token_count, token_counter_id, created_at, completed_at, redacted_at, deleted_at`;
 
-describe.each(BACKENDS)('storage contract on %s', (backend) => {
+describe.each(CONTRACT_BACKENDS)('storage contract on %s', (backend) => {
   let database: TestDatabase;
   beforeAll(async () => {
     database = await openTestDatabase(backend);
@@ -250,6 +251,15 @@ describe.each(BACKENDS)('storage contract on %s', (backend) => {
       ]);
     });
   });
+
+  // The Citus section's claim, on every statement this block's tests made the store send.
+  if (backend !== 'pglite') {
+    itOffCitus('should have sent only statements that route to one tenant (pg_stat_statements)', async () => {
+      const { checked, problems } = await statementsThatDoNotRoute(database);
+      expect(checked).toBeGreaterThan(10);
+      expect(problems).toEqual([]);
+    });
+  }
 });
 
 describe('storage contract on a file-backed PGlite database', () => {

@@ -7,6 +7,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../../src/store/migrate.js';
+import { startPgBouncer, type PgBouncer } from './pgbouncer.js';
 import { startPostgresCluster, type PostgresCluster } from './postgres-cluster.js';
 
 export const TEMPLATE_DATABASE = 'agent_history_template';
@@ -18,13 +19,16 @@ declare module 'vitest' {
     postgresServerUrl: string;
     /** The file of a migrated PGlite database, dumped once and loaded per test file. */
     pgliteDumpPath: string;
+    /** The same server through PgBouncer in transaction mode: a URL without user and database name. */
+    pgbouncerServerUrl: string;
   }
 }
 
 /**
- * Runs once per `npm test`: starts a throwaway PostgreSQL 15 cluster (or uses DATABASE_URL), migrates a template
- * database that each test file clones, creates the application login role, and dumps a migrated PGlite database.
- * A missing server fails the run; nothing is skipped.
+ * Runs once per `npm test`: starts a throwaway PostgreSQL 15 cluster (or uses DATABASE_URL) with
+ * `pg_stat_statements` loaded, PgBouncer in transaction mode in front of it, migrates a template database that
+ * each test file clones, creates the application login role, and dumps a migrated PGlite database. A missing
+ * server or PgBouncer fails the run; nothing is skipped.
  */
 export default async function setup(project: TestProject) {
   let cluster: PostgresCluster | undefined;
@@ -35,17 +39,33 @@ export default async function setup(project: TestProject) {
     serverUrl = url.toString().replace(/\/$/, '');
   } else {
     cluster = await startPostgresCluster({
-      settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' },
+      settings: {
+        fsync: 'off',
+        synchronous_commit: 'off',
+        full_page_writes: 'off',
+        // Every statement the store sends, for test/support/statement-routing.ts (postgresql-15 ships it in contrib).
+        shared_preload_libraries: 'pg_stat_statements',
+        'pg_stat_statements.max': 20000,
+      },
     });
     serverUrl = cluster.url('').replace(/\/$/, '');
   }
   const folder = mkdtempSync(join(tmpdir(), 'agent-history-pglite-'));
   const pgliteDumpPath = join(folder, 'migrated.tar');
+  let bouncer: PgBouncer | undefined;
   const teardown = () => {
     rmSync(folder, { recursive: true, force: true });
+    bouncer?.stop();
     cluster?.stop();
   };
+  let pgbouncerServerUrl: string;
   try {
+    const server = new URL(serverUrl);
+    bouncer = await startPgBouncer({
+      server: { host: server.hostname, port: Number(server.port || 5432) },
+      users: [decodeURIComponent(server.username), APP_LOGIN],
+    });
+    pgbouncerServerUrl = `postgres://127.0.0.1:${bouncer.port}`;
     await prepareServer(serverUrl);
     const lite = await PGlite.create();
     await migrate(drizzlePglite({ client: lite }));
@@ -58,6 +78,7 @@ export default async function setup(project: TestProject) {
   }
   project.provide('postgresServerUrl', serverUrl);
   project.provide('pgliteDumpPath', pgliteDumpPath);
+  project.provide('pgbouncerServerUrl', pgbouncerServerUrl);
   return teardown;
 }
 
@@ -66,6 +87,8 @@ async function prepareServer(serverUrl: string) {
   try {
     await admin.unsafe(`drop database if exists ${TEMPLATE_DATABASE}`);
     await admin.unsafe(`create database ${TEMPLATE_DATABASE}`);
+    // In `postgres`, not in the template: the test databases' catalogs stay exactly what the migrations make.
+    await admin.unsafe('create extension if not exists pg_stat_statements');
     const templateClient = postgres(`${serverUrl}/${TEMPLATE_DATABASE}`, { max: 1, onnotice: () => {} });
     try {
       await migrate(drizzlePostgres({ client: templateClient }));

@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzleNodePostgres } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import pg from 'pg';
 import postgres from 'postgres';
 import { describe, inject, it } from 'vitest';
 import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
@@ -10,21 +12,28 @@ import { rowsOf } from '../../src/tenant/database.js';
 import { APP_LOGIN, TEMPLATE_DATABASE } from './global-setup.js';
 import { registerTestDatabase } from './register-test-database.js';
 
-/** The databases every contract suite runs on. */
+/** The databases every suite runs on: PGlite, and PostgreSQL 15 through postgres-js. */
 export const BACKENDS = ['pglite', 'postgres'] as const;
-export type Backend = (typeof BACKENDS)[number];
+/**
+ * {@link BACKENDS} and the same PostgreSQL 15 through node-postgres (a `pg.Pool`) and through node-postgres behind
+ * PgBouncer in transaction mode: for the store contract, isolation and append-concurrency suites only (the rest of
+ * the suite does not depend on the driver).
+ */
+export const CONTRACT_BACKENDS = [...BACKENDS, 'node-postgres', 'pgbouncer'] as const;
+export type Backend = (typeof CONTRACT_BACKENDS)[number];
 
 /** A fresh, migrated database for one test file. */
 export interface TestDatabase {
   backend: Backend;
   /**
-   * What the store uses. On PostgreSQL 15: a pool logged in as a plain login role (not superuser, not owner,
-   * no BYPASSRLS) that reaches the tables only through the application role. On PGlite: its one connection.
+   * What the store uses. On PostgreSQL 15: a pool (postgres-js, or a `pg.Pool`, direct or through PgBouncer) logged
+   * in as a plain login role (not superuser, not owner, no BYPASSRLS) that reaches the tables only through the
+   * application role. On PGlite: its one connection.
    */
   db: AgentHistoryDatabase;
   /** A superuser connection, for reading the database directly (it bypasses row-level security). */
   admin: { query<ROW = Record<string, unknown>>(text: string, params?: unknown[]): Promise<ROW[]> };
-  /** For PostgreSQL 15 only: a URL as the app login, for extra pools. */
+  /** For PostgreSQL 15 only: a URL as the app login, for extra pools (through PgBouncer on `pgbouncer`). */
   appUrl?: string;
   /** For PostgreSQL 15 only: a superuser URL of this database. */
   adminUrl?: string;
@@ -60,23 +69,38 @@ export async function openTestDatabase(
   await maintenance.unsafe(`create database ${database} template ${TEMPLATE_DATABASE}`);
   await maintenance.end();
   const adminUrl = `${server}/${database}`;
-  const appUrl = adminUrl.replace('postgres://postgres@', `postgres://${APP_LOGIN}@`);
+  const appUrl =
+    backend === 'pgbouncer'
+      ? `${inject('pgbouncerServerUrl').replace('postgres://', `postgres://${APP_LOGIN}@`)}/${database}`
+      : adminUrl.replace('postgres://postgres@', `postgres://${APP_LOGIN}@`);
   const adminClient = postgres(adminUrl, { max: 2, onnotice: () => {} });
-  const appClient = postgres(appUrl, { max: poolSize, onnotice: () => {} });
+  const app = openAppPool(backend, appUrl, poolSize);
   return {
     backend,
-    db: drizzlePostgres({ client: appClient }) as unknown as AgentHistoryDatabase,
+    db: app.db,
     admin: { query: async (text, params) => rowsOf(await adminClient.unsafe(text, params as never[])) },
     appUrl,
     adminUrl,
     close: async () => {
-      await appClient.end();
+      await app.end();
       await adminClient.end();
       const cleanup = postgres(`${server}/postgres`, { max: 1, onnotice: () => {} });
       await cleanup.unsafe(`drop database if exists ${database} with (force)`);
       await cleanup.end();
     },
   };
+}
+
+/** The app login's pool on `backend`: postgres-js, or node-postgres (directly or through PgBouncer). */
+function openAppPool(backend: Backend, appUrl: string, poolSize: number) {
+  if (backend === 'postgres') {
+    const client = postgres(appUrl, { max: poolSize, onnotice: () => {} });
+    return { db: drizzlePostgres({ client }) as unknown as AgentHistoryDatabase, end: () => client.end() };
+  }
+  const pool = new pg.Pool({ connectionString: appUrl, max: poolSize });
+  // An idle client's error (the server ended it) must not crash the test process; the next query reports it.
+  pool.on('error', () => {});
+  return { db: drizzleNodePostgres({ client: pool }) as unknown as AgentHistoryDatabase, end: () => pool.end() };
 }
 
 /**

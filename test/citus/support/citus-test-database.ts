@@ -15,7 +15,9 @@ import { citusClusterAt, createCitusDatabase, dropCitusDatabase } from '../../su
 
 /** The databases the suites run on: the Citus coordinator, under the name the suites use for a server. */
 export const BACKENDS = ['postgres'] as const;
-export type Backend = 'pglite' | 'postgres';
+/** The driver and pooler variants run on PostgreSQL only: on Citus the contract suites run on the coordinator alone. */
+export const CONTRACT_BACKENDS = BACKENDS;
+export type Backend = 'pglite' | 'postgres' | 'node-postgres' | 'pgbouncer';
 
 /** A fresh, migrated, distributed database for one test file (same shape as test/support/test-database.ts). */
 export interface TestDatabase {

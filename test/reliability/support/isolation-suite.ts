@@ -7,7 +7,7 @@ import { createAgentHistory, InvalidTenantError, NotFoundError } from '../../../
 import type { TenantHistory } from '../../../src/store/create-agent-history.js';
 import { rowsOf, type AgentHistoryDatabase } from '../../../src/tenant/database.js';
 import { APP_LOGIN } from '../../support/global-setup.js';
-import { useTestDatabase, type Backend } from '../../support/test-database.js';
+import { useTestDatabase } from '../../support/test-database.js';
 import { TABLES } from '../../support/tables.js';
 import { dumpTenants } from './database-inspection.js';
 import {
@@ -126,7 +126,7 @@ const NOT_FOUND_NAMES = Object.keys(NOT_FOUND_OPERATIONS);
  * through the store API, with the victims' rows compared byte for byte, every pooled connection probed after
  * every batch, and the no-tenant checks. One test file per backend, so the two run in parallel.
  */
-export function defineIsolationSuite(backend: Backend): void {
+export function defineIsolationSuite(backend: keyof typeof CROSS_TENANT_OPERATIONS): void {
   describe(`tenant isolation on ${backend}`, () => {
     const database = useTestDatabase(backend, { poolSize: 1 });
     let db: AgentHistoryDatabase;
