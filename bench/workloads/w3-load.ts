@@ -104,7 +104,7 @@ export async function prepareW3({ server, factory, config, log }: W3Dependencies
 export type W3State = Awaited<ReturnType<typeof prepareW3>>;
 
 export async function measureW3(state: W3State, { config, log }: Pick<W3Dependencies, 'config' | 'log'>) {
-  const timing = { rounds: config.w3.rounds, wholeRounds: config.w3.wholeRounds };
+  const timing = { rounds: config.w3.rounds, wholeRounds: config.w3.wholeRounds, wholeMax: config.w3.wholeMax };
   const result: Record<string, unknown> = {};
   result['agent-history'] = await measureAgentHistoryThreads({
     store: state.ah.store,

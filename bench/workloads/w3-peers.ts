@@ -37,7 +37,7 @@ export async function seedBareThreads(sql: postgres.Sql, factory: MessageFactory
 export async function measureBareThreads(
   sql: postgres.Sql,
   threads: { size: number; threadId: string }[],
-  { rounds, wholeRounds }: { rounds: number; wholeRounds: number },
+  { rounds, wholeRounds, wholeMax = Infinity }: { rounds: number; wholeRounds: number; wholeMax?: number },
 ) {
   const recent = await sampleInterleaved(
     threads.map(({ size, threadId }) => ({
@@ -49,12 +49,14 @@ export async function measureBareThreads(
     rounds,
   );
   const whole = await sampleInterleaved(
-    threads.map(({ size, threadId }) => ({
-      key: `${size}:whole`,
-      operation: () =>
-        sql`select id, role, parts from raw_message where thread_id = ${threadId} order by created_at, id`,
-      check: (rows: unknown[]) => rows.length === size,
-    })),
+    threads
+      .filter(({ size }) => size <= wholeMax)
+      .map(({ size, threadId }) => ({
+        key: `${size}:whole`,
+        operation: () =>
+          sql`select id, role, parts from raw_message where thread_id = ${threadId} order by created_at, id`,
+        check: (rows: unknown[]) => rows.length === size,
+      })),
     wholeRounds,
   );
   return threads.map(({ size }) => ({
@@ -85,7 +87,7 @@ export async function seedMastraThreads(
 export async function measureMastraThreads(
   peer: MastraPeer,
   threads: { size: number; threadId: string; ids: string[] }[],
-  { rounds, wholeRounds }: { rounds: number; wholeRounds: number },
+  { rounds, wholeRounds, wholeMax = Infinity }: { rounds: number; wholeRounds: number; wholeMax?: number },
 ) {
   const recent = await sampleInterleaved(
     threads.map(({ size, threadId, ids }) => ({
@@ -97,11 +99,13 @@ export async function measureMastraThreads(
     rounds,
   );
   const whole = await sampleInterleaved(
-    threads.map(({ size, threadId, ids }) => ({
-      key: `${size}:whole`,
-      operation: () => peer.loadAllIds(threadId),
-      check: (result: string[]) => result.length === size && result.every((id, index) => id === ids[index]),
-    })),
+    threads
+      .filter(({ size }) => size <= wholeMax)
+      .map(({ size, threadId, ids }) => ({
+        key: `${size}:whole`,
+        operation: () => peer.loadAllIds(threadId),
+        check: (result: string[]) => result.length === size && result.every((id, index) => id === ids[index]),
+      })),
     wholeRounds,
   );
   return threads.map(({ size }) => ({
@@ -137,7 +141,7 @@ export async function seedChatbotThreads(
 export async function measureChatbotThreads(
   peer: DrizzleChatbotPeer,
   threads: { size: number; threadId: string }[],
-  { rounds, wholeRounds }: { rounds: number; wholeRounds: number },
+  { rounds, wholeRounds, wholeMax = Infinity }: { rounds: number; wholeRounds: number; wholeMax?: number },
 ) {
   const recent = await sampleInterleaved(
     threads.map(({ size, threadId }) => ({
@@ -148,11 +152,13 @@ export async function measureChatbotThreads(
     rounds,
   );
   const whole = await sampleInterleaved(
-    threads.map(({ size, threadId }) => ({
-      key: `${size}:whole`,
-      operation: () => peer.loadAllIds(threadId),
-      check: (rows: unknown[]) => rows.length === size,
-    })),
+    threads
+      .filter(({ size }) => size <= wholeMax)
+      .map(({ size, threadId }) => ({
+        key: `${size}:whole`,
+        operation: () => peer.loadAllIds(threadId),
+        check: (rows: unknown[]) => rows.length === size,
+      })),
     wholeRounds,
   );
   return threads.map(({ size }) => ({
