@@ -23,7 +23,13 @@ export function loadConfig() {
     /** Which workloads to run. */
     workloads: names('BENCH_WORKLOADS', ['w1', 'w2', 'w3', 'w4', 'w5', 'w6']),
     /** Which peers to run in W1-W3 (agent-history always runs). */
-    peers: names('BENCH_PEERS', ['bare-insert', 'bare-agent-table', 'mastra-pg', 'agent-history-one-by-one']),
+    peers: names('BENCH_PEERS', [
+      'bare-insert',
+      'drizzle-chatbot',
+      'mastra-pg',
+      'bare-agent-table',
+      'agent-history-one-by-one',
+    ]),
     w1: {
       threads: integer('BENCH_W1_THREADS', quick ? 8 : 50),
       messages: integer('BENCH_W1_MESSAGES', quick ? 10 : 40),
@@ -40,6 +46,8 @@ export function loadConfig() {
       rounds: integer('BENCH_W3_ROUNDS', quick ? 10 : 30),
       /** Timed rounds of the whole-thread read. */
       wholeRounds: integer('BENCH_W3_WHOLE_ROUNDS', 3),
+      /** The largest thread read whole (the whole-thread target is at 10,000; 100,000 whole is slow for every peer). */
+      wholeMax: integer('BENCH_W3_WHOLE_MAX', Number.MAX_SAFE_INTEGER),
     },
     w4: { sizes: list('BENCH_W4_SIZES', [50, 600, 2_000]) },
     w5: {
@@ -56,6 +64,14 @@ export function loadConfig() {
       chars: integer('BENCH_W6_CHARS', quick ? 100_000 : 1_000_000),
       bareChars: integer('BENCH_W6_BARE_CHARS', quick ? 4_000 : 16_000),
     },
+    /**
+     * Refuse to start when the 1-minute load average is above this (other processes share the cores), unless
+     * `BENCH_ALLOW_NOISY=1`, which runs anyway and marks the report NOISY.
+     */
+    maxLoad: Number(env.BENCH_MAX_LOAD ?? 1),
+    allowNoisy: env.BENCH_ALLOW_NOISY === '1',
+    /** A run during which other processes kept more than this many cores busy (from /proc/stat) is marked noisy. */
+    maxForeignCores: Number(env.BENCH_MAX_FOREIGN_CORES ?? 0.25),
     /** Load pg_stat_statements (a little overhead for every peer) and print the top statements per workload. */
     profile: env.BENCH_PROFILE === '1',
     seed: integer('BENCH_MESSAGE_SEED', 42),

@@ -1,8 +1,13 @@
-// CPU time spent on appends, client and server, so a throughput ratio can be read against the work each append
-// costs. Client: this process (`process.cpuUsage`, user + system: the socket writes to a loopback server are
-// system time here). Server: the cluster's postmaster and its children from /proc (utime + stime, plus the
-// cutime + cstime the postmaster collected from backends that already exited), in clock ticks.
+// What an operation costs, independent of how loaded the machine is, so a throughput ratio can be read against
+// the work each append does and a noisy run can be recognised:
+//  - client CPU: this process (`process.cpuUsage`, user + system: the socket writes to a loopback server are system
+//    time here);
+//  - server CPU: the cluster's postmaster and its children from /proc (utime + stime, plus the cutime + cstime the
+//    postmaster collected from backends that already exited), in clock ticks;
+//  - WAL bytes: `pg_current_wal_insert_lsn()` before and after (only the bench writes to its cluster);
+//  - foreign CPU: the machine's busy time (/proc/stat) minus the two above: what other processes took meanwhile.
 import { readdirSync, readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 
@@ -29,27 +34,56 @@ export function serverCpuMs(postmasterPid: number): number {
   return ticks * TICK_MS;
 }
 
+/** The whole machine's busy CPU ms since boot (every core): user, nice, system, irq, softirq, steal. */
+export function machineBusyMs(): number {
+  try {
+    const [line] = readFileSync('/proc/stat', 'utf8').split('\n');
+    const [, user, nice, system, , , irq, softirq, steal] = line!.trim().split(/\s+/).map(Number);
+    return (user! + nice! + system! + irq! + softirq! + (steal ?? 0)) * TICK_MS;
+  } catch {
+    return NaN;
+  }
+}
+
 export interface CpuSample {
   clientMs: number;
   serverMs: number;
+  /** The cluster's WAL insert position in bytes, or NaN without a WAL probe. */
+  walBytes: number;
+  machineBusyMs: number;
+  wallMs: number;
 }
 
-export type CpuMeter = () => CpuSample;
+export type CpuMeter = () => Promise<CpuSample>;
 
-export function cpuMeter(postmasterPid: number | null): CpuMeter {
-  return () => {
+/** A meter for the cluster of `postmasterPid`; `walBytes` reads its WAL insert position. */
+export function cpuMeter(postmasterPid: number | null, walBytes?: () => Promise<number>): CpuMeter {
+  return async () => {
+    const wal = walBytes ? await walBytes() : NaN;
     const usage = process.cpuUsage();
     return {
       clientMs: (usage.user + usage.system) / 1000,
       serverMs: postmasterPid === null ? NaN : serverCpuMs(postmasterPid),
+      walBytes: wal,
+      machineBusyMs: machineBusyMs(),
+      wallMs: performance.now(),
     };
   };
 }
 
-/** CPU ms per operation between two samples. */
+/** CPU ms and WAL bytes per operation between two samples, and the cores other processes kept busy meanwhile. */
 export function cpuPerOperation(before: CpuSample, after: CpuSample, operations: number) {
-  const per = (ms: number) => Math.round((ms / Math.max(operations, 1)) * 1000) / 1000;
+  const per = (value: number, digits = 3) =>
+    Math.round((value / Math.max(operations, 1)) * 10 ** digits) / 10 ** digits;
   const clientMs = after.clientMs - before.clientMs;
   const serverMs = after.serverMs - before.serverMs;
-  return { clientMs: per(clientMs), serverMs: per(serverMs), totalMs: per(clientMs + serverMs) };
+  const foreignMs = after.machineBusyMs - before.machineBusyMs - clientMs - serverMs;
+  return {
+    clientMs: per(clientMs),
+    serverMs: per(serverMs),
+    totalMs: per(clientMs + serverMs),
+    walBytes: per(after.walBytes - before.walBytes, 0),
+    /** Cores other processes kept busy while this ran (≈ 0 on a quiet machine; /proc/stat ticks are coarse). */
+    foreignCores: Math.round((Math.max(foreignMs, 0) / Math.max(after.wallMs - before.wallMs, 1)) * 100) / 100,
+  };
 }

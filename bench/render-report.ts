@@ -25,6 +25,12 @@ export function renderReport(results: { meta: Record<string, any>; runs: any[] }
   out.push(
     `Load average (1/5/15 min) at start ${meta.host.loadAverageAtStart.join(' / ')}; at the end of each run: ${runs.map((run) => run.loadAverageAtEnd?.join(' / ')).join('; ')}.`,
   );
+  const noisy = runs.filter((run) => run.noisy).length;
+  out.push(
+    meta.noisyAtStart || noisy > 0
+      ? `**NOISY — not a quiet record**: ${meta.noisyAtStart ? 'the load average was above BENCH_MAX_LOAD at the start; ' : ''}${noisy} of ${runs.length} run(s) had other processes keeping more than ${config.maxForeignCores} cores busy (${runs.map((run) => run.foreignCores).join(', ')}). Throughputs and ratios are indicative only; CPU and WAL per operation stay comparable.`
+      : `Quiet: other processes kept ${runs.map((run) => run.foreignCores).join(', ')} cores busy during the runs (limit ${config.maxForeignCores}).`,
+  );
   out.push('Figures: median (min–max) over runs; ratios are computed within each run, then median (min–max).', '');
   if (config.workloads.includes('w1') || config.workloads.includes('w2') || config.workloads.includes('w3'))
     out.push('## Targets', '', targetsTable(evaluateTargets(runs, config.w3.sizes)), '');

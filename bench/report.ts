@@ -26,43 +26,77 @@ function verdict(ratio: Spread | null, ok: (value: number) => boolean): TargetRo
 
 export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
   const rows: TargetRow[] = [];
-  const w1 = (peer: string) => perRun(runs, (run) => run.w1?.[peer]?.appendsPerSecond);
-  const w1Ratio = perRun(
-    runs,
-    (run) => run.w1?.['agent-history']?.appendsPerSecond / run.w1?.['bare-insert']?.appendsPerSecond,
-  );
-  rows.push({
-    target: 'W1 append: agent-history (RLS, app login) ≥ 0.9× bare INSERT',
-    measured: `${fmtSpread(w1('agent-history'), 0)} vs ${fmtSpread(w1('bare-insert'), 0)} appends/s`,
-    ratio: w1Ratio,
-    limit: '≥ 0.90',
-    verdict: verdict(w1Ratio, (value) => value >= 0.9),
-  });
-  const w1Table = perRun(
-    runs,
-    (run) => run.w1?.['agent-history']?.appendsPerSecond / run.w1?.['bare-agent-table']?.appendsPerSecond,
-  );
-  if (w1Table) {
+  const rate = (workload: 'w1' | 'w2', peer: string) => perRun(runs, (run) => run[workload]?.[peer]?.appendsPerSecond);
+  const ratioTarget = (workload: 'w1' | 'w2', peer: string, label: string, limit: number, info = false) => {
+    const ratio = perRun(
+      runs,
+      (run) => run[workload]?.['agent-history']?.appendsPerSecond / run[workload]?.[peer]?.appendsPerSecond,
+    );
+    if (!ratio && info) return;
     rows.push({
-      target: 'W1 append: agent-history vs a bare INSERT into its own agent_message table (what the append path adds)',
-      measured: `${fmtSpread(w1('agent-history'), 0)} vs ${fmtSpread(w1('bare-agent-table'), 0)} appends/s`,
-      ratio: w1Table,
-      limit: '–',
-      verdict: 'info',
+      target: `${workload.toUpperCase()} ${label}: agent-history (RLS, app login) ${info ? 'vs' : `≥ ${limit}×`} ${peer}`,
+      measured: `${fmtSpread(rate(workload, 'agent-history'), 0)} vs ${fmtSpread(rate(workload, peer), 0)} appends/s`,
+      ratio,
+      limit: info ? '–' : `≥ ${limit.toFixed(2)}`,
+      verdict: info ? 'info' : verdict(ratio, (value) => value >= limit),
+    });
+  };
+  ratioTarget('w1', 'bare-insert', 'append', 0.6);
+  ratioTarget('w1', 'mastra-pg', 'append', 2);
+  ratioTarget('w1', 'drizzle-chatbot', 'append', 0, true);
+  ratioTarget('w1', 'bare-agent-table', 'append (what the append path adds to its own table)', 0, true);
+  const cost = (field: string) =>
+    perRun(runs, (run) => {
+      const cpu = run.w1?.['agent-history']?.cpuMsPerAppend;
+      return field === 'cpu' ? cpu?.clientMs + cpu?.serverMs : cpu?.walBytes;
+    });
+  const cpu = cost('cpu');
+  rows.push({
+    target: 'W1 CPU per append, client + server ≤ 0.3 ms',
+    measured: `${fmtSpread(
+      perRun(runs, (run) => run.w1?.['agent-history']?.cpuMsPerAppend?.clientMs),
+      3,
+    )} + ${fmtSpread(
+      perRun(runs, (run) => run.w1?.['agent-history']?.cpuMsPerAppend?.serverMs),
+      3,
+    )} ms`,
+    ratio: cpu,
+    limit: '≤ 0.30',
+    verdict: verdict(cpu, (value) => value <= 0.3),
+  });
+  const wal = cost('wal');
+  rows.push({
+    target: 'W1 WAL per append ≤ 3 KB (bytes)',
+    measured: `bare INSERT ${fmtSpread(
+      perRun(runs, (run) => run.w1?.['bare-insert']?.cpuMsPerAppend?.walBytes),
+      0,
+    )} B`,
+    ratio: wal,
+    limit: '≤ 3000',
+    verdict: verdict(wal, (value) => value <= 3000),
+  });
+  ratioTarget('w2', 'bare-insert', 'hot thread', 1);
+  ratioTarget('w2', 'mastra-pg', 'hot thread', 3.5);
+  ratioTarget('w2', 'drizzle-chatbot', 'hot thread', 0, true);
+  const pglite = perRun(
+    runs,
+    (run) => run.w5?.w1?.['agent-history']?.appendsPerSecond / run.w5?.w1?.['bare-insert']?.appendsPerSecond,
+  );
+  if (pglite) {
+    rows.push({
+      target: 'PGlite W1 append: agent-history ≥ 0.5× a bare INSERT on the same PGlite',
+      measured: `${fmtSpread(
+        perRun(runs, (run) => run.w5?.w1?.['agent-history']?.appendsPerSecond),
+        0,
+      )} vs ${fmtSpread(
+        perRun(runs, (run) => run.w5?.w1?.['bare-insert']?.appendsPerSecond),
+        0,
+      )} appends/s`,
+      ratio: pglite,
+      limit: '≥ 0.50',
+      verdict: verdict(pglite, (value) => value >= 0.5),
     });
   }
-  const w2 = (peer: string) => perRun(runs, (run) => run.w2?.[peer]?.appendsPerSecond);
-  const w2Ratio = perRun(
-    runs,
-    (run) => run.w2?.['agent-history']?.appendsPerSecond / run.w2?.['mastra-pg']?.appendsPerSecond,
-  );
-  rows.push({
-    target: 'W2 hot thread: agent-history ≥ 3× Mastra',
-    measured: `${fmtSpread(w2('agent-history'), 0)} vs ${fmtSpread(w2('mastra-pg'), 0)} appends/s`,
-    ratio: w2Ratio,
-    limit: '≥ 3.00',
-    verdict: verdict(w2Ratio, (value) => value >= 3),
-  });
   const checks = runs.map((run) => run.w2?.['agent-history']);
   const sequenceOk = checks.every((result) => result?.verify?.ok && result?.sequences?.ok);
   rows.push({
@@ -104,6 +138,34 @@ export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
       limit: '≤ 1.50',
       verdict: verdict(ratio, (value) => value <= 1.5),
     });
+  }
+  for (const size of sizes.filter((size) => size >= 10_000)) {
+    for (const [op, bareOp, limit, label] of [
+      ['newest50', 'newest50', 1.5, 'newest-50 page'],
+      ['contextSnapshot', 'newest50', 1.5, 'context load (snapshot + tail) vs the bare newest-50'],
+      ['whole', 'whole', 1.3, 'whole thread'],
+    ] as const) {
+      if (op === 'whole' && size !== 10_000) continue;
+      const ratio = perRun(
+        runs,
+        (run) =>
+          p50(bySize(run.w3?.['agent-history'], size), op)! / p50(bySize(run.w3?.['bare-insert'], size), bareOp)!,
+      );
+      if (!ratio) continue;
+      rows.push({
+        target: `W3 ${label} at ${size} messages ≤ ${limit}× the bare read`,
+        measured: `${fmtSpread(
+          perRun(runs, (run) => p50(bySize(run.w3?.['agent-history'], size), op)),
+          2,
+        )} vs ${fmtSpread(
+          perRun(runs, (run) => p50(bySize(run.w3?.['bare-insert'], size), bareOp)),
+          2,
+        )} ms`,
+        ratio,
+        limit: `≤ ${limit.toFixed(2)}`,
+        verdict: verdict(ratio, (value) => value <= limit),
+      });
+    }
   }
   const deep = perRun(runs, (run) => {
     const row = bySize(run.w3?.['agent-history'], largest);
@@ -162,8 +224,8 @@ export function targetsTable(rows: TargetRow[]): string {
 /** W1 / W2 side by side: throughput and latency of every peer, ratios of agent-history to each. */
 export function appendTable(runs: Json[], workload: 'w1' | 'w2', peers: string[]): string {
   const lines = [
-    `| peer | appends/s | p50 ms | p99 ms | agent-history ÷ peer (appends/s) | CPU ms per append: client + server | no loss, no duplicate${workload === 'w1' ? ', append order' : ''} |${workload === 'w2' ? ' landed behind a committed message (per run) |' : ''}`,
-    `| --- | --- | --- | --- | --- | --- | --- |${workload === 'w2' ? ' --- |' : ''}`,
+    `| peer | appends/s | p50 ms | p99 ms | agent-history ÷ peer (appends/s) | CPU ms per append: client + server | WAL bytes per append | no loss, no duplicate${workload === 'w1' ? ', append order' : ''} |${workload === 'w2' ? ' landed behind a committed message (per run) |' : ''}`,
+    `| --- | --- | --- | --- | --- | --- | --- | --- |${workload === 'w2' ? ' --- |' : ''}`,
   ];
   for (const peer of peers) {
     const rate = perRun(runs, (run) => run[workload]?.[peer]?.appendsPerSecond);
@@ -187,6 +249,10 @@ export function appendTable(runs: Json[], workload: 'w1' | 'w2', peers: string[]
       perRun(runs, (run) => run[workload]?.[peer]?.cpuMsPerAppend?.serverMs),
       2,
     )}`;
+    const wal = fmtSpread(
+      perRun(runs, (run) => run[workload]?.[peer]?.cpuMsPerAppend?.walBytes),
+      0,
+    );
     lines.push(
       `| ${peer} | ${fmtSpread(rate, 0)} | ${fmtSpread(
         perRun(runs, (run) => run[workload]?.[peer]?.latencyMs?.p50),
@@ -194,7 +260,7 @@ export function appendTable(runs: Json[], workload: 'w1' | 'w2', peers: string[]
       )} | ${fmtSpread(
         perRun(runs, (run) => run[workload]?.[peer]?.latencyMs?.p99),
         1,
-      )} | ${peer === 'agent-history' ? '1' : fmtSpread(ratio, 2)} | ${cpu} | ${verified.every((value) => value === true) ? 'yes' : verified.map((value) => (value ? 'yes' : 'NO')).join('/')} |${behind}`,
+      )} | ${peer === 'agent-history' ? '1' : fmtSpread(ratio, 2)} | ${cpu} | ${wal} | ${verified.every((value) => value === true) ? 'yes' : verified.map((value) => (value ? 'yes' : 'NO')).join('/')} |${behind}`,
     );
   }
   return lines.join('\n');

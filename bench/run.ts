@@ -8,12 +8,13 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { loadConfig } from './config.js';
-import { cpuMeter } from './cpu.js';
+import { cpuMeter, cpuPerOperation } from './cpu.js';
 import { MessageFactory } from './messages.js';
 import { agentHistoryPeer } from './peers/agent-history-peer.js';
 import { bareAgentTablePeer } from './peers/bare-agent-table-peer.js';
 import { bareInsertPeer } from './peers/bare-insert-peer.js';
 import { mastraPeer } from './peers/mastra-peer.js';
+import { drizzleChatbotPeer } from './peers/drizzle-chatbot-peer.js';
 import type { AppendPeer } from './peers/peer.js';
 import { renderReport } from './render-report.js';
 import { assertRlsApplies, startBenchServer, type BenchServer } from './server.js';
@@ -29,7 +30,13 @@ import {
 } from './workloads/w3-agent-history.js';
 import { closeW3, measureW3, prepareW3, type W3State } from './workloads/w3-load.js';
 import { runTokenClasses } from './workloads/w6-token-classes.js';
-import { embeddedAgentHistoryPeer, embeddedBarePeer, openEmbedded, type Embedded } from './workloads/w5-embedded.js';
+import {
+  embeddedAgentHistoryPeer,
+  embeddedBarePeer,
+  embeddedMeter,
+  openEmbedded,
+  type Embedded,
+} from './workloads/w5-embedded.js';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH_DIR, '..');
@@ -67,6 +74,7 @@ async function openAppendPeer(
   if (peer === 'bare-insert') return bareInsertPeer(urls);
   if (peer === 'bare-agent-table') return bareAgentTablePeer(urls);
   if (peer === 'mastra-pg') return mastraPeer(urls);
+  if (peer === 'drizzle-chatbot') return drizzleChatbotPeer(urls);
   throw new Error(`unknown peer ${peer}`);
 }
 
@@ -82,7 +90,7 @@ async function appendWorkload(server: BenchServer, workload: 'w1' | 'w2', runInd
     let result: Record<string, unknown>;
     try {
       peer = await openAppendPeer(server, name, database, poolSize);
-      const meter = cpuMeter(await server.postmasterPid());
+      const meter = cpuMeter(await server.postmasterPid(), () => server.walBytes());
       if (workload === 'w1') result = await runW1Append(peer, factory, config.w1, meter);
       else {
         const w2 = await runW2HotThread(peer, factory, config.w2, meter);
@@ -147,7 +155,7 @@ async function runEmbedded(
   const w1: Record<string, unknown> = {};
   for (const name of rotate(['agent-history', 'bare-insert'], runIndex)) {
     const peer = name === 'agent-history' ? embeddedAgentHistoryPeer(embedded) : embeddedBarePeer(embedded);
-    w1[name] = await runW1Append(peer, factory, config.w5.w1);
+    w1[name] = await runW1Append(peer, factory, config.w5.w1, embeddedMeter(embedded));
     log(`  w5 pglite w1 ${name.padEnd(14)} ${(w1[name] as { appendsPerSecond: number }).appendsPerSecond} appends/s`);
   }
   result.w1 = w1;
@@ -199,6 +207,16 @@ async function main() {
   log(
     `agent-history bench ${runId}: ${config.runs} run(s), workloads ${config.workloads.join(',')}, peers agent-history,${config.peers.join(',')}${config.quick ? ' (QUICK)' : ''}`,
   );
+  const loadAtStart = os.loadavg()[0]!;
+  const noisyAtStart = loadAtStart > config.maxLoad;
+  if (noisyAtStart && !config.allowNoisy) {
+    console.error(
+      `refusing to benchmark: the 1-minute load average is ${loadAtStart.toFixed(2)} (> BENCH_MAX_LOAD ${config.maxLoad}): ` +
+        'other processes share the cores and would skew every ratio. Wait for a quiet machine, or set BENCH_ALLOW_NOISY=1 ' +
+        'to run anyway (the report is then marked NOISY; the CPU and WAL per operation stay comparable).',
+    );
+    process.exit(2);
+  }
   const server = await startBenchServer({ profile: config.profile, synchronousCommit: config.synchronousCommit });
   const stop = () => {
     server.stop();
@@ -226,6 +244,7 @@ async function main() {
       },
       server: await server.info(),
       rls,
+      noisyAtStart,
       config,
       messages: factory.stats(),
       versions: versions(),
@@ -242,6 +261,8 @@ async function main() {
       const run: Record<string, unknown> = { run: index + 1, startedAt: new Date().toISOString() };
       runs.push(run);
       const runStart = performance.now();
+      const runMeter = cpuMeter(await server.postmasterPid());
+      const runBefore = await runMeter();
       log(`\nrun ${index + 1}/${config.runs}`);
       if (config.workloads.includes('w1')) run.w1 = await appendWorkload(server, 'w1', index);
       if (config.workloads.includes('w2')) run.w2 = await appendWorkload(server, 'w2', index);
@@ -264,6 +285,10 @@ async function main() {
         log(`  w6 ${JSON.stringify(run.w6).slice(0, 200)}`);
       }
       run.wallMs = Math.round(performance.now() - runStart);
+      // What other processes took meanwhile: the machine's busy time minus this process and the cluster.
+      run.foreignCores = cpuPerOperation(runBefore, await runMeter(), 1).foreignCores;
+      run.noisy = noisyAtStart || (run.foreignCores as number) > config.maxForeignCores;
+      log(`  run ${index + 1}: other processes kept ${run.foreignCores} cores busy${run.noisy ? ' — NOISY' : ''}`);
       run.loadAverageAtEnd = os.loadavg().map((value) => Math.round(value * 100) / 100);
       save();
     }

@@ -23,6 +23,8 @@ export interface BenchServer {
   info(): Promise<Record<string, unknown>>;
   /** The postmaster's pid (first line of `postmaster.pid` in the data directory), for the CPU meter. */
   postmasterPid(): Promise<number | null>;
+  /** The cluster's WAL insert position, in bytes (on a connection kept open, so probing forks no backend). */
+  walBytes(): Promise<number>;
   stop(): void;
 }
 
@@ -69,9 +71,14 @@ export async function startBenchServer({
     cluster.stop();
     throw error;
   }
+  const probe = postgres(adminUrl('postgres'), { max: 1, onnotice: () => {} });
   return {
     adminUrl,
     appUrl,
+    walBytes: async () => {
+      const [row] = await probe<{ bytes: string }[]>`select (pg_current_wal_insert_lsn() - '0/0')::text as bytes`;
+      return Number(row!.bytes);
+    },
     async createDatabase(database, { migrated = false } = {}) {
       await admin('postgres', async (sql) => {
         await sql.unsafe(`drop database if exists ${database} with (force)`);
@@ -114,7 +121,10 @@ export async function startBenchServer({
           ),
         };
       }),
-    stop: () => cluster.stop(),
+    stop: () => {
+      void probe.end({ timeout: 1 }).catch(() => {});
+      cluster.stop();
+    },
   };
 }
 

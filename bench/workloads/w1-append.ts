@@ -25,7 +25,7 @@ export async function runW1Append(
   const errors: unknown[] = [];
   let next = 0;
   let bytes = 0;
-  const cpuBefore = meter?.();
+  const cpuBefore = await meter?.();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -47,7 +47,7 @@ export async function runW1Append(
     }),
   );
   const wallMs = performance.now() - started;
-  const cpu = meter && cpuBefore ? cpuPerOperation(cpuBefore, meter(), latencies.length) : undefined;
+  const cpu = meter && cpuBefore ? cpuPerOperation(cpuBefore, await meter(), latencies.length) : undefined;
 
   let missing = 0;
   let duplicates = 0;

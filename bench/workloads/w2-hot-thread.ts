@@ -32,7 +32,7 @@ export async function runW2HotThread(
   const latencies: number[] = [];
   const errors: unknown[] = [];
   let next = 0;
-  const cpuBefore = meter?.();
+  const cpuBefore = await meter?.();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: appenders }, async (_, writer) => {
@@ -51,7 +51,7 @@ export async function runW2HotThread(
     }),
   );
   const wallMs = performance.now() - started;
-  const cpu = meter && cpuBefore ? cpuPerOperation(cpuBefore, meter(), latencies.length) : undefined;
+  const cpu = meter && cpuBefore ? cpuPerOperation(cpuBefore, await meter(), latencies.length) : undefined;
 
   const loaded = await peer.loadAllIds(threadId);
   const position = new Map<string, number>();

@@ -123,12 +123,15 @@ export async function measureAgentHistoryThreads({
   threads,
   rounds,
   wholeRounds,
+  wholeMax = Infinity,
 }: {
   store: TenantStore;
   admin: AdminQuery;
   threads: SeededThread[];
   rounds: number;
   wholeRounds: number;
+  /** The largest thread read whole. @default every size */
+  wholeMax?: number;
 }) {
   const pages: TimedCase[] = threads.flatMap(({ size, threadId, deepBefore }) => [
     {
@@ -170,12 +173,14 @@ export async function measureAgentHistoryThreads({
     rounds,
   );
   const whole = await sampleInterleaved(
-    threads.map(({ size, threadId }) => ({
-      key: `${size}:whole`,
-      operation: () => loadWholeThread(store, threadId),
-      check: (messages: StoredMessage[]) =>
-        messages.length === size && messages[0]!.sequence === 1 && messages.at(-1)!.sequence === size,
-    })),
+    threads
+      .filter(({ size }) => size <= wholeMax)
+      .map(({ size, threadId }) => ({
+        key: `${size}:whole`,
+        operation: () => loadWholeThread(store, threadId),
+        check: (messages: StoredMessage[]) =>
+          messages.length === size && messages[0]!.sequence === 1 && messages.at(-1)!.sequence === size,
+      })),
     wholeRounds,
   );
   const all = new Map([...timings, ...withoutSnapshot, ...withSnapshot, ...whole]);

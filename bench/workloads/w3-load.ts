@@ -14,7 +14,15 @@ import {
   type AdminQuery,
   type SeededThread,
 } from './w3-agent-history.js';
-import { measureBareThreads, measureMastraThreads, seedBareThreads, seedMastraThreads } from './w3-peers.js';
+import {
+  measureBareThreads,
+  measureChatbotThreads,
+  measureMastraThreads,
+  seedBareThreads,
+  seedChatbotThreads,
+  seedMastraThreads,
+} from './w3-peers.js';
+import { drizzleChatbotPeer, type DrizzleChatbotPeer } from '../peers/drizzle-chatbot-peer.js';
 
 interface W3Dependencies {
   server: BenchServer;
@@ -52,6 +60,9 @@ export async function prepareW3({ server, factory, config, log }: W3Dependencies
     databases: string[];
     bare?: Awaited<ReturnType<typeof bareInsertPeer>>;
     bareThreads?: { size: number; threadId: string }[];
+    chatbot?: DrizzleChatbotPeer;
+    chatbotAdmin?: postgres.Sql;
+    chatbotThreads?: { size: number; threadId: string }[];
     mastra?: MastraPeer;
     mastraAdmin?: postgres.Sql;
     mastraThreads?: { size: number; threadId: string; ids: string[] }[];
@@ -63,6 +74,14 @@ export async function prepareW3({ server, factory, config, log }: W3Dependencies
     state.databases.push(database);
     state.bare = await bareInsertPeer({ adminUrl: server.adminUrl(database), poolSize: 2 });
     state.bareThreads = await seedBareThreads(state.bare.sql, factory, sizes);
+  }
+  if (config.peers.includes('drizzle-chatbot')) {
+    const database = dbName('w3', 'drizzle_chatbot');
+    await server.createDatabase(database);
+    state.databases.push(database);
+    state.chatbot = await drizzleChatbotPeer({ adminUrl: server.adminUrl(database), poolSize: 2 });
+    state.chatbotAdmin = postgres(server.adminUrl(database), { max: 1, onnotice: () => {} });
+    state.chatbotThreads = await seedChatbotThreads(state.chatbot, state.chatbotAdmin, factory, sizes);
   }
   if (config.peers.includes('mastra-pg')) {
     const database = dbName('w3', 'mastra_pg');
@@ -85,7 +104,7 @@ export async function prepareW3({ server, factory, config, log }: W3Dependencies
 export type W3State = Awaited<ReturnType<typeof prepareW3>>;
 
 export async function measureW3(state: W3State, { config, log }: Pick<W3Dependencies, 'config' | 'log'>) {
-  const timing = { rounds: config.w3.rounds, wholeRounds: config.w3.wholeRounds };
+  const timing = { rounds: config.w3.rounds, wholeRounds: config.w3.wholeRounds, wholeMax: config.w3.wholeMax };
   const result: Record<string, unknown> = {};
   result['agent-history'] = await measureAgentHistoryThreads({
     store: state.ah.store,
@@ -94,6 +113,8 @@ export async function measureW3(state: W3State, { config, log }: Pick<W3Dependen
     ...timing,
   });
   if (state.bare) result['bare-insert'] = await measureBareThreads(state.bare.sql, state.bareThreads!, timing);
+  if (state.chatbot)
+    result['drizzle-chatbot'] = await measureChatbotThreads(state.chatbot, state.chatbotThreads!, timing);
   if (state.mastra) result['mastra-pg'] = await measureMastraThreads(state.mastra, state.mastraThreads!, timing);
   for (const [peer, rows] of Object.entries(result)) {
     for (const row of rows as { size: number; [op: string]: unknown }[]) {
@@ -114,6 +135,8 @@ export async function closeW3(state: W3State) {
   await state.ah.client.end({ timeout: 5 }).catch(() => {});
   await state.ahAdmin.end({ timeout: 5 }).catch(() => {});
   await state.bare?.close().catch(() => {});
+  await state.chatbot?.close().catch(() => {});
+  await state.chatbotAdmin?.end({ timeout: 5 }).catch(() => {});
   await state.mastra?.close().catch(() => {});
   await state.mastraAdmin?.end({ timeout: 5 }).catch(() => {});
 }

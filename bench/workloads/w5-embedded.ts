@@ -10,6 +10,17 @@ import { loadWholeThread } from '../peers/agent-history-peer.js';
 import { BARE_DDL } from '../peers/bare-insert-peer.js';
 import type { AppendPeer } from '../peers/peer.js';
 import type { AdminQuery } from './w3-agent-history.js';
+import { cpuMeter, type CpuMeter } from '../cpu.js';
+
+/** PGlite runs in this process: its CPU is client CPU; its WAL position is read through its one connection. */
+export function embeddedMeter({ client }: Embedded): CpuMeter {
+  return cpuMeter(null, async () => {
+    const { rows } = await client.query<{ bytes: string }>(
+      `select (pg_current_wal_insert_lsn() - '0/0')::text as bytes`,
+    );
+    return Number(rows[0]!.bytes);
+  });
+}
 
 export async function openEmbedded() {
   const started = performance.now();

@@ -48,6 +48,13 @@ export function appendStatements(tables: AgentTables): AppendStatements {
   const schema = getTableConfig(tables.agentMessage).schema;
   const named = (name: string): SQL =>
     schema === undefined ? sql.raw(name) : sql`${sql.identifier(schema)}.${sql.raw(name)}`;
+  const rawName = (name: string) => (schema === undefined ? name : `"${schema.replaceAll('"', '""')}".${name}`);
+  const [appendMessageText, appendMessagesText, roleText, statusText] = [
+    'agent_history_append_message',
+    'agent_history_append_messages',
+    'agent_message_role',
+    'agent_message_status',
+  ].map(rawName);
   const [appendMessage, appendMessages, messageRole, messageStatus] = [
     named('agent_history_append_message'),
     named('agent_history_append_messages'),
@@ -55,13 +62,28 @@ export function appendStatements(tables: AgentTables): AppendStatements {
     named('agent_message_status'),
   ];
   return {
-    single: (tenantId, appRole, item) => sql`select * from ${appendMessage}(
+    single: (tenantId, appRole, item) =>
+      literalSafe(appRole, [item])
+        ? sql.raw(
+            `select * from ${appendMessageText}(${literal(tenantId)}::uuid, ${literal(appRole)}::text, ` +
+              `${literal(item.threadId)}::uuid, ${literal(item.messageId)}::text, ${literal(item.clientRequestId)}::text, ` +
+              `${literal(item.role)}::${roleText}, ${literal(item.status)}::${statusText}, ${literal(item.partsJson)}::jsonb, ` +
+              `${literal(item.metadataJson)}::jsonb, ${literal(item.runId)}::uuid, ${integer(item.byteSize)}::integer, ` +
+              `${integer(item.tokenCount)}::integer, ${literal(item.tokenCounterId)}::text, ` +
+              `${literal(item.leaseExpiresAt)}::timestamptz, ${item.pinned ? 'true' : 'false'})`,
+          )
+        : sql`select * from ${appendMessage}(
       ${tenantId}::uuid, ${appRole}::text, ${item.threadId}::uuid, ${item.messageId}::text, ${item.clientRequestId}::text,
       ${item.role}::${messageRole}, ${item.status}::${messageStatus}, ${item.partsJson}::jsonb,
       ${item.metadataJson}::jsonb, ${item.runId}::uuid, ${item.byteSize}::integer, ${item.tokenCount}::integer,
       ${item.tokenCounterId}::text, ${item.leaseExpiresAt}::timestamptz, ${item.pinned}::boolean)`,
     batch: (tenantId, appRole, items) =>
-      sql`select * from ${appendMessages}(${tenantId}::uuid, ${appRole}::text, ${itemsJson(items)}::jsonb)`,
+      literalSafe(appRole, items)
+        ? sql.raw(
+            `select * from ${appendMessagesText}(${literal(tenantId)}::uuid, ${literal(appRole)}::text, ` +
+              `${literal(itemsJson(items))}::jsonb)`,
+          )
+        : sql`select * from ${appendMessages}(${tenantId}::uuid, ${appRole}::text, ${itemsJson(items)}::jsonb)`,
   };
 }
 
@@ -78,4 +100,46 @@ function itemsJson(items: AppendItem[]): string {
         `"pinned":${item.pinned}}`,
     )
     .join(',')}]`;
+}
+
+// The statements go as text with literals, not parameters, whenever every value can be: postgres-js sends a
+// parameterized statement that is not prepared in two round trips (Parse and Describe, then Bind and Execute), a
+// statement without parameters in one. Text is dollar-quoted with a tag it does not contain, so nothing in it is
+// interpreted (whatever `standard_conforming_strings` says); numbers are checked integers. A value holding NUL (which
+// no text column accepts) falls back to parameters, so the database refuses it exactly as before.
+
+/** Whether every text of the statement can be a literal. */
+function literalSafe(appRole: string | null, items: AppendItem[]): boolean {
+  if (appRole?.includes('\u0000')) return false;
+  return items.every(
+    (item) =>
+      ![
+        item.messageId,
+        item.clientRequestId,
+        item.partsJson,
+        item.metadataJson,
+        item.tokenCounterId,
+        item.role,
+        item.status,
+        item.threadId,
+        item.runId,
+        item.leaseExpiresAt,
+      ].some((text) => text?.includes('\u0000')),
+  );
+}
+
+/** A dollar-quoted literal whose tag does not occur in `text`, or null. */
+function literal(text: string | null): string {
+  if (text === null) return 'null';
+  // The first occurrence of the tag after the opening one must be the closing one: not inside the text, nor made
+  // of the text's end and the closing tag (a text ending in `$a` would close `$a$` early).
+  let tag = '$a$';
+  for (let index = 0; `${text}${tag}`.indexOf(tag) !== text.length; index++) tag = `$a${index}$`;
+  return `${tag}${text}${tag}`;
+}
+
+function integer(value: number | null): string {
+  if (value === null) return 'null';
+  if (!Number.isSafeInteger(value)) throw new TypeError(`expected a safe integer, got ${value}`);
+  return String(value);
 }

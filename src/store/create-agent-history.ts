@@ -117,6 +117,7 @@ export function createAgentHistory({
     now,
   });
   const checkRowLevelSecurity = onceRowLevelSecurityCheck(db, tables, appRole, rowLevelSecurityCheck);
+  const oneStatementReads = { available: true };
   return {
     tables,
     tokenCounter,
@@ -136,6 +137,7 @@ export function createAgentHistory({
         generateId,
         appendBatcher,
         appendStatements: statements,
+        oneStatementReads,
         checkRowLevelSecurity,
       };
       return tenantHistory(context);

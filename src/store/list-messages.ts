@@ -8,6 +8,16 @@ import { assertInteger, assertThreadId } from '../errors/assert-input.js';
 import { requireThread } from './require-thread.js';
 import type { MessageRole, StoredMessage } from '../model/stored-rows.js';
 import { ofThread } from './of-thread.js';
+import { fromColumnNames, readInOneStatement, READ_IN_TRANSACTION, THREAD_MISSING } from './one-statement-read.js';
+import type { MessageRow } from './row-mapping.js';
+
+/** A page's query, checked. */
+interface ListPageQuery {
+  before: number | null;
+  limit: number;
+  roles: readonly string[] | null;
+  onlyEligible: boolean;
+}
 
 /** The options of `listMessages`. */
 export interface ListMessagesOptions {
@@ -54,26 +64,50 @@ export function listMessages(
       message: `expected a non-empty array of ${MESSAGE_ROLES.join(', ')}.`,
     });
   }
-  const { agentMessage } = context.tables;
-  return inTenant(context, async (tx) => {
-    await requireThread(context, tx, thread);
-    const rows = await tx
-      .select(messageColumns(context.tables))
-      .from(agentMessage)
-      .where(
-        and(
-          ofThread(context, agentMessage, thread),
-          isNull(agentMessage.deletedAt),
-          before === undefined ? undefined : lt(agentMessage.sequence, before),
-          roles === undefined ? undefined : inArray(agentMessage.role, roles),
-          options.onlyEligible ? eq(agentMessage.contextState, 'eligible') : undefined,
-        ),
-      )
-      .orderBy(desc(agentMessage.sequence))
-      .limit(limit + 1);
-    const messages = rows.slice(0, limit).map((row) => toStoredMessage(row));
-    return { messages, nextCursor: rows.length > limit ? messages.at(-1)!.sequence : null };
+  return listPage(context, thread, {
+    before: before ?? null,
+    limit,
+    roles: roles ?? null,
+    onlyEligible: !!options.onlyEligible,
   });
+}
+
+/** The page: in one statement when the database has migration 0011, else in a transaction. */
+async function listPage(context: StoreContext, thread: string, query: ListPageQuery): Promise<MessagePage> {
+  const { limit, before, roles } = query;
+  await context.checkRowLevelSecurity();
+  const fast = await readInOneStatement<Record<string, unknown>>(context, 'agent_history_list_messages', [
+    { uuid: thread },
+    { bigint: before },
+    { integer: limit + 1 },
+    { texts: roles },
+    { boolean: query.onlyEligible },
+  ]);
+  if (fast === THREAD_MISSING) throw new NotFoundError({ entity: 'thread', id: thread });
+  const { agentMessage } = context.tables;
+  const columns = messageColumns(context.tables);
+  const rows =
+    fast !== READ_IN_TRANSACTION
+      ? fast.map((row) => fromColumnNames<MessageRow>(columns, row))
+      : await inTenant(context, async (tx) => {
+          await requireThread(context, tx, thread);
+          return tx
+            .select(columns)
+            .from(agentMessage)
+            .where(
+              and(
+                ofThread(context, agentMessage, thread),
+                isNull(agentMessage.deletedAt),
+                before === null ? undefined : lt(agentMessage.sequence, before),
+                roles === null ? undefined : inArray(agentMessage.role, roles as MessageRole[]),
+                query.onlyEligible ? eq(agentMessage.contextState, 'eligible') : undefined,
+              ),
+            )
+            .orderBy(desc(agentMessage.sequence))
+            .limit(limit + 1);
+        });
+  const messages = rows.slice(0, limit).map((row) => toStoredMessage(row));
+  return { messages, nextCursor: rows.length > limit ? messages.at(-1)!.sequence : null };
 }
 
 /** One message by its `UIMessage.id`. */

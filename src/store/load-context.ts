@@ -6,7 +6,9 @@ import type { TenantTransaction } from '../tenant/with-tenant.js';
 import type { LoadContextOptions } from './context-artifact-operations.js';
 import { snapshotColumns, summaryColumns, toSnapshot, toSummary } from './context-artifact-rows.js';
 import { requireThread } from './require-thread.js';
-import { messageColumns, toStoredMessage } from './row-mapping.js';
+import { messageColumns, threadColumns, toStoredMessage, toStoredThread, type MessageRow } from './row-mapping.js';
+import { NotFoundError } from '../errors/not-found-error.js';
+import { fromColumnNames, readInOneStatement, READ_IN_TRANSACTION, THREAD_MISSING } from './one-statement-read.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { ofThread } from './of-thread.js';
 
@@ -22,6 +24,22 @@ export function loadContext(
 ): Promise<LoadedThreadContext> {
   const thread = assertThreadId(threadId);
   assertInteger('options.maxTailMessages', maxTailMessages, 1, 100_000);
+  return loadContextChecked(context, thread, maxTailMessages);
+}
+
+/** In one statement when the database has migration 0011, else in a repeatable-read transaction. */
+async function loadContextChecked(
+  context: StoreContext,
+  thread: string,
+  maxTailMessages: number,
+): Promise<LoadedThreadContext> {
+  await context.checkRowLevelSecurity();
+  const fast = await readInOneStatement<{ kind: string; data: unknown }>(context, 'agent_history_load_context', [
+    { uuid: thread },
+    { integer: maxTailMessages },
+  ]);
+  if (fast === THREAD_MISSING) throw new NotFoundError({ entity: 'thread', id: thread });
+  if (fast !== READ_IN_TRANSACTION) return fromLoadContextRows(context, fast, maxTailMessages);
   return inTenant(
     context,
     async (tx) => {
@@ -42,6 +60,33 @@ export function loadContext(
     },
     { isolationLevel: 'repeatable read' },
   );
+}
+
+/** The rows of `agent_history_load_context` (kind, data as `to_jsonb` of a row) as {@link loadContext} returns them. */
+function fromLoadContextRows(
+  context: StoreContext,
+  rows: Array<{ kind: string; data: unknown }>,
+  maxTailMessages: number,
+): LoadedThreadContext {
+  const of = (kind: string) =>
+    rows.filter((row) => row.kind === kind).map((row) => row.data as Record<string, unknown>);
+  const one = (kind: string) => of(kind)[0];
+  const messages = (kind: string) =>
+    of(kind)
+      .map((data) => toStoredMessage(fromColumnNames<MessageRow>(messageColumns(context.tables), data)))
+      .sort((a, b) => a.sequence - b.sequence);
+  const [thread, snapshot, summary, latestSummary] = ['thread', 'snapshot', 'summary', 'latestSummary'].map(one);
+  const tail = messages('tail');
+  return {
+    thread: toStoredThread(fromColumnNames(threadColumns(context.tables), thread!)),
+    snapshot: snapshot ? toSnapshot(fromColumnNames(snapshotColumns(context), snapshot)) : null,
+    summary: summary ? toSummary(fromColumnNames(summaryColumns(context), summary)) : null,
+    latestSummary: latestSummary ? toSummary(fromColumnNames(summaryColumns(context), latestSummary)) : null,
+    tail: tail.slice(-maxTailMessages),
+    pinned: messages('pinned'),
+    tailTruncated: tail.length > maxTailMessages,
+    currentVersion: Number(one('version') ?? 0),
+  };
 }
 
 /** The newest valid snapshot with its summary (if still valid), the newest valid summary and the newest version. */

@@ -10,7 +10,8 @@ export function messageColumns(tables: AgentTables) {
   return columns;
 }
 
-type MessageRow = Omit<AgentTables['agentMessage']['$inferSelect'], 'searchVector' | 'tenantId'>;
+/** A message row as the store's selects return it. */
+export type MessageRow = Omit<AgentTables['agentMessage']['$inferSelect'], 'searchVector' | 'tenantId'>;
 
 /**
  * Maps a message row to a {@link StoredMessage}. A row written with an older message-shape version is migrated

@@ -6,6 +6,7 @@ import type { TokenCounter } from '../tokens/token-counter.js';
 import type { AppendBatcher } from './append-batcher.js';
 import type { AppendStatements } from './append-statements.js';
 import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
+import type { OneStatementReads } from './one-statement-read.js';
 
 /** What every store operation of one tenant shares. Internal. */
 export interface StoreContext {
@@ -33,6 +34,8 @@ export interface StoreContext {
   appendBatcher: AppendBatcher | null;
   /** The append functions' statements, in the tables' schema. */
   appendStatements: AppendStatements;
+  /** Whether pages are read with the one-statement function of migration 0011. Shared by every tenant. */
+  oneStatementReads: OneStatementReads;
   /** Resolves once row-level security is known to hold for the store's role (checked once per store). */
   checkRowLevelSecurity: () => Promise<void>;
 }

@@ -144,7 +144,11 @@ describe('customMigrationSql', () => {
     expect(afterTables).toContain('FROM "agent"."agent_history_append_message"(');
     expect(afterTables).toContain('GRANT USAGE ON SCHEMA "agent" TO "chat_app"');
     // 0009: both functions re-created with a pinned search path, EXECUTE only for the role, the audit log insert-only.
-    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(2);
+    // 0011 adds the one-statement page and context reads, pinned the same way.
+    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(4);
+    expect(afterTables).toContain('CREATE OR REPLACE FUNCTION "agent"."agent_history_load_context"(');
+    expect(afterTables).toContain('CREATE OR REPLACE FUNCTION "agent"."agent_history_list_messages"(');
+    expect(afterTables).toContain('FROM "agent"."agent_message" m');
     expect(afterTables).toContain(
       'REVOKE EXECUTE ON FUNCTION "agent"."agent_history_append_messages"(uuid, text, jsonb) FROM PUBLIC',
     );
@@ -158,7 +162,7 @@ describe('customMigrationSql', () => {
       .replace(/"agent_message"\."pinned"/g, '');
     expect(
       unqualified.match(
-        /agent_(thread|run|message|summary|context_snapshot|audit_event|history_append_messages?|message_role|message_status|message_context_state)\b/g,
+        /agent_(thread|run|message|summary|context_snapshot|audit_event|history_append_messages?|history_list_messages|history_load_context|message_role|message_status|message_context_state)\b/g,
       ),
     ).toBeNull();
     expect(`${beforeTables}${afterTables}`).not.toMatch(/agent_history_app\b/);

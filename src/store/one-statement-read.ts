@@ -1,0 +1,96 @@
+import { is, sql } from 'drizzle-orm';
+import { getTableConfig, PgTransaction } from 'drizzle-orm/pg-core';
+import { rowsOf } from '../tenant/database.js';
+import { postgresErrorCode, type StoreContext } from './store-context.js';
+
+/** Whether the one-statement read functions (migration 0011) can be used; shared by every tenant of a store. */
+export interface OneStatementReads {
+  /** False once the database answered that it has no such function, or is a Citus coordinator. */
+  available: boolean;
+}
+
+/** The function is missing or not granted (a database migrated without 0011), or refuses to run on Citus. */
+const UNAVAILABLE = new Set(['42883', '42501', 'AH001']);
+/** The functions' "thread not found" (`RAISE … USING ERRCODE = 'P0002'`). */
+const THREAD_NOT_FOUND = 'P0002';
+
+/** The answer of {@link readInOneStatement} when the caller must read in a transaction instead. */
+export const READ_IN_TRANSACTION = Symbol('read in a transaction');
+/** The answer of {@link readInOneStatement} when the thread is missing, deleted or another tenant's. */
+export const THREAD_MISSING = Symbol('thread missing');
+
+/** An argument of a read function: a checked uuid or enum value, an integer, a boolean, text, or null. */
+export type ReadArgument =
+  | { uuid: string }
+  | { text: string | null }
+  | { bigint: number | null }
+  | { integer: number }
+  | { boolean: boolean }
+  | { texts: readonly string[] | null };
+
+/**
+ * Calls the read function `name` (`agent_history_list_messages`, `agent_history_load_context`) with the tenant and
+ * role first, in a single statement (its own implicit transaction, so the settings it makes end with it) and a
+ * single round trip: every argument is sent as a literal, because a parameterized statement costs postgres-js two
+ * round trips (describe, then execute). Returns {@link READ_IN_TRANSACTION} when `db` is the caller's transaction
+ * (its settings must be put back), when the function is missing, or on Citus: the caller then reads in a transaction.
+ */
+export async function readInOneStatement<ROW>(
+  context: StoreContext,
+  name: string,
+  args: ReadArgument[],
+): Promise<ROW[] | typeof READ_IN_TRANSACTION | typeof THREAD_MISSING> {
+  if (!context.oneStatementReads.available || is(context.db, PgTransaction)) return READ_IN_TRANSACTION;
+  const schema = getTableConfig(context.tables.agentMessage).schema;
+  const qualified = schema === undefined ? name : `"${schema}".${name}`;
+  const literals = [{ uuid: context.tenantId }, { text: context.appRole }, ...args].map(literal);
+  try {
+    return rowsOf<ROW>(await context.db.execute(sql.raw(`select * from ${qualified}(${literals.join(', ')})`)));
+  } catch (error) {
+    const code = postgresErrorCode(error) ?? '';
+    if (code === THREAD_NOT_FOUND) return THREAD_MISSING;
+    if (UNAVAILABLE.has(code)) {
+      context.oneStatementReads.available = false;
+      return READ_IN_TRANSACTION;
+    }
+    throw error;
+  }
+}
+
+/** Maps a row keyed by column name (a function's row, or a `to_jsonb` of one) as Drizzle's select would have. */
+export function fromColumnNames<ROW>(
+  columns: Record<string, { name: string; mapFromDriverValue: (value: unknown) => unknown }>,
+  row: Record<string, unknown>,
+): ROW {
+  const mapped: Record<string, unknown> = {};
+  for (const [key, column] of Object.entries(columns)) {
+    const value = row[column.name];
+    mapped[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+  }
+  return mapped as ROW;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function literal(argument: ReadArgument): string {
+  if ('uuid' in argument) {
+    if (!UUID.test(argument.uuid)) throw new TypeError(`expected a uuid, got ${argument.uuid}`);
+    return `'${argument.uuid}'::uuid`;
+  }
+  if ('text' in argument) return argument.text === null ? 'null::text' : `${textLiteral(argument.text)}::text`;
+  if ('bigint' in argument) return argument.bigint === null ? 'null::bigint' : `${integer(argument.bigint)}::bigint`;
+  if ('integer' in argument) return `${integer(argument.integer)}::integer`;
+  if ('boolean' in argument) return argument.boolean ? 'true' : 'false';
+  return argument.texts === null ? 'null::text[]' : `array[${argument.texts.map(textLiteral).join(',')}]::text[]`;
+}
+
+/** A text literal that means the same whatever `standard_conforming_strings` is. Refuses NUL (no text holds it). */
+function textLiteral(value: string): string {
+  if (value.includes('\u0000')) throw new TypeError('a NUL character cannot be sent in a literal');
+  return `E'${value.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
+}
+
+function integer(value: number): string {
+  if (!Number.isSafeInteger(value)) throw new TypeError(`expected a safe integer, got ${value}`);
+  return String(value);
+}
