@@ -18,7 +18,7 @@ import {
   uuid,
   type PgSchema,
 } from 'drizzle-orm/pg-core';
-import { tenantIsolationPolicy } from './tenant-policy.js';
+import { tenantIsolationPolicy, userScopePolicy } from './tenant-policy.js';
 import { searchVectorOf, tsvector } from './tsvector.js';
 
 /** A stored `UIMessage` part. The shape is the AI SDK's; the schema only requires a `type`. */
@@ -112,7 +112,10 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
         .where(sql`${t.deletedAt} is null`),
       check('agent_thread_next_sequence_nonnegative', sql`${t.nextSequence} >= 0`),
       check('agent_thread_metadata_is_object', sql`jsonb_typeof(${t.metadata}) = 'object'`),
+      // The target of the children's (tenant_id, thread_id, user_id) foreign keys.
+      unique('agent_thread_user_unique').on(t.tenantId, t.id, t.userId),
       tenantIsolationPolicy('agent_thread_tenant_isolation', t.tenantId, role),
+      userScopePolicy('agent_thread_user_scope', t.userId, role),
     ],
   ).enableRLS();
 
@@ -122,6 +125,8 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       tenantId: uuid('tenant_id').notNull(),
       id: uuid('id').notNull().defaultRandom(),
       threadId: uuid('thread_id').notNull(),
+      /** The thread's user, copied when the row is written (the user scope's policy reads it here, not by a join). */
+      userId: text('user_id'),
       status: runStatus('status').notNull().default('running'),
       provider: text('provider'),
       model: text('model'),
@@ -150,7 +155,14 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
         foreignColumns: [agentThread.tenantId, agentThread.id],
       }).onDelete('cascade'),
       check('agent_run_finished_after_started', sql`${t.finishedAt} is null or ${t.finishedAt} >= ${t.startedAt}`),
+      // With the thread's user, or none (MATCH SIMPLE): a row can never claim a user its thread does not have.
+      foreignKey({
+        name: 'agent_run_thread_user_fk',
+        columns: [t.tenantId, t.threadId, t.userId],
+        foreignColumns: [agentThread.tenantId, agentThread.id, agentThread.userId],
+      }).onDelete('cascade'),
       tenantIsolationPolicy('agent_run_tenant_isolation', t.tenantId, role),
+      userScopePolicy('agent_run_user_scope', t.userId, role),
     ],
   ).enableRLS();
 
@@ -160,6 +172,8 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       tenantId: uuid('tenant_id').notNull(),
       id: uuid('id').notNull().defaultRandom(),
       threadId: uuid('thread_id').notNull(),
+      /** The thread's user, copied when the row is written (the user scope's policy reads it here, not by a join). */
+      userId: text('user_id'),
       runId: uuid('run_id'),
       /** Per-thread, gapless, starting at 1; allocated from `agent_thread.next_sequence`. */
       sequence: bigint('sequence', { mode: 'number' }).notNull(),
@@ -235,7 +249,14 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       check('agent_message_content_version_positive', sql`${t.contentVersion} > 0`),
       check('agent_message_message_id_length', sql`char_length(${t.messageId}) between 1 and 200`),
       check('agent_message_client_request_id_length', sql`char_length(${t.clientRequestId}) between 1 and 200`),
+      // With the thread's user, or none (MATCH SIMPLE): a row can never claim a user its thread does not have.
+      foreignKey({
+        name: 'agent_message_thread_user_fk',
+        columns: [t.tenantId, t.threadId, t.userId],
+        foreignColumns: [agentThread.tenantId, agentThread.id, agentThread.userId],
+      }).onDelete('cascade'),
       tenantIsolationPolicy('agent_message_tenant_isolation', t.tenantId, role),
+      userScopePolicy('agent_message_user_scope', t.userId, role),
     ],
   ).enableRLS();
 
@@ -245,6 +266,8 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       tenantId: uuid('tenant_id').notNull(),
       id: uuid('id').notNull().defaultRandom(),
       threadId: uuid('thread_id').notNull(),
+      /** The thread's user, copied when the row is written (the user scope's policy reads it here, not by a join). */
+      userId: text('user_id'),
       /** The inclusive sequence range this summary stands for. */
       fromSequence: bigint('from_sequence', { mode: 'number' }).notNull(),
       throughSequence: bigint('through_sequence', { mode: 'number' }).notNull(),
@@ -267,7 +290,14 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
         foreignColumns: [agentThread.tenantId, agentThread.id],
       }).onDelete('cascade'),
       check('agent_summary_range', sql`${t.fromSequence} >= 1 and ${t.throughSequence} >= ${t.fromSequence}`),
+      // With the thread's user, or none (MATCH SIMPLE): a row can never claim a user its thread does not have.
+      foreignKey({
+        name: 'agent_summary_thread_user_fk',
+        columns: [t.tenantId, t.threadId, t.userId],
+        foreignColumns: [agentThread.tenantId, agentThread.id, agentThread.userId],
+      }).onDelete('cascade'),
       tenantIsolationPolicy('agent_summary_tenant_isolation', t.tenantId, role),
+      userScopePolicy('agent_summary_user_scope', t.userId, role),
     ],
   ).enableRLS();
 
@@ -277,6 +307,8 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       tenantId: uuid('tenant_id').notNull(),
       id: uuid('id').notNull().defaultRandom(),
       threadId: uuid('thread_id').notNull(),
+      /** The thread's user, copied when the row is written (the user scope's policy reads it here, not by a join). */
+      userId: text('user_id'),
       /** Per-thread version, 1, 2, 3…; written with an expected version, never overwritten. */
       version: integer('version').notNull(),
       /** Inclusive: the snapshot represents the log through this sequence; the tail starts after it. */
@@ -309,7 +341,14 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       }).onDelete('cascade'),
       check('agent_context_snapshot_version_positive', sql`${t.version} > 0`),
       check('agent_context_snapshot_through_nonnegative', sql`${t.throughSequence} >= 0`),
+      // With the thread's user, or none (MATCH SIMPLE): a row can never claim a user its thread does not have.
+      foreignKey({
+        name: 'agent_context_snapshot_thread_user_fk',
+        columns: [t.tenantId, t.threadId, t.userId],
+        foreignColumns: [agentThread.tenantId, agentThread.id, agentThread.userId],
+      }).onDelete('cascade'),
       tenantIsolationPolicy('agent_context_snapshot_tenant_isolation', t.tenantId, role),
+      userScopePolicy('agent_context_snapshot_user_scope', t.userId, role),
     ],
   ).enableRLS();
 
@@ -321,6 +360,8 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       /** No foreign key: the record of a deletion must outlive what it deleted. */
       threadId: uuid('thread_id'),
       messageId: uuid('message_id'),
+      /** The user of the thread it concerns, or the scoped user who acted, or null (a tenant-wide change). */
+      userId: text('user_id'),
       /** What happened, noun first: 'message-redacted', 'message-excluded', 'thread-deleted', … */
       action: text('action').notNull(),
       actor: text('actor').notNull(),
@@ -336,6 +377,7 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       primaryKey({ name: 'agent_audit_event_pk', columns: [t.tenantId, t.id] }),
       index('agent_audit_event_thread_idx').on(t.tenantId, t.threadId, t.createdAt),
       tenantIsolationPolicy('agent_audit_event_tenant_isolation', t.tenantId, role),
+      userScopePolicy('agent_audit_event_user_scope', t.userId, role),
     ],
   ).enableRLS();
 

@@ -29,3 +29,24 @@ export function tenantIsolationPolicy(name: string, tenantIdColumn: AnyPgColumn,
   const predicate = tenantPredicate(tenantIdColumn);
   return pgPolicy(name, { as: 'permissive', for: 'all', to: role, using: predicate, withCheck: predicate });
 }
+
+/**
+ * The optional second setting: the user a transaction acts for, inside its tenant. Unset (or empty), the
+ * transaction sees the whole tenant (an admin or a background job); set, it sees and writes only the rows whose
+ * `user_id` is that user (see {@link userScopePolicy}).
+ */
+export const USER_SETTING = 'app.user_id';
+
+/** The current user as text, or null when no user scope is set (`''` once the connection has used it, as above). */
+export const currentUserId: SQL = sql.raw(`nullif(current_setting('${USER_SETTING}', true), '')`);
+
+/**
+ * A restrictive policy beside the tenant one, for the application role: with a user scope set, a row is visible
+ * and writable only when its `user_id` is that user (a row with no user is nobody's); without one, it changes
+ * nothing. No sub-select (Citus): every table carries `user_id` itself, copied from its thread and held equal to
+ * the thread's by a composite foreign key.
+ */
+export function userScopePolicy(name: string, userIdColumn: AnyPgColumn, role: PgRole) {
+  const predicate = sql`${currentUserId} is null or ${userIdColumn} = ${currentUserId}`;
+  return pgPolicy(name, { as: 'restrictive', for: 'all', to: role, using: predicate, withCheck: predicate });
+}

@@ -65,10 +65,25 @@ export interface ThreadPage {
   nextCursor: string | null;
 }
 
-/** Creates a thread of the context's tenant. */
+/**
+ * The user a new thread belongs to: under a user scope, the scoped user (another one is refused, as its policy
+ * would refuse the row); otherwise `userId` as given.
+ */
+export function scopedUserId(context: StoreContext, userId: string | undefined): string | null {
+  if (context.userId === null) return userId ?? null;
+  if (userId !== undefined && userId !== context.userId)
+    throw new InvalidArgumentError({
+      argument: 'options.userId',
+      value: userId,
+      message: 'expected the user of the store (forTenant(tenantId, { userId })) or none.',
+    });
+  return context.userId;
+}
+
+/** Creates a thread of the context's tenant (under a user scope, the scoped user's). */
 export function createThread(context: StoreContext, options: CreateThreadOptions = {}): Promise<StoredThread> {
   const id = options.id === undefined ? context.generateId() : assertUuid('options.id', options.id);
-  const userId = assertOptionalText('options.userId', options.userId, 200);
+  const userId = scopedUserId(context, assertOptionalText('options.userId', options.userId, 200) ?? undefined);
   const title = assertOptionalText('options.title', options.title, 1000);
   const metadata = validateMetadata(options.metadata);
   return inTenant(context, async (tx) => {
@@ -183,9 +198,9 @@ export function softDeleteThread(
       .update(agentThread)
       .set({ deletedAt: sql`now()`, updatedAt: sql`now()` })
       .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, id), isNull(agentThread.deletedAt)))
-      .returning({ id: agentThread.id });
+      .returning({ id: agentThread.id, userId: agentThread.userId });
     if (!row) throw new NotFoundError({ entity: 'thread', id });
-    await recordAudit(context, tx, { action: 'thread-soft-deleted', threadId: id, actor, reason });
+    await recordAudit(context, tx, { action: 'thread-soft-deleted', threadId: id, userId: row.userId, actor, reason });
   });
 }
 
@@ -197,53 +212,8 @@ export function deleteThread(context: StoreContext, threadId: string, { actor = 
     const [row] = await tx
       .delete(agentThread)
       .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, id)))
-      .returning({ id: agentThread.id });
+      .returning({ id: agentThread.id, userId: agentThread.userId });
     if (!row) throw new NotFoundError({ entity: 'thread', id });
-    await recordAudit(context, tx, { action: 'thread-deleted', threadId: id, actor, reason });
-  });
-}
-
-/**
- * A new thread holding copies of the messages 1..`atSequence` of `threadId` (same ids, parts, states and
- * sequences); the new thread continues from `atSequence + 1`. The source is untouched.
- */
-export function forkThread(
-  context: StoreContext,
-  threadId: string,
-  { atSequence, id, title, userId }: ForkThreadOptions,
-): Promise<StoredThread> {
-  const sourceId = assertThreadId(threadId);
-  const newId = id === undefined ? context.generateId() : assertUuid('options.id', id);
-  return inTenant(context, async (tx) => {
-    const source = await requireThread(context, tx, sourceId);
-    assertInteger('options.atSequence', atSequence, 0, source.messageCount);
-    const { agentThread, agentMessage } = context.tables;
-    const [row] = await tx
-      .insert(agentThread)
-      .values({
-        tenantId: context.tenantId,
-        id: newId,
-        userId: userId === undefined ? source.userId : assertOptionalText('options.userId', userId, 200),
-        title: title === undefined ? source.title : assertOptionalText('options.title', title, 1000),
-        metadata: source.metadata,
-        nextSequence: atSequence,
-        parentThreadId: source.id,
-        forkedAtSequence: atSequence,
-      })
-      .returning(threadColumns(context.tables));
-    // The copies' ids derive from the new thread's id and the source row's id (md5 is immutable), not from the
-    // column's volatile gen_random_uuid() default: Citus then runs the INSERT … SELECT on the worker that holds the
-    // tenant instead of pulling the rows to the coordinator (whose COPY row-level security refuses).
-    await tx.execute(sql`
-      insert into ${agentMessage} (id, tenant_id, thread_id, sequence, message_id, client_request_id, role, status, parts,
-        metadata, context_state, exclusion_reason, pinned, schema_version, content_version, byte_size, token_count,
-        token_counter_id, created_at, completed_at, redacted_at, deleted_at)
-      select md5(${newId}::text || ':' || id::text)::uuid, tenant_id, ${newId}, sequence, message_id, null, role,
-        case when status in ('pending', 'streaming') then 'failed' else status end,
-        parts, metadata, context_state, exclusion_reason, pinned, schema_version, content_version, byte_size,
-        token_count, token_counter_id, created_at, coalesce(completed_at, now()), redacted_at, deleted_at
-      from ${agentMessage}
-      where tenant_id = ${context.tenantId} and thread_id = ${sourceId} and sequence <= ${atSequence}`);
-    return toStoredThread(row!);
+    await recordAudit(context, tx, { action: 'thread-deleted', threadId: id, userId: row.userId, actor, reason });
   });
 }

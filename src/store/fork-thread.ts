@@ -1,0 +1,58 @@
+import { sql } from 'drizzle-orm';
+import { assertInteger, assertOptionalText, assertThreadId, assertUuid } from '../errors/assert-input.js';
+import type { StoredThread } from '../model/stored-rows.js';
+import { requireThread } from './require-thread.js';
+import { threadColumns, toStoredThread } from './row-mapping.js';
+import { inTenant, type StoreContext } from './store-context.js';
+import { scopedUserId, type ForkThreadOptions } from './threads.js';
+
+/**
+ * A new thread holding copies of the messages 1..`atSequence` of `threadId` (same ids, parts, states and
+ * sequences); the new thread continues from `atSequence + 1`. The source is untouched.
+ */
+export function forkThread(
+  context: StoreContext,
+  threadId: string,
+  { atSequence, id, title, userId }: ForkThreadOptions,
+): Promise<StoredThread> {
+  const sourceId = assertThreadId(threadId);
+  const newId = id === undefined ? context.generateId() : assertUuid('options.id', id);
+  // Checked before any SQL: under a user scope, only the scoped user (or none given: the source's, which is it).
+  const chosenUserId =
+    userId === undefined
+      ? undefined
+      : scopedUserId(context, assertOptionalText('options.userId', userId, 200) ?? undefined);
+  return inTenant(context, async (tx) => {
+    const source = await requireThread(context, tx, sourceId);
+    const forkUserId = chosenUserId === undefined ? source.userId : chosenUserId;
+    assertInteger('options.atSequence', atSequence, 0, source.messageCount);
+    const { agentThread, agentMessage } = context.tables;
+    const [row] = await tx
+      .insert(agentThread)
+      .values({
+        tenantId: context.tenantId,
+        id: newId,
+        userId: forkUserId,
+        title: title === undefined ? source.title : assertOptionalText('options.title', title, 1000),
+        metadata: source.metadata,
+        nextSequence: atSequence,
+        parentThreadId: source.id,
+        forkedAtSequence: atSequence,
+      })
+      .returning(threadColumns(context.tables));
+    // The copies' ids derive from the new thread's id and the source row's id (md5 is immutable), not from the
+    // column's volatile gen_random_uuid() default: Citus then runs the INSERT … SELECT on the worker that holds the
+    // tenant instead of pulling the rows to the coordinator (whose COPY row-level security refuses).
+    await tx.execute(sql`
+      insert into ${agentMessage} (id, tenant_id, thread_id, user_id, sequence, message_id, client_request_id, role, status, parts,
+        metadata, context_state, exclusion_reason, pinned, schema_version, content_version, byte_size, token_count,
+        token_counter_id, created_at, completed_at, redacted_at, deleted_at)
+      select md5(${newId}::text || ':' || id::text)::uuid, tenant_id, ${newId}, ${forkUserId}::text, sequence, message_id, null, role,
+        case when status in ('pending', 'streaming') then 'failed' else status end,
+        parts, metadata, context_state, exclusion_reason, pinned, schema_version, content_version, byte_size,
+        token_count, token_counter_id, created_at, coalesce(completed_at, now()), redacted_at, deleted_at
+      from ${agentMessage}
+      where tenant_id = ${context.tenantId} and thread_id = ${sourceId} and sequence <= ${atSequence}`);
+    return toStoredThread(row!);
+  });
+}
