@@ -109,7 +109,7 @@ describe.each(BACKENDS)('temporary tables named like the store tables on %s', (b
   ] as const)('should have every %s store method read and write the real tables', async (_mode, userId) => {
     const tenantId = randomUUID();
     const real = createAgentHistory({ db: database.db }).forTenant(tenantId);
-    const thread = await real.createThread({ title: 'real', userId: userId ?? null });
+    const thread = await real.createThread({ title: 'real', userId });
     await real.appendMessage(thread.id, userMessage('u1', 'the needle'));
     const connection = await decoyedConnection();
     try {
