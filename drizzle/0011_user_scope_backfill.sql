@@ -1,7 +1,9 @@
 -- The user scope (0010 adds user_id to every table, the restrictive user-scope policies and the foreign keys that
 -- hold a row's user_id equal to its thread's).
 -- 1. Existing rows take their thread's user. An audit event of a thread deleted before this migration keeps null:
---    it stays visible tenant-wide only. Run as the owner or a superuser, like every migration.
+--    it stays visible tenant-wide only. Run as the owner or a superuser, like every migration. row_security off
+--    makes a role that forced row-level security would filter fail here, instead of backfilling nothing.
+SELECT set_config('row_security', 'off', true);--> statement-breakpoint
 UPDATE "public"."agent_run" c SET user_id = t.user_id FROM "public"."agent_thread" t
   WHERE t.tenant_id = c.tenant_id AND t.id = c.thread_id AND t.user_id IS NOT NULL AND c.user_id IS NULL;--> statement-breakpoint
 UPDATE "public"."agent_message" c SET user_id = t.user_id FROM "public"."agent_thread" t
@@ -12,6 +14,7 @@ UPDATE "public"."agent_context_snapshot" c SET user_id = t.user_id FROM "public"
   WHERE t.tenant_id = c.tenant_id AND t.id = c.thread_id AND t.user_id IS NOT NULL AND c.user_id IS NULL;--> statement-breakpoint
 UPDATE "public"."agent_audit_event" c SET user_id = t.user_id FROM "public"."agent_thread" t
   WHERE t.tenant_id = c.tenant_id AND t.id = c.thread_id AND t.user_id IS NOT NULL AND c.user_id IS NULL;--> statement-breakpoint
+SELECT set_config('row_security', 'on', true);--> statement-breakpoint
 -- 2. The append function copies the thread's user_id onto the message it inserts, from the thread row it already
 --    updates (no extra read). It is SECURITY INVOKER and never touches app.user_id: under a user scope, another
 --    user's thread is invisible to its UPDATE, so nothing is inserted. Same signature: CREATE OR REPLACE keeps the
