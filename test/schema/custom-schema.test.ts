@@ -144,7 +144,11 @@ describe('customMigrationSql', () => {
     expect(afterTables).toContain('FROM "agent"."agent_history_append_message"(');
     expect(afterTables).toContain('GRANT USAGE ON SCHEMA "agent" TO "chat_app"');
     // 0009: both functions re-created with a pinned search path, EXECUTE only for the role, the audit log insert-only.
-    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(2);
+    // (and 0011 re-creates the single append once more, copying the thread's user.)
+    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(3);
+    expect(afterTables).toContain(
+      'UPDATE "agent"."agent_message" c SET user_id = t.user_id FROM "agent"."agent_thread" t',
+    );
     expect(afterTables).toContain(
       'REVOKE EXECUTE ON FUNCTION "agent"."agent_history_append_messages"(uuid, text, jsonb) FROM PUBLIC',
     );
