@@ -18,7 +18,7 @@ import {
   uuid,
   type PgSchema,
 } from 'drizzle-orm/pg-core';
-import { tenantIsolationPolicy, userScopePolicy } from './tenant-policy.js';
+import { tenantIsolationPolicy } from './tenant-policy.js';
 import { searchVectorOf, tsvector } from './tsvector.js';
 
 /** A stored `UIMessage` part. The shape is the AI SDK's; the schema only requires a `type`. */
@@ -65,7 +65,7 @@ const timestamps = {
  *
  * Every primary key and unique index starts with `tenant_id` and every foreign key is composite with it, so
  * the tables distribute and co-locate by `tenant_id` on Citus unchanged. Row-level security is enabled on all
- * six with one tenant predicate; FORCE, grants and the role itself come from the package's custom migration.
+ * six with one tenant-and-user predicate; FORCE, grants and the role itself come from the package's custom migration.
  *
  * @example
  * export const { agentThread, agentMessage } = defineAgentTables({ schema: pgSchema('agent') });
@@ -114,8 +114,7 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       check('agent_thread_metadata_is_object', sql`jsonb_typeof(${t.metadata}) = 'object'`),
       // The target of the children's (tenant_id, thread_id, user_id) foreign keys.
       unique('agent_thread_user_unique').on(t.tenantId, t.id, t.userId),
-      tenantIsolationPolicy('agent_thread_tenant_isolation', t.tenantId, role),
-      userScopePolicy('agent_thread_user_scope', t.userId, role),
+      tenantIsolationPolicy('agent_thread_tenant_isolation', t.tenantId, role, t.userId),
     ],
   ).enableRLS();
 
@@ -161,8 +160,7 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
         columns: [t.tenantId, t.threadId, t.userId],
         foreignColumns: [agentThread.tenantId, agentThread.id, agentThread.userId],
       }).onDelete('cascade'),
-      tenantIsolationPolicy('agent_run_tenant_isolation', t.tenantId, role),
-      userScopePolicy('agent_run_user_scope', t.userId, role),
+      tenantIsolationPolicy('agent_run_tenant_isolation', t.tenantId, role, t.userId),
     ],
   ).enableRLS();
 
@@ -255,8 +253,7 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
         columns: [t.tenantId, t.threadId, t.userId],
         foreignColumns: [agentThread.tenantId, agentThread.id, agentThread.userId],
       }).onDelete('cascade'),
-      tenantIsolationPolicy('agent_message_tenant_isolation', t.tenantId, role),
-      userScopePolicy('agent_message_user_scope', t.userId, role),
+      tenantIsolationPolicy('agent_message_tenant_isolation', t.tenantId, role, t.userId),
     ],
   ).enableRLS();
 
@@ -296,8 +293,7 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
         columns: [t.tenantId, t.threadId, t.userId],
         foreignColumns: [agentThread.tenantId, agentThread.id, agentThread.userId],
       }).onDelete('cascade'),
-      tenantIsolationPolicy('agent_summary_tenant_isolation', t.tenantId, role),
-      userScopePolicy('agent_summary_user_scope', t.userId, role),
+      tenantIsolationPolicy('agent_summary_tenant_isolation', t.tenantId, role, t.userId),
     ],
   ).enableRLS();
 
@@ -347,8 +343,7 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
         columns: [t.tenantId, t.threadId, t.userId],
         foreignColumns: [agentThread.tenantId, agentThread.id, agentThread.userId],
       }).onDelete('cascade'),
-      tenantIsolationPolicy('agent_context_snapshot_tenant_isolation', t.tenantId, role),
-      userScopePolicy('agent_context_snapshot_user_scope', t.userId, role),
+      tenantIsolationPolicy('agent_context_snapshot_tenant_isolation', t.tenantId, role, t.userId),
     ],
   ).enableRLS();
 
@@ -376,8 +371,7 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
     (t) => [
       primaryKey({ name: 'agent_audit_event_pk', columns: [t.tenantId, t.id] }),
       index('agent_audit_event_thread_idx').on(t.tenantId, t.threadId, t.createdAt),
-      tenantIsolationPolicy('agent_audit_event_tenant_isolation', t.tenantId, role),
-      userScopePolicy('agent_audit_event_user_scope', t.userId, role),
+      tenantIsolationPolicy('agent_audit_event_tenant_isolation', t.tenantId, role, t.userId),
     ],
   ).enableRLS();
 
