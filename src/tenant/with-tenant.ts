@@ -19,8 +19,8 @@ export interface TenantScope {
   /** The role to switch to, or null to keep the login's. */
   role: string | null;
   /**
-   * The user inside the tenant (`app.user_id`): the user-scope policies then show and accept only that user's
-   * rows. Null or absent: the whole tenant.
+   * The user inside the tenant (`app.user_id`): the tenant policies then show and accept only that user's rows.
+   * Null or absent: the whole tenant.
    */
   userId?: string | null;
   /**
