@@ -23,6 +23,8 @@ export default defineConfig({
       'test/model/context-store-contract.test.ts',
       'test/store/storage-contract.test.ts',
       'test/store/isolation.test.ts',
+      'test/store/user-scope.test.ts',
+      'test/store/temp-table-capture.test.ts',
       'test/store/concurrency.test.ts',
       'test/store/redaction.test.ts',
       'test/store/redaction-across-forks.test.ts',

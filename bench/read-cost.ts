@@ -39,11 +39,11 @@ async function main() {
       ],
       ['listMessages newest 50, one statement', () => ah.store.listMessages(threadId)],
       [
-        'listMessages newest 50, in a transaction (before 0011)',
+        'listMessages newest 50, in a transaction (before 0013)',
         () => inTransaction((store) => store.listMessages(threadId)),
       ],
       ['loadContext (snapshot + 8-message tail), one statement', () => ah.store.loadContext(threadId)],
-      ['loadContext, in a transaction (before 0011)', () => inTransaction((store) => store.loadContext(threadId))],
+      ['loadContext, in a transaction (before 0013)', () => inTransaction((store) => store.loadContext(threadId))],
     ];
     for (const [, operation] of operations) for (let index = 0; index < 20; index++) await operation();
     console.log(

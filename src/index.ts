@@ -2,7 +2,7 @@
 export { createAgentHistory } from './store/create-agent-history.js';
 export type { CreateAgentHistoryOptions } from './store/create-agent-history.js';
 export type { RowLevelSecurityCheck } from './store/check-row-level-security.js';
-export type { AgentHistory } from './store/agent-history.js';
+export type { AgentHistory, ForTenantOptions } from './store/agent-history.js';
 export type { TenantHistory } from './store/tenant-history.js';
 export type { ThreadOperations } from './store/thread-operations.js';
 export type { MessageOperations } from './store/message-operations.js';

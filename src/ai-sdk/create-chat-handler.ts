@@ -24,13 +24,33 @@ export interface ChatRequestBody {
   requestId?: string;
 }
 
+/**
+ * What `getHistory` is told about a request: read, size-checked and parsed, but nothing read from or written to the
+ * store yet, so the app can authorize the request for this thread (throw a `Response`: 403, 404, …).
+ */
+export interface ChatRequestContext {
+  /** `'chat'` for `POST` (a turn), `'stop'` for `stop`. */
+  route: 'chat' | 'stop';
+  /** The thread the request acts on: the client's chat id mapped by `chatThreadId` (a uuid stays itself). */
+  threadId: string;
+  /** The chat id as the client sent it (useChat's `id`). */
+  chatId: string;
+  /** The parsed body (`stop`: only `threadId`). */
+  body: ChatRequestBody;
+}
+
 /** Options of {@link createChatHandler}: the settings of every turn, and how to find the request's tenant. */
 export interface CreateChatHandlerOptions<
   UI_MESSAGE extends UIMessage = UIMessage,
   TOOLS extends ToolSet = ToolSet,
 > extends ChatTurnSettings<UI_MESSAGE, TOOLS> {
-  /** The store of the request's tenant: authenticate here (throw a `Response` to answer 401/403 yourself). */
-  getHistory: (request: Request) => TenantHistory | Promise<TenantHistory>;
+  /**
+   * The store of the request's tenant (scoped to its user, for an app whose users must not see each other's
+   * threads: `forTenant(tenantId, { userId })`). Authenticate and authorize here: it runs after the body is parsed
+   * and before the store is touched, with the raw `request` (headers, cookies) and the thread it acts on; throw a
+   * `Response` to answer 401/403/404 yourself.
+   */
+  getHistory: (request: Request, context: ChatRequestContext) => TenantHistory | Promise<TenantHistory>;
   /**
    * The largest request body read, in bytes: a larger one is refused with 413 before it is parsed. useChat's default
    * body carries the whole conversation; send only the new message (see the README) for long threads.
@@ -44,7 +64,8 @@ export interface CreateChatHandlerOptions<
 /**
  * Route handlers for a chat: `POST` answers a turn (submit, edit or regenerate) as a UI message stream, `stop`
  * stops the thread's answer and keeps it. Errors become JSON responses (400, 404, 409, 413). A body over
- * `maxBodyBytes` is refused before it is parsed and before `getHistory`.
+ * `maxBodyBytes` is refused before it is parsed and before `getHistory`, which gets the thread id and the parsed body
+ * to authorize the request before the store is touched.
  *
  * @example
  * // app/api/chat/route.ts
@@ -65,7 +86,8 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
     POST: async (request: Request): Promise<Response> => {
       try {
         const body = parseChatRequest(await readJson(request));
-        const history = await getHistory(request);
+        const context = { route: 'chat', threadId: chatThreadId(body.threadId), chatId: body.threadId, body } as const;
+        const history = await getHistory(request, context);
         const userId = await getUserId?.(request);
         const turn = await streamChatTurn<UI_MESSAGE, TOOLS>({ ...settings, ...body, history, userId });
         return turn.toResponse();
@@ -81,8 +103,14 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
         const threadId = body.threadId ?? body.id;
         if (typeof threadId !== 'string')
           throw new InvalidArgumentError({ argument: 'threadId', value: threadId, message: 'expected a thread id.' });
-        const history = await getHistory(request);
-        await requireChatOwner(history, chatThreadId(threadId), await getUserId?.(request));
+        const context = {
+          route: 'stop',
+          threadId: chatThreadId(threadId),
+          chatId: threadId,
+          body: { threadId },
+        } as const;
+        const history = await getHistory(request, context);
+        await requireChatOwner(history, context.threadId, await getUserId?.(request));
         const stored = await stopChat({ history, threadId: chatThreadId(threadId) });
         return Response.json({ message: stored?.message ?? null, status: stored?.status ?? null });
       } catch (error) {

@@ -35,6 +35,7 @@ export {
   createChatHandler,
   parseChatRequest,
   type ChatRequestBody,
+  type ChatRequestContext,
   type CreateChatHandlerOptions,
 } from './create-chat-handler.js';
 export { chatErrorResponse, chatErrorStatus, type ChatErrorBody } from './chat-error-response.js';

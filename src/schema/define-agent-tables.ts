@@ -65,7 +65,7 @@ const timestamps = {
  *
  * Every primary key and unique index starts with `tenant_id` and every foreign key is composite with it, so
  * the tables distribute and co-locate by `tenant_id` on Citus unchanged. Row-level security is enabled on all
- * six with one tenant predicate; FORCE, grants and the role itself come from the package's custom migration.
+ * six with one tenant-and-user predicate; FORCE, grants and the role itself come from the package's custom migration.
  *
  * @example
  * export const { agentThread, agentMessage } = defineAgentTables({ schema: pgSchema('agent') });
@@ -120,7 +120,9 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
         .where(sql`${t.rootThreadId} is not null`),
       check('agent_thread_next_sequence_nonnegative', sql`${t.nextSequence} >= 0`),
       check('agent_thread_metadata_is_object', sql`jsonb_typeof(${t.metadata}) = 'object'`),
-      tenantIsolationPolicy('agent_thread_tenant_isolation', t.tenantId, role),
+      // The target of the children's (tenant_id, thread_id, user_id) foreign keys.
+      unique('agent_thread_user_unique').on(t.tenantId, t.id, t.userId),
+      tenantIsolationPolicy('agent_thread_tenant_isolation', t.tenantId, role, t.userId),
     ],
   ).enableRLS();
 
@@ -130,6 +132,8 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       tenantId: uuid('tenant_id').notNull(),
       id: uuid('id').notNull().defaultRandom(),
       threadId: uuid('thread_id').notNull(),
+      /** The thread's user, copied when the row is written (the user scope's policy reads it here, not by a join). */
+      userId: text('user_id'),
       status: runStatus('status').notNull().default('running'),
       provider: text('provider'),
       model: text('model'),
@@ -158,7 +162,13 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
         foreignColumns: [agentThread.tenantId, agentThread.id],
       }).onDelete('cascade'),
       check('agent_run_finished_after_started', sql`${t.finishedAt} is null or ${t.finishedAt} >= ${t.startedAt}`),
-      tenantIsolationPolicy('agent_run_tenant_isolation', t.tenantId, role),
+      // With the thread's user, or none (MATCH SIMPLE): a row can never claim a user its thread does not have.
+      foreignKey({
+        name: 'agent_run_thread_user_fk',
+        columns: [t.tenantId, t.threadId, t.userId],
+        foreignColumns: [agentThread.tenantId, agentThread.id, agentThread.userId],
+      }).onDelete('cascade'),
+      tenantIsolationPolicy('agent_run_tenant_isolation', t.tenantId, role, t.userId),
     ],
   ).enableRLS();
 
@@ -168,6 +178,8 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       tenantId: uuid('tenant_id').notNull(),
       id: uuid('id').notNull().defaultRandom(),
       threadId: uuid('thread_id').notNull(),
+      /** The thread's user, copied when the row is written (the user scope's policy reads it here, not by a join). */
+      userId: text('user_id'),
       runId: uuid('run_id'),
       /** Per-thread, gapless, starting at 1; allocated from `agent_thread.next_sequence`. */
       sequence: bigint('sequence', { mode: 'number' }).notNull(),
@@ -252,7 +264,13 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       check('agent_message_content_version_positive', sql`${t.contentVersion} > 0`),
       check('agent_message_message_id_length', sql`char_length(${t.messageId}) between 1 and 200`),
       check('agent_message_client_request_id_length', sql`char_length(${t.clientRequestId}) between 1 and 200`),
-      tenantIsolationPolicy('agent_message_tenant_isolation', t.tenantId, role),
+      // With the thread's user, or none (MATCH SIMPLE): a row can never claim a user its thread does not have.
+      foreignKey({
+        name: 'agent_message_thread_user_fk',
+        columns: [t.tenantId, t.threadId, t.userId],
+        foreignColumns: [agentThread.tenantId, agentThread.id, agentThread.userId],
+      }).onDelete('cascade'),
+      tenantIsolationPolicy('agent_message_tenant_isolation', t.tenantId, role, t.userId),
     ],
   ).enableRLS();
 
@@ -262,6 +280,8 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       tenantId: uuid('tenant_id').notNull(),
       id: uuid('id').notNull().defaultRandom(),
       threadId: uuid('thread_id').notNull(),
+      /** The thread's user, copied when the row is written (the user scope's policy reads it here, not by a join). */
+      userId: text('user_id'),
       /** The inclusive sequence range this summary stands for. */
       fromSequence: bigint('from_sequence', { mode: 'number' }).notNull(),
       throughSequence: bigint('through_sequence', { mode: 'number' }).notNull(),
@@ -284,7 +304,13 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
         foreignColumns: [agentThread.tenantId, agentThread.id],
       }).onDelete('cascade'),
       check('agent_summary_range', sql`${t.fromSequence} >= 1 and ${t.throughSequence} >= ${t.fromSequence}`),
-      tenantIsolationPolicy('agent_summary_tenant_isolation', t.tenantId, role),
+      // With the thread's user, or none (MATCH SIMPLE): a row can never claim a user its thread does not have.
+      foreignKey({
+        name: 'agent_summary_thread_user_fk',
+        columns: [t.tenantId, t.threadId, t.userId],
+        foreignColumns: [agentThread.tenantId, agentThread.id, agentThread.userId],
+      }).onDelete('cascade'),
+      tenantIsolationPolicy('agent_summary_tenant_isolation', t.tenantId, role, t.userId),
     ],
   ).enableRLS();
 
@@ -294,6 +320,8 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       tenantId: uuid('tenant_id').notNull(),
       id: uuid('id').notNull().defaultRandom(),
       threadId: uuid('thread_id').notNull(),
+      /** The thread's user, copied when the row is written (the user scope's policy reads it here, not by a join). */
+      userId: text('user_id'),
       /** Per-thread version, 1, 2, 3…; written with an expected version, never overwritten. */
       version: integer('version').notNull(),
       /** Inclusive: the snapshot represents the log through this sequence; the tail starts after it. */
@@ -326,7 +354,13 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       }).onDelete('cascade'),
       check('agent_context_snapshot_version_positive', sql`${t.version} > 0`),
       check('agent_context_snapshot_through_nonnegative', sql`${t.throughSequence} >= 0`),
-      tenantIsolationPolicy('agent_context_snapshot_tenant_isolation', t.tenantId, role),
+      // With the thread's user, or none (MATCH SIMPLE): a row can never claim a user its thread does not have.
+      foreignKey({
+        name: 'agent_context_snapshot_thread_user_fk',
+        columns: [t.tenantId, t.threadId, t.userId],
+        foreignColumns: [agentThread.tenantId, agentThread.id, agentThread.userId],
+      }).onDelete('cascade'),
+      tenantIsolationPolicy('agent_context_snapshot_tenant_isolation', t.tenantId, role, t.userId),
     ],
   ).enableRLS();
 
@@ -338,6 +372,8 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       /** No foreign key: the record of a deletion must outlive what it deleted. */
       threadId: uuid('thread_id'),
       messageId: uuid('message_id'),
+      /** The user of the thread it concerns, or the scoped user who acted, or null (a tenant-wide change). */
+      userId: text('user_id'),
       /** What happened, noun first: 'message-redacted', 'message-excluded', 'thread-deleted', … */
       action: text('action').notNull(),
       actor: text('actor').notNull(),
@@ -352,7 +388,7 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
     (t) => [
       primaryKey({ name: 'agent_audit_event_pk', columns: [t.tenantId, t.id] }),
       index('agent_audit_event_thread_idx').on(t.tenantId, t.threadId, t.createdAt),
-      tenantIsolationPolicy('agent_audit_event_tenant_isolation', t.tenantId, role),
+      tenantIsolationPolicy('agent_audit_event_tenant_isolation', t.tenantId, role, t.userId),
     ],
   ).enableRLS();
 

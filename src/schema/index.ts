@@ -18,7 +18,15 @@ export type {
   StoredMessagePart,
   StoredMetadata,
 } from './define-agent-tables.js';
-export { TENANT_SETTING, currentTenantId, tenantPredicate, tenantIsolationPolicy } from './tenant-policy.js';
+export {
+  TENANT_SETTING,
+  USER_SETTING,
+  currentTenantId,
+  currentUserId,
+  tenantPredicate,
+  userScopePredicate,
+  tenantIsolationPolicy,
+} from './tenant-policy.js';
 export { tsvector } from './tsvector.js';
 
 /** The default installation (schema `public`, role `agent_history_app`): the form drizzle-kit sees. */

@@ -22,10 +22,37 @@ export function tenantPredicate(tenantIdColumn: AnyPgColumn): SQL {
 }
 
 /**
- * One permissive policy for every command, for the application role: a row is visible and writable
- * only inside a transaction whose tenant is the row's tenant. With no tenant set, no rows (fail closed).
+ * The optional second setting: the user a transaction acts for, inside its tenant. Unset (or empty), the
+ * transaction sees the whole tenant (an admin or a background job); set, it sees and writes only the rows whose
+ * `user_id` is that user (see {@link tenantIsolationPolicy}).
  */
-export function tenantIsolationPolicy(name: string, tenantIdColumn: AnyPgColumn, role: PgRole) {
-  const predicate = tenantPredicate(tenantIdColumn);
+export const USER_SETTING = 'app.user_id';
+
+/** The current user as text, or null when no user scope is set (`''` once the connection has used it, as above). */
+export const currentUserId: SQL = sql.raw(`nullif(current_setting('${USER_SETTING}', true), '')`);
+
+/** The user predicate: with no user scope set, every row of the tenant; with one, only that user's rows. */
+export function userScopePredicate(userIdColumn: AnyPgColumn): SQL {
+  return sql`(${currentUserId} is null or ${userIdColumn} = ${currentUserId})`;
+}
+
+/**
+ * One permissive policy for every command, for the application role: a row is visible and writable only inside a
+ * transaction whose tenant is the row's tenant and, with `userIdColumn` and under a user scope, whose user is the row's user (a row with no
+ * user is then nobody's). With no tenant set, no rows (fail closed).
+ *
+ * One policy, both predicates ANDed, not a second restrictive policy: Citus re-creates a restrictive policy on the
+ * shards as a permissive one, which would OR the user scope away on the workers.
+ */
+export function tenantIsolationPolicy(
+  name: string,
+  tenantIdColumn: AnyPgColumn,
+  role: PgRole,
+  userIdColumn?: AnyPgColumn,
+) {
+  const predicate =
+    userIdColumn === undefined
+      ? tenantPredicate(tenantIdColumn)
+      : sql`${tenantPredicate(tenantIdColumn)} and ${userScopePredicate(userIdColumn)}`;
   return pgPolicy(name, { as: 'permissive', for: 'all', to: role, using: predicate, withCheck: predicate });
 }

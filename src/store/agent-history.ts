@@ -17,11 +17,24 @@ export interface AgentHistory {
   readonly tokenCounter: Promise<TokenCounter>;
   /**
    * The store of one tenant. Validates the tenant id before any SQL; every method of the result runs in its own
-   * transaction scoped to that tenant.
+   * transaction scoped to that tenant. With `userId`, also scoped to that user by row-level security: only the
+   * user's own threads (and their messages, runs, summaries, snapshots and audit events) are visible or writable;
+   * another user's thread is "not found", exactly like another tenant's. Without it, the whole tenant (admin tools,
+   * background jobs).
    *
    * @throws {InvalidTenantError} `tenantId` is missing or not a uuid (synchronously).
+   * @throws {InvalidArgumentError} `options.userId` is not a string of 1 to 200 characters (synchronously).
    * @example
-   * const store = history.forTenant(session.tenantId);
+   * const store = history.forTenant(session.tenantId, { userId: session.userId });
    */
-  forTenant(tenantId: string): TenantHistory;
+  forTenant(tenantId: string, options?: ForTenantOptions): TenantHistory;
+}
+
+/** The options of `forTenant`. */
+export interface ForTenantOptions {
+  /**
+   * The user every call acts for, enforced by row-level security (`app.user_id`). Threads it creates belong to
+   * it. @default none: the whole tenant
+   */
+  userId?: string;
 }

@@ -1,3 +1,4 @@
+import { and, eq } from 'drizzle-orm';
 import type { StoredMetadata } from '../schema/define-agent-tables.js';
 import type { TenantTransaction } from '../tenant/with-tenant.js';
 import type { StoreContext } from './store-context.js';
@@ -20,6 +21,8 @@ export interface AuditEventInput {
   reason?: string;
   /** The thread it concerns, if one. */
   threadId?: string;
+  /** The user of the thread it concerns (the user scope shows the event to that user). @default the scoped user, or null */
+  userId?: string | null;
   /** The message row (`agent_message.id`, not the client's message id) it concerns, if one. */
   messageRowId?: string;
   /** Structured facts about the change (counts, modes), never content. */
@@ -31,10 +34,22 @@ export async function recordAudit(context: StoreContext, tx: TenantTransaction, 
   await tx.insert(context.tables.agentAuditEvent).values({
     tenantId: context.tenantId,
     threadId: event.threadId ?? null,
+    userId: event.userId === undefined ? await threadUserId(context, tx, event.threadId) : event.userId,
     messageId: event.messageRowId ?? null,
     action: event.action,
     actor: event.actor,
     reason: event.reason ?? null,
     details: event.details ?? {},
   });
+}
+
+/** The user of the event's thread: the scoped user under a user scope (no other thread is visible), else read. */
+async function threadUserId(context: StoreContext, tx: TenantTransaction, threadId: string | undefined) {
+  if (context.userId !== null || threadId === undefined) return context.userId;
+  const { agentThread } = context.tables;
+  const [row] = await tx
+    .select({ userId: agentThread.userId })
+    .from(agentThread)
+    .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, threadId)));
+  return row?.userId ?? null;
 }

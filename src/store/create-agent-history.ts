@@ -20,19 +20,15 @@ import { deleteThreadsOlderThan } from './retention.js';
 import { failRun, finishRun, getRun, startRun } from './runs.js';
 import { searchMessages } from './search-messages.js';
 import type { StoreContext } from './store-context.js';
-import {
-  createThread,
-  deleteThread,
-  forkThread,
-  getThread,
-  listThreads,
-  softDeleteThread,
-  updateThread,
-} from './threads.js';
+import { createThread, deleteThread, getThread, listThreads, softDeleteThread, updateThread } from './threads.js';
 import { loadO200kTokenCounter, scopeTokenCounter, type TokenCounter } from '../tokens/token-counter.js';
+import { forkThread } from './fork-thread.js';
 import { createThreadContextStore } from './thread-context-store.js';
 import { onceRowLevelSecurityCheck, type RowLevelSecurityCheck } from './check-row-level-security.js';
-import type { AgentHistory } from './agent-history.js';
+import type { AgentHistory, ForTenantOptions } from './agent-history.js';
+import { getTableConfig } from 'drizzle-orm/pg-core';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { assertOptionalText } from '../errors/assert-input.js';
 import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
 import type { TenantHistory } from './tenant-history.js';
 
@@ -116,17 +112,21 @@ export function createAgentHistory({
     onBatchError: _internal.onAppendBatchError,
     now,
   });
+  const schema = getTableConfig(tables.agentThread).schema ?? 'public';
   const checkRowLevelSecurity = onceRowLevelSecurityCheck(db, tables, appRole, rowLevelSecurityCheck);
   const oneStatementReads = { available: true };
   return {
     tables,
     tokenCounter,
-    forTenant(tenantId) {
+    forTenant(tenantId, options) {
       const tenant = assertTenantId(tenantId);
+      const userId = forTenantUserId(options);
       const context: StoreContext = {
         db,
         tables,
         tenantId: tenant,
+        userId,
+        schema,
         appRole,
         // Cached counts per tenant: no tenant can time whether another one stored a text.
         tokenCounter: tokenCounter.then((counter) => scopeTokenCounter(counter, tenant)),
@@ -143,6 +143,22 @@ export function createAgentHistory({
       return tenantHistory(context);
     },
   };
+}
+
+/** The user scope of `forTenant`, checked: a string of 1 to 200 characters, or null for the whole tenant. */
+function forTenantUserId(options: ForTenantOptions | undefined): string | null {
+  if (options === undefined) return null;
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError({ argument: 'options', value: options, message: 'expected { userId? }.' });
+  if (options.userId === undefined) return null;
+  const userId = assertOptionalText('options.userId', options.userId, 200);
+  if (userId === null || userId.length === 0)
+    throw new InvalidArgumentError({
+      argument: 'options.userId',
+      value: options.userId,
+      message: 'expected a string of 1 to 200 characters.',
+    });
+  return userId;
 }
 
 // The default instance, built on first use (not at import, so importing the package defines no tables).
@@ -200,5 +216,5 @@ function tenantHistory(context: StoreContext): TenantHistory {
 }
 
 // Re-exported where they were defined before they had files of their own, so existing imports keep working.
-export type { AgentHistory } from './agent-history.js';
+export type { AgentHistory, ForTenantOptions } from './agent-history.js';
 export type { TenantHistory } from './tenant-history.js';

@@ -11,7 +11,8 @@ export const AFTER_TABLES = [
   '0002_force_rls_grants_append.sql',
   '0004_append_batch.sql',
   '0009_harden_append_functions_audit.sql',
-  '0011_read_page_function.sql',
+  '0012_user_scope_backfill.sql',
+  '0013_read_page_function.sql',
 ];
 const TABLES = [
   'agent_thread',
@@ -51,8 +52,9 @@ export interface CustomMigrationSql {
 }
 
 /**
- * The SQL of the package's custom migrations (`0000`; `0002`, `0004`, `0009`, `0011`: the application role, FORCE row-level
- * security, the grants, the append functions and their pinned search path) for tables in another schema or with another application role.
+ * The SQL of the package's custom migrations (`0000`; `0002`, `0004`, `0009`, `0012`, `0013`: the application role, FORCE row-level
+ * security, the grants, the append functions, their pinned search path, the user-scope backfill, the one-statement
+ * reads) for tables in another schema or with another application role.
  * The shipped files name the `public` schema and `agent_history_app`; this returns them with every table, type and
  * function qualified by `schema` (the functions are created in it too) and the role renamed, statements separated
  * by drizzle-kit's `--> statement-breakpoint`. Put each part in a `drizzle-kit generate --custom` migration, before

@@ -4,6 +4,7 @@ import type { StoredThread } from '../model/stored-rows.js';
 import { requireThread } from './require-thread.js';
 import { threadColumns, toStoredThread } from './row-mapping.js';
 import { inTenant, type StoreContext } from './store-context.js';
+import { scopedUserId } from './threads.js';
 
 /** The options of `forkThread`. */
 export interface ForkThreadOptions {
@@ -30,10 +31,16 @@ export function forkThread(
 ): Promise<StoredThread> {
   const sourceId = assertThreadId(threadId);
   const newId = id === undefined ? context.generateId() : assertUuid('options.id', id);
+  // Checked before any SQL: under a user scope, only the scoped user (or none given: the source's, which is it).
+  const chosenUserId =
+    userId === undefined
+      ? undefined
+      : scopedUserId(context, assertOptionalText('options.userId', userId, 200) ?? undefined);
   return inTenant(context, async (tx) => {
     // FOR SHARE: a redaction locks the whole fork family FOR UPDATE, so the copies are made either before it
     // starts (and it finds them) or after it commits (and they are copied redacted), never from a half-redacted source.
     const source = await requireThread(context, tx, sourceId, { lock: 'share' });
+    const forkUserId = chosenUserId === undefined ? source.userId : chosenUserId;
     assertInteger('options.atSequence', atSequence, 0, source.messageCount);
     const { agentThread, agentMessage } = context.tables;
     const [lineage] = await tx
@@ -45,7 +52,7 @@ export function forkThread(
       .values({
         tenantId: context.tenantId,
         id: newId,
-        userId: userId === undefined ? source.userId : assertOptionalText('options.userId', userId, 200),
+        userId: forkUserId,
         title: title === undefined ? source.title : assertOptionalText('options.title', title, 1000),
         metadata: source.metadata,
         nextSequence: atSequence,
@@ -58,10 +65,10 @@ export function forkThread(
     // column's volatile gen_random_uuid() default: Citus then runs the INSERT … SELECT on the worker that holds the
     // tenant instead of pulling the rows to the coordinator (whose COPY row-level security refuses).
     await tx.execute(sql`
-      insert into ${agentMessage} (id, tenant_id, thread_id, sequence, message_id, client_request_id, source_message_id, role, status, parts,
+      insert into ${agentMessage} (id, tenant_id, thread_id, user_id, sequence, message_id, client_request_id, source_message_id, role, status, parts,
         metadata, context_state, exclusion_reason, pinned, schema_version, content_version, byte_size, token_count,
         token_counter_id, created_at, completed_at, redacted_at, deleted_at)
-      select md5(${newId}::text || ':' || id::text)::uuid, tenant_id, ${newId}, sequence, message_id, null,
+      select md5(${newId}::text || ':' || id::text)::uuid, tenant_id, ${newId}, ${forkUserId}::text, sequence, message_id, null,
         coalesce(source_message_id, id), role,
         case when status in ('pending', 'streaming') then 'failed' else status end,
         parts, metadata, context_state, exclusion_reason, pinned, schema_version, content_version, byte_size,

@@ -72,7 +72,7 @@ export function listMessages(
   });
 }
 
-/** The page: in one statement when the database has migration 0011, else in a transaction. */
+/** The page: in one statement when the database has migration 0013, else in a transaction. */
 async function listPage(context: StoreContext, thread: string, query: ListPageQuery): Promise<MessagePage> {
   const { limit, before, roles } = query;
   await context.checkRowLevelSecurity();

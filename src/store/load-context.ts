@@ -27,7 +27,7 @@ export function loadContext(
   return loadContextChecked(context, thread, maxTailMessages);
 }
 
-/** In one statement when the database has migration 0011, else in a repeatable-read transaction. */
+/** In one statement when the database has migration 0013, else in a repeatable-read transaction. */
 async function loadContextChecked(
   context: StoreContext,
   thread: string,

@@ -44,7 +44,7 @@ async function setContextState(
   const ids = assertMessageIds(messageIds);
   const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {
-    await requireThread(context, tx, thread);
+    const { userId } = await requireThread(context, tx, thread);
     const rows = await tx
       .update(agentMessage)
       .set({ ...change, updatedAt: sql`now()` })
@@ -70,7 +70,7 @@ async function setContextState(
       throw new NotFoundError({ entity: 'message', id: missing });
     }
     for (const row of rows) {
-      await recordAudit(context, tx, { ...audit, threadId: thread, messageRowId: row.id });
+      await recordAudit(context, tx, { ...audit, threadId: thread, userId, messageRowId: row.id });
     }
     return rows.map((row) => toStoredMessage(row)).sort((a, b) => a.sequence - b.sequence);
   });

@@ -3,13 +3,13 @@ import { getTableConfig, PgTransaction } from 'drizzle-orm/pg-core';
 import { rowsOf } from '../tenant/database.js';
 import { postgresErrorCode, type StoreContext } from './store-context.js';
 
-/** Whether the one-statement read functions (migration 0011) can be used; shared by every tenant of a store. */
+/** Whether the one-statement read functions (migration 0013) can be used; shared by every tenant of a store. */
 export interface OneStatementReads {
   /** False once the database answered that it has no such function, or is a Citus coordinator. */
   available: boolean;
 }
 
-/** The function is missing or not granted (a database migrated without 0011), or refuses to run on Citus. */
+/** The function is missing or not granted (a database migrated without 0013), or refuses to run on Citus. */
 const UNAVAILABLE = new Set(['42883', '42501', 'AH001']);
 /** The functions' "thread not found" (`RAISE … USING ERRCODE = 'P0002'`). */
 const THREAD_NOT_FOUND = 'P0002';
@@ -29,8 +29,8 @@ export type ReadArgument =
   | { texts: readonly string[] | null };
 
 /**
- * Calls the read function `name` (`agent_history_list_messages`, `agent_history_load_context`) with the tenant and
- * role first, in a single statement (its own implicit transaction, so the settings it makes end with it) and a
+ * Calls the read function `name` (`agent_history_list_messages`, `agent_history_load_context`) with the tenant,
+ * role and user (empty: the whole tenant) first, in a single statement (its own implicit transaction, so the settings it makes end with it) and a
  * single round trip: every argument is sent as a literal, because a parameterized statement costs postgres-js two
  * round trips (describe, then execute). Returns {@link READ_IN_TRANSACTION} when `db` is the caller's transaction
  * (its settings must be put back), when the function is missing, or on Citus: the caller then reads in a transaction.
@@ -43,7 +43,9 @@ export async function readInOneStatement<ROW>(
   if (!context.oneStatementReads.available || is(context.db, PgTransaction)) return READ_IN_TRANSACTION;
   const schema = getTableConfig(context.tables.agentMessage).schema;
   const qualified = schema === undefined ? name : `"${schema}".${name}`;
-  const literals = [{ uuid: context.tenantId }, { text: context.appRole }, ...args].map(literal);
+  const literals = [{ uuid: context.tenantId }, { text: context.appRole }, { text: context.userId }, ...args].map(
+    literal,
+  );
   try {
     return rowsOf<ROW>(await context.db.execute(sql.raw(`select * from ${qualified}(${literals.join(', ')})`)));
   } catch (error) {

@@ -76,10 +76,10 @@ export function startRun(context: StoreContext, threadId: string, options: Start
   const provider = assertOptionalText('options.provider', options.provider, 200);
   const model = assertOptionalText('options.model', options.model, 200);
   return inTenant(context, async (tx) => {
-    await requireThread(context, tx, thread);
+    const { userId } = await requireThread(context, tx, thread);
     const [row] = await tx
       .insert(context.tables.agentRun)
-      .values({ tenantId: context.tenantId, threadId: thread, status: 'running', provider, model, metadata })
+      .values({ tenantId: context.tenantId, threadId: thread, userId, status: 'running', provider, model, metadata })
       .returning(runColumns(context));
     return row as StoredRun;
   });

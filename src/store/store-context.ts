@@ -16,6 +16,10 @@ export interface StoreContext {
   tables: AgentTables;
   /** The tenant, validated and lower-cased. */
   tenantId: string;
+  /** The user every transaction is scoped to (row-level security), or null for the whole tenant. */
+  userId: string | null;
+  /** The tables' schema: first on each transaction's search path, before `pg_temp`. */
+  schema: string;
   /** The role each transaction switches to; null keeps the login role. */
   appRole: string | null;
   /** Loaded once (the tokenizer is imported lazily) and shared. */
@@ -34,13 +38,13 @@ export interface StoreContext {
   appendBatcher: AppendBatcher | null;
   /** The append functions' statements, in the tables' schema. */
   appendStatements: AppendStatements;
-  /** Whether pages are read with the one-statement function of migration 0011. Shared by every tenant. */
+  /** Whether pages are read with the one-statement function of migration 0013. Shared by every tenant. */
   oneStatementReads: OneStatementReads;
   /** Resolves once row-level security is known to hold for the store's role (checked once per store). */
   checkRowLevelSecurity: () => Promise<void>;
 }
 
-/** Runs `work` in a transaction scoped to the context's tenant and role. */
+/** Runs `work` in a transaction scoped to the context's tenant, user (if any) and role. */
 export async function inTenant<RESULT>(
   context: StoreContext,
   work: (tx: TenantTransaction) => Promise<RESULT>,
@@ -48,7 +52,17 @@ export async function inTenant<RESULT>(
 ): Promise<RESULT> {
   await context.checkRowLevelSecurity();
   return keepCallerSettings(context.db, () =>
-    withTenant(context.db, { tenantId: context.tenantId, role: context.appRole, isolationLevel }, work),
+    withTenant(
+      context.db,
+      {
+        tenantId: context.tenantId,
+        userId: context.userId,
+        schema: context.schema,
+        role: context.appRole,
+        isolationLevel,
+      },
+      work,
+    ),
   );
 }
 

@@ -53,10 +53,25 @@ export interface ThreadPage {
   nextCursor: string | null;
 }
 
-/** Creates a thread of the context's tenant. */
+/**
+ * The user a new thread belongs to: under a user scope, the scoped user (another one is refused, as its policy
+ * would refuse the row); otherwise `userId` as given.
+ */
+export function scopedUserId(context: StoreContext, userId: string | undefined): string | null {
+  if (context.userId === null) return userId ?? null;
+  if (userId !== undefined && userId !== context.userId)
+    throw new InvalidArgumentError({
+      argument: 'options.userId',
+      value: userId,
+      message: 'expected the user of the store (forTenant(tenantId, { userId })) or none.',
+    });
+  return context.userId;
+}
+
+/** Creates a thread of the context's tenant (under a user scope, the scoped user's). */
 export function createThread(context: StoreContext, options: CreateThreadOptions = {}): Promise<StoredThread> {
   const id = options.id === undefined ? context.generateId() : assertUuid('options.id', options.id);
-  const userId = assertOptionalText('options.userId', options.userId, 200);
+  const userId = scopedUserId(context, assertOptionalText('options.userId', options.userId, 200) ?? undefined);
   const title = assertOptionalText('options.title', options.title, 1000);
   const metadata = validateMetadata(options.metadata);
   return inTenant(context, async (tx) => {
@@ -171,9 +186,9 @@ export function softDeleteThread(
       .update(agentThread)
       .set({ deletedAt: sql`now()`, updatedAt: sql`now()` })
       .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, id), isNull(agentThread.deletedAt)))
-      .returning({ id: agentThread.id });
+      .returning({ id: agentThread.id, userId: agentThread.userId });
     if (!row) throw new NotFoundError({ entity: 'thread', id });
-    await recordAudit(context, tx, { action: 'thread-soft-deleted', threadId: id, actor, reason });
+    await recordAudit(context, tx, { action: 'thread-soft-deleted', threadId: id, userId: row.userId, actor, reason });
   });
 }
 
@@ -185,9 +200,9 @@ export function deleteThread(context: StoreContext, threadId: string, { actor = 
     const [row] = await tx
       .delete(agentThread)
       .where(and(eq(agentThread.tenantId, context.tenantId), eq(agentThread.id, id)))
-      .returning({ id: agentThread.id });
+      .returning({ id: agentThread.id, userId: agentThread.userId });
     if (!row) throw new NotFoundError({ entity: 'thread', id });
-    await recordAudit(context, tx, { action: 'thread-deleted', threadId: id, actor, reason });
+    await recordAudit(context, tx, { action: 'thread-deleted', threadId: id, userId: row.userId, actor, reason });
   });
 }
 

@@ -73,9 +73,9 @@ export async function writeSnapshot(
       }
       const rows = rowsOf<{ id: string }>(
         await tx.execute(sql`
-          insert into ${agentContextSnapshot} (tenant_id, thread_id, version, through_sequence, summary_id, included_sequences,
+          insert into ${agentContextSnapshot} (tenant_id, thread_id, user_id, version, through_sequence, summary_id, included_sequences,
             pruned, budget, policy_version, messages_hash, step_number, stale)
-          select ${context.tenantId}, ${thread}, ${expectedVersion + 1}, ${input.throughSequence}, ${summaryId},
+          select ${context.tenantId}, ${thread}, ${threadRow.userId}::text, ${expectedVersion + 1}, ${input.throughSequence}, ${summaryId},
             ${JSON.stringify(input.includedSequences)}::jsonb, ${pruned}::jsonb,
             ${budget}::jsonb, ${policyVersion}, ${messagesHash}, ${stepNumber}, ${stale}
           where (select coalesce(max(version), 0) from ${agentContextSnapshot}

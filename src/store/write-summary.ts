@@ -47,6 +47,7 @@ export function writeSummary(context: StoreContext, threadId: string, input: New
       .values({
         tenantId: context.tenantId,
         threadId: thread,
+        userId: threadRow.userId,
         fromSequence: input.fromSequence,
         throughSequence: input.throughSequence,
         content,

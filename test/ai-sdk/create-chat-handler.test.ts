@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { streamText, type UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { createChatHandler, loadThreadPage } from '../../src/ai-sdk/index.js';
-import type { TenantHistory } from '../../src/index.js';
+import { createAgentHistory, type TenantHistory } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import {
   gatedStream,
@@ -127,6 +127,53 @@ describe.each(BACKENDS)('createChatHandler on %s', (backend) => {
     await nothingWritten(owner.threadId);
     const stop = await handler.stop(post({ threadId: owner.threadId }));
     expect(stop.status).toBe(404);
+  });
+
+  it('should give getHistory the thread id and parsed body before the store is touched, so a non-owner gets the app’s 403 and nothing is written', async () => {
+    const tenantId = randomUUID();
+    const history = createAgentHistory({ db: database.db });
+    const owned = await history.forTenant(tenantId).createThread({ userId: 'alice' });
+    const seen: unknown[] = [];
+    const handler = createChatHandler<ChatMessage>({
+      ...schemas,
+      // The app's own check: the signed-in user (a header here) must own the thread the request names.
+      getHistory: async (request, context) => {
+        seen.push([context.route, context.threadId, context.chatId, context.body.message !== undefined]);
+        const user = request.headers.get('x-user') ?? '';
+        const store = history.forTenant(tenantId);
+        const thread = await store.getThread(context.threadId).catch(() => null);
+        if (thread?.userId !== user) throw new Response('forbidden', { status: 403 });
+        return store;
+      },
+      model: { streamText: () => streamText({ model: scriptedModel([textStep('hi') as never]), prompt: 'x' }) },
+    });
+    const as = (user: string, body: unknown) =>
+      new Request('http://localhost/api/chat', {
+        method: 'POST',
+        headers: { 'x-user': user },
+        body: JSON.stringify(body),
+      });
+    const chat = await handler.POST(as('bob', { threadId: owned.id, message: userMessage('u-1', 'hi') }));
+    const stop = await handler.stop(as('bob', { threadId: owned.id }));
+    expect([chat.status, stop.status, await chat.text()]).toEqual([403, 403, 'forbidden']);
+    expect(seen).toEqual([
+      ['chat', owned.id, owned.id, true],
+      ['stop', owned.id, owned.id, false],
+    ]);
+    await nothingWritten(owned.id);
+    const allowed = await handler.POST(as('alice', { threadId: owned.id, message: userMessage('u-1', 'hi') }));
+    expect(allowed.status).toBe(200);
+  });
+
+  it("should answer 404 for another user's thread with a user-scoped store, and write nothing", async () => {
+    const tenantId = randomUUID();
+    const history = createAgentHistory({ db: database.db });
+    const owned = await history.forTenant(tenantId, { userId: 'alice' }).createThread();
+    const { handler } = handlerFor(history.forTenant(tenantId, { userId: 'bob' }));
+    const chat = await handler.POST(post({ threadId: owned.id, message: userMessage('u-1', 'hi') }));
+    const stop = await handler.stop(post({ threadId: owned.id }));
+    expect([chat.status, stop.status]).toEqual([404, 404]);
+    await nothingWritten(owned.id);
   });
 
   it('should answer 413 for an oversized message, and write nothing', async () => {

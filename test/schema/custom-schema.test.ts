@@ -144,8 +144,12 @@ describe('customMigrationSql', () => {
     expect(afterTables).toContain('FROM "agent"."agent_history_append_message"(');
     expect(afterTables).toContain('GRANT USAGE ON SCHEMA "agent" TO "chat_app"');
     // 0009: both functions re-created with a pinned search path, EXECUTE only for the role, the audit log insert-only.
-    // 0011 adds the one-statement page and context reads, pinned the same way.
-    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(4);
+    // (0012 re-creates the single append once more, copying the thread's user; 0013 adds the one-statement page and
+    // context reads, pinned the same way.)
+    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(5);
+    expect(afterTables).toContain(
+      'UPDATE "agent"."agent_message" c SET user_id = t.user_id FROM "agent"."agent_thread" t',
+    );
     expect(afterTables).toContain('CREATE OR REPLACE FUNCTION "agent"."agent_history_load_context"(');
     expect(afterTables).toContain('CREATE OR REPLACE FUNCTION "agent"."agent_history_list_messages"(');
     expect(afterTables).toContain('FROM "agent"."agent_message" m');

@@ -20,7 +20,8 @@ import { TABLES } from '../support/tables.js';
 
 const APP_ROLE = 'agent_history_app';
 // No sub-select (Citus refuses one in a policy on a distributed table): migration 0005.
-const TENANT_PREDICATE = `(tenant_id = (NULLIF(current_setting('app.tenant_id'::text, true), ''::text))::uuid)`;
+// And the user scope (0011), in the same permissive policy: Citus would re-create a restrictive one as permissive.
+const POLICY_PREDICATE = `((tenant_id = (NULLIF(current_setting('app.tenant_id'::text, true), ''::text))::uuid) AND ((NULLIF(current_setting('app.user_id'::text, true), ''::text) IS NULL) OR (user_id = NULLIF(current_setting('app.user_id'::text, true), ''::text))))`;
 
 /** The ids of tenant A's rows that tenant B aims at. */
 interface Target {
@@ -246,7 +247,7 @@ describe.each(CONTRACT_BACKENDS)('tenant isolation on %s', (backend) => {
   });
 
   describe('row-level security in the catalog', () => {
-    it('should have RLS enabled and forced on all six tables, with one tenant policy each for the app role', async () => {
+    it('should have RLS enabled and forced on all six tables, with one tenant-and-user policy each for the app role', async () => {
       const tables = await database.admin.query(
         `select relname, relrowsecurity, relforcerowsecurity from pg_class where relname = any($1) and relkind = 'r' order by relname`,
         [[...TABLES]],
@@ -255,7 +256,7 @@ describe.each(CONTRACT_BACKENDS)('tenant isolation on %s', (backend) => {
         [...TABLES].sort().map((relname) => ({ relname, relrowsecurity: true, relforcerowsecurity: true })),
       );
       const policies = await database.admin.query(
-        `select tablename, policyname, roles::text as roles, cmd, permissive, qual, with_check from pg_policies where tablename = any($1) order by tablename`,
+        `select tablename, policyname, roles::text as roles, cmd, permissive, qual, with_check from pg_policies where tablename = any($1) order by tablename, policyname`,
         [[...TABLES]],
       );
       expect(policies).toEqual(
@@ -265,8 +266,8 @@ describe.each(CONTRACT_BACKENDS)('tenant isolation on %s', (backend) => {
           roles: `{${APP_ROLE}}`,
           cmd: 'ALL',
           permissive: 'PERMISSIVE',
-          qual: TENANT_PREDICATE,
-          with_check: TENANT_PREDICATE,
+          qual: POLICY_PREDICATE,
+          with_check: POLICY_PREDICATE,
         })),
       );
     });

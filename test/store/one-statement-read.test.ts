@@ -85,7 +85,7 @@ describe.each(BACKENDS)('listMessages in one statement on %s', (backend) => {
     await expect(store.listMessages(doomed)).rejects.toBeInstanceOf(NotFoundError);
   });
 
-  it('should return every column the store maps, and no other (a column added later must be added to 0011)', async () => {
+  it('should return every column the store maps, and no other (a column added later must be added to 0013)', async () => {
     const [row] = await database.admin.query<{ names: string[]; modes: string[] }>(
       `select proargnames as names, proargmodes::text[] as modes from pg_proc where proname = 'agent_history_list_messages'`,
     );
@@ -94,7 +94,7 @@ describe.each(BACKENDS)('listMessages in one statement on %s', (backend) => {
     expect(returned.toSorted()).toEqual(mapped.toSorted());
   });
 
-  it('should fall back to a transaction on a database migrated without 0011, with the same pages', async () => {
+  it('should fall back to a transaction on a database migrated without 0013, with the same pages', async () => {
     const before = await store.listMessages(threadId, { limit: 20, roles: ['user'] });
     await database.admin.query('drop function agent_history_list_messages');
     const { db, sent } = countingDatabase(database.db, backend);

@@ -1,12 +1,12 @@
 import { redirect } from 'next/navigation';
-import { DEMO_USER_ID, tenantHistory } from '../lib/tenant';
+import { tenantHistory } from '../lib/tenant';
 
 export const dynamic = 'force-dynamic';
 
 /** Opens the most recent thread, or a new chat. */
 export default async function Home() {
   const history = await tenantHistory();
-  const { threads } = await history.listThreads({ userId: DEMO_USER_ID, limit: 1 });
+  const { threads } = await history.listThreads({ limit: 1 });
   // No thread yet: a new chat's uuid; its first message creates the thread (createThreads: 'on-first-message').
   redirect(`/t/${threads[0]?.id ?? crypto.randomUUID()}`);
 }

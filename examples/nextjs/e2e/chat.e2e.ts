@@ -1,6 +1,7 @@
 // Drives the built example in headless Chromium (Debian's /usr/bin/chromium through playwright-core):
 // sends messages, regenerates, stops a long answer midway and checks after a reload that the partial answer
-// was kept, pages back through the history, searches, and saves screenshots. Run by e2e/run.sh.
+// was kept, pages back through the history, searches, checks that a second demo user gets 404 for the first
+// one's thread, and saves screenshots. Run by e2e/run.sh.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -243,6 +244,47 @@ async function main() {
       assert((await page.getByTestId('thread-link').count()) === 1, 'expected one thread in the list');
       await page.screenshot({ path: join(SCREENSHOTS, '07-back-from-search.png') });
     });
+
+    await step(
+      "a second signed-in user sees none of the first one's threads: its thread id is 404 everywhere",
+      async () => {
+        const threadId = threadUrl.split('/').at(-1)!;
+        const messagesOf = async () =>
+          (await page.request.get(`${base}/api/threads/${threadId}/messages`)).json() as Promise<{
+            messages?: unknown[];
+          }>;
+        const before = (await messagesOf()).messages?.length ?? 0;
+        assert(before > 0, 'the first user cannot read their own thread');
+        await page.goto(`${base}/api/session?user=demo-user-2`);
+        await page.waitForURL(/\/t\/[0-9a-f-]{36}$/);
+        assert(page.url() !== threadUrl, "the second user was sent to the first user's thread");
+        await page.getByTestId('composer').waitFor();
+        assert(
+          (await page.getByTestId('thread-link').count()) === 0,
+          "the second user's list shows another user's threads",
+        );
+        const opened = await page.goto(threadUrl);
+        assert(opened?.status() === 404, `opening another user's thread answered ${opened?.status()}, not 404`);
+        const read = await page.request.get(`${base}/api/threads/${threadId}/messages`);
+        const inspect = await page.request.get(`${base}/api/threads/${threadId}/context`);
+        const post = await page.request.post(`${base}/api/chat`, {
+          data: { threadId, message: { id: 'intruder-1', role: 'user', parts: [{ type: 'text', text: 'let me in' }] } },
+        });
+        const stop = await page.request.post(`${base}/api/chat/stop`, { data: { threadId } });
+        const search = (await (await page.request.get(`${base}/api/search?q=apples`)).json()) as { hits: unknown[] };
+        const statuses = [read.status(), inspect.status(), post.status(), stop.status()];
+        assert(
+          statuses.every((status) => status === 404),
+          `expected 404 everywhere, got ${statuses.join(', ')}`,
+        );
+        assert(search.hits.length === 0, "search found another user's messages");
+        await page.screenshot({ path: join(SCREENSHOTS, '08-other-user-404.png') });
+        await page.goto(`${base}/api/session?user=demo-user`);
+        await page.waitForURL(threadUrl);
+        const after = (await messagesOf()).messages?.length ?? 0;
+        assert(after === before, `the other user's requests changed the thread (${before} -> ${after} messages)`);
+      },
+    );
   } finally {
     await context.close().catch(() => {});
     server.kill('SIGTERM');

@@ -1,8 +1,9 @@
 import { ToolLoopAgent, isStepCount, type LanguageModel } from 'ai';
-import { createChatHandler, offlineThreadTitle } from 'agent-history/ai-sdk';
+import { NotFoundError } from 'agent-history';
+import { chatErrorResponse, createChatHandler, offlineThreadTitle } from 'agent-history/ai-sdk';
 import { createContextManagerReportSource } from './context-report';
 import { createScriptedModel } from './scripted-model';
-import { DEMO_USER_ID, tenantHistory } from './tenant';
+import { currentUserId, isOtherUsersThread, tenantHistory } from './tenant';
 import { metadataSchema, tools, type ChatMessage } from './tools';
 
 export const INSTRUCTIONS = 'You are a concise assistant. Use the weather tool for weather questions.';
@@ -32,8 +33,14 @@ export const contextReports = createContextManagerReportSource({
 
 /** The chat route: persistence, stop, regenerate and edit, all from agent-history. */
 export const chat = createChatHandler<ChatMessage, typeof tools>({
-  getHistory: () => tenantHistory(),
-  getUserId: () => DEMO_USER_ID,
+  // Authorized per thread before the store is touched: another user's thread is 404 (the user-scoped store would
+  // refuse it anyway, by row-level security; this check is the app's own, and answers before any work).
+  getHistory: async (_request, { threadId }) => {
+    if (await isOtherUsersThread(threadId, await currentUserId()))
+      throw chatErrorResponse(new NotFoundError({ entity: 'thread', id: threadId }));
+    return tenantHistory();
+  },
+  getUserId: () => currentUserId(),
   // "New chat" only makes a uuid in the browser: the thread is created by its first message, and titled after it.
   createThreads: 'on-first-message',
   generateTitle: selected.provider === 'openai' ? selected.model : offlineThreadTitle,

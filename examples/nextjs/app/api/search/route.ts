@@ -1,5 +1,5 @@
 import { chatErrorResponse } from 'agent-history/ai-sdk';
-import { DEMO_USER_ID, tenantHistory } from '../../../lib/tenant';
+import { tenantHistory } from '../../../lib/tenant';
 
 export const dynamic = 'force-dynamic';
 
@@ -8,7 +8,7 @@ export async function GET(request: Request) {
   try {
     const query = (new URL(request.url).searchParams.get('q') ?? '').trim();
     if (query.length === 0) return Response.json({ hits: [] });
-    const hits = await (await tenantHistory()).searchMessages(query, { userId: DEMO_USER_ID, limit: 20 });
+    const hits = await (await tenantHistory()).searchMessages(query, { limit: 20 });
     return Response.json({ hits });
   } catch (error) {
     return chatErrorResponse(error);

@@ -1,5 +1,5 @@
 import { chatErrorResponse } from 'agent-history/ai-sdk';
-import { DEMO_USER_ID, tenantHistory } from '../../../lib/tenant';
+import { tenantHistory } from '../../../lib/tenant';
 
 export const dynamic = 'force-dynamic';
 
@@ -7,7 +7,7 @@ export const dynamic = 'force-dynamic';
 export async function GET(request: Request) {
   try {
     const cursor = new URL(request.url).searchParams.get('cursor') ?? undefined;
-    const page = await (await tenantHistory()).listThreads({ userId: DEMO_USER_ID, limit: 50, cursor });
+    const page = await (await tenantHistory()).listThreads({ limit: 50, cursor });
     return Response.json({
       threads: page.threads.map(({ id, title, messageCount, lastMessageAt }) => ({
         id,
@@ -26,9 +26,7 @@ export async function GET(request: Request) {
 export async function POST(request: Request) {
   try {
     const body = (await request.json().catch(() => ({}))) as { title?: string };
-    const thread = await (
-      await tenantHistory()
-    ).createThread({ userId: DEMO_USER_ID, title: body.title ?? 'New chat' });
+    const thread = await (await tenantHistory()).createThread({ title: body.title ?? 'New chat' });
     return Response.json({ id: thread.id }, { status: 201 });
   } catch (error) {
     return chatErrorResponse(error);

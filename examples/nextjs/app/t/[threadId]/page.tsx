@@ -3,7 +3,7 @@ import { loadThreadPage } from 'agent-history/ai-sdk';
 import { notFound } from 'next/navigation';
 import { ChatApp } from '../../components/chat-app';
 import { PAGE_SIZE } from '../../../lib/chat';
-import { DEMO_USER_ID, tenantHistory } from '../../../lib/tenant';
+import { currentUserId, isOtherUsersThread, tenantHistory } from '../../../lib/tenant';
 import { metadataSchema, tools, type ChatMessage } from '../../../lib/tools';
 
 export const dynamic = 'force-dynamic';
@@ -15,13 +15,20 @@ export default async function ThreadPage({ params }: { params: Promise<{ threadI
   const history = await tenantHistory();
   try {
     const [page, threads] = await Promise.all([
-      loadThreadPage<ChatMessage>({ history, threadId, limit: PAGE_SIZE, tools, metadataSchema }).catch((error) => {
-        // A new chat: the browser made its uuid, and its first message will create the thread.
-        if (error instanceof NotFoundError && UUID.test(threadId))
-          return { messages: [], entries: [], nextCursor: null };
-        throw error;
-      }),
-      history.listThreads({ userId: DEMO_USER_ID, limit: 50 }),
+      loadThreadPage<ChatMessage>({ history, threadId, limit: PAGE_SIZE, tools, metadataSchema }).catch(
+        async (error) => {
+          // A new chat: the browser made its uuid, and its first message will create the thread. Another user's
+          // thread is not a new chat: 404.
+          if (
+            error instanceof NotFoundError &&
+            UUID.test(threadId) &&
+            !(await isOtherUsersThread(threadId, await currentUserId()))
+          )
+            return { messages: [], entries: [], nextCursor: null };
+          throw error;
+        },
+      ),
+      history.listThreads({ limit: 50 }),
     ]);
     return (
       <ChatApp
