@@ -65,7 +65,7 @@ export function createContextEngineState(): ContextEngineState {
     },
     lastEstimate: undefined,
     lastReport: undefined,
-    provenance: new WeakMap(),
+    provenance: new Map(),
     instructionTokenCache: new Map(),
     toolDefinitions: undefined,
   };
