@@ -127,7 +127,7 @@ async function run(value: Conversation, { alone, copy }: { alone: boolean; copy?
       context.prepareStep(copy ? { ...options, messages: copy(options.messages, options.stepNumber) } : options),
   });
   const prompts = model.doGenerateCalls.map((call) => call.prompt);
-  const withoutIds = <ROW extends { id: string }>(rows: ROW[]) => rows.map(({ id: _id, ...rest }) => rest);
+  const withoutIds = <ROW extends { id: string }>(rows: readonly ROW[]) => rows.map(({ id: _id, ...rest }) => rest);
   return { prompts, summaries: withoutIds(store.summaries), snapshots: withoutIds(store.snapshots), thread };
 }
 
@@ -148,7 +148,7 @@ describe('createContextManager: prepareStep alone, on copies', () => {
         for (const prompt of alone.prompts) {
           const promptText = JSON.stringify(prompt);
           for (const index of alone.thread.pinned) {
-            const pinnedText = (alone.thread.messages[index]!.parts[0] as { text: string }).text;
+            const pinnedText = (alone.thread.messages[index]!.parts[0] as unknown as { text: string }).text;
             expect(promptText).toContain(JSON.stringify(pinnedText).slice(1, -1));
           }
         }
