@@ -21,7 +21,7 @@ export function loadConfig() {
     /** Repetitions of the whole suite; min / median / max are taken over them. */
     runs: integer('BENCH_RUNS', 3),
     /** Which workloads to run. */
-    workloads: names('BENCH_WORKLOADS', ['w1', 'w2', 'w3', 'w4', 'w5', 'w6']),
+    workloads: names('BENCH_WORKLOADS', ['w1', 'w2', 'w3', 'w4', 'w5', 'w6', 'w7']),
     /** Which peers to run in W1-W3 (agent-history always runs). */
     peers: names('BENCH_PEERS', ['bare-insert', 'bare-agent-table', 'mastra-pg', 'agent-history-one-by-one']),
     w1: {
@@ -56,6 +56,8 @@ export function loadConfig() {
       chars: integer('BENCH_W6_CHARS', quick ? 100_000 : 1_000_000),
       bareChars: integer('BENCH_W6_BARE_CHARS', quick ? 4_000 : 16_000),
     },
+    /** W7: timed first calls (initialMessages() plus one prepareStep) on the 600-message thread; a quarter on 2,000. */
+    w7: { calls: integer('BENCH_W7_CALLS', quick ? 40 : 200) },
     /** Load pg_stat_statements (a little overhead for every peer) and print the top statements per workload. */
     profile: env.BENCH_PROFILE === '1',
     seed: integer('BENCH_MESSAGE_SEED', 42),
