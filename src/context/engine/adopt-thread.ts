@@ -102,19 +102,29 @@ function contentKey(message: ModelMessage): string {
 /**
  * The messages of a step that the store does not hold yet, when `prepareStep` runs without `initialMessages()`:
  * the store is the record, so the caller's copy of the thread is replaced by the context built from it, and only
- * what comes after the newest stored message is kept (this request's steps, or an input the app has not stored).
- * The newest stored message is found by its content (the caller converted it from the same UI message); when the
- * step does not hold it, the trailing messages that match no loaded message are kept.
+ * what comes after the last message that matches a stored one is kept (this request's steps, or an input the app
+ * has not stored). Messages match by content (the caller converted them from the same UI messages), in order: each
+ * must match a stored message after the previous match, so a new message that reads like an older one ("OK.") is
+ * still new.
  */
 export function unstoredTail(messages: readonly ModelMessage[], loaded: readonly ContextSegment[]): ModelMessage[] {
-  const stored = loaded.filter((segment) => segment.kind === 'message' && segment.sequence !== null);
-  const newest = stored.at(-1)?.messages.at(-1);
-  if (!newest) return [...messages];
-  const newestKey = contentKey(newest);
-  for (let index = messages.length - 1; index >= 0; index--)
-    if (contentKey(messages[index]!) === newestKey) return messages.slice(index + 1);
-  const keys = new Set(stored.flatMap((segment) => segment.messages.map(contentKey)));
-  let start = messages.length;
-  while (start > 0 && !keys.has(contentKey(messages[start - 1]!))) start -= 1;
-  return messages.slice(start);
+  const positions = new Map<string, number[]>();
+  let position = 0;
+  for (const segment of loaded)
+    if (segment.kind === 'message' && segment.sequence !== null)
+      for (const message of segment.messages) {
+        const key = contentKey(message);
+        const list = positions.get(key);
+        if (list) list.push(position++);
+        else positions.set(key, [position++]);
+      }
+  let next = 0;
+  let lastMatch = -1;
+  messages.forEach((message, index) => {
+    const found = positions.get(contentKey(message))?.find((candidate) => candidate >= next);
+    if (found === undefined) return;
+    next = found + 1;
+    lastMatch = index;
+  });
+  return messages.slice(lastMatch + 1);
 }
