@@ -32,6 +32,8 @@ export interface FirstCallResult {
   calls: number;
   /** Milliseconds of `initialMessages()` plus one `prepareStep`, over the calls. */
   ms: Summary;
+  /** CPU milliseconds of this process over the same calls (less sensitive to a loaded machine; includes GC). */
+  cpuMs: Summary;
 }
 
 // Seeded, varied text: a repeated string would let the tokenizer's cache flatter any recount.
@@ -124,9 +126,11 @@ export async function measureFirstCall(size: number, calls: number): Promise<Fir
   let view = structuredClone(base);
   const store = benchStore(() => view);
   const times: number[] = [];
+  const cpuTimes: number[] = [];
   const warmup = 5;
   for (let call = 0; call < calls + warmup; call++) {
     view = structuredClone(base);
+    const cpuStarted = process.cpuUsage();
     const started = performance.now();
     const manager = createContextManager({ store, model: 'openai:gpt-4o', maxOutputTokens: 8192, tokenCounter });
     const messages = await manager.initialMessages({ instructions: 'You are an analyst.' });
@@ -139,13 +143,18 @@ export async function measureFirstCall(size: number, calls: number): Promise<Fir
       responseMessages: [] as ModelMessage[],
     } as never);
     const elapsed = performance.now() - started;
-    if (call >= warmup) times.push(elapsed);
+    const cpu = process.cpuUsage(cpuStarted);
+    if (call >= warmup) {
+      times.push(elapsed);
+      cpuTimes.push((cpu.user + cpu.system) / 1000);
+    }
   }
   return {
     messages: size,
     storedTokens: rows.reduce((sum, row) => sum + (row.tokenCount ?? 0), 0),
     calls,
     ms: summarize(times),
+    cpuMs: summarize(cpuTimes),
   };
 }
 
@@ -158,6 +167,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const calls = Number(process.env.BENCH_W7_CALLS ?? 200);
   for (const result of await runFirstCall({ calls }))
     console.log(
-      `${result.messages} messages, ${result.storedTokens} stored tokens, ${result.calls} calls: median ${result.ms.p50} ms, p99 ${result.ms.p99} ms, max ${result.ms.max} ms`,
+      `${result.messages} messages, ${result.storedTokens} stored tokens, ${result.calls} calls: median ${result.ms.p50} ms, p99 ${result.ms.p99} ms, max ${result.ms.max} ms; CPU median ${result.cpuMs.p50} ms, p99 ${result.cpuMs.p99} ms`,
     );
 }
