@@ -32,3 +32,45 @@ describe('prepareStep without initialMessages()', () => {
     expect((await engine.prepareStep({ messages, stepNumber: 0 })).messages).toBeUndefined();
   });
 });
+
+describe('snapshot boundaries across steps', () => {
+  it('should write snapshots whose boundaries only advance over the steps of a summarized thread, on copies', async () => {
+    const { createOfflineSummarizer } = await import('../../../src/ai-sdk/summarizer.js');
+    const thread = Array.from({ length: 30 }, (_unused, index) => [
+      user(`u${index}`, `Question ${index}: ${'plan the trip '.repeat(20)}`),
+      assistant(`a${index}`, text(`Answer ${index}: ${'visit the museum '.repeat(25)}`)),
+    ]).flat();
+    const store = storeOf([...thread, user('last', 'And tomorrow?')]);
+    const engine = createContextEngine({
+      store,
+      profile: smallProfile(2600, 200),
+      tokenCounter,
+      summarizer: createOfflineSummarizer({ itemsPerSection: 2, itemCharacters: 30 }),
+      policy: { summary: { reserveTokens: 200 }, toolOutputPreview: { tokens: 900, minimumTokens: 64 } },
+    });
+    let { messages } = await engine.buildInitialContext();
+    expect(store.snapshots.length).toBeGreaterThan(0);
+    for (let step = 1; step <= 4; step++) {
+      const toolCallId = `call-${step}`;
+      messages = [
+        ...messages,
+        { role: 'assistant', content: [{ type: 'tool-call', toolCallId, toolName: 'search', input: { step } }] },
+        {
+          role: 'tool',
+          content: [
+            {
+              type: 'tool-result',
+              toolCallId,
+              toolName: 'search',
+              output: { type: 'text', value: `result ${step} `.repeat(150) },
+            },
+          ],
+        },
+      ];
+      const result = await engine.prepareStep({ messages: structuredClone(messages), stepNumber: step });
+      messages = result.messages ?? messages;
+    }
+    const boundaries = store.snapshots.map((snapshot) => snapshot.throughSequence);
+    expect(boundaries).toEqual([...boundaries].sort((a, b) => a - b));
+  });
+});
