@@ -21,7 +21,7 @@ export function loadConfig() {
     /** Repetitions of the whole suite; min / median / max are taken over them. */
     runs: integer('BENCH_RUNS', 3),
     /** Which workloads to run. */
-    workloads: names('BENCH_WORKLOADS', ['w1', 'w2', 'w3', 'w4', 'w5', 'w6']),
+    workloads: names('BENCH_WORKLOADS', ['w1', 'w2', 'w3', 'w4', 'w5', 'w6', 'w7']),
     /** Which peers to run in W1-W3 (agent-history always runs). */
     peers: names('BENCH_PEERS', [
       'bare-insert',
@@ -72,6 +72,8 @@ export function loadConfig() {
     allowNoisy: env.BENCH_ALLOW_NOISY === '1',
     /** A run during which other processes kept more than this many cores busy (from /proc/stat) is marked noisy. */
     maxForeignCores: Number(env.BENCH_MAX_FOREIGN_CORES ?? 0.25),
+    /** W7: timed first calls (initialMessages() plus one prepareStep) on the 600-message thread; a quarter on 2,000. */
+    w7: { calls: integer('BENCH_W7_CALLS', quick ? 40 : 200) },
     /** Load pg_stat_statements (a little overhead for every peer) and print the top statements per workload. */
     profile: env.BENCH_PROFILE === '1',
     seed: integer('BENCH_MESSAGE_SEED', 42),

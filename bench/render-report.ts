@@ -125,7 +125,26 @@ export function renderReport(results: { meta: Record<string, any>; runs: any[] }
     );
   }
   if (config.workloads.includes('w6')) out.push(tokenClassTable(runs, config), '');
+  if (config.workloads.includes('w7')) out.push(firstCallTable(runs), '');
   return out.join('\n');
+}
+
+/** W7: initialMessages() plus one prepareStep on long threads with stored counts (ms, min / median / max over runs). */
+function firstCallTable(runs: any[]): string {
+  const sizes: number[] = (runs[0]?.w7 ?? []).map((row: any) => row.messages);
+  const rows = sizes.map((size) => {
+    const of = (key: string) =>
+      runs.map((run) => run.w7?.find((row: any) => row.messages === size)?.ms?.[key] as number);
+    const tokens = runs[0].w7.find((row: any) => row.messages === size).storedTokens;
+    return `| ${size} | ${tokens.toLocaleString('en')} | ${fmtSpread(spread(of('p50')))} | ${fmtSpread(spread(of('p99')))} |`;
+  });
+  return [
+    '## W7 first call of a request (bench/workloads/w7-first-call.ts)',
+    '',
+    '| messages | stored tokens | median ms | p99 ms |',
+    '| ---: | ---: | ---: | ---: |',
+    ...rows,
+  ].join('\n');
 }
 
 /** W6: median ms per MB of the guarded counter per Unicode class (the longest event-loop block it causes). */

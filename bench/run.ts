@@ -1,5 +1,5 @@
 // `npm run bench`: starts its own PostgreSQL 15 cluster and runs, side by side in one process, W1 append,
-// W2 hot thread, W3 load, W4 prepareStep (hook), W5 the embedded default and W6 token counting per Unicode class, BENCH_RUNS times (default 3).
+// W2 hot thread, W3 load, W4 prepareStep (hook), W5 the embedded default, W6 token counting per Unicode class and W7 the context engine's first call, BENCH_RUNS times (default 3).
 // Prints min / median / max, ratios and PASS / MISS per target; writes bench/results/<run>.json and .md.
 // Environment: see bench/config.ts (BENCH_QUICK=1 for a smoke run, BENCH_RUNS, BENCH_WORKLOADS, …).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -37,6 +37,7 @@ import {
   openEmbedded,
   type Embedded,
 } from './workloads/w5-embedded.js';
+import { runFirstCall } from './workloads/w7-first-call.js';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH_DIR, '..');
@@ -283,6 +284,10 @@ async function main() {
       if (config.workloads.includes('w6')) {
         run.w6 = runTokenClasses({ ...config.w6, seed: index });
         log(`  w6 ${JSON.stringify(run.w6).slice(0, 200)}`);
+      }
+      if (config.workloads.includes('w7')) {
+        run.w7 = await runFirstCall(config.w7);
+        log(`  w7 ${JSON.stringify(run.w7).slice(0, 200)}`);
       }
       run.wallMs = Math.round(performance.now() - runStart);
       // What other processes took meanwhile: the machine's busy time minus this process and the cluster.

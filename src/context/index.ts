@@ -59,6 +59,7 @@ export {
   renderSegments,
   tallySegments,
 } from './segments/context-segment.js';
+export { contextMessageRef, contextMessageRefKey, withoutContextMessageRef } from './segments/context-message-ref.js';
 export {
   type ContextSnapshotPruning,
   emptySnapshotPruning,
@@ -97,6 +98,7 @@ export {
   addTokenTallies,
   countModelMessageTokens,
   countModelMessagesTokens,
+  countModelPartTokens,
   emptyTokenTally,
 } from '../tokens/count-message-tokens.js';
 export { countStoredMessageTokens, storedTokenCountId } from '../tokens/count-stored-message-tokens.js';

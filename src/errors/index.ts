@@ -6,6 +6,7 @@ export { InvalidMessageError } from './invalid-message-error.js';
 export { FileUrlNotAllowedError } from './file-url-not-allowed-error.js';
 export { MessageTooLargeError } from './message-too-large-error.js';
 export { VersionConflictError } from './version-conflict-error.js';
+export { SnapshotBoundaryError } from './snapshot-boundary-error.js';
 export { DatabaseError } from './database-error.js';
 export { CitusSettingError } from './citus-setting-error.js';
 export { RowLevelSecurityBypassError } from './row-level-security-bypass-error.js';

@@ -141,7 +141,9 @@ export interface ContextStore {
    * Stores snapshot `expectedVersion + 1`. When another writer got there first it must write nothing and
    * throw a `VersionConflictError` (from `src/errors`): a snapshot is never overwritten. A `summaryId` that is not
    * one of the thread's summaries is refused with `NotFoundError`; one that has become stale makes the snapshot
-   * stale (never returned by `loadContext`).
+   * stale (never returned by `loadContext`). A `throughSequence` below the newest not-stale snapshot's is refused
+   * with `SnapshotBoundaryError` and nothing is written (a version conflict is reported first), also against a
+   * concurrent writer: boundaries only advance.
    */
   writeSnapshot(input: NewSnapshot): Promise<ContextSnapshot>;
   /** Optional full-text search for relevant earlier messages (the memory step), best match first. */

@@ -1,14 +1,16 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import { AgentHistoryError } from '../errors/agent-history-error.js';
 import { assertInteger, assertOptionalUuid, assertRequiredText, assertThreadId } from '../errors/assert-input.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
+import { SnapshotBoundaryError } from '../errors/snapshot-boundary-error.js';
 import { VersionConflictError } from '../errors/version-conflict-error.js';
 import type { NewSnapshot } from '../model/context-store.js';
 import type { StoredSnapshot } from '../model/stored-rows.js';
 import { rowsOf } from '../tenant/database.js';
 import { snapshotColumns, toSnapshot } from './context-artifact-rows.js';
 import { requireThread } from './require-thread.js';
+import type { TenantTransaction } from '../tenant/with-tenant.js';
 import { inTenant, postgresErrorCode, type StoreContext } from './store-context.js';
 import { assertStorableJson } from './validate-message.js';
 import { ofThread } from './of-thread.js';
@@ -24,10 +26,41 @@ function jsonArgument(argument: string, value: unknown): string {
   return JSON.stringify(value);
 }
 
+// Why the insert wrote nothing: a newer version (checked first: the writer must reload anyway), or a boundary
+// below the previous snapshot's, read in the same transaction as the refused statement.
+async function refusal(
+  context: StoreContext,
+  tx: TenantTransaction,
+  thread: string,
+  expectedVersion: number,
+  throughSequence: number,
+): Promise<Error> {
+  const { agentContextSnapshot } = context.tables;
+  const [current] = await tx
+    .select({ version: sql<number>`coalesce(max(${agentContextSnapshot.version}), 0)` })
+    .from(agentContextSnapshot)
+    .where(ofThread(context, agentContextSnapshot, thread));
+  const actualVersion = Number(current?.version);
+  if (actualVersion !== expectedVersion)
+    return new VersionConflictError({ entity: 'snapshot', expectedVersion, actualVersion });
+  const [previous] = await tx
+    .select({ version: agentContextSnapshot.version, throughSequence: agentContextSnapshot.throughSequence })
+    .from(agentContextSnapshot)
+    .where(and(ofThread(context, agentContextSnapshot, thread), eq(agentContextSnapshot.stale, false)))
+    .orderBy(desc(agentContextSnapshot.version))
+    .limit(1);
+  return new SnapshotBoundaryError({
+    throughSequence,
+    previousThroughSequence: Number(previous?.throughSequence ?? 0),
+    previousVersion: Number(previous?.version ?? 0),
+  });
+}
+
 /**
  * Writes snapshot `expectedVersion + 1`. When another writer got there first, nothing is written and a
- * {@link VersionConflictError} is raised: a snapshot is never overwritten. The boundary is inclusive and must
- * lie within the thread.
+ * {@link VersionConflictError} is raised: a snapshot is never overwritten. The boundary is inclusive, must
+ * lie within the thread and may not go back below the previous (not stale) snapshot's: checked in the same
+ * statement as the version, so two concurrent writers cannot slip past it ({@link SnapshotBoundaryError}).
  */
 export async function writeSnapshot(
   context: StoreContext,
@@ -80,19 +113,12 @@ export async function writeSnapshot(
             ${budget}::jsonb, ${policyVersion}, ${messagesHash}, ${stepNumber}, ${stale}
           where (select coalesce(max(version), 0) from ${agentContextSnapshot}
                  where tenant_id = ${context.tenantId} and thread_id = ${thread}) = ${expectedVersion}
+            and ${input.throughSequence} >= coalesce((select through_sequence from ${agentContextSnapshot}
+                 where tenant_id = ${context.tenantId} and thread_id = ${thread} and not stale
+                 order by version desc limit 1), 0)
           returning id`),
       );
-      if (rows.length === 0) {
-        const [current] = await tx
-          .select({ version: sql<number>`coalesce(max(${agentContextSnapshot.version}), 0)` })
-          .from(agentContextSnapshot)
-          .where(ofThread(context, agentContextSnapshot, thread));
-        throw new VersionConflictError({
-          entity: 'snapshot',
-          expectedVersion,
-          actualVersion: Number(current?.version),
-        });
-      }
+      if (rows.length === 0) throw await refusal(context, tx, thread, expectedVersion, input.throughSequence);
       const [row] = await tx
         .select(snapshotColumns(context))
         .from(agentContextSnapshot)

@@ -1,6 +1,7 @@
 import { assertInteger } from '../errors/assert-input.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
+import { SnapshotBoundaryError } from '../errors/snapshot-boundary-error.js';
 import { VersionConflictError } from '../errors/version-conflict-error.js';
 import type { ContextSnapshot, NewSnapshot } from '../model/context-store.js';
 import { currentVersion, lastSequence, strip, type MemoryContextState } from './memory-context-state.js';
@@ -8,7 +9,8 @@ import { currentVersion, lastSequence, strip, type MemoryContextState } from './
 /**
  * The in-memory `writeSnapshot`: writes snapshot `expectedVersion + 1`, or throws {@link VersionConflictError}
  * and writes nothing; a snapshot is never overwritten. As in the Postgres store, its summary must be one of the
- * thread's, and a stale summary makes the snapshot stale.
+ * thread's, and a stale summary makes the snapshot stale, and the
+ * boundary may not go back below the previous (not stale) snapshot's ({@link SnapshotBoundaryError}).
  */
 export async function writeMemorySnapshot(state: MemoryContextState, input: NewSnapshot): Promise<ContextSnapshot> {
   await Promise.resolve();
@@ -27,6 +29,13 @@ export async function writeMemorySnapshot(state: MemoryContextState, input: NewS
   const actualVersion = currentVersion(state);
   if (input.expectedVersion !== actualVersion)
     throw new VersionConflictError({ entity: 'snapshot', expectedVersion: input.expectedVersion, actualVersion });
+  const previous = [...state.snapshots].reverse().find((candidate) => !candidate.stale);
+  if (previous && input.throughSequence < previous.throughSequence)
+    throw new SnapshotBoundaryError({
+      throughSequence: input.throughSequence,
+      previousThroughSequence: previous.throughSequence,
+      previousVersion: previous.version,
+    });
   const snapshot: ContextSnapshot & { stale: boolean } = {
     id: state.generateId('snapshot'),
     version: actualVersion + 1,

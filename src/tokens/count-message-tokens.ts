@@ -64,6 +64,25 @@ export function countModelMessageTokens(message: ModelMessage, tokenCounter: Tok
   return frozen;
 }
 
+const partMemo = new WeakMap<TokenCounter, WeakMap<object, TokenTally>>();
+
+/**
+ * The raw tally of one content part as {@link countModelMessageTokens} counts it (no per-message framing: `messages`
+ * is 0), memoised per part object. A message's tally is the sum of its parts' plus one message, so removing a part
+ * from a counted (or stored) tally is subtracting this.
+ */
+export function countModelPartTokens(part: object, tokenCounter: TokenCounter): TokenTally {
+  let memo = partMemo.get(tokenCounter);
+  if (!memo) partMemo.set(tokenCounter, (memo = new WeakMap()));
+  const cached = memo.get(part);
+  if (cached) return cached;
+  const tally = { text: 0, images: 0, files: 0, messages: 0 };
+  countPart(part as { type: string; [key: string]: unknown }, tally, tokenCounter);
+  const frozen = Object.freeze(tally);
+  memo.set(part, frozen);
+  return frozen;
+}
+
 /** Sums {@link countModelMessageTokens} over messages. */
 export function countModelMessagesTokens(messages: readonly ModelMessage[], tokenCounter: TokenCounter): TokenTally {
   return addTokenTallies(...messages.map((message) => countModelMessageTokens(message, tokenCounter)));

@@ -1,3 +1,5 @@
+import type { ModelMessage } from 'ai';
+import { withoutContextMessageRef } from '../../src/context/segments/context-message-ref.js';
 import {
   countStoredMessageTokens,
   createContextMeasure,
@@ -97,4 +99,12 @@ export function storeOf(
 /** `count` words of filler, about one token each. */
 export function words(count: number, word = 'word'): string {
   return Array.from({ length: count }, () => word).join(' ');
+}
+
+/** Messages (or one message) without the reference the engine puts on what it built from the store. */
+export function unref<VALUE extends ModelMessage | readonly ModelMessage[] | undefined>(value: VALUE): VALUE {
+  if (value === undefined) return value;
+  return (
+    Array.isArray(value) ? value.map(withoutContextMessageRef) : withoutContextMessageRef(value as ModelMessage)
+  ) as VALUE;
 }

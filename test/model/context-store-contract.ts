@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { InvalidArgumentError, NotFoundError, VersionConflictError } from '../../src/errors/index.js';
+import {
+  InvalidArgumentError,
+  NotFoundError,
+  SnapshotBoundaryError,
+  VersionConflictError,
+} from '../../src/errors/index.js';
 import type { ContextStore, NewSnapshot, NewSummary } from '../../src/model/context-store.js';
 import type { ContextUIMessage } from '../../src/model/context-ui-message.js';
 
@@ -213,6 +218,60 @@ export function defineContextStoreContract(name: string, makeStore: () => Promis
           NotFoundError,
         );
         expect((await fixture.storedSnapshots()).map((snapshot) => snapshot.version)).toEqual([1]);
+      });
+      it("should refuse a boundary below the previous snapshot's, naming both, and write nothing", async () => {
+        const fixture = await makeStore();
+        const { store } = fixture;
+        for (let index = 1; index <= 5; index++) await fixture.appendMessage(user(`u${index}`, `m${index}`));
+        await store.writeSnapshot(snapshotInput(0, 4));
+        const error = await store.writeSnapshot(snapshotInput(1, 1)).catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(SnapshotBoundaryError);
+        expect(error).toMatchObject({
+          code: 'snapshot-boundary-backwards',
+          throughSequence: 1,
+          previousThroughSequence: 4,
+          previousVersion: 1,
+          message:
+            'Snapshot boundary 1 goes back below the boundary 4 of snapshot version 1: a boundary only advances.',
+        });
+        // A stale version is reported as such first: the writer must reload anyway.
+        await expect(store.writeSnapshot(snapshotInput(0, 1))).rejects.toThrowError(VersionConflictError);
+        expect(await fixture.storedSnapshots()).toEqual([{ version: 1, throughSequence: 4, messagesHash: 'hash-1' }]);
+        expect((await store.loadContext()).tail.map((stored) => stored.sequence)).toEqual([5]);
+        // The same boundary, or a later one, is accepted.
+        expect(await store.writeSnapshot(snapshotInput(1, 4))).toMatchObject({ version: 2, throughSequence: 4 });
+        expect(await store.writeSnapshot(snapshotInput(2, 5))).toMatchObject({ version: 3, throughSequence: 5 });
+      });
+
+      it('should let no boundary go back when writers race, each retrying on a version conflict', async () => {
+        const fixture = await makeStore();
+        const { store } = fixture;
+        for (let index = 1; index <= 8; index++) await fixture.appendMessage(user(`u${index}`, `m${index}`));
+        const boundaries = [5, 2, 7, 1, 4, 8, 3, 6, 2, 7];
+        const outcomes = await Promise.all(
+          boundaries.map(async (throughSequence, writer) => {
+            for (;;) {
+              const { currentVersion } = await store.loadContext();
+              try {
+                await store.writeSnapshot(snapshotInput(currentVersion, throughSequence, `writer-${writer}`));
+                return 'written';
+              } catch (error) {
+                if (error instanceof SnapshotBoundaryError) return 'refused';
+                if (!(error instanceof VersionConflictError)) throw error;
+              }
+            }
+          }),
+        );
+        const stored = await fixture.storedSnapshots();
+        expect(stored.map((snapshot) => snapshot.version)).toEqual(stored.map((_snapshot, index) => index + 1));
+        for (let index = 1; index < stored.length; index++)
+          expect(stored[index]!.throughSequence).toBeGreaterThanOrEqual(stored[index - 1]!.throughSequence);
+        expect(stored.length).toBe(outcomes.filter((outcome) => outcome === 'written').length);
+        // A refused writer's boundary was below one already stored.
+        boundaries.forEach((throughSequence, writer) => {
+          if (outcomes[writer] === 'refused')
+            expect(throughSequence).toBeLessThan(Math.max(...stored.map((snapshot) => snapshot.throughSequence)));
+        });
       });
     });
 

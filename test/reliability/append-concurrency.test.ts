@@ -265,10 +265,11 @@ describe.each(SERVER_BACKENDS)('appendMessage under concurrency on %s', (backend
             parts: [{ type: 'text', text: 'x' }],
           });
       }
-      const write = (threadId: string, expectedVersion: number, writer: number) =>
+      // A boundary at or after the one loaded: boundaries only advance (a lower one is SnapshotBoundaryError).
+      const write = (threadId: string, expectedVersion: number, writer: number, floor: number) =>
         store.writeSnapshot(threadId, {
           expectedVersion,
-          throughSequence: random.between(0, 5),
+          throughSequence: random.between(floor, 5),
           includedSequences: [5],
           policyVersion: 'reliability-1',
           messagesHash: `writer-${writer}`,
@@ -279,9 +280,10 @@ describe.each(SERVER_BACKENDS)('appendMessage under concurrency on %s', (backend
       for (let round = 0; round < SNAPSHOT_ROUNDS; round++) {
         await Promise.all(
           threads.map(async (thread) => {
-            const { currentVersion } = await store.loadContext(thread.id);
+            const { currentVersion, snapshot } = await store.loadContext(thread.id);
+            const floor = snapshot?.throughSequence ?? 0;
             const outcomes = await Promise.allSettled(
-              Array.from({ length: SNAPSHOT_WRITERS }, (_, writer) => write(thread.id, currentVersion, writer)),
+              Array.from({ length: SNAPSHOT_WRITERS }, (_, writer) => write(thread.id, currentVersion, writer, floor)),
             );
             tally.attempt('snapshot:write', outcomes.length);
             const won = outcomes.filter((outcome) => outcome.status === 'fulfilled');
@@ -322,10 +324,15 @@ describe.each(SERVER_BACKENDS)('appendMessage under concurrency on %s', (backend
           await Promise.all(
             Array.from({ length: SNAPSHOT_WRITERS }, async (_, writer) => {
               for (let wins = 0; wins < 2;) {
-                const { currentVersion } = await store.loadContext(thread.id);
+                const loaded = await store.loadContext(thread.id);
                 tally.attempt('snapshot:write');
                 try {
-                  const snapshot = await write(thread.id, currentVersion, writer);
+                  const snapshot = await write(
+                    thread.id,
+                    loaded.currentVersion,
+                    writer,
+                    loaded.snapshot?.throughSequence ?? 0,
+                  );
                   winners.set(thread.id, [...(winners.get(thread.id) ?? []), snapshot.version]);
                   wins++;
                 } catch (error) {
@@ -340,11 +347,16 @@ describe.each(SERVER_BACKENDS)('appendMessage under concurrency on %s', (backend
         }),
       );
       for (const thread of threads) {
-        const rows = await database.admin.query<{ version: number }>(
-          'select version from agent_context_snapshot where thread_id = $1 order by version',
+        const rows = await database.admin.query<{ version: number; through: number }>(
+          'select version, through_sequence as through from agent_context_snapshot where thread_id = $1 order by version',
           [thread.id],
         );
         const versions = rows.map((row) => Number(row.version));
+        tally.expect(
+          rows.every((row, index) => index === 0 || Number(row.through) >= Number(rows[index - 1]!.through)),
+          'a snapshot boundary went back',
+          () => rows.map((row) => row.through).join(','),
+        );
         const won = (winners.get(thread.id) ?? []).sort((a, b) => a - b);
         tally.expect(
           versions.every((version, index) => version === index + 1),

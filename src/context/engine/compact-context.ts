@@ -8,6 +8,7 @@ import {
   renderSegments,
   type ContextSegment,
 } from '../segments/context-segment.js';
+import { markSegments } from '../segments/context-message-ref.js';
 import { computeContextBudget, type ContextBudget } from './context-budget.js';
 import { recordCompaction, recordReturnedContext, type ContextEngineState } from './context-engine-state.js';
 import type { ContextPolicy } from './context-policy.js';
@@ -103,7 +104,8 @@ export async function compactContext(
     contentVersions: state.contentVersions,
     memory: options.memory,
   });
-  const final = stages.segments;
+  // Marked for the next step's parse; the stages and the snapshot hash never see the references.
+  const final = markSegments(stages.segments);
   const decision = decideSnapshot({ loadedThread: state.loadedThread, stages });
   recordCompaction(state, { ...stages, trimmedSequences: decision.trimmedSequences });
   let snapshot: ContextSnapshotReport = {

@@ -67,7 +67,7 @@ export function createContextEngineState(): ContextEngineState {
     },
     lastEstimate: undefined,
     lastReport: undefined,
-    provenance: new WeakMap(),
+    provenance: new Map(),
     instructionTokenCache: new Map(),
     toolDefinitions: undefined,
     contentVersions: new Map(),

@@ -9,13 +9,15 @@ import { countToolDefinitionTokens, type ToolDefinition } from '../../tokens/too
 import { renderSegments } from '../segments/context-segment.js';
 import { assertMaxInputTokens } from './context-budget.js';
 import { compactContext, type CompactContextOptions, type ContextEngineSettings } from './compact-context.js';
-import { createContextEngineState, recordLoadedContext, type ContextEngineState } from './context-engine-state.js';
+import { createContextEngineState, type ContextEngineState } from './context-engine-state.js';
 import { resolveContextPolicy, type ContextPolicyInput } from './context-policy.js';
 import type { ContextReport } from './context-report.js';
 import type { ContextSummarizer } from './context-summarizer.js';
 import type { ContextInstructions, ToolDefinitionsCount } from './estimate-prompt-overhead.js';
-import { loadContextSegments } from './load-context-segments.js';
 import { parseContextMessages } from './parse-context-messages.js';
+import { adoptThread, buildInitial, type EngineInternals } from './adopt-thread.js';
+import { observeStepUsage } from './observe-step-usage.js';
+import { sameMessage } from '../segments/context-message-ref.js';
 
 /** Options of {@link createContextEngine}. */
 export interface CreateContextEngineOptions extends ConvertUIMessageOptions {
@@ -114,38 +116,19 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
     onReport?.(report);
   }
 
+  const internals: EngineInternals = { options, settings, state, calibrator, resources, compact, emit };
   return {
     get lastReport() {
       return state.lastReport;
     },
 
     async buildInitialContext({ instructions = options.instructions } = {}) {
-      const started = settings.now();
-      const { tokenCounter } = await resources();
-      const view = await store.loadContext();
-      recordLoadedContext(state, view);
-      const loaded = loadContextSegments({
-        view,
-        measure: createContextMeasure({ tokenCounter, profile, calibration: calibrator.factor }),
-        policy: settings.policy,
-        convertToolOutput,
-        convertDataPart,
-      });
-      const { segments: final, report } = await compact({
-        trigger: 'initial-messages',
-        stepNumber: null,
-        segments: loaded.segments,
-        stages: loaded.stages,
-        instructions,
-        observation: { observedInputTokens: null, estimatedInputTokens: null },
-        started,
-        memory: true,
-      });
-      emit(report);
+      const { final, report } = await buildInitial(internals, instructions);
       return { messages: renderSegments(final), report };
     },
 
     async prepareStep({ messages, stepNumber, instructions = options.instructions, lastStepInputTokens }) {
+      const input = state.loadedThread ? messages : await adoptThread(internals, messages, instructions);
       const started = settings.now();
       const { tokenCounter } = await resources();
       const observation = observeStepUsage({ calibrator, lastEstimate: state.lastEstimate, lastStepInputTokens });
@@ -153,7 +136,7 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
       const { segments: final, report } = await compact({
         trigger: 'prepare-step',
         stepNumber,
-        segments: parseContextMessages({ messages, registry: state.provenance, measure }),
+        segments: parseContextMessages({ messages: input, registry: state.provenance, measure }),
         stages: [],
         instructions,
         observation,
@@ -161,13 +144,19 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
         memory: false,
       });
       const output = renderSegments(final);
-      const changed = output.length !== messages.length || output.some((message, index) => message !== messages[index]);
+      // Equal by value: a copy of what the engine returned is unchanged.
+      const changed = differs(output, input);
       const finalReport = { ...report, changed };
       // Step 0 after buildInitialContext gets the messages it built: its report would repeat the initial one.
       if (changed || stepNumber !== 0 || state.lastReport?.trigger !== 'initial-messages') emit(finalReport);
-      return { messages: changed && output.length > 0 ? output : undefined, report: finalReport };
+      const replaced = input === messages ? changed : differs(output, messages);
+      return { messages: replaced && output.length > 0 ? output : undefined, report: finalReport };
     },
   };
+}
+
+function differs(output: readonly ModelMessage[], input: readonly ModelMessage[]): boolean {
+  return output.length !== input.length || output.some((message, index) => !sameMessage(message, input[index]!));
 }
 
 let engines = 0;
@@ -193,24 +182,6 @@ function createResourceLoader(
       };
     }
     return { tokenCounter: counter, toolDefinitions: state.toolDefinitions };
-  };
-}
-
-// The provider's usage of the last step teaches the calibrator how far off the last estimate was.
-function observeStepUsage({
-  calibrator,
-  lastEstimate,
-  lastStepInputTokens,
-}: {
-  calibrator: ContextCalibrator;
-  lastEstimate: number | undefined;
-  lastStepInputTokens: number | undefined;
-}): CompactContextOptions['observation'] {
-  if (lastStepInputTokens !== undefined && lastEstimate !== undefined)
-    calibrator.observe({ estimatedTokens: lastEstimate, actualTokens: lastStepInputTokens });
-  return {
-    observedInputTokens: lastStepInputTokens ?? null,
-    estimatedInputTokens: lastStepInputTokens !== undefined ? (lastEstimate ?? null) : null,
   };
 }
 

@@ -58,7 +58,7 @@ export interface BuildSnapshotOptions {
   /** The final context. */
   segments: readonly ContextSegment[];
   /** The version and boundary known, and the pruning record since the load. */
-  state: Pick<ContextEngineState, 'knownVersion' | 'loadedBoundary' | 'pruningRecord'>;
+  state: Pick<ContextEngineState, 'knownVersion' | 'knownSnapshot' | 'loadedBoundary' | 'pruningRecord'>;
   /** Whether messages left empty were removed. */
   emptyMessages: 'remove' | 'keep';
   /** The summary the context is built on, even when trimming dropped it. */
@@ -78,7 +78,8 @@ export interface BuildSnapshotOptions {
 
 /**
  * What a snapshot of the final context records: the stored part's hash, the sequences included, the boundary
- * (the loaded one, the active summary's, or the last trimmed turn's without a summarizer), the summary in the
+ * (the loaded or last written one, the active summary's, or the last trimmed turn's without a summarizer, whichever
+ * is highest: boundaries only advance), the summary in the
  * context and the pruning needed to rebuild it ({@link ContextSnapshotPruning}).
  */
 export function buildSnapshot({
@@ -100,8 +101,11 @@ export function buildSnapshot({
     ),
   ].sort((a, b) => a - b);
   const trimmedMax = Math.max(0, ...record.trimmedSequences);
+  // Never below the newest snapshot known (loaded, or written by an earlier step whose summary this step's
+  // trim may have dropped): the store refuses a boundary that goes back, and the tail after it is already right.
   const throughSequence = Math.max(
     state.loadedBoundary,
+    state.knownSnapshot?.throughSequence ?? 0,
     activeSummary?.throughSequence ?? 0,
     trimsAdvanceBoundary ? trimmedMax : 0,
   );

@@ -1,5 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
+import { contextMessageRef, sameMessage } from '../segments/context-message-ref.js';
 import { createMessageSegment, type ContextSegment } from '../segments/context-segment.js';
 
 /** Where a message the engine returned came from: its segment and its position in it. */
@@ -11,16 +12,19 @@ export interface MessageProvenance {
 }
 
 /**
- * The messages the engine returned, by identity. AI SDK v7 hands them back on the next step, and the registry
- * turns them back into the segments they came from (with their sequences, pins and token counts).
+ * The messages this engine returned, by the reference it put on them ({@link contextMessageRef}), never by
+ * identity: a step may get copies of them (`structuredClone`, a JSON round trip), and the registry turns them
+ * back into the segments they came from (with their sequences, pins and token counts).
  */
-export type ProvenanceRegistry = WeakMap<ModelMessage, MessageProvenance>;
+export type ProvenanceRegistry = Map<string, MessageProvenance>;
 
-/** Records the messages of `segments` in `registry`, so that {@link parseContextMessages} recognises them. */
+/** Records the referenced messages of `segments` in `registry`, so that {@link parseContextMessages} recognises them. */
 export function registerSegments(registry: ProvenanceRegistry, segments: readonly ContextSegment[]): void {
   for (const segment of segments) {
-    if (segment.messages.length > 0 && registry.get(segment.messages[0]!)?.segment === segment) continue;
-    segment.messages.forEach((message, position) => registry.set(message, { segment, position }));
+    segment.messages.forEach((message, position) => {
+      const ref = contextMessageRef(message);
+      if (ref !== undefined) registry.set(ref, { segment, position });
+    });
   }
 }
 
@@ -34,23 +38,35 @@ export interface ParseContextMessagesOptions {
   measure: ContextMeasure;
 }
 
+/** The segment a run of messages starting at `index` reproduces whole and in order (equal by value), if any. */
+export function knownSegmentAt(
+  messages: readonly ModelMessage[],
+  index: number,
+  registry: ProvenanceRegistry,
+): ContextSegment | undefined {
+  const ref = contextMessageRef(messages[index]!);
+  const known = ref === undefined ? undefined : registry.get(ref);
+  if (!known || known.position !== 0) return undefined;
+  const { segment } = known;
+  if (index + segment.messages.length > messages.length) return undefined;
+  for (let offset = 0; offset < segment.messages.length; offset++)
+    if (!sameMessage(messages[index + offset]!, segment.messages[offset]!)) return undefined;
+  return segment;
+}
+
 /**
- * Turns a step's messages back into segments: a run of messages the engine returned becomes its segment again
- * (when the whole segment is there, in order); any other message becomes a new unstored segment, an assistant
- * message together with the tool messages after it.
+ * Turns a step's messages back into segments: a run of messages the engine returned (or copies of them) becomes
+ * its segment again when the whole segment is there, in order and unchanged; any other message becomes a new
+ * unstored segment, an assistant message together with the tool messages after it.
  */
 export function parseContextMessages({ messages, registry, measure }: ParseContextMessagesOptions): ContextSegment[] {
   const segments: ContextSegment[] = [];
   let index = 0;
   while (index < messages.length) {
-    const known = registry.get(messages[index]!);
-    if (
-      known &&
-      known.position === 0 &&
-      known.segment.messages.every((message, offset) => messages[index + offset] === message)
-    ) {
-      segments.push(known.segment);
-      index += known.segment.messages.length;
+    const known = knownSegmentAt(messages, index, registry);
+    if (known) {
+      segments.push(known);
+      index += known.messages.length;
       continue;
     }
     // Not built by this engine (the current request's steps, or messages the caller made): an assistant
@@ -58,7 +74,11 @@ export function parseContextMessages({ messages, registry, measure }: ParseConte
     const group = [messages[index]!];
     index += 1;
     if (group[0]!.role === 'assistant') {
-      while (index < messages.length && messages[index]!.role === 'tool' && !registry.has(messages[index]!))
+      while (
+        index < messages.length &&
+        messages[index]!.role === 'tool' &&
+        contextMessageRef(messages[index]!) === undefined
+      )
         group.push(messages[index++]!);
     }
     segments.push(createMessageSegment({ messages: group, sequence: null, measure }));

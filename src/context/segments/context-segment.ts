@@ -1,6 +1,7 @@
 import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import { addTokenTallies, type TokenTally } from '../../tokens/count-message-tokens.js';
+import { retallyMessages } from './retally-messages.js';
 
 interface SegmentBase {
   /** The model messages of the segment, in order. */
@@ -179,11 +180,16 @@ export function createMessageSegment({
   };
 }
 
-/** A copy of the segment with other messages, recounted. */
+/**
+ * A copy of the segment with other messages (the same messages with parts removed or replaced, some left out).
+ * Its tally is the old one minus the parts that went and plus the parts that came (compared by object), so a
+ * stored count is never recounted: only the changed parts are counted, and the result stays exactly what a
+ * count of the new messages gives whenever the old tally was exact.
+ */
 export function withMessages<SEGMENT extends ContextSegment>(
   segment: SEGMENT,
   messages: ModelMessage[],
   measure: ContextMeasure,
 ): SEGMENT {
-  return { ...segment, messages, tokens: addTokenTallies(...messages.map((message) => measure.countMessage(message))) };
+  return { ...segment, messages, tokens: retallyMessages(segment.messages, segment.tokens, messages, measure) };
 }

@@ -1,0 +1,172 @@
+// W7: the first call of a request: `initialMessages()` plus one `prepareStep`, by a new context manager (one per
+// request, as an app makes), on a long thread whose messages carry stored token counts (issue 11 point 5).
+// Every call gets fresh message objects, as a store's load parses them from rows: they are copied before the
+// clock starts, so the figure is the engine's own time (the database read is W3). Snapshots are accepted and not
+// kept, so every call starts from the same thread without one (the worst case: the whole thread is compacted).
+//
+//   npx tsx bench/workloads/w7-first-call.ts                       # 600 messages (~250k tokens) and 2,000
+//   BENCH_W7_CALLS=400 npx tsx bench/workloads/w7-first-call.ts
+//   npx tsx --cpu-prof --cpu-prof-dir=bench/results/profiles bench/workloads/w7-first-call.ts   # where the time goes
+import { pathToFileURL } from 'node:url';
+import type { ModelMessage } from 'ai';
+import { createContextManager } from '../../src/ai-sdk/context-manager.js';
+import {
+  countStoredMessageTokens,
+  loadO200kTokenCounter,
+  storedTokenCountId,
+  type ContextMessage,
+  type ContextSnapshot,
+  type ContextStore,
+  type ContextUIMessage,
+  type LoadedContext,
+} from '../../src/context/index.js';
+import { summarize, type Summary } from '../stats.js';
+
+/** One measured thread. */
+export interface FirstCallResult {
+  /** Stored messages in the thread. */
+  messages: number;
+  /** The sum of their stored counts (raw o200k tokens). */
+  storedTokens: number;
+  /** Timed calls (after warm-up). */
+  calls: number;
+  /** Milliseconds of `initialMessages()` plus one `prepareStep`, over the calls. */
+  ms: Summary;
+  /** CPU milliseconds of this process over the same calls (less sensitive to a loaded machine; includes GC). */
+  cpuMs: Summary;
+}
+
+// Seeded, varied text: a repeated string would let the tokenizer's cache flatter any recount.
+function createRandom(seed: number) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = Math.imul(state ^ (state >>> 15), state | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const random = createRandom(7);
+const syllables = ['ka', 'lo', 'mi', 'ren', 'tas', 'vo', 'qui', 'bel', 'dor', 'fen', 'gar', 'hul', 'jin', 'pra'];
+const vocabulary = Array.from({ length: 4000 }, () =>
+  Array.from({ length: 2 + Math.floor(random() * 3) }, () => syllables[Math.floor(random() * syllables.length)]).join(
+    '',
+  ),
+);
+const sentence = (words: number) =>
+  Array.from({ length: words }, () => vocabulary[Math.floor(random() * vocabulary.length)]).join(' ');
+
+/** A turn of about 830 tokens: a question, then reasoning, a tool call with a JSON result and an answer. */
+function turn(index: number): ContextUIMessage[] {
+  return [
+    { id: `u${index}`, role: 'user', parts: [{ type: 'text', text: `Question ${index}: ${sentence(40)}?` }] },
+    {
+      id: `a${index}`,
+      role: 'assistant',
+      parts: [
+        { type: 'step-start' },
+        { type: 'reasoning', text: sentence(40) },
+        {
+          type: 'tool-search',
+          toolCallId: `call-${index}`,
+          state: 'output-available',
+          input: { query: sentence(3), limit: 6 },
+          output: { items: Array.from({ length: 6 }, (_item, item) => ({ id: item, snippet: sentence(17) })) },
+        },
+        { type: 'step-start' },
+        { type: 'text', text: sentence(95) },
+      ],
+    },
+  ];
+}
+
+function threadOf(size: number, tokenCounter: Awaited<ReturnType<typeof loadO200kTokenCounter>>) {
+  const rows: ContextMessage[] = [];
+  for (let index = 0; rows.length < size - 1; index++)
+    for (const message of turn(index))
+      if (rows.length < size - 1)
+        rows.push({
+          sequence: rows.length + 1,
+          message,
+          status: 'completed',
+          contextState: 'eligible',
+          pinned: rows.length === 0,
+          tokenCount: countStoredMessageTokens({ message, tokenCounter }),
+          tokenCounterId: storedTokenCountId(tokenCounter),
+          deletedAt: null,
+        });
+  const last: ContextUIMessage = { id: 'last', role: 'user', parts: [{ type: 'text', text: 'And next quarter?' }] };
+  rows.push({
+    ...rows[0]!,
+    sequence: size,
+    message: last,
+    pinned: false,
+    tokenCount: countStoredMessageTokens({ message: last, tokenCounter }),
+  });
+  return rows;
+}
+
+/** A store that hands out the prepared view and accepts (but does not keep) summaries and snapshots. */
+function benchStore(next: () => LoadedContext): ContextStore {
+  return {
+    loadContext: async () => next(),
+    writeSummary: async () => {
+      throw new Error('W7 runs without a summarizer');
+    },
+    writeSnapshot: async (input) =>
+      ({ ...input, id: 'snapshot', version: input.expectedVersion + 1, stepNumber: null }) as ContextSnapshot,
+  };
+}
+
+/** Measures `initialMessages()` plus one `prepareStep` on a thread of `size` messages, `calls` times. */
+export async function measureFirstCall(size: number, calls: number): Promise<FirstCallResult> {
+  const tokenCounter = await loadO200kTokenCounter();
+  const rows = threadOf(size, tokenCounter);
+  const base: LoadedContext = { snapshot: null, latestSummary: null, tail: rows, pinned: [], currentVersion: 0 };
+  let view = structuredClone(base);
+  const store = benchStore(() => view);
+  const times: number[] = [];
+  const cpuTimes: number[] = [];
+  const warmup = 5;
+  for (let call = 0; call < calls + warmup; call++) {
+    view = structuredClone(base);
+    const cpuStarted = process.cpuUsage();
+    const started = performance.now();
+    const manager = createContextManager({ store, model: 'openai:gpt-4o', maxOutputTokens: 8192, tokenCounter });
+    const messages = await manager.initialMessages({ instructions: 'You are an analyst.' });
+    await manager.prepareStep({
+      messages,
+      stepNumber: 0,
+      steps: [],
+      instructions: 'You are an analyst.',
+      initialMessages: messages,
+      responseMessages: [] as ModelMessage[],
+    } as never);
+    const elapsed = performance.now() - started;
+    const cpu = process.cpuUsage(cpuStarted);
+    if (call >= warmup) {
+      times.push(elapsed);
+      cpuTimes.push((cpu.user + cpu.system) / 1000);
+    }
+  }
+  return {
+    messages: size,
+    storedTokens: rows.reduce((sum, row) => sum + (row.tokenCount ?? 0), 0),
+    calls,
+    ms: summarize(times),
+    cpuMs: summarize(cpuTimes),
+  };
+}
+
+/** W7 as bench/run.ts records it: the 600-message thread (median, p99) and the 2,000-message one (median). */
+export async function runFirstCall({ calls }: { calls: number }): Promise<FirstCallResult[]> {
+  return [await measureFirstCall(600, calls), await measureFirstCall(2_000, Math.max(20, Math.floor(calls / 4)))];
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const calls = Number(process.env.BENCH_W7_CALLS ?? 200);
+  for (const result of await runFirstCall({ calls }))
+    console.log(
+      `${result.messages} messages, ${result.storedTokens} stored tokens, ${result.calls} calls: median ${result.ms.p50} ms, p99 ${result.ms.p99} ms, max ${result.ms.max} ms; CPU median ${result.cpuMs.p50} ms, p99 ${result.cpuMs.p99} ms`,
+    );
+}

@@ -1,0 +1,130 @@
+import type { ModelMessage } from 'ai';
+import type { ContextCalibrator } from '../../tokens/context-calibrator.js';
+import { createContextMeasure } from '../../tokens/context-measure.js';
+import type { TokenCounter } from '../../tokens/token-counter.js';
+import { withoutContextMessageRef } from '../segments/context-message-ref.js';
+import { renderSegments, type ContextSegment } from '../segments/context-segment.js';
+import { canonicalJson } from './canonical-json.js';
+import type { CompactContextOptions, ContextEngineSettings } from './compact-context.js';
+import { ContextEmptyError } from './context-empty-error.js';
+import { recordLoadedContext, type ContextEngineState } from './context-engine-state.js';
+import type { CreateContextEngineOptions } from './context-engine.js';
+import type { ContextReport } from './context-report.js';
+import type { ContextInstructions } from './estimate-prompt-overhead.js';
+import { loadContextSegments } from './load-context-segments.js';
+
+/** What one engine's calls share (see `createContextEngine`). */
+export interface EngineInternals {
+  /** The engine's options. */
+  options: CreateContextEngineOptions;
+  /** Its settings. */
+  settings: ContextEngineSettings;
+  /** Its state. */
+  state: ContextEngineState;
+  /** Its calibrator. */
+  calibrator: ContextCalibrator;
+  /** The counter, once loaded. */
+  resources: () => Promise<{ tokenCounter: TokenCounter }>;
+  /** Runs one compaction with the engine's settings. */
+  compact: (
+    request: Omit<CompactContextOptions, 'settings' | 'state' | 'tokenCounter' | 'toolDefinitions' | 'calibration'>,
+  ) => Promise<{ segments: ContextSegment[]; report: ContextReport }>;
+  /** Records and publishes a report. */
+  emit: (report: ContextReport) => void;
+}
+
+/**
+ * Stages 1 to 4 from the store, then every other stage (the `initialMessages()` path); `loaded` is the context
+ * before the compaction.
+ */
+export async function buildInitial(
+  { options, settings, state, calibrator, resources, compact, emit }: EngineInternals,
+  instructions: ContextInstructions | undefined,
+): Promise<{ final: ContextSegment[]; report: ContextReport; loaded: ContextSegment[] }> {
+  const started = settings.now();
+  const { tokenCounter } = await resources();
+  const view = await settings.store.loadContext();
+  recordLoadedContext(state, view);
+  const loaded = loadContextSegments({
+    view,
+    measure: createContextMeasure({ tokenCounter, profile: settings.profile, calibration: calibrator.factor }),
+    policy: settings.policy,
+    convertToolOutput: options.convertToolOutput,
+    convertDataPart: options.convertDataPart,
+  });
+  const { segments: final, report } = await compact({
+    trigger: 'initial-messages',
+    stepNumber: null,
+    segments: loaded.segments,
+    stages: loaded.stages,
+    instructions,
+    observation: { observedInputTokens: null, estimatedInputTokens: null },
+    started,
+    memory: true,
+  });
+  emit(report);
+  return { final, report, loaded: loaded.segments };
+}
+
+/**
+ * `prepareStep` without `initialMessages()`: the thread is loaded and built as `initialMessages()` builds it
+ * (pinned messages, summary, snapshot), and the step's messages the store does not hold ({@link unstoredTail})
+ * are kept after it. A thread with nothing stored keeps the step's messages as they are.
+ */
+export async function adoptThread(
+  internals: EngineInternals,
+  messages: ModelMessage[],
+  instructions: ContextInstructions | undefined,
+): Promise<ModelMessage[]> {
+  try {
+    const { final, loaded } = await buildInitial(internals, instructions);
+    return [...renderSegments(final), ...unstoredTail(messages, loaded)];
+  } catch (error) {
+    if (error instanceof ContextEmptyError) return messages;
+    throw error;
+  }
+}
+
+// A message's content as a comparable text: role and parts, without provider options (the caller's conversion
+// may carry other ones) and without the engine's reference.
+function contentKey(message: ModelMessage): string {
+  const { role, content } = withoutContextMessageRef(message);
+  const parts =
+    typeof content === 'string'
+      ? [{ type: 'text', text: content }]
+      : content.map((part) => {
+          const { providerOptions: _providerOptions, ...rest } = part as { providerOptions?: unknown };
+          return rest;
+        });
+  return canonicalJson({ role, content: parts });
+}
+
+/**
+ * The messages of a step that the store does not hold yet, when `prepareStep` runs without `initialMessages()`:
+ * the store is the record, so the caller's copy of the thread is replaced by the context built from it, and only
+ * what comes after the last message that matches a stored one is kept (this request's steps, or an input the app
+ * has not stored). Messages match by content (the caller converted them from the same UI messages), in order: each
+ * must match a stored message after the previous match, so a new message that reads like an older one ("OK.") is
+ * still new.
+ */
+export function unstoredTail(messages: readonly ModelMessage[], loaded: readonly ContextSegment[]): ModelMessage[] {
+  const positions = new Map<string, number[]>();
+  let position = 0;
+  for (const segment of loaded)
+    if (segment.kind === 'message' && segment.sequence !== null)
+      for (const message of segment.messages) {
+        const key = contentKey(message);
+        const list = positions.get(key);
+        if (list) list.push(position++);
+        else positions.set(key, [position++]);
+      }
+  let next = 0;
+  let lastMatch = -1;
+  messages.forEach((message, index) => {
+    const found = positions.get(contentKey(message))?.find((candidate) => candidate >= next);
+    if (found === undefined) return;
+    next = found + 1;
+    lastMatch = index;
+  });
+  return messages.slice(lastMatch + 1);
+}

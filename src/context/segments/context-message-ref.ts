@@ -1,0 +1,95 @@
+import type { ModelMessage } from 'ai';
+import type { ContextSegment } from './context-segment.js';
+
+/**
+ * The key of the reference the engine puts on every message it builds from the store (a stored message's model
+ * messages, the summary, the memory message). It is a top-level string, so it survives `structuredClone` and a
+ * JSON round trip, and the AI SDK never sends it: its prompt conversion copies only `role`, `content` and
+ * `providerOptions` of each message. It is not part of the snapshot hash.
+ */
+export const contextMessageRefKey = 'agentHistoryRef';
+
+/** A message with the engine's reference. */
+type RefMessage = ModelMessage & { [contextMessageRefKey]?: unknown };
+
+/** The reference of a message the engine built, or undefined. */
+export function contextMessageRef(message: ModelMessage): string | undefined {
+  const ref = (message as RefMessage)[contextMessageRefKey];
+  return typeof ref === 'string' ? ref : undefined;
+}
+
+/** The message with the reference `ref`. */
+export function withContextMessageRef<MESSAGE extends ModelMessage>(message: MESSAGE, ref: string): MESSAGE {
+  return { ...message, [contextMessageRefKey]: ref };
+}
+
+/** The message without the engine's reference (the same object when it has none). */
+export function withoutContextMessageRef(message: ModelMessage): ModelMessage {
+  if (!(contextMessageRefKey in message)) return message;
+  const { [contextMessageRefKey]: _ref, ...rest } = message as RefMessage;
+  return rest as ModelMessage;
+}
+
+/**
+ * Whether two messages are equal by value: the same object, or a copy (`structuredClone`, a JSON round trip: a
+ * key holding `undefined` equals a missing key, binary data its base64 or a URL its text are not taken as equal).
+ * Identity short-cuts every level, so a shallow copy compares in time proportional to its own keys.
+ */
+export function sameMessage(a: ModelMessage, b: ModelMessage): boolean {
+  return deepEqual(a, b);
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let index = 0; index < a.length; index++) if (!deepEqual(a[index], b[index])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  if (a instanceof Uint8Array || b instanceof Uint8Array) {
+    if (!(a instanceof Uint8Array && b instanceof Uint8Array) || a.length !== b.length) return false;
+    return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+  }
+  if (a instanceof URL || b instanceof URL || a instanceof Date || b instanceof Date)
+    return a.constructor === b.constructor && String(a) === String(b);
+  const recordA = a as Record<string, unknown>;
+  const recordB = b as Record<string, unknown>;
+  const keysA = Object.keys(recordA).filter((key) => recordA[key] !== undefined);
+  const keysB = Object.keys(recordB).filter((key) => recordB[key] !== undefined);
+  if (keysA.length !== keysB.length) return false;
+  for (const key of keysA) if (!deepEqual(recordA[key], recordB[key])) return false;
+  return true;
+}
+
+const markedCopies = new WeakMap<ModelMessage, ModelMessage>();
+
+/** The reference a segment's message gets when the engine returns it, or undefined for unstored messages. */
+function refFor(segment: ContextSegment, position: number): string | undefined {
+  if (segment.kind === 'summary') return `summary:${segment.summaryId}:${position}`;
+  if (segment.kind === 'memory') return `memory:${segment.sequences.join(',')}:${position}`;
+  return segment.sequence === null ? undefined : `${segment.sequence}:${position}`;
+}
+
+/**
+ * The segments as the engine returns them: every message built from the store (a stored message's model
+ * messages, the summary, the memory message) carries a reference, so that a step's copy of it is recognised.
+ * A message that has one keeps it; the copy made for one without is made once per message object, so the same
+ * context returns the same objects. Unstored messages (the request's own steps) are left as they are.
+ */
+export function markSegments(segments: readonly ContextSegment[]): ContextSegment[] {
+  return segments.map((segment) => {
+    let changed = false;
+    const messages = segment.messages.map((message, position) => {
+      if (contextMessageRef(message) !== undefined) return message;
+      const ref = refFor(segment, position);
+      if (ref === undefined) return message;
+      let marked = markedCopies.get(message);
+      if (!marked) markedCopies.set(message, (marked = withContextMessageRef(message, ref)));
+      changed = true;
+      return marked;
+    });
+    return changed ? { ...segment, messages } : segment;
+  });
+}

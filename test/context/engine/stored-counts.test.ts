@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import {
+  countStoredMessageTokens,
+  createContextEngine,
+  storedTokenCountId,
+  type ContextUIMessage,
+  type TokenCounter,
+} from '../../../src/context/index.js';
+import { createMemoryContextStore } from '../../../src/testing/index.js';
+import { assistant, reasoning, smallProfile, stepStart, text, tokenCounter, user, words } from '../fixtures.js';
+
+/** The default counter, recording every text it is asked to count. */
+function spyCounter(): TokenCounter & { counted: string[] } {
+  const counted: string[] = [];
+  return { id: tokenCounter.id, counted, count: (value) => (counted.push(value), tokenCounter.count(value)) };
+}
+
+const thread: ContextUIMessage[] = [
+  user('u1', `first-question ${words(30, 'alpha')}`),
+  assistant('a1', stepStart, reasoning(`first-thought ${words(60, 'hmm')}`), text(`first-answer ${words(50, 'beta')}`)),
+  user('u2', `second-question ${words(30, 'gamma')}`),
+  assistant(
+    'a2',
+    stepStart,
+    reasoning(`second-thought ${words(60, 'hmm')}`),
+    text(`second-answer ${words(50, 'delta')}`),
+  ),
+  user('u3', `third-question ${words(20, 'omega')}`),
+];
+/** What no stored message's own text may ever reach the counter as: a word only that message has. */
+const storedMarkers = ['first-question', 'first-answer', 'second-question', 'second-answer', 'third-question'];
+
+async function build(extraPerMessage: number) {
+  const counter = spyCounter();
+  const store = createMemoryContextStore();
+  for (const message of thread)
+    store.appendMessage({
+      message,
+      tokenCount: countStoredMessageTokens({ message, tokenCounter }) + extraPerMessage,
+      tokenCounterId: storedTokenCountId(tokenCounter),
+    });
+  counter.counted.length = 0;
+  const engine = createContextEngine({ store, profile: smallProfile(40_000, 500), tokenCounter: counter });
+  const { messages, report } = await engine.buildInitialContext();
+  return { counter, messages, report, engine };
+}
+
+describe('stored token counts', () => {
+  it('should never recount a stored message, also when pruning removes parts of it: the stored count minus the removed parts is used', async () => {
+    const exact = await build(0);
+    const inflated = await build(1000);
+    // The older turn's reasoning was pruned from a message whose count is stored.
+    const pruned = inflated.report.stages.find((stage) => stage.stage === 'prune');
+    expect(pruned?.removed.some((entry) => entry.reason === 'reasoning-pruned')).toBe(true);
+    expect(JSON.stringify(inflated.messages)).not.toContain('first-thought');
+    // Only the removed reasoning was counted; no stored message's own text was.
+    for (const { counter } of [exact, inflated])
+      for (const marker of storedMarkers) expect(counter.counted.filter((value) => value.includes(marker))).toEqual([]);
+    expect(inflated.counter.counted.some((value) => value.includes('first-thought'))).toBe(true);
+    // The estimate is the stored counts as they are (1000 over the true count each), less the removed parts.
+    expect(inflated.report.estimatedTokens - exact.report.estimatedTokens).toBe(1000 * thread.length);
+    // The next step gets copies of what was built: still nothing recounted, the same estimate.
+    inflated.counter.counted.length = 0;
+    const step = await inflated.engine.prepareStep({ messages: structuredClone(inflated.messages), stepNumber: 0 });
+    expect(step.messages).toBeUndefined();
+    expect(step.report.estimatedTokens).toBe(inflated.report.estimatedTokens);
+    for (const marker of storedMarkers)
+      expect(inflated.counter.counted.filter((value) => value.includes(marker))).toEqual([]);
+  });
+});
