@@ -19,7 +19,12 @@ export interface AppliedApprovalResponses {
   contradicted: number;
 }
 
-const isTool = (part: LoosePart) => part.type === 'dynamic-tool' || part.type.startsWith('tool-');
+// The client's parts are checked by validateUIMessages first; this stays total on anything anyway.
+const isTool = (part: LoosePart) =>
+  typeof part === 'object' &&
+  part !== null &&
+  typeof part.type === 'string' &&
+  (part.type === 'dynamic-tool' || part.type.startsWith('tool-'));
 const responded = (part: LoosePart) => isTool(part) && part.state === 'approval-responded';
 // Everything the client may not change: the part without its state and its approval.
 const fixedFields = ({ state: _state, approval: _approval, ...rest }: LoosePart) => canonicalJson(rest);
@@ -44,7 +49,7 @@ export function applyApprovalResponses(stored: LoosePart[], incoming: LoosePart[
   for (const { part, index } of responses) {
     const target = stored.find((candidate) => isTool(candidate) && candidate.toolCallId === part.toolCallId);
     const approval = part.approval;
-    if (!target?.approval || !approval || target.approval.id !== approval.id) {
+    if (!target?.approval || typeof approval !== 'object' || approval === null || target.approval.id !== approval.id) {
       throw new InvalidMessageError({
         path: `message.parts[${index}].approval.id`,
         value: part.approval?.id,
@@ -77,7 +82,12 @@ export function applyApprovalResponses(stored: LoosePart[], incoming: LoosePart[
 const isRequested = (part: LoosePart) => isTool(part) && part.state === 'approval-requested';
 
 function mergePart(stored: LoosePart, incoming: LoosePart, index: number): LoosePart {
-  if (isRequested(stored) && incoming.type === stored.type && fixedFields(incoming) === fixedFields(stored)) {
+  if (
+    isRequested(stored) &&
+    isTool(incoming) &&
+    incoming.type === stored.type &&
+    fixedFields(incoming) === fixedFields(stored)
+  ) {
     if (incoming.state === 'approval-requested' && incoming.approval?.id === stored.approval?.id) return stored;
     if (responded(incoming)) {
       const { approved, reason } = incoming.approval!;
@@ -88,7 +98,7 @@ function mergePart(stored: LoosePart, incoming: LoosePart, index: number): Loose
   if (canonicalJson(incoming) === canonicalJson(stored)) return stored;
   throw new InvalidMessageError({
     path: `message.parts[${index}]`,
-    value: incoming.type,
+    value: isTool(incoming) ? incoming.type : incoming,
     message: 'differs from the stored message; only a tool approval response may change.',
   });
 }
