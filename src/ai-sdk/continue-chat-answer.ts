@@ -25,7 +25,7 @@ export interface ContinueChatAnswerOptions<UI_MESSAGE extends UIMessage> {
 /**
  * The continued answer; `recorded` when the responses were only stored (an approval is still pending), else
  * `reopen` moves it back to `streaming` under the run: call it once the model's first messages are built (the
- * context engine reads only finished answers).
+ * context engine reads only finished answers) and before the model or an approved tool starts.
  */
 export type ContinuedChatAnswer = BegunChatAnswer & { recorded?: StoredMessage; reopen?: () => Promise<void> };
 
@@ -54,12 +54,38 @@ export async function continueChatAnswer<UI_MESSAGE extends UIMessage>({
     ...runOptions,
     metadata: { ...runOptions?.metadata, trigger: 'tool-approval-response', userMessageId, continues: messageId },
   });
+  // The exclusive claim (completed → streaming): of racing requests past the first write, one continues.
   const reopen = async () => {
     const expectedParts = recorded.stored.message.parts as StoredMessagePart[];
     const result = await history.reopenAssistantMessage(threadId, messageId, { expectedParts, parts, runId: run.id });
-    if (!result.updated) throw conflict(result.stored);
+    if (result.updated) return;
+    await history.finishRun(run.id, { status: 'cancelled', error: { message: 'duplicate request' } });
+    throw conflict(result.stored);
   };
   return { runId: run.id, assistantMessageId: messageId, reopen };
+}
+
+/**
+ * Ends an answer whose model could not start: finalized `failed` (a continued one keeps its parts) and its run
+ * failed; returns the error to throw. A continuation that lost its claim is left alone: the message is the
+ * winner's, and its own run is finished already.
+ */
+export async function abandonChatAnswer<UI_MESSAGE extends UIMessage>(
+  answer: {
+    history: TenantHistory;
+    threadId: string;
+    runId: string;
+    assistantMessageId: string;
+    continuation: ApprovalContinuation<UI_MESSAGE> | undefined;
+  },
+  error: unknown,
+): Promise<unknown> {
+  if (error instanceof ChatConflictError) return error;
+  const { history, threadId, runId, assistantMessageId, continuation } = answer;
+  const parts = (continuation?.message.parts ?? []) as unknown as StoredMessagePart[];
+  await history.finalizeMessage(threadId, assistantMessageId, { status: 'failed', parts }).catch(() => {});
+  await history.failRun(runId, { error }).catch(() => {});
+  return error;
 }
 
 function conflict(stored: StoredMessage): ChatConflictError {

@@ -65,7 +65,10 @@ export async function planApprovalContinuation<UI_MESSAGE extends UIMessage>(
   if (newest !== row || row.status !== 'completed' || applied.contradicted > 0) {
     throw new ChatConflictError({ reason: 'approval-not-pending', messageId: id, status: row.status });
   }
-  if (applied.answered === 0)
+  // Every response stored already: a retry. It continues only if no result was stored after them (the request
+  // that stored them ended before its model started); otherwise the answer exists.
+  const awaitingRun = applied.parts.some((part) => part.state === 'approval-responded');
+  if (applied.answered === 0 && (!awaitingRun || applied.pending))
     throw new ChatConflictError({ reason: 'answer-exists', messageId: id, status: row.status });
 
   const before = rows.filter(

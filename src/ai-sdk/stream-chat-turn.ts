@@ -10,7 +10,12 @@ import type { StartRunOptions } from '../store/runs.js';
 import type { StoredMessage } from '../model/stored-rows.js';
 import { registerActiveTurn } from './active-turns.js';
 import { beginChatAnswer } from './begin-chat-answer.js';
-import { continueChatAnswer, recordedApprovalTurn, type ContinuedChatAnswer } from './continue-chat-answer.js';
+import {
+  abandonChatAnswer,
+  continueChatAnswer,
+  recordedApprovalTurn,
+  type ContinuedChatAnswer,
+} from './continue-chat-answer.js';
 import type { ChatContextManagerOption, ChatModelSource } from './chat-model-source.js';
 import { openChatThread, type ChatThreadSettings } from './open-chat-thread.js';
 import {
@@ -168,8 +173,8 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
       tools: options.tools,
       abortSignal: abortController.signal,
       observed: observedModel,
+      beforeModel: begun.reopen,
     });
-    await begun.reopen?.();
     persisted = persistUIMessageStream<UI_MESSAGE, TOOLS>({
       history,
       threadId,
@@ -189,10 +194,7 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
       observedModel,
     });
   } catch (error) {
-    const parts = (continuation?.message.parts ?? []) as StoredMessage['message']['parts'];
-    await history.finalizeMessage(threadId, assistantMessageId, { status: 'failed', parts }).catch(() => {});
-    await history.failRun(runId, { error }).catch(() => {});
-    throw error;
+    throw await abandonChatAnswer({ history, threadId, runId, assistantMessageId, continuation }, error);
   }
 
   registerActiveTurn(history.tenantId, threadId, {

@@ -1,4 +1,4 @@
-import { streamText, tool, type UIMessage, type UIMessageChunk } from 'ai';
+import { ToolLoopAgent, streamText, tool, type UIMessage, type UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ChatConflictError, createChatHandler, createContextManager, streamChatTurn } from '../../src/ai-sdk/index.js';
@@ -207,31 +207,86 @@ describe.each(BACKENDS)('tool approvals on %s', (backend) => {
     expect(await runsOf(database, threadId)).toHaveLength(2);
   });
 
-  it('should let exactly one of two concurrent continuations win; the other is a 409 and the tool runs once', async () => {
+  it('should let exactly one of four concurrent continuations win; the others are 409 and the tool runs once', async () => {
     const { history, threadId, tools, executed, answer } = await pendingApproval('/tmp/a');
     const approved = respond(answer, 'call-1', true);
     const gated = gatedStream(textStep('Deleted.').slice(0, 2), textStep('Deleted.').slice(2));
     const results = await Promise.allSettled([
       turn(history, threadId, tools, [gated.stream], approved),
-      turn(history, threadId, tools, [textStep('Other.')], approved),
+      ...[1, 2, 3].map(() => turn(history, threadId, tools, [gated.stream], approved)),
     ]);
     const won = results.filter((result) => result.status === 'fulfilled');
     const lost = results.filter((result) => result.status === 'rejected');
     expect(won).toHaveLength(1);
-    expect(lost).toHaveLength(1);
-    expect((lost[0] as PromiseRejectedResult).reason).toBeInstanceOf(ChatConflictError);
-    expect((lost[0] as PromiseRejectedResult).reason.reason).toMatch(
-      /^answer-(in-progress|exists)$|approval-not-pending/,
-    );
+    expect(lost).toHaveLength(3);
+    for (const { reason } of lost as PromiseRejectedResult[]) {
+      expect(reason).toBeInstanceOf(ChatConflictError);
+      expect(reason.reason).toMatch(/^(answer-in-progress|answer-exists)$/);
+    }
     gated.release();
     const winner = (won[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof turn>>>).value;
     await readAnswer(winner.turn.stream as ReadableStream<UIMessageChunk>);
-    await winner.turn.done;
+    expect((await winner.turn.done).status).toBe('completed');
     expect(executed).toEqual(['/tmp/a']);
     const [, [, , parts]] = (await partsOf(threadId)) as [unknown, [string, string, unknown[]]];
     expect(parts).toHaveLength(4);
-    // The loser lost before starting a run: one run per answered request.
-    expect((await runsOf(database, threadId)).map((run) => run.status)).toEqual(['completed', 'completed']);
+    // The first turn's run and the winner's completed; a loser that got past the first write has a cancelled run.
+    const runs = (await runsOf(database, threadId)).map((run) => run.status);
+    expect(runs.filter((status) => status === 'completed')).toHaveLength(2);
+    expect(runs.filter((status) => status !== 'completed' && status !== 'cancelled')).toEqual([]);
+  });
+
+  it('should continue (once, of four racing retries) an answer whose responses were stored by a request that ended before its model started', async () => {
+    const { history, threadId, tools, executed, answer } = await pendingApproval('/tmp/a');
+    const approved = respond(answer, 'call-1', true);
+    // What a request that died between storing the response and starting its run leaves behind.
+    const { updated } = await history.reopenAssistantMessage(threadId, 'a-1', {
+      expectedParts: answer.parts as never,
+      parts: approved.parts as never,
+    });
+    expect(updated).toBe(true);
+    // Four retries at once: each may pass planning and the (now no-op) first write; one claims the message.
+    const results = await Promise.allSettled(
+      [1, 2, 3, 4].map(() => turn(history, threadId, tools, [textStep('Deleted.')], approved)),
+    );
+    const won = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    expect(won).toHaveLength(1);
+    for (const result of results)
+      if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(ChatConflictError);
+    await readAnswer(won[0]!.turn.stream as ReadableStream<UIMessageChunk>);
+    expect((await won[0]!.turn.done).message.parts).toHaveLength(4);
+    expect(executed).toEqual(['/tmp/a']);
+    await expect(turn(history, threadId, tools, [textStep('x')], approved)).rejects.toMatchObject({
+      reason: 'answer-exists',
+    });
+    expect(executed).toEqual(['/tmp/a']);
+  });
+
+  it('should continue the answer of a ToolLoopAgent the same way', async () => {
+    const { history, threadId, tools, executed, answer } = await pendingApproval('/tmp/a');
+    const model = scriptedModel([textStep('Deleted.')]);
+    const continued = await streamChatTurn({
+      history,
+      threadId,
+      message: respond(answer, 'call-1', true),
+      tools,
+      model: { agent: ({ prepareStep }) => new ToolLoopAgent({ model, tools, prepareStep }) },
+    });
+    await readAnswer(continued.stream as ReadableStream<UIMessageChunk>);
+    const stored = await continued.done;
+    expect(executed).toEqual(['/tmp/a']);
+    expect(stored.message.id).toBe('a-1');
+    expect(stored.message.parts.map((part) => (part as { state?: string }).state)).toEqual([
+      undefined,
+      'output-available',
+      undefined,
+      'done',
+    ]);
+    expect(model.doStreamCalls).toHaveLength(1);
+    expect(model.doStreamCalls[0]!.prompt.at(-1)).toMatchObject({
+      role: 'tool',
+      content: [{ type: 'tool-result', toolCallId: 'call-1', output: { type: 'json', value: { deleted: '/tmp/a' } } }],
+    });
   });
 
   it('should refuse a forged approval (an id never requested) with 400 and write nothing', async () => {
