@@ -47,9 +47,17 @@ export function applyApprovalResponses(stored: LoosePart[], incoming: LoosePart[
   let answered = 0;
   let contradicted = 0;
   for (const { part, index } of responses) {
-    const target = stored.find((candidate) => isTool(candidate) && candidate.toolCallId === part.toolCallId);
     const approval = part.approval;
-    if (!target?.approval || typeof approval !== 'object' || approval === null || target.approval.id !== approval.id) {
+    // By call id and approval id: some providers reuse call ids across steps (`call_0`), approval ids are unique.
+    const target = stored.find(
+      (candidate) =>
+        isTool(candidate) &&
+        candidate.toolCallId === part.toolCallId &&
+        typeof approval === 'object' &&
+        approval !== null &&
+        candidate.approval?.id === approval.id,
+    );
+    if (!target?.approval || typeof approval !== 'object' || approval === null) {
       throw new InvalidMessageError({
         path: `message.parts[${index}].approval.id`,
         value: part.approval?.id,

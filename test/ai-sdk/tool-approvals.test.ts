@@ -262,6 +262,40 @@ describe.each(BACKENDS)('tool approvals on %s', (backend) => {
     expect(executed).toEqual(['/tmp/a']);
   });
 
+  it('should continue the same answer through a second approval asked by the continuation', async () => {
+    const { history, threadId, tools, executed, answer } = await pendingApproval('/tmp/a');
+    const first = await turn(history, threadId, tools, [deleteStep('/tmp/b')], respond(answer, 'call-1', true));
+    await readAnswer(first.turn.stream as ReadableStream<UIMessageChunk>);
+    const asked = (await first.turn.done).message as UIMessage;
+    expect(asked.parts.map((part) => (part as { state?: string }).state)).toEqual([
+      undefined,
+      'output-available',
+      undefined,
+      'approval-requested',
+    ]);
+    // Both steps use the call id `call-1` (some providers reuse ids across steps): the approval id tells them apart.
+    const second = {
+      ...asked,
+      parts: asked.parts.map((part, index) =>
+        index === 3 ? respond({ ...asked, parts: [part] }, 'call-1', true).parts[0]! : part,
+      ),
+    };
+    const last = await turn(history, threadId, tools, [textStep('Both deleted.')], second);
+    await readAnswer(last.turn.stream as ReadableStream<UIMessageChunk>);
+    const stored = await last.turn.done;
+    expect(executed).toEqual(['/tmp/a', '/tmp/b']);
+    expect(stored.message.id).toBe('a-1');
+    expect(stored.message.parts.map((part) => (part as { state?: string }).state)).toEqual([
+      undefined,
+      'output-available',
+      undefined,
+      'output-available',
+      undefined,
+      'done',
+    ]);
+    expect((await rowsOf(database, threadId)).map((row) => row.message_id)).toEqual(['u-1', 'a-1']);
+  });
+
   it('should continue the answer of a ToolLoopAgent the same way', async () => {
     const { history, threadId, tools, executed, answer } = await pendingApproval('/tmp/a');
     const model = scriptedModel([textStep('Deleted.')]);
