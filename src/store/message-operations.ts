@@ -83,7 +83,7 @@ export interface MessageOperations {
    * other gets the message as it is now. The chat route uses it for approvals; an app rarely calls it itself.
    *
    * @throws {NotFoundError} The thread or the message is missing or another tenant's.
-   * @throws {InvalidArgumentError} `runId` is not a uuid.
+   * @throws {InvalidArgumentError} `runId` is not a uuid, or `expectedParts` is not an array.
    * @throws {InvalidMessageError} `parts` is malformed.
    * @example
    * const { updated } = await store.reopenAssistantMessage(thread.id, messageId, { expectedParts, parts, runId });

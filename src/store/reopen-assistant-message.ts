@@ -1,5 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { assertOptionalUuid, assertThreadId } from '../errors/assert-input.js';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { StoredMessagePart } from '../schema/define-agent-tables.js';
 import type { StoredMessage } from '../model/stored-rows.js';
@@ -43,6 +44,15 @@ export async function reopenAssistantMessage(
   { expectedParts, parts, runId }: ReopenAssistantMessageOptions,
 ): Promise<ReopenResult> {
   const thread = assertThreadId(threadId);
+  if (typeof messageId !== 'string' || messageId.length === 0 || messageId.length > 200)
+    throw new NotFoundError({ entity: 'message', id: messageId });
+  if (!Array.isArray(expectedParts)) {
+    throw new InvalidArgumentError({
+      argument: 'options.expectedParts',
+      value: expectedParts,
+      message: 'expected the array of parts read.',
+    });
+  }
   const run = assertOptionalUuid('options.runId', runId);
   const valid = validateParts(parts, 'assistant');
   const fitted = await fitAssistantParts(valid, {
