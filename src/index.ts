@@ -39,6 +39,7 @@ export type {
   FinalizeMessageOptions,
   FinalStatus,
 } from './store/assistant-lifecycle.js';
+export type { ReopenAssistantMessageOptions, ReopenResult } from './store/reopen-assistant-message.js';
 export type { ListMessagesOptions, MessagePage } from './store/list-messages.js';
 export type { ExcludeMessagesOptions } from './store/message-state.js';
 export type { RedactMessageOptions } from './store/redact-message.js';

@@ -12,6 +12,7 @@ import { screenIncomingMessage, type IncomingMessagePolicy } from './screen-inco
 import { readHistoryRows as readRows } from './read-history-rows.js';
 import { validateChatMessages, type ChatSchemas } from './validate-chat-messages.js';
 import { validateStoredHistory } from './validate-stored-history.js';
+import { planApprovalContinuation, type ApprovalContinuation } from './plan-approval-continuation.js';
 
 /** What starts a turn: a new (or edited) user message, or a regeneration of an answer. */
 export type ChatTrigger = 'submit-message' | 'regenerate-message';
@@ -54,6 +55,8 @@ export interface PlannedChatTurn<UI_MESSAGE extends UIMessage> {
   answerKey: string;
   /** Messages this turn took out of the context (superseded by the edit or the regeneration). */
   excludedMessageIds: string[];
+  /** For a tool approval response (an assistant message): the stored answer the turn continues. */
+  continuation?: ApprovalContinuation<UI_MESSAGE>;
 }
 
 const inProgress = (row: StoredMessage) => row.status === 'pending' || row.status === 'streaming';
@@ -76,6 +79,8 @@ export async function planChatTurn<UI_MESSAGE extends UIMessage>(
     await history.recoverAbandonedMessages();
     rows = await readRows(history, threadId, input.historyLimit, input.historyMaxBytes);
   }
+  if (input.trigger === 'submit-message' && (input.message as { role?: unknown } | null)?.role === 'assistant')
+    return planApprovalContinuation(input, rows);
   const plan =
     input.trigger === 'regenerate-message' ? await planRegenerate(input, rows) : await planSubmit(input, rows);
 
@@ -151,7 +156,7 @@ async function planSubmit<UI_MESSAGE extends UIMessage>(
     throw new InvalidMessageError({
       path: 'message.role',
       value: (message as { role?: unknown }).role,
-      message: 'a chat turn starts with a user message.',
+      message: 'a chat turn starts with a user message, or answers a tool approval.',
     });
   }
   const schemas = {

@@ -25,6 +25,11 @@ export interface StartChatModelOptions<TOOLS extends ToolSet> extends ChatTurnId
   abortSignal: AbortSignal;
   /** Filled by every step's `prepareStep` with the model it runs on. @default a fresh object */
   observed?: ObservedModel;
+  /**
+   * Runs once the first step's messages are built and before the model (or an approved tool) starts: a throw
+   * starts nothing. A continued answer claims its message here. @default none
+   */
+  beforeModel?: () => Promise<void>;
 }
 
 /** The model's stream, and the tools it streams with (an agent's own; none for a `streamText` source). */
@@ -50,11 +55,13 @@ export async function startChatModel<TOOLS extends ToolSet>({
   tools,
   abortSignal,
   observed = {},
+  beforeModel,
 }: StartChatModelOptions<TOOLS>): Promise<StartedChatModel<TOOLS>> {
   const manager = await resolveContextManager(contextManager, { history, threadId, runId });
   const messages: ModelMessage[] = manager?.initialMessages
     ? await manager.initialMessages({ threadId, messages: contextMessages })
     : await convertToModelMessages(contextMessages, { tools, ignoreIncompleteToolCalls: true });
+  await beforeModel?.();
   return startModel(model, {
     threadId,
     runId,

@@ -10,6 +10,12 @@ import type { StartRunOptions } from '../store/runs.js';
 import type { StoredMessage } from '../model/stored-rows.js';
 import { registerActiveTurn } from './active-turns.js';
 import { beginChatAnswer } from './begin-chat-answer.js';
+import {
+  abandonChatAnswer,
+  continueChatAnswer,
+  recordedApprovalTurn,
+  type ContinuedChatAnswer,
+} from './continue-chat-answer.js';
 import type { ChatContextManagerOption, ChatModelSource } from './chat-model-source.js';
 import { openChatThread, type ChatThreadSettings } from './open-chat-thread.js';
 import {
@@ -145,15 +151,13 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
     historyMaxBytes,
     generateMessageId,
   });
-  const { runId, assistantMessageId } = await beginChatAnswer({
-    history,
-    threadId,
-    trigger,
-    userMessageId: plan.userMessage.id,
-    answerKey: plan.answerKey,
-    run: options.run,
-    generateMessageId,
-  });
+  const { continuation } = plan;
+  const answer = { history, threadId, trigger, userMessageId: plan.userMessage.id, run: options.run };
+  const begun: ContinuedChatAnswer = continuation
+    ? await continueChatAnswer({ ...answer, continuation })
+    : await beginChatAnswer({ ...answer, answerKey: plan.answerKey, generateMessageId });
+  if (begun.recorded) return recordedApprovalTurn(threadId, plan.userMessage.id, begun.recorded);
+  const { runId, assistantMessageId } = begun;
   const abortController = followAbortSignal(options.abortSignal);
   const observedModel: ObservedModel = {};
 
@@ -169,6 +173,7 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
       tools: options.tools,
       abortSignal: abortController.signal,
       observed: observedModel,
+      beforeModel: begun.reopen,
     });
     persisted = persistUIMessageStream<UI_MESSAGE, TOOLS>({
       history,
@@ -177,7 +182,7 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
       messageId: assistantMessageId,
       stream,
       tools: options.tools ?? tools,
-      originalMessages: [plan.userMessage],
+      originalMessages: [plan.userMessage, ...(continuation ? [continuation.message] : [])],
       abortController,
       onDisconnect: options.onDisconnect,
       messageMetadata: options.messageMetadata,
@@ -189,9 +194,7 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
       observedModel,
     });
   } catch (error) {
-    await history.finalizeMessage(threadId, assistantMessageId, { status: 'failed', parts: [] }).catch(() => {});
-    await history.failRun(runId, { error }).catch(() => {});
-    throw error;
+    throw await abandonChatAnswer({ history, threadId, runId, assistantMessageId, continuation }, error);
   }
 
   registerActiveTurn(history.tenantId, threadId, {

@@ -7,6 +7,7 @@ import { withStoreErrors } from './with-store-errors.js';
 import { createAppendBatcher, type AppendBatchingOptions } from './append-batcher.js';
 import { appendStatements } from './append-statements.js';
 import { beginAssistantMessage, checkpointMessage, finalizeMessage } from './assistant-lifecycle.js';
+import { reopenAssistantMessage } from './reopen-assistant-message.js';
 import { recoverAbandonedMessages } from './recover-abandoned-messages.js';
 import { migrateStoredMessages } from './migrate-stored-messages.js';
 import { listSummaries } from './list-summaries.js';
@@ -190,6 +191,8 @@ function tenantHistory(context: StoreContext): TenantHistory {
     beginAssistantMessage: async (threadId, options) => beginAssistantMessage(context, threadId, options),
     checkpointMessage: async (threadId, messageId, options) => checkpointMessage(context, threadId, messageId, options),
     finalizeMessage: async (threadId, messageId, options) => finalizeMessage(context, threadId, messageId, options),
+    reopenAssistantMessage: async (threadId, messageId, options) =>
+      reopenAssistantMessage(context, threadId, messageId, options),
     recoverAbandonedMessages: async () => recoverAbandonedMessages(context),
     migrateStoredMessages: async (options) => migrateStoredMessages(context, options),
     excludeMessages: async (threadId, messageIds, options) => excludeMessages(context, threadId, messageIds, options),

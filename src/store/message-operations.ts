@@ -10,6 +10,7 @@ import type { ListMessagesOptions, MessagePage } from './list-messages.js';
 import type { MessageMigrationBatch, MigrateStoredMessagesOptions } from './migrate-stored-messages.js';
 import type { ExcludeMessagesOptions } from './message-state.js';
 import type { RedactMessageOptions } from './redact-message.js';
+import type { ReopenAssistantMessageOptions, ReopenResult } from './reopen-assistant-message.js';
 import type { SearchHit, SearchMessagesOptions } from './search-messages.js';
 import type { AppendableMessage } from '../model/stored-rows.js';
 
@@ -74,6 +75,24 @@ export interface MessageOperations {
    * await store.finalizeMessage(thread.id, messageId, { status: isAborted ? 'cancelled' : 'completed', parts });
    */
   finalizeMessage(threadId: string, messageId: string, options: FinalizeMessageOptions): Promise<StoredMessage>;
+
+  /**
+   * Records tool approval responses on a `completed`, eligible assistant message and, with `runId`, reopens it
+   * (`streaming` under that run, with a lease) so that the same message is continued, checkpointed and finalized
+   * again. A compare-and-set on `expectedParts`: of two racing callers exactly one gets `updated: true`; the
+   * other gets the message as it is now. The chat route uses it for approvals; an app rarely calls it itself.
+   *
+   * @throws {NotFoundError} The thread or the message is missing or another tenant's.
+   * @throws {InvalidArgumentError} `runId` is not a uuid, or `expectedParts` is not an array.
+   * @throws {InvalidMessageError} `parts` is malformed.
+   * @example
+   * const { updated } = await store.reopenAssistantMessage(thread.id, messageId, { expectedParts, parts, runId });
+   */
+  reopenAssistantMessage(
+    threadId: string,
+    messageId: string,
+    options: ReopenAssistantMessageOptions,
+  ): Promise<ReopenResult>;
 
   /**
    * Marks as `failed` every pending or streaming message of the tenant whose lease has expired (its writer died),

@@ -95,7 +95,7 @@ describe.each(BACKENDS)('createChatHandler on %s', (backend) => {
       },
       {
         code: 'message-invalid',
-        message: 'message.role: a chat turn starts with a user message.',
+        message: 'message.role: a chat turn starts with a user message, or answers a tool approval.',
         path: 'message.role',
       },
       {

@@ -285,6 +285,54 @@ async function main() {
         assert(after === before, `the other user's requests changed the thread (${before} -> ${after} messages)`);
       },
     );
+
+    await step('asks before a tool that needs approval; Approve runs it and the answer continues', async () => {
+      await page.getByTestId('new-chat').click();
+      await page.waitForURL((url) => url.href !== threadUrl && /\/t\/[0-9a-f-]{36}$/.test(url.pathname));
+      await send(page, 'remind me to water the plants');
+      await page.getByTestId('approve').waitFor();
+      await idle(page);
+      await page.screenshot({ path: join(SCREENSHOTS, '09-approval-requested.png') });
+      await page.getByTestId('approve').click();
+      await page.locator('[data-testid="message-text"]', { hasText: 'Reminder set: water the plants.' }).waitFor();
+      await idle(page);
+      const outcome = page.getByTestId('approval-outcome').last();
+      assert((await outcome.innerText()).includes('reminder set'), 'the approved tool did not run');
+      // One answer, continued in place: the approval and the text are in the same assistant message.
+      assert((await page.locator('[data-testid="message-assistant"]').count()) === 1, 'expected one answer');
+    });
+
+    await step('Deny records the denial; the tool does not run and the model is told', async () => {
+      await send(page, 'remind me to call Bob');
+      await page.getByTestId('deny').waitFor();
+      await idle(page);
+      await page.getByTestId('deny').click();
+      await page.locator('[data-testid="message-text"]', { hasText: 'OK, I did not set the reminder.' }).waitFor();
+      await idle(page);
+      assert(
+        (await page.getByTestId('approval-outcome').last().innerText()).includes('denied'),
+        'the denial is not shown',
+      );
+      await page.screenshot({ path: join(SCREENSHOTS, '10-approved-and-denied.png') });
+    });
+
+    await step(
+      'after a reload, the stored approval, denial and results show, with nothing left to approve',
+      async () => {
+        await page.reload();
+        await page.getByTestId('composer').waitFor();
+        const states = await page
+          .getByTestId('tool-approval')
+          .evaluateAll((elements) => elements.map((element) => element.getAttribute('data-state')));
+        assert(JSON.stringify(states) === '["output-available","output-denied"]', `stored states: ${states}`);
+        assert((await page.getByTestId('approve').count()) === 0, 'an approval is still offered after the reload');
+        const texts = await assistantTexts(page);
+        assert(texts.length === 2, `expected two stored answers, got ${texts.length}`);
+        assert(texts[0]!.includes('Reminder set: water the plants.'), `first stored answer: ${texts[0]}`);
+        assert(texts[1]!.includes('OK, I did not set the reminder.'), `second stored answer: ${texts[1]}`);
+        await page.screenshot({ path: join(SCREENSHOTS, '11-approvals-after-reload.png') });
+      },
+    );
   } finally {
     await context.close().catch(() => {});
     server.kill('SIGTERM');

@@ -43,6 +43,7 @@ function textChunks(text: string, prompt: Prompt): StreamPart[] {
 /**
  * A deterministic local model for the example and its end-to-end test (used when no OPENAI_API_KEY is set):
  * - "weather in <city>": calls the weather tool, then reports its result (two steps);
+ * - "remind me to <text>": calls sendReminder, which needs the user's approval, then says what happened;
  * - "story" or "long": a long answer streamed slowly, word by word, so that it can be stopped midway;
  * - anything else: a short numbered answer that quotes the question (so a regenerated answer differs).
  */
@@ -60,7 +61,12 @@ export function createScriptedModel({
       let chunks: StreamPart[];
       let chunkDelayInMs = delayMs;
       const city = /weather in ([\p{L} ]+)/iu.exec(text)?.[1]?.trim();
-      if (last?.role === 'tool') {
+      const reminder = /remind me to (.+)/i.exec(text)?.[1]?.trim();
+      if (last?.role === 'tool' && JSON.stringify(last.content).includes('sendReminder')) {
+        const denied = JSON.stringify(last.content).includes('execution-denied');
+        const answer = denied ? 'OK, I did not set the reminder.' : `Reminder set: ${reminder ?? 'done'}.`;
+        chunks = textChunks(answer, messages);
+      } else if (last?.role === 'tool') {
         const result = JSON.stringify(last.content).match(/"tempC":(-?\d+)/)?.[1];
         chunks = textChunks(`The weather tool says it is ${result ?? 'unknown'}°C there.`, messages);
       } else if (city) {
@@ -70,6 +76,12 @@ export function createScriptedModel({
           { type: 'tool-input-end', id: `call-${answers}` },
           { type: 'tool-call', toolCallId: `call-${answers++}`, toolName: 'weather', input: JSON.stringify({ city }) },
           { type: 'finish', finishReason: { unified: 'tool-calls', raw: undefined }, usage: usage(messages, 12) },
+        ] as StreamPart[];
+      } else if (reminder) {
+        const id = `call-${answers++}`;
+        chunks = [
+          { type: 'tool-call', toolCallId: id, toolName: 'sendReminder', input: JSON.stringify({ text: reminder }) },
+          { type: 'finish', finishReason: { unified: 'tool-calls', raw: undefined }, usage: usage(messages, 8) },
         ] as StreamPart[];
       } else if (/story|long/i.test(text)) {
         chunks = textChunks(STORY, messages);

@@ -12,7 +12,16 @@ export const weather = tool({
   }),
 });
 
-export const tools = { weather };
+/** A tool the user must approve first (`needsApproval`): the chat shows Approve / Deny on its call. */
+export const sendReminder = tool({
+  description: 'Set a reminder for the user; the user approves it first',
+  inputSchema: z.object({ text: z.string().min(1) }),
+  outputSchema: z.object({ text: z.string(), set: z.boolean() }),
+  needsApproval: true,
+  execute: async ({ text }) => ({ text, set: true }),
+});
+
+export const tools = { weather, sendReminder };
 
 /** What the chat stores and streams in `message.metadata`. */
 export const metadataSchema = z

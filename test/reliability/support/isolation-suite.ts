@@ -78,6 +78,8 @@ const NOT_FOUND_OPERATIONS: Record<string, NotFoundOperation> = {
       status: random.pick(['completed', 'failed', 'cancelled'] as const),
       parts: text('pwned'),
     }),
+  'update:reopenAssistantMessage': ({ store }, t) =>
+    store.reopenAssistantMessage(t.threadId, t.messageId, { expectedParts: text('x'), parts: text('pwned') }),
   'update:finishRun': ({ store }, t) => store.finishRun(t.runId, { status: 'failed', usage: { inputTokens: 1 } }),
   'update:failRun': ({ store }, t) => store.failRun(t.runId, { error: new Error('pwned') }),
   'append:appendMessage': ({ store }, t, _random, serial) =>

@@ -332,6 +332,27 @@ export const MALFORMED_INPUTS: BadInput[] = [
     names: '""',
   },
   {
+    method: 'reopenAssistantMessage',
+    input: 'parts a string',
+    call: (t) =>
+      t.store.reopenAssistantMessage(t.threadId, t.streamingMessageId, { expectedParts: [], parts: 'x' as never }),
+    names: '"x"',
+  },
+  {
+    method: 'reopenAssistantMessage',
+    input: 'expectedParts a string',
+    call: (t) =>
+      t.store.reopenAssistantMessage(t.threadId, t.streamingMessageId, { expectedParts: 'y' as never, parts: [] }),
+    names: '"y"',
+  },
+  {
+    method: 'reopenAssistantMessage',
+    input: 'runId not a uuid',
+    call: (t) =>
+      t.store.reopenAssistantMessage(t.threadId, t.streamingMessageId, { expectedParts: [], parts: [], runId: 'nope' }),
+    names: '"nope"',
+  },
+  {
     method: 'finalizeMessage',
     input: "status 'done'",
     call: (t) => t.store.finalizeMessage(t.threadId, t.streamingMessageId, { status: 'done' as never, parts: [] }),

@@ -1,7 +1,7 @@
 'use client';
 
 import { useChat } from '@ai-sdk/react';
-import { DefaultChatTransport } from 'ai';
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { ChatMessage } from '../../lib/tools';
 import { ContextInspector } from './context-inspector';
@@ -62,16 +62,19 @@ export function ChatApp({
       }),
     [],
   );
-  const { messages, setMessages, sendMessage, regenerate, stop, status, error } = useChat<ChatMessage>({
-    id: threadId,
-    messages: initialMessages,
-    transport,
-    onFinish: ({ message, isAbort }) => {
-      setStatuses((current) => ({ ...current, [message.id]: isAbort ? 'cancelled' : 'completed' }));
-      setReportsVersion((version) => version + 1);
-      void refreshThreads();
-    },
-  });
+  const { messages, setMessages, sendMessage, regenerate, stop, status, error, addToolApprovalResponse } =
+    useChat<ChatMessage>({
+      id: threadId,
+      messages: initialMessages,
+      transport,
+      // Once every approval of the answer is answered, the answer is re-submitted and continued on the server.
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+      onFinish: ({ message, isAbort }) => {
+        setStatuses((current) => ({ ...current, [message.id]: isAbort ? 'cancelled' : 'completed' }));
+        setReportsVersion((version) => version + 1);
+        void refreshThreads();
+      },
+    });
   const busy = status === 'submitted' || status === 'streaming';
 
   // Start at the newest message; keep the reading position when an older page is put on top.
@@ -154,6 +157,7 @@ export function ChatApp({
               message={message}
               status={statuses[message.id]}
               streaming={busy && message.id === messages.at(-1)?.id && message.role === 'assistant'}
+              respondToApproval={busy ? undefined : (response) => void addToolApprovalResponse(response)}
             />
           ))}
         </div>

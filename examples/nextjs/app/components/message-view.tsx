@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../../lib/tools';
+import { ToolApproval, type ApprovalResponder } from './tool-approval';
 
 const STATUS_LABELS: Record<string, string> = {
   cancelled: 'stopped',
@@ -11,10 +12,13 @@ export function MessageView({
   message,
   status,
   streaming,
+  respondToApproval,
 }: {
   message: ChatMessage;
   status?: string;
   streaming: boolean;
+  /** Answers a tool approval request (absent while an answer streams). */
+  respondToApproval?: ApprovalResponder;
 }) {
   const label = status ? STATUS_LABELS[status] : undefined;
   return (
@@ -60,6 +64,8 @@ export function MessageView({
                     : '…'}
               </div>
             );
+          case 'tool-sendReminder':
+            return <ToolApproval key={index} part={part} respond={respondToApproval} />;
           default:
             return null;
         }
