@@ -34,4 +34,5 @@ export const {
   agentSummary,
   agentContextSnapshot,
   agentAuditEvent,
+  agentStreamChunk,
 } = defineAgentTables();

@@ -10,6 +10,7 @@ const AFTER_TABLES = [
   '0002_force_rls_grants_append.sql',
   '0004_append_batch.sql',
   '0009_harden_append_functions_audit.sql',
+  '0011_stream_chunk_force_rls.sql',
 ];
 const TABLES = [
   'agent_thread',
@@ -18,6 +19,7 @@ const TABLES = [
   'agent_summary',
   'agent_context_snapshot',
   'agent_audit_event',
+  'agent_stream_chunk',
 ];
 const TYPES = ['agent_message_role', 'agent_message_status', 'agent_message_context_state'];
 const FUNCTIONS = ['agent_history_append_messages', 'agent_history_append_message'];
@@ -44,7 +46,7 @@ export interface CustomMigrationSql {
 }
 
 /**
- * The SQL of the package's custom migrations (`0000`; `0002`, `0004`, `0009`: the application role, FORCE row-level
+ * The SQL of the package's custom migrations (`0000`; `0002`, `0004`, `0009`, `0011`: the application role, FORCE row-level
  * security, the grants, the append functions and their pinned search path) for tables in another schema or with another application role.
  * The shipped files name the `public` schema and `agent_history_app`; this returns them with every table, type and
  * function qualified by `schema` (the functions are created in it too) and the role renamed, statements separated
