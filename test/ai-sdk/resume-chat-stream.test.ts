@@ -172,6 +172,27 @@ describe.each(BACKENDS)('resumeChatStream on %s', (backend) => {
     await second.done.catch(() => {});
   });
 
+  it('should notify a subscriber of this message only, through LISTEN on this driver', async () => {
+    const { history, threadId } = await newThread(database);
+    await history.beginAssistantMessage(threadId, { messageId: 'a-1' });
+    await history.beginAssistantMessage(threadId, { messageId: 'a-2' });
+    const woken: string[] = [];
+    const stop = await history.subscribeStreamChunks(threadId, 'a-1', () => woken.push('a-1'));
+    expect(stop).toBeTypeOf('function');
+    await history.appendStreamChunks(threadId, 'a-2', { batch: 0, chunks: [{ type: 'start' }] });
+    await history.appendStreamChunks(threadId, 'a-1', { batch: 0, chunks: [{ type: 'start' }] });
+    await expect.poll(() => woken, { timeout: 5000, interval: 10 }).toEqual(['a-1']);
+    stop!();
+    await history.appendStreamChunks(threadId, 'a-1', { batch: 1, chunks: [], final: true });
+    expect(await history.readStreamChunks(threadId, 'a-1')).toEqual({
+      status: 'pending',
+      batches: [
+        { batch: 0, chunks: [{ type: 'start' }], final: false },
+        { batch: 1, chunks: [], final: true },
+      ],
+    });
+  });
+
   it('should refuse bad input with a typed error naming it', async () => {
     const { history, threadId } = await newThread(database);
     await expect(resumeChatStream({ history, threadId, fromChunk: -1 })).rejects.toThrow(/fromChunk.*-1|-1.*fromChunk/);
