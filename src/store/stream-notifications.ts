@@ -25,14 +25,21 @@ function keyOf(tenantId: string, threadId: string, messageId: string): string {
   return createHash('sha256').update(`${tenantId}\u0000${threadId}\u0000${messageId}`).digest('hex').slice(0, 32);
 }
 
-/** Sends the notification that a message's log grew; Postgres delivers it when the transaction commits. */
+/**
+ * Sends the notification that a message's log grew (Postgres delivers it when the transaction commits), and lets the
+ * commit return before its WAL is flushed (`synchronous_commit = off` for this transaction only): the log is a copy of
+ * a stream that the assistant message's checkpoints already keep, so a server crash may lose its last batches (a
+ * reader then ends with the stored answer) but no commit waits for the disk.
+ */
 export async function notifyStreamChunks(
   tx: TenantTransaction,
   tenantId: string,
   threadId: string,
   messageId: string,
 ): Promise<void> {
-  await tx.execute(sql`select pg_notify(${STREAM_CHUNK_CHANNEL}, ${keyOf(tenantId, threadId, messageId)})`);
+  await tx.execute(
+    sql`select pg_notify(${STREAM_CHUNK_CHANNEL}, ${keyOf(tenantId, threadId, messageId)}), set_config('synchronous_commit', 'off', true)`,
+  );
 }
 
 /**

@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
+import { reloadMidAnswer } from './resume-step.ts';
 
 const APP_DIR = join(import.meta.dirname, '..');
 const SCREENSHOTS = join(import.meta.dirname, 'screenshots');
@@ -243,6 +244,10 @@ async function main() {
       assert((await page.getByTestId('thread-link').count()) === 1, 'expected one thread in the list');
       await page.screenshot({ path: join(SCREENSHOTS, '07-back-from-search.png') });
     });
+
+    await step('reloads mid-answer: the answer resumes to its end, shown once, and is stored so', () =>
+      reloadMidAnswer(page, SCREENSHOTS),
+    );
   } finally {
     await context.close().catch(() => {});
     server.kill('SIGTERM');

@@ -66,6 +66,8 @@ export function ChatApp({
     id: threadId,
     messages: initialMessages,
     transport,
+    // On mount, GET /api/chat/<id>/stream: an answer still being written (by this server) is replayed and followed.
+    resume: true,
     onFinish: ({ message, isAbort }) => {
       setStatuses((current) => ({ ...current, [message.id]: isAbort ? 'cancelled' : 'completed' }));
       setReportsVersion((version) => version + 1);
