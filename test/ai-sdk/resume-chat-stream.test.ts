@@ -1,4 +1,6 @@
 import { streamText, type UIMessageChunk } from 'ai';
+import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { resumeChatStream, streamChatTurn, RESUME_GAP_ERROR } from '../../src/ai-sdk/index.js';
@@ -191,6 +193,31 @@ describe.each(BACKENDS)('resumeChatStream on %s', (backend) => {
         { batch: 1, chunks: [], final: true },
       ],
     });
+  });
+
+  it('should keep each tenant’s chunk log to itself (row-level security, as the app login)', async () => {
+    const { history, threadId } = await newThread(database);
+    await history.beginAssistantMessage(threadId, { messageId: 'a-1' });
+    await history.appendStreamChunks(threadId, 'a-1', { batch: 0, chunks: [{ type: 'start' }] });
+    const intruder = createAgentHistory({ db: database.db }).forTenant(randomUUID());
+    await expect(intruder.readStreamChunks(threadId, 'a-1')).rejects.toMatchObject({ code: 'message-not-found' });
+    await expect(
+      intruder.appendStreamChunks(threadId, 'a-1', { batch: 1, chunks: [{ type: 'injected' }] }),
+    ).rejects.toMatchObject({ code: 'message-not-found' });
+    expect(await intruder.deleteStreamChunks(threadId, { messageId: 'a-1' })).toBe(0);
+    expect(await intruder.deleteStreamChunks(threadId)).toBe(0);
+    await expect(resumeChatStream({ history: intruder, threadId })).rejects.toMatchObject({ code: 'thread-not-found' });
+    // Past the store: the policy alone hides the rows from another tenant's transaction.
+    const visible = await database.db.transaction(async (tx) => {
+      await tx.execute(sql`select set_config('app.tenant_id', ${intruder.tenantId}, true)`);
+      await tx.execute(sql`set local role agent_history_app`);
+      return tx.execute(sql`select count(*)::int as count from agent_stream_chunk`);
+    });
+    const rows = Array.isArray(visible) ? visible : (visible as { rows: unknown[] }).rows;
+    expect(rows).toEqual([{ count: 0 }]);
+    expect((await history.readStreamChunks(threadId, 'a-1')).batches).toEqual([
+      { batch: 0, chunks: [{ type: 'start' }], final: false },
+    ]);
   });
 
   it('should refuse bad input with a typed error naming it', async () => {
