@@ -58,38 +58,19 @@ export async function resumeChatStream({
   if (wanted !== undefined) await history.readStreamChunks(threadId, wanted, { limit: 1 }); // NotFoundError
   let skip = fromChunk;
 
-  let wake: (() => void) | undefined;
-  let notified = false;
-  const onNotify = () => {
-    notified = true;
-    wake?.();
-  };
-  const unsubscribe =
-    notifications === 'listen' ? await history.subscribeStreamChunks(threadId, messageId, onNotify) : null;
-  const interval = unsubscribe || notifications === 'poll' ? pollMs : Math.min(pollMs, 100);
-  const waitForMore = () =>
-    new Promise<void>((resolve) => {
-      if (notified || abortSignal?.aborted) return resolve();
-      const timer = setTimeout(done, interval);
-      function done() {
-        clearTimeout(timer);
-        abortSignal?.removeEventListener('abort', done);
-        wake = undefined;
-        resolve();
-      }
-      wake = done;
-      abortSignal?.addEventListener('abort', done, { once: true });
-    });
+  const waiter = await createLogWaiter(history, threadId, messageId, { notifications, pollMs, abortSignal });
 
   let next = 0;
   let endedAt: number | undefined;
-  const stop = () => unsubscribe?.();
+  let cancelled = false;
   const stream = new ReadableStream<UIMessageChunk>({
     async pull(controller) {
       for (;;) {
+        if (cancelled) return;
         if (abortSignal?.aborted) return finish(controller);
-        notified = false;
+        waiter.arm();
         const { batches, status } = await history.readStreamChunks(threadId, messageId, { fromBatch: next });
+        if (cancelled) return;
         for (const batch of batches) {
           if (batch.batch !== next) {
             controller.enqueue({ type: 'error', errorText: RESUME_GAP_ERROR });
@@ -111,13 +92,17 @@ export async function resumeChatStream({
           endedAt ??= Date.now();
           if (Date.now() - endedAt >= settleMs) return finish(controller);
         }
-        await waitForMore();
+        await waiter.wait();
       }
     },
-    cancel: stop,
+    cancel: () => {
+      // The client went away: no more reads, and the wait in progress ends now.
+      cancelled = true;
+      waiter.stop();
+    },
   });
   function finish(controller: ReadableStreamDefaultController<UIMessageChunk>) {
-    stop();
+    waiter.stop();
     controller.close();
   }
   return { messageId, stream };
@@ -127,4 +112,51 @@ export async function resumeChatStream({
 async function activeAnswerOf(history: TenantHistory, threadId: string): Promise<string | undefined> {
   const page = await history.listMessages(threadId, { limit: 20, roles: ['assistant'] });
   return page.messages.find((row) => row.status === 'pending' || row.status === 'streaming')?.message.id;
+}
+
+// Waits for the log to grow: a notification (LISTEN), the poll interval, an abort or a stop, whichever comes first.
+// `arm()` before each read: a notification that arrives during the read makes the next wait return at once.
+async function createLogWaiter(
+  history: TenantHistory,
+  threadId: string,
+  messageId: string,
+  {
+    notifications,
+    pollMs,
+    abortSignal,
+  }: { notifications: 'listen' | 'poll'; pollMs: number; abortSignal?: AbortSignal },
+) {
+  let wake: (() => void) | undefined;
+  let notified = false;
+  let stopped = false;
+  const onNotify = () => {
+    notified = true;
+    wake?.();
+  };
+  const unsubscribe =
+    notifications === 'listen' ? await history.subscribeStreamChunks(threadId, messageId, onNotify) : null;
+  // Without LISTEN (the driver cannot), poll often whatever pollMs says for LISTEN's safety net.
+  const interval = unsubscribe || notifications === 'poll' ? pollMs : Math.min(pollMs, 100);
+  return {
+    arm: () => void (notified = false),
+    wait: () =>
+      new Promise<void>((resolve) => {
+        if (notified || stopped || abortSignal?.aborted) return resolve();
+        const timer = setTimeout(done, interval);
+        function done() {
+          clearTimeout(timer);
+          abortSignal?.removeEventListener('abort', done);
+          wake = undefined;
+          resolve();
+        }
+        wake = done;
+        abortSignal?.addEventListener('abort', done, { once: true });
+      }),
+    stop: () => {
+      if (stopped) return;
+      stopped = true;
+      unsubscribe?.();
+      wake?.();
+    },
+  };
 }

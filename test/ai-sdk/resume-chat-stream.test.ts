@@ -195,6 +195,42 @@ describe.each(BACKENDS)('resumeChatStream on %s', (backend) => {
     });
   });
 
+  it('should stop reading the log when the client disconnects', async () => {
+    const { history, threadId } = await newThread(database);
+    const gated = gatedStream(textStep('one two three').slice(0, 3), textStep('one two three').slice(3));
+    const turn = await streamChatTurn<ChatMessage>({
+      history,
+      threadId,
+      message: userMessage('u-1', 'Tell me'),
+      model: slowSource(gated.stream) as never,
+      resumable: { flushMs: 0 },
+    });
+    const original = readAll(turn.stream);
+    let reads = 0;
+    const counting = {
+      ...history,
+      readStreamChunks: (...args: Parameters<typeof history.readStreamChunks>) => {
+        reads++;
+        return history.readStreamChunks(...args);
+      },
+    };
+    const resumed = await resumeChatStream({ history: counting, threadId, notifications: 'poll', pollMs: 5 });
+    // Read everything there is, until the replay waits for more; then go away.
+    const reader = resumed!.stream.getReader();
+    const reading = (async () => {
+      while (!(await reader.read()).done);
+    })();
+    await expect.poll(() => reads, { timeout: 5000, interval: 5 }).toBeGreaterThan(3);
+    await reader.cancel();
+    await reading;
+    const afterDisconnect = reads;
+    await pause(150);
+    expect(reads - afterDisconnect).toBeLessThanOrEqual(1); // at most the read in flight when it went away
+    gated.release();
+    await original;
+    await turn.done;
+  });
+
   it('should keep each tenant’s chunk log to itself (row-level security, as the app login)', async () => {
     const { history, threadId } = await newThread(database);
     await history.beginAssistantMessage(threadId, { messageId: 'a-1' });

@@ -7,6 +7,7 @@ import type { ChatMessage } from '../../lib/tools';
 import { ContextInspector } from './context-inspector';
 import { MessageView } from './message-view';
 import { ThreadSidebar, type ThreadSummary } from './thread-sidebar';
+import { useSettledAnswer } from './use-settled-answer';
 
 interface ChatAppProps {
   threadId: string;
@@ -75,6 +76,7 @@ export function ChatApp({
     },
   });
   const busy = status === 'submitted' || status === 'streaming';
+  useSettledAnswer({ threadId, initialMessages, initialStatuses, messages, status, setMessages, setStatuses });
 
   // Start at the newest message; keep the reading position when an older page is put on top.
   useLayoutEffect(() => {
