@@ -6,6 +6,15 @@ export type { AgentHistory, ForTenantOptions } from './store/agent-history.js';
 export type { TenantHistory } from './store/tenant-history.js';
 export type { ThreadOperations } from './store/thread-operations.js';
 export type { MessageOperations } from './store/message-operations.js';
+export type { StreamChunkOperations } from './store/stream-chunk-operations.js';
+export type {
+  AppendStreamChunksOptions,
+  DeleteStreamChunksOptions,
+  ReadStreamChunksOptions,
+  StreamChunkBatch,
+  StreamChunkPage,
+} from './store/stream-chunks.js';
+export { STREAM_CHUNK_CHANNEL } from './store/stream-notifications.js';
 export type {
   ContextArtifactOperations,
   ContextStoreOptions,

@@ -7,6 +7,7 @@ import { chatThreadId } from './chat-thread-id.js';
 import { requireChatOwner } from './ensure-chat-thread.js';
 import type { ChatTrigger } from './plan-chat-turn.js';
 import { stopChat } from './stop-chat.js';
+import { resumeChatRequest, type ResumeRouteContext } from './resume-chat-request.js';
 import { streamChatTurn, type ChatTurnSettings } from './stream-chat-turn.js';
 import { assertJsonDepth } from '../store/validate-message.js';
 
@@ -62,10 +63,10 @@ export interface CreateChatHandlerOptions<
 }
 
 /**
- * Route handlers for a chat: `POST` answers a turn (submit, edit or regenerate) as a UI message stream, `stop`
- * stops the thread's answer and keeps it. Errors become JSON responses (400, 404, 409, 413). A body over
- * `maxBodyBytes` is refused before it is parsed and before `getHistory`, which gets the thread id and the parsed body
- * to authorize the request before the store is touched.
+ * Route handlers for a chat: `POST` answers a turn (submit, edit or regenerate) as a UI message stream, `GET`
+ * replays the answer in progress (with `resumable`), `stop` stops the thread's answer and keeps it. Errors become JSON
+ * responses (400, 404, 409, 413). A body over `maxBodyBytes` is refused before it is parsed and before `getHistory`,
+ * which gets the thread id and the parsed body to authorize the request before the store is touched.
  *
  * @example
  * // app/api/chat/route.ts
@@ -73,6 +74,8 @@ export interface CreateChatHandlerOptions<
  * export const POST = chat.POST;
  * // app/api/chat/stop/route.ts
  * export const POST = chat.stop;
+ * // app/api/chat/[id]/stream/route.ts (with `resumable: true`, for `useChat({ resume: true })`)
+ * export const GET = chat.GET;
  */
 export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOLS extends ToolSet = ToolSet>({
   getHistory,
@@ -96,6 +99,9 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
         return chatErrorResponse(error);
       }
     },
+    /** Resumes the chat's answer in progress (`GET ${api}/${chatId}/stream`, see `resumable`), or 204. */
+    GET: (request: Request, context?: ResumeRouteContext): Promise<Response> =>
+      resumeChatRequest(request, { getHistory, getUserId, resumable: settings.resumable }, context),
     /** Stops the answer of `{ threadId }`; responds with the stopped message (or `{ message: null }`). */
     stop: async (request: Request): Promise<Response> => {
       try {

@@ -22,6 +22,14 @@ export {
 } from './stream-chat-turn.js';
 export { SUPERSEDED_BY_EDIT, SUPERSEDED_BY_REGENERATE, type ChatTrigger } from './plan-chat-turn.js';
 export { stopChat, type StopChatOptions } from './stop-chat.js';
+export type { ResumableStreamOptions } from './resumable-stream-options.js';
+export {
+  resumeChatStream,
+  RESUME_GAP_ERROR,
+  type ResumeChatStreamOptions,
+  type ResumedChatStream,
+} from './resume-chat-stream.js';
+export { resumeChatRequest, type ResumeChatRequestOptions, type ResumeRouteContext } from './resume-chat-request.js';
 export { chatThreadId } from './chat-thread-id.js';
 export type { CreateChatThreads } from './ensure-chat-thread.js';
 export type { ChatThreadSettings } from './open-chat-thread.js';

@@ -14,6 +14,8 @@ import { checkpointAnswer, createAnswerPersistenceState } from './answer-persist
 import { createClientStream } from './create-client-stream.js';
 import type { ObservedModel } from './observed-model.js';
 import { finalizeAnswerOnEnd, finalizeAnswerWithoutOutcome } from './finalize-answer.js';
+import { resolveResumableStreamOptions, type ResumableStreamOptions } from './resumable-stream-options.js';
+import { createStreamChunkLog, type StreamChunkLog } from './stream-chunk-log.js';
 
 type UIStreamOptions<UI_MESSAGE extends UIMessage> = NonNullable<
   Parameters<typeof toUIMessageStream<ToolSet, UI_MESSAGE>>[0]
@@ -65,6 +67,11 @@ export interface PersistUIMessageStreamOptions<UI_MESSAGE extends UIMessage, TOO
    * finish reason. @default the model id and finish reason from the stream only
    */
   observedModel?: ObservedModel;
+  /**
+   * Writes the stream's chunks to the store's chunk log as it goes, so that `resumeChatStream` can replay the answer
+   * from another request or process (`useChat({ resume: true })`). @default false
+   */
+  resumable?: boolean | ResumableStreamOptions;
 }
 
 /** The stream to send to the client, and the stored answer once it is finalized. */
@@ -99,6 +106,7 @@ export function persistUIMessageStream<UI_MESSAGE extends UIMessage, TOOLS exten
   heartbeatMs = 20_000,
   onPersistError = (error) => console.error('agent-history: could not persist the answer', error),
   observedModel = {},
+  resumable,
 }: PersistUIMessageStreamOptions<UI_MESSAGE, TOOLS>): PersistedUIMessageStream<UI_MESSAGE> {
   const state = createAnswerPersistenceState({
     history,
@@ -126,6 +134,23 @@ export function persistUIMessageStream<UI_MESSAGE extends UIMessage, TOOLS exten
   });
 
   const [toClient, toServer] = uiStream.tee();
-  void consumeStream({ stream: toServer, onError: () => {} }).then(() => finalizeAnswerWithoutOutcome(state));
+  const resume = resolveResumableStreamOptions(resumable);
+  const log = resume && createStreamChunkLog({ history, threadId, messageId, options: resume, onPersistError });
+  void consumeStream({ stream: log ? recordChunks(toServer, log) : toServer, onError: () => {} }).then(() =>
+    finalizeAnswerWithoutOutcome(state),
+  );
   return { stream: createClientStream(toClient, onDisconnect, abortController), done: state.done };
+}
+
+// The server's copy passes through the chunk log; the log is closed (its final batch written) when the copy ends.
+function recordChunks<CHUNK>(stream: ReadableStream<CHUNK>, log: StreamChunkLog): ReadableStream<CHUNK> {
+  return stream.pipeThrough(
+    new TransformStream<CHUNK, CHUNK>({
+      transform(chunk, controller) {
+        log.push(chunk);
+        controller.enqueue(chunk);
+      },
+      flush: () => log.close(),
+    }),
+  );
 }

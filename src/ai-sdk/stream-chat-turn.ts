@@ -68,6 +68,8 @@ export interface ChatTurnSettings<UI_MESSAGE extends UIMessage = UIMessage, TOOL
   run?: StartRunOptions;
   /** @default console.error */
   onPersistError?: (error: unknown) => void;
+  /** Makes answers resumable (`useChat({ resume: true })`, see `resumeChatStream`). @default false */
+  resumable?: PersistOptions<UI_MESSAGE, TOOLS>['resumable'];
 }
 
 /** Options of {@link streamChatTurn}: one turn's identity and trigger, and the settings shared by every turn. */
@@ -192,6 +194,7 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
       onError: options.onError,
       onPersistError: options.onPersistError,
       observedModel,
+      resumable: options.resumable,
     });
   } catch (error) {
     throw await abandonChatAnswer({ history, threadId, runId, assistantMessageId, continuation }, error);

@@ -61,11 +61,11 @@ const timestamps = {
 };
 
 /**
- * Creates the six agent-history tables, their enums and the application role.
+ * Creates the seven agent-history tables, their enums and the application role.
  *
  * Every primary key and unique index starts with `tenant_id` and every foreign key is composite with it, so
  * the tables distribute and co-locate by `tenant_id` on Citus unchanged. Row-level security is enabled on all
- * six with one tenant-and-user predicate; FORCE, grants and the role itself come from the package's custom migration.
+ * seven with one tenant-and-user predicate; FORCE, grants and the role itself come from the package's custom migration.
  *
  * @example
  * export const { agentThread, agentMessage } = defineAgentTables({ schema: pgSchema('agent') });
@@ -392,6 +392,41 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
     ],
   ).enableRLS();
 
+  const agentStreamChunk = table(
+    'agent_stream_chunk',
+    {
+      tenantId: uuid('tenant_id').notNull(),
+      threadId: uuid('thread_id').notNull(),
+      /** The row id of the assistant message being streamed (`agent_message.id`). */
+      messageId: uuid('message_id').notNull(),
+      /** The thread's user, copied from the message (the user scope's policy reads it). */
+      userId: text('user_id'),
+      /** The batch's place in the answer's stream: 0, 1, 2… without gaps. */
+      batch: integer('batch').notNull(),
+      /** The batch's UI message chunks: a JSON array, as text (exactly what was sent, NUL-safe, no jsonb parsing). */
+      chunks: text('chunks').notNull(),
+      /** The stream's last batch: a reader that reaches it has seen the whole answer. */
+      final: boolean('final').notNull().default(false),
+      createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    },
+    (t) => [
+      primaryKey({ name: 'agent_stream_chunk_pk', columns: [t.tenantId, t.messageId, t.batch] }),
+      index('agent_stream_chunk_thread_idx').on(t.tenantId, t.threadId),
+      foreignKey({
+        name: 'agent_stream_chunk_message_fk',
+        columns: [t.tenantId, t.messageId],
+        foreignColumns: [agentMessage.tenantId, agentMessage.id],
+      }).onDelete('cascade'),
+      foreignKey({
+        name: 'agent_stream_chunk_thread_user_fk',
+        columns: [t.tenantId, t.threadId, t.userId],
+        foreignColumns: [agentThread.tenantId, agentThread.id, agentThread.userId],
+      }).onDelete('cascade'),
+      check('agent_stream_chunk_batch_nonnegative', sql`${t.batch} >= 0`),
+      tenantIsolationPolicy('agent_stream_chunk_tenant_isolation', t.tenantId, role, t.userId),
+    ],
+  ).enableRLS();
+
   return {
     agentHistoryAppRole: role,
     agentMessageRole: messageRole,
@@ -404,6 +439,7 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
     agentSummary,
     agentContextSnapshot,
     agentAuditEvent,
+    agentStreamChunk,
   };
 }
 

@@ -42,4 +42,5 @@ export const {
   agentSummary,
   agentContextSnapshot,
   agentAuditEvent,
+  agentStreamChunk,
 } = defineAgentTables();

@@ -6,6 +6,8 @@ import { appendMessage } from './append-message.js';
 import { withStoreErrors } from './with-store-errors.js';
 import { createAppendBatcher, type AppendBatchingOptions } from './append-batcher.js';
 import { appendStatements } from './append-statements.js';
+import { appendStreamChunks, deleteStreamChunks, readStreamChunks } from './stream-chunks.js';
+import { subscribeStreamChunks } from './stream-notifications.js';
 import { beginAssistantMessage, checkpointMessage, finalizeMessage } from './assistant-lifecycle.js';
 import { reopenAssistantMessage } from './reopen-assistant-message.js';
 import { recoverAbandonedMessages } from './recover-abandoned-messages.js';
@@ -209,6 +211,13 @@ function tenantHistory(context: StoreContext): TenantHistory {
     writeSummary: async (threadId, summary) => writeSummary(context, threadId, summary),
     writeSnapshot: async (threadId, snapshot) => writeSnapshot(context, threadId, snapshot),
     listSummaries: async (threadId) => listSummaries(context, threadId),
+
+    appendStreamChunks: async (threadId, messageId, options) =>
+      appendStreamChunks(context, threadId, messageId, options),
+    readStreamChunks: async (threadId, messageId, options) => readStreamChunks(context, threadId, messageId, options),
+    deleteStreamChunks: async (threadId, options) => deleteStreamChunks(context, threadId, options),
+    subscribeStreamChunks: async (threadId, messageId, onNotify) =>
+      subscribeStreamChunks(context, threadId, messageId, onNotify),
   };
   return {
     tenantId: context.tenantId,

@@ -13,6 +13,7 @@ export const AFTER_TABLES = [
   '0009_harden_append_functions_audit.sql',
   '0012_user_scope_backfill.sql',
   '0013_read_page_function.sql',
+  '0015_stream_chunk_force_rls.sql',
 ];
 const TABLES = [
   'agent_thread',
@@ -21,6 +22,7 @@ const TABLES = [
   'agent_summary',
   'agent_context_snapshot',
   'agent_audit_event',
+  'agent_stream_chunk',
 ];
 const TYPES = ['agent_message_role', 'agent_message_status', 'agent_message_context_state'];
 const FUNCTIONS = [
@@ -52,9 +54,9 @@ export interface CustomMigrationSql {
 }
 
 /**
- * The SQL of the package's custom migrations (`0000`; `0002`, `0004`, `0009`, `0012`, `0013`: the application role, FORCE row-level
- * security, the grants, the append functions, their pinned search path, the user-scope backfill, the one-statement
- * reads) for tables in another schema or with another application role.
+ * The SQL of the package's custom migrations (`0000`; `0002`, `0004`, `0009`, `0012`, `0013`, `0015`: the application
+ * role, FORCE row-level security, the grants, the append functions, their pinned search path, the user-scope backfill,
+ * the one-statement reads, the stream chunk log) for tables in another schema or with another application role.
  * The shipped files name the `public` schema and `agent_history_app`; this returns them with every table, type and
  * function qualified by `schema` (the functions are created in it too) and the role renamed, statements separated
  * by drizzle-kit's `--> statement-breakpoint`. Put each part in a `drizzle-kit generate --custom` migration, before

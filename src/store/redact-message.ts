@@ -77,6 +77,15 @@ export async function redactMessage(
     for (const target of copies) {
       const redacted = await redactRow(context, tx, target, { spans, replacement });
       const staleness = await invalidateDerived(context, tx, target.threadId, target.sequence, { spans, replacement });
+      // The chunk log of an answer still streaming holds its text as sent: a redaction leaves none of it.
+      await tx
+        .delete(context.tables.agentStreamChunk)
+        .where(
+          and(
+            eq(context.tables.agentStreamChunk.tenantId, context.tenantId),
+            eq(context.tables.agentStreamChunk.messageId, target.id),
+          ),
+        );
       await recordAudit(context, tx, {
         action: 'message-redacted',
         actor,

@@ -1,12 +1,13 @@
 import type { ContextArtifactOperations } from './context-artifact-operations.js';
 import type { MessageOperations } from './message-operations.js';
+import type { StreamChunkOperations } from './stream-chunk-operations.js';
 import type { ThreadOperations } from './thread-operations.js';
 
 /**
  * The store of one tenant, as `createAgentHistory({ db }).forTenant(tenantId)` returns it: threads, runs, the
  * message log, the assistant message lifecycle, context edits, redaction, retention and the context engine's
  * artifacts, every one scoped to the tenant. Its methods are grouped by area in {@link ThreadOperations},
- * {@link MessageOperations} and {@link ContextArtifactOperations}.
+ * {@link MessageOperations}, {@link ContextArtifactOperations} and {@link StreamChunkOperations}.
  *
  * Every method is async and runs in its own transaction scoped to the tenant (set with `set_config(…, true)`, so a
  * pooled connection never carries it over; `listMessages` and `loadContext` in one statement of migration 0013). Bad input is refused before any SQL with a typed error naming the
@@ -20,7 +21,8 @@ import type { ThreadOperations } from './thread-operations.js';
  * await store.appendMessage(thread.id, { id: 'm1', role: 'user', parts: [{ type: 'text', text: 'Hi' }] });
  * const { messages } = await store.listMessages(thread.id);
  */
-export interface TenantHistory extends ThreadOperations, MessageOperations, ContextArtifactOperations {
+export interface TenantHistory
+  extends ThreadOperations, MessageOperations, ContextArtifactOperations, StreamChunkOperations {
   /** The tenant every method acts for: the id given to `forTenant`, lower-cased. */
   readonly tenantId: string;
 }

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { generateDrizzleJson, generateMigration } from 'drizzle-kit/api';
 import { describe, expect, it } from 'vitest';
 import * as schema from '../../src/schema/index.js';
+import { customMigrationSql } from '../../src/store/custom-migration-sql.js';
 import { TABLES } from '../support/tables.js';
 
 const drizzleFolder = resolve(import.meta.dirname, '../../drizzle');
@@ -28,8 +29,8 @@ describe('drizzle/ migrations', () => {
     expect(statements.join('\n')).toContain('DROP TABLE "agent_thread"');
   });
 
-  it('should keep FORCE row-level security and grants for every table in the custom migration', () => {
-    const custom = readFileSync(join(drizzleFolder, '0002_force_rls_grants_append.sql'), 'utf8');
+  it('should keep FORCE row-level security and grants for every table in the custom migrations', () => {
+    const custom = customMigrationSql().afterTables.replaceAll('"public".', '');
     for (const table of TABLES) {
       expect(custom).toContain(`ALTER TABLE "${table}" FORCE ROW LEVEL SECURITY`);
       expect(custom).toContain(`"${table}"`);

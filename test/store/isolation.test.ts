@@ -80,6 +80,11 @@ const OPERATIONS: Array<[string, (store: TenantHistory, target: Target) => Promi
       }),
   ],
   ['listSummaries', (store, t) => store.listSummaries(t.threadId)],
+  [
+    'appendStreamChunks',
+    (store, t) => store.appendStreamChunks(t.threadId, t.pendingId, { batch: 1, chunks: [{ type: 'pwned' }] }),
+  ],
+  ['readStreamChunks', (store, t) => store.readStreamChunks(t.threadId, t.pendingId)],
 ];
 
 describe.each(CONTRACT_BACKENDS)('tenant isolation on %s', (backend) => {
@@ -89,11 +94,13 @@ describe.each(CONTRACT_BACKENDS)('tenant isolation on %s', (backend) => {
   let target: Target;
   let ownThreadB: string;
 
-  /** All of a tenant's rows in all six tables, read as superuser. */
+  /** All of a tenant's rows in every table, read as superuser. */
   const rowsOfTenant = async (tenantId: string) => {
     const dump: Record<string, unknown[]> = {};
     for (const table of TABLES)
-      dump[table] = await database.admin.query(`select * from ${table} where tenant_id = $1 order by id`, [tenantId]);
+      dump[table] = await database.admin.query(`select * from ${table} t where tenant_id = $1 order by t::text`, [
+        tenantId,
+      ]);
     return dump;
   };
   const inTenantB = <RESULT>(work: (tx: TenantTransaction) => Promise<RESULT>) =>
@@ -111,6 +118,10 @@ describe.each(CONTRACT_BACKENDS)('tenant isolation on %s', (backend) => {
     await tenantA.appendMessage(thread.id, assistantMessage('a1', 'alpha answer of A'), { runId: run.id });
     await tenantA.excludeMessages(thread.id, ['a1'], { reason: 'superseded-by-regenerate' });
     await tenantA.beginAssistantMessage(thread.id, { messageId: 'pending-a', runId: run.id });
+    await tenantA.appendStreamChunks(thread.id, 'pending-a', {
+      batch: 0,
+      chunks: [{ type: 'text-delta', delta: 'A' }],
+    });
     const summary = await tenantA.writeSummary(thread.id, {
       fromSequence: 1,
       throughSequence: 2,
@@ -193,20 +204,22 @@ describe.each(CONTRACT_BACKENDS)('tenant isolation on %s', (backend) => {
         const changed = await inTenantB(async (tx) =>
           rowsOf(
             await tx.execute(
-              sql`${sql.raw(`update ${table} set tenant_id = tenant_id where tenant_id = `)}${tenantA.tenantId}::uuid returning id`,
+              sql`${sql.raw(`update ${table} set tenant_id = tenant_id where tenant_id = `)}${tenantA.tenantId}::uuid returning tenant_id`,
             ),
           ),
         ).catch(postgresErrorCode);
         const deleted = await inTenantB(async (tx) =>
           rowsOf(
             await tx.execute(
-              sql`${sql.raw(`delete from ${table} where tenant_id = `)}${tenantA.tenantId}::uuid returning id`,
+              sql`${sql.raw(`delete from ${table} where tenant_id = `)}${tenantA.tenantId}::uuid returning tenant_id`,
             ),
           ),
         ).catch(postgresErrorCode);
-        // The audit log is insert-only for the application role (0009): changing it is refused outright.
-        const refused = table === 'agent_audit_event' ? '42501' : [];
-        expect([table, changed, deleted]).toEqual([table, refused, refused]);
+        // The audit log is insert-only for the application role (0009) and the chunk log is never updated (0011):
+        // what the role may not do is refused outright.
+        const refusedUpdate = table === 'agent_audit_event' || table === 'agent_stream_chunk' ? '42501' : [];
+        const refusedDelete = table === 'agent_audit_event' ? '42501' : [];
+        expect([table, changed, deleted]).toEqual([table, refusedUpdate, refusedDelete]);
       }
       expect(await rowsOfTenant(tenantA.tenantId)).toEqual(before);
     });

@@ -6,6 +6,7 @@ export const TABLES = [
   'agent_summary',
   'agent_context_snapshot',
   'agent_audit_event',
+  'agent_stream_chunk',
 ] as const;
 
 /** The name of one of the package's {@link TABLES}. */

@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
+import { reloadMidAnswer } from './resume-step.ts';
 
 const APP_DIR = join(import.meta.dirname, '..');
 const SCREENSHOTS = join(import.meta.dirname, 'screenshots');
@@ -332,6 +333,10 @@ async function main() {
         assert(texts[1]!.includes('OK, I did not set the reminder.'), `second stored answer: ${texts[1]}`);
         await page.screenshot({ path: join(SCREENSHOTS, '11-approvals-after-reload.png') });
       },
+    );
+
+    await step('reloads mid-answer: the answer resumes to its end, shown once, and is stored so', () =>
+      reloadMidAnswer(page, SCREENSHOTS),
     );
   } finally {
     await context.close().catch(() => {});

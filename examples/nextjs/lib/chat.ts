@@ -43,6 +43,8 @@ export const chat = createChatHandler<ChatMessage, typeof tools>({
   getUserId: () => currentUserId(),
   // "New chat" only makes a uuid in the browser: the thread is created by its first message, and titled after it.
   createThreads: 'on-first-message',
+  // A reload or a lost connection mid-answer resumes it (app/api/chat/[id]/stream/route.ts, useChat({ resume: true })).
+  resumable: true,
   generateTitle: selected.provider === 'openai' ? selected.model : offlineThreadTitle,
   tools,
   metadataSchema,

@@ -7,6 +7,7 @@ import type { ChatMessage } from '../../lib/tools';
 import { ContextInspector } from './context-inspector';
 import { MessageView } from './message-view';
 import { ThreadSidebar, type ThreadSummary } from './thread-sidebar';
+import { useSettledAnswer } from './use-settled-answer';
 
 interface ChatAppProps {
   threadId: string;
@@ -67,6 +68,8 @@ export function ChatApp({
       id: threadId,
       messages: initialMessages,
       transport,
+      // On mount, GET /api/chat/<id>/stream: an answer still being written (by this server) is replayed and followed.
+      resume: true,
       // Once every approval of the answer is answered, the answer is re-submitted and continued on the server.
       sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
       onFinish: ({ message, isAbort }) => {
@@ -76,6 +79,7 @@ export function ChatApp({
       },
     });
   const busy = status === 'submitted' || status === 'streaming';
+  useSettledAnswer({ threadId, initialMessages, initialStatuses, messages, status, setMessages, setStatuses });
 
   // Start at the newest message; keep the reading position when an older page is put on top.
   useLayoutEffect(() => {
