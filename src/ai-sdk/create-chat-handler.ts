@@ -30,8 +30,8 @@ export interface ChatRequestBody {
  * store yet, so the app can authorize the request for this thread (throw a `Response`: 403, 404, …).
  */
 export interface ChatRequestContext {
-  /** `'chat'` for `POST` (a turn), `'stop'` for `stop`. */
-  route: 'chat' | 'stop';
+  /** `'chat'` for `POST` (a turn), `'stop'` for `stop`, `'resume'` for `GET` (useChat's resume). */
+  route: 'chat' | 'stop' | 'resume';
   /** The thread the request acts on: the client's chat id mapped by `chatThreadId` (a uuid stays itself). */
   threadId: string;
   /** The chat id as the client sent it (useChat's `id`). */

@@ -2,6 +2,7 @@ import { createUIMessageStreamResponse } from 'ai';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { TenantHistory } from '../store/tenant-history.js';
+import type { ChatRequestContext } from './create-chat-handler.js';
 import { chatErrorResponse } from './chat-error-response.js';
 import { chatThreadId } from './chat-thread-id.js';
 import { requireChatOwner } from './ensure-chat-thread.js';
@@ -10,8 +11,11 @@ import { resumeChatStream } from './resume-chat-stream.js';
 
 /** What a resume request is authorized and answered with: the chat handler's own `getHistory` and `getUserId`. */
 export interface ResumeChatRequestOptions {
-  /** The store of the request's tenant: authenticate here (throw a `Response` to answer 401/403 yourself). */
-  getHistory: (request: Request) => TenantHistory | Promise<TenantHistory>;
+  /**
+   * The store of the request's tenant: authenticate and authorize here (throw a `Response` to answer 401/403/404
+   * yourself). It gets `{ route: 'resume', threadId, chatId, body: { threadId: chatId } }`.
+   */
+  getHistory: (request: Request, context: ChatRequestContext) => TenantHistory | Promise<TenantHistory>;
   /** The request's user: a thread of another user is answered like a missing one. */
   getUserId?: (request: Request) => string | undefined | Promise<string | undefined>;
   /** The chat handler's `resumable`: without it nothing is resumable and every request is answered 204. */
@@ -37,10 +41,10 @@ export async function resumeChatRequest(
 ): Promise<Response> {
   try {
     const chatId = await chatIdOf(request, context);
-    const history = await getHistory(request);
+    const threadId = chatThreadId(chatId);
+    const history = await getHistory(request, { route: 'resume', threadId, chatId, body: { threadId: chatId } });
     const userId = await getUserId?.(request);
     if (!resumable) return new Response(null, { status: 204 });
-    const threadId = chatThreadId(chatId);
     await requireChatOwner(history, threadId, userId);
     const options = resumable === true ? {} : resumable;
     const resumed = await resumeChatStream({ ...options, history, threadId, abortSignal: request.signal });

@@ -55,6 +55,9 @@ const EXCEPTIONS: [string, RegExp | ((query: string) => boolean)][] = [
   ],
 ];
 
+const UUID_TEXT = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const TENANT_ARGUMENT = new RegExp(`^(?:\\$\\d+|'${UUID_TEXT}'|\\$([a-z_]*)\\$${UUID_TEXT}\\$\\1\\$)(?:::uuid)?$`, 'i');
+
 /**
  * Why `query` (normalized by pg_stat_statements) does not route to one tenant, or null when it does: each of the
  * store's tables it reads or changes is filtered by `tenant_id = $n` (an insert names `tenant_id` among its
@@ -69,7 +72,8 @@ export function routingProblem(query: string, functionsFirstArgument: Record<str
     const parameter = functionsFirstArgument[name!];
     if (parameter === undefined) return `calls ${name}, which is not one of the store's functions`;
     if (!/tenant/.test(parameter)) return `calls ${name}, whose first parameter ${parameter} is not the tenant`;
-    if (!/^\$\d+(::uuid)?$/.test(first!.trim())) return `calls ${name} with ${first} as the tenant`;
+    // A parameter, or the tenant's uuid written as a literal (the one-statement appends and reads send no parameters).
+    if (!TENANT_ARGUMENT.test(first!.trim())) return `calls ${name} with ${first} as the tenant`;
   }
   const insert = /^insert into "?(agent_[a-z_]+)"? \(([^)]*)\)/.exec(text);
   if (insert && !/\btenant_id\b/.test(insert[2]!)) return `inserts into ${insert[1]} without a tenant_id`;
