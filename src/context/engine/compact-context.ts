@@ -104,7 +104,12 @@ export async function compactContext(
   });
   const final = stages.segments;
   const decision = decideSnapshot({ loadedThread: state.loadedThread, stages });
-  recordCompaction(state, { ...stages, trimmedSequences: decision.trimmedSequences });
+  recordCompaction(state, {
+    ...stages,
+    trimmedSequences: decision.trimmedSequences,
+    trimmedReasoning: stages.trimmedReasoning,
+    droppedRounds: stages.droppedRounds,
+  });
   let snapshot: ContextSnapshotReport = {
     status: 'not-needed',
     version: state.knownVersion || null,

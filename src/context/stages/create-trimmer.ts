@@ -1,3 +1,4 @@
+import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextToolOutputPreviewPolicy } from '../engine/context-policy.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
@@ -5,85 +6,183 @@ import {
   estimateSegments,
   groupTurns,
   hasUnfinishedToolWork,
+  withMessages,
   type ContextSegment,
 } from '../segments/context-segment.js';
 import { applyToolOutputPreviews, type ToolOutputPreview } from './apply-tool-output-previews.js';
+import { toolInputText } from './preview-tool-input.js';
 import { toolOutputText } from './preview-tool-output.js';
-import { dropRounds, stripOldReasoning, type ShrinkResult } from './shrink-newest-turn.js';
+import {
+  dropRounds,
+  stripReasoning,
+  type DroppedRound,
+  type ShrinkResult,
+  type TrimmedReasoning,
+} from './shrink-newest-turn.js';
 import type { TrimStageReport } from './trim-context.js';
 
+/** What a trim did, precisely enough for a snapshot to apply it again. */
+export interface TrimResult {
+  /** The context after the trim. */
+  segments: ContextSegment[];
+  /** The previews made (the latest size per call input or output). */
+  previews: ToolOutputPreview[];
+  /** Stored messages whose reasoning the trim removed. */
+  reasoning: TrimmedReasoning[];
+  /** Stored rounds the trim dropped. */
+  rounds: DroppedRound[];
+  /** The stage report. */
+  report: TrimStageReport;
+}
+
 /**
- * The trimming state shared by `trimContext` and `previewOversizedOutputs`: the context as cut so
- * far, its estimated total, and what was removed and previewed.
+ * The trimming state of `trimContext` and `shrinkNewestTurn`. Every step keeps segment indices stable (a
+ * removed segment stays as an empty one until {@link Trimmer.result}), so index sets stay valid throughout.
  */
 export function createTrimmer(
   segments: readonly ContextSegment[],
   measure: ContextMeasure,
-  preview: ContextToolOutputPreviewPolicy,
+  policy: ContextToolOutputPreviewPolicy,
 ) {
   let current = [...segments];
-  let total = estimateSegments(current, measure);
-  const removed: ContextRemoval[] = [];
-  const previews = new Map<string, number>();
-  const sizes = previewSizes(preview);
+  let removed: ContextRemoval[] = [];
+  let previews = new Map<string, ToolOutputPreview>();
+  let reasoning: TrimmedReasoning[] = [];
+  let rounds: DroppedRound[] = [];
+  const sizes = previewSizes(policy);
+  // Estimated tokens per raw text token (the profile's factor times the calibration).
+  const textFactor = Math.max(1, measure.estimate({ text: 1_000_000, images: 0, files: 0, messages: 0 }) / 1_000_000);
+  const cost = (indices: Iterable<number>) => {
+    let sum = 0;
+    for (const index of indices) sum += measure.estimate(current[index]!.tokens);
+    return sum;
+  };
+  // Replaces one input or output of the segment at `index` by a preview; true when that changed it.
+  const preview = (index: number, entry: ToolOutputPreview) => {
+    const before = current[index]!;
+    const after = applyToolOutputPreviews({ segments: [before], previews: [entry], measure }).segments[0]!;
+    if (after === before) return false;
+    current[index] = after;
+    previews.set(`${entry.part ?? 'output'}:${entry.toolCallId}`, entry);
+    removed.push({
+      sequence: before.kind === 'message' ? before.sequence : null,
+      reason: 'tool-output-previewed',
+      tokens: measure.estimate(before.tokens) - measure.estimate(after.tokens),
+      toolCallId: entry.toolCallId,
+    });
+    return true;
+  };
   const trimmer = {
     get current() {
       return current;
     },
     sizes,
-    total: () => total,
-    over: (budget: number) => total > budget,
+    cost,
+    total: () => estimateSegments(current, measure),
     /** Segment indices of the newest turn, turns with unfinished tool work, and pinned messages. */
     required: () => requiredIndices(current),
-    drop(predicate: (segment: ContextSegment, index: number) => boolean, reason: ContextRemoval['reason']) {
-      current = current.filter((segment, index) => {
-        if (!predicate(segment, index)) return true;
-        const tokens = measure.estimate(segment.tokens);
-        removed.push({ sequence: segment.kind === 'message' ? segment.sequence : null, reason, tokens });
-        total -= tokens;
-        return false;
-      });
+    /** Empties the segments at `indices` (they go in the result). */
+    drop(indices: Iterable<number>, reason: ContextRemoval['reason']) {
+      for (const index of indices) {
+        const segment = current[index]!;
+        if (segment.messages.length === 0) continue;
+        const sequence = segment.kind === 'message' ? segment.sequence : null;
+        removed.push({ sequence, reason, tokens: measure.estimate(segment.tokens) });
+        current[index] = withMessages(segment, [], measure);
+      }
     },
-    /** Shortens the largest tool outputs (of the segments `within` accepts) to `size` while `over()` holds. */
-    shorten(size: number, over: () => boolean, within: (index: number) => boolean) {
+    /** Applies a shrink step and records what it did; true when it removed anything. */
+    apply(shrunk: ShrinkResult) {
+      if (shrunk.removed.length === 0) return false;
+      current = shrunk.segments;
+      removed.push(...shrunk.removed);
+      reasoning.push(...shrunk.reasoning);
+      rounds.push(...shrunk.rounds);
+      return true;
+    },
+    /** Previews the largest tool inputs and outputs (of the segments in `within`) at `size` while `excess()` > 0. */
+    shorten(size: number, excess: () => number, within: ReadonlySet<number>) {
       for (const candidate of previewCandidates(current, measure, within)) {
-        if (!over()) return;
-        if (candidate.tokens <= size) continue;
-        const before = total;
-        current = applyToolOutputPreviews({
-          segments: current,
-          previews: [{ toolCallId: candidate.toolCallId, maxTokens: size }],
+        if (excess() <= 0) return;
+        if (candidate.tokens > size)
+          preview(candidate.index, { toolCallId: candidate.toolCallId, maxTokens: size, ...candidate.part });
+      }
+    },
+    /**
+     * Lets the previews made so far (and `earlier` ones of the same compaction) grow back, newest first, into
+     * `room()` estimated tokens, so that the budget is used rather than left empty.
+     */
+    grow(earlier: readonly ToolOutputPreview[], room: () => number) {
+      const made = [...earlier, ...previews.values()];
+      if (made.length === 0) return;
+      const latest = new Map(made.map((entry) => [`${entry.part ?? 'output'}:${entry.toolCallId}`, entry]));
+      for (const index of [...current.keys()].reverse()) {
+        for (const candidate of previewCandidates(current, measure, new Set([index]))) {
+          const key = `${candidate.part.part ?? 'output'}:${candidate.toolCallId}`;
+          const entry = latest.get(key);
+          const spare = Math.floor(room() / textFactor) - previewSlack;
+          if (!entry || spare <= 0) continue;
+          const before = current[index]!;
+          if (!preview(index, { ...entry, maxTokens: entry.maxTokens + spare })) continue;
+          const grown = removed.pop()!;
+          if (room() < 0) {
+            current[index] = before;
+            previews.set(key, entry);
+            continue;
+          }
+          // The preview saves less than it did: its removal says so (or a negative one for an earlier preview).
+          const first = removed.find((item) => item.reason === grown.reason && item.toolCallId === grown.toolCallId);
+          if (first) first.tokens += grown.tokens;
+          else removed.push(grown);
+        }
+      }
+    },
+    /**
+     * While `over()` holds: the reasoning of the segments in `within` goes (but that of `keep`), then the tool
+     * inputs and outputs of the segments in `previewWithin` become previews, largest first, at every size.
+     */
+    shrink(
+      within: ReadonlySet<number>,
+      excess: () => number,
+      keep: ModelMessage | undefined,
+      previewWithin: ReadonlySet<number> = within,
+    ) {
+      if (excess() > 0) trimmer.apply(stripReasoning(current, measure, (index) => within.has(index), keep));
+      for (const size of sizes) if (excess() > 0) trimmer.shorten(size, excess, previewWithin);
+    },
+    /** Drops whole rounds of the segments in `within`, oldest first, while `over()` holds. */
+    dropRounds(within: ReadonlySet<number>, excess: () => number) {
+      while (excess() > 0) {
+        const target = excess();
+        const step = dropRounds(
+          current,
           measure,
-        }).segments;
-        total = estimateSegments(current, measure);
-        previews.set(candidate.toolCallId, size);
-        removed.push({
-          sequence: candidate.sequence,
-          reason: 'tool-output-previewed',
-          tokens: before - total,
-          toolCallId: candidate.toolCallId,
-        });
+          (index) => within.has(index),
+          (saved) => saved < target,
+        );
+        if (!trimmer.apply(step)) return;
       }
     },
-    apply(step: (segments: readonly ContextSegment[]) => ShrinkResult) {
-      const shrunk = step(current);
-      if (shrunk.removed.length > 0) {
-        current = shrunk.segments;
-        total = estimateSegments(current, measure);
-        removed.push(...shrunk.removed);
-      }
-      return shrunk.removed.length > 0;
+    /** The state, to restore an attempt that did not pay off. */
+    save() {
+      const saved = { current: [...current], removed: [...removed], previews: new Map(previews) };
+      const counts = { reasoning: reasoning.length, rounds: rounds.length };
+      return () => {
+        current = saved.current;
+        removed = saved.removed;
+        previews = saved.previews;
+        reasoning = reasoning.slice(0, counts.reasoning);
+        rounds = rounds.slice(0, counts.rounds);
+      };
     },
-    /** Indices of the newest turn (and of turns with unfinished tool work) that are not pinned. */
-    /** Step 1: the largest tool outputs of what may never be dropped whole become previews until it fits `budget`. */
-    previewRequired: (budget: number) => previewRequired(trimmer, measure, budget),
-    /** The last steps: old reasoning of the newest turn, then its whole rounds, oldest first, until it fits. */
-    shrinkNewestTurn: (budget: number) => shrinkNewestTurn(trimmer, measure, budget),
-    result(budget: number): { segments: ContextSegment[]; previews: ToolOutputPreview[]; report: TrimStageReport } {
-      const previewList = [...previews].map(([toolCallId, maxTokens]) => ({ toolCallId, maxTokens }));
+    result(budget: number): TrimResult {
+      const previewList = [...previews.values()];
+      const total = trimmer.total();
       return {
-        segments: current,
+        segments: current.filter((segment) => segment.messages.length > 0),
         previews: previewList,
+        reasoning: [...reasoning],
+        rounds: [...rounds],
         report: {
           stage: 'trim',
           removed,
@@ -97,58 +196,40 @@ export function createTrimmer(
   return trimmer;
 }
 
-type Trimmer = ReturnType<typeof createTrimmer>;
+const previewSlack = 24;
 
-function previewRequired(trimmer: Trimmer, measure: ContextMeasure, budget: number): void {
-  if (trimmer.total() <= budget) return;
-  const required = trimmer.required();
-  const requiredTotal = () =>
-    trimmer.current.reduce(
-      (sum, segment, index) => sum + (required.has(index) ? measure.estimate(segment.tokens) : 0),
-      0,
-    );
-  for (const size of trimmer.sizes)
-    trimmer.shorten(
-      size,
-      () => requiredTotal() > budget,
-      (index) => required.has(index),
-    );
-}
+/** The trimming state of {@link createTrimmer}. */
+export type Trimmer = ReturnType<typeof createTrimmer>;
 
-function shrinkNewestTurn(trimmer: Trimmer, measure: ContextMeasure, budget: number): void {
-  if (trimmer.over(budget))
-    trimmer.apply((segments) => stripOldReasoning(segments, measure, newestTurnIndices(segments)));
-  while (trimmer.over(budget)) {
-    const excess = trimmer.total() - budget;
-    const step = (segments: readonly ContextSegment[]) =>
-      dropRounds(segments, measure, newestTurnIndices(segments), (saved) => saved < excess);
-    if (!trimmer.apply(step)) return;
-  }
-}
-
-/** Tool results in the segments, largest output first. */
-function previewCandidates(
-  segments: readonly ContextSegment[],
-  measure: ContextMeasure,
-  within: (index: number) => boolean,
-): Array<{ toolCallId: string; tokens: number; sequence: number | null }> {
-  const candidates: Array<{ toolCallId: string; tokens: number; sequence: number | null; order: number }> = [];
-  for (const [index, segment] of segments.entries()) {
-    if (segment.kind !== 'message' || !within(index)) continue;
+/** Tool inputs and outputs in the segments of `within`, largest first. */
+function previewCandidates(segments: readonly ContextSegment[], measure: ContextMeasure, within: ReadonlySet<number>) {
+  const candidates: Array<{ index: number; toolCallId: string; tokens: number; part: { part?: 'input' } }> = [];
+  for (const index of within) {
+    const segment = segments[index]!;
+    if (segment.kind !== 'message') continue;
     for (const message of segment.messages) {
       if (typeof message.content === 'string' || (message.role !== 'tool' && message.role !== 'assistant')) continue;
       for (const part of message.content) {
-        if (part.type !== 'tool-result') continue;
-        candidates.push({
-          toolCallId: part.toolCallId,
-          tokens: measure.tokenCounter.count(toolOutputText(part.output)),
-          sequence: segment.sequence,
-          order: candidates.length,
-        });
+        if (part.type === 'tool-result')
+          candidates.push({
+            index,
+            toolCallId: part.toolCallId,
+            tokens: measure.tokenCounter.count(toolOutputText(part.output)),
+            part: {},
+          });
+        else if (part.type === 'tool-call')
+          candidates.push({
+            index,
+            toolCallId: part.toolCallId,
+            tokens: measure.tokenCounter.count(toolInputText(part.input)),
+            part: { part: 'input' },
+          });
       }
     }
   }
-  return candidates.sort((a, b) => b.tokens - a.tokens || a.order - b.order);
+  return candidates
+    .map((candidate, order) => ({ ...candidate, order }))
+    .sort((a, b) => b.tokens - a.tokens || a.index - b.index || a.order - b.order);
 }
 
 // The preview sizes tried in turn: `tokens`, halved down to `minimumTokens`.
@@ -160,12 +241,8 @@ function previewSizes(preview: ContextToolOutputPreviewPolicy): number[] {
   return sizes;
 }
 
-function newestTurnIndices(segments: readonly ContextSegment[]): (index: number) => boolean {
-  const required = requiredIndices(segments);
-  return (index) => required.has(index) && !(segments[index]!.kind === 'message' && segments[index]!.pinned);
-}
-
-function requiredIndices(segments: readonly ContextSegment[]): Set<number> {
+/** Segment indices of the newest turn, of turns with unfinished tool work, and of pinned messages. */
+export function requiredIndices(segments: readonly ContextSegment[]): Set<number> {
   const turns = groupTurns(segments);
   const required = new Set<number>();
   turns.forEach((turn, position) => {
