@@ -1,17 +1,23 @@
 import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import { withMessages, type ContextSegment } from '../segments/context-segment.js';
+import { contentPartKey, previewContentPart } from './preview-message-content.js';
 import { previewToolInput } from './preview-tool-input.js';
+
+type ContentPart = Exclude<ModelMessage['content'], string>[number];
 import { previewToolOutput } from './preview-tool-output.js';
 
-/** A tool output (or, with `part: 'input'`, a tool call's input) replaced by a preview of at most `maxTokens` raw tokens. */
+/**
+ * A tool output replaced by a preview of at most `maxTokens` raw tokens; with `part`, a tool call's input, or a
+ * text or file part of an older turn ({@link previewContentPart}).
+ */
 export interface ToolOutputPreview {
-  /** The call whose result (or input) was shortened. */
+  /** The call whose result (or input) was shortened; for `text`, the part's {@link contentPartKey}. */
   toolCallId: string;
   /** The preview's size limit. */
   maxTokens: number;
-  /** What was shortened: the call's input, or (when absent) its output. */
-  part?: 'input';
+  /** What was shortened: the call's input, a text or file part, or (when absent) the call's output. */
+  part?: 'input' | 'content';
 }
 
 /** Options of {@link applyToolOutputPreviews}. */
@@ -33,18 +39,26 @@ export function applyToolOutputPreviews({ segments, previews, measure }: ApplyTo
   segments: ContextSegment[];
 } {
   if (previews.length === 0) return { segments: [...segments] };
-  const outputs = new Map(previews.filter((entry) => !entry.part).map((entry) => [entry.toolCallId, entry.maxTokens]));
-  const inputs = new Map(previews.filter((entry) => entry.part).map((entry) => [entry.toolCallId, entry.maxTokens]));
+  const sizes = (part: ToolOutputPreview['part']) =>
+    new Map(previews.filter((entry) => entry.part === part).map((entry) => [entry.toolCallId, entry.maxTokens]));
+  const outputs = sizes(undefined);
+  const inputs = sizes('input');
+  const contents = sizes('content');
   const tokenCounter = measure.tokenCounter;
   return {
     segments: segments.map((segment) => {
       if (segment.kind !== 'message') return segment;
       let changed = false;
       const messages = segment.messages.map((message): ModelMessage => {
-        if (typeof message.content === 'string' || (message.role !== 'tool' && message.role !== 'assistant'))
-          return message;
+        if (typeof message.content === 'string' || message.role === 'system') return message;
         let messageChanged = false;
-        const content = message.content.map((part) => {
+        const content = (message.content as ContentPart[]).map((part) => {
+          const key = contents.size > 0 ? contentPartKey(segment.sequence, part) : undefined;
+          if (key !== undefined && contents.has(key)) {
+            const preview = previewContentPart(part, contents.get(key)!, tokenCounter);
+            if (preview !== part) messageChanged = true;
+            return preview;
+          }
           if (part.type === 'tool-result' && outputs.has(part.toolCallId)) {
             const output = previewToolOutput({
               output: part.output,

@@ -10,7 +10,10 @@ import {
   type ContextSegment,
 } from '../segments/context-segment.js';
 import { applyToolOutputPreviews, type ToolOutputPreview } from './apply-tool-output-previews.js';
+import { contentPartKey } from './preview-message-content.js';
 import { toolInputText } from './preview-tool-input.js';
+
+type ContentPart = Exclude<ModelMessage['content'], string>[number];
 import { toolOutputText } from './preview-tool-output.js';
 import {
   dropRounds,
@@ -101,8 +104,8 @@ export function createTrimmer(
       return true;
     },
     /** Previews the largest tool inputs and outputs (of the segments in `within`) at `size` while `excess()` > 0. */
-    shorten(size: number, excess: () => number, within: ReadonlySet<number>) {
-      for (const candidate of previewCandidates(current, measure, within)) {
+    shorten(size: number, excess: () => number, within: ReadonlySet<number>, content = false) {
+      for (const candidate of previewCandidates(current, measure, within, content)) {
         if (excess() <= 0) return;
         if (candidate.tokens > size)
           preview(candidate.index, { toolCallId: candidate.toolCallId, maxTokens: size, ...candidate.part });
@@ -117,19 +120,27 @@ export function createTrimmer(
       if (made.length === 0) return;
       const latest = new Map(made.map((entry) => [`${entry.part ?? 'output'}:${entry.toolCallId}`, entry]));
       for (const index of [...current.keys()].reverse()) {
-        for (const candidate of previewCandidates(current, measure, new Set([index]))) {
+        for (const candidate of previewCandidates(current, measure, new Set([index]), true)) {
+          if (candidate.file) continue;
           const key = `${candidate.part.part ?? 'output'}:${candidate.toolCallId}`;
           const entry = latest.get(key);
-          const spare = Math.floor(room() / textFactor) - previewSlack;
+          let spare = Math.floor(room() / textFactor) - previewSlack;
           if (!entry || spare <= 0) continue;
           const before = current[index]!;
-          if (!preview(index, { ...entry, maxTokens: entry.maxTokens + spare })) continue;
-          const grown = removed.pop()!;
-          if (room() < 0) {
-            current[index] = before;
-            previews.set(key, entry);
-            continue;
+          // Grown from its current size; when the count overshoots (a cut mid-word), tried again a little smaller.
+          let grown: ContextRemoval | undefined;
+          for (let attempt = 0; attempt < 3 && spare > 0 && !grown; attempt++) {
+            if (!preview(index, { ...entry, maxTokens: candidate.tokens + spare })) break;
+            grown = removed.pop()!;
+            const overshoot = -room();
+            if (overshoot > 0) {
+              current[index] = before;
+              previews.set(key, entry);
+              grown = undefined;
+              spare -= Math.ceil(overshoot / textFactor) + previewSlack;
+            }
           }
+          if (!grown) continue;
           // The preview saves less than it did: its removal says so (or a negative one for an earlier preview).
           const first = removed.find((item) => item.reason === grown.reason && item.toolCallId === grown.toolCallId);
           if (first) first.tokens += grown.tokens;
@@ -138,17 +149,19 @@ export function createTrimmer(
       }
     },
     /**
-     * While `over()` holds: the reasoning of the segments in `within` goes (but that of `keep`), then the tool
-     * inputs and outputs of the segments in `previewWithin` become previews, largest first, at every size.
+     * While `excess()` > 0: the reasoning of the segments in `within` goes (but that of `keep`), then the tool
+     * inputs and outputs of the segments in `previewWithin` become previews, largest first, at every size; then,
+     * with `content`, their text parts too, and their files are left out.
      */
     shrink(
       within: ReadonlySet<number>,
       excess: () => number,
       keep: ModelMessage | undefined,
-      previewWithin: ReadonlySet<number> = within,
+      { previewWithin = within, content = false }: { previewWithin?: ReadonlySet<number>; content?: boolean } = {},
     ) {
       if (excess() > 0) trimmer.apply(stripReasoning(current, measure, (index) => within.has(index), keep));
       for (const size of sizes) if (excess() > 0) trimmer.shorten(size, excess, previewWithin);
+      if (content) for (const size of sizes) if (excess() > 0) trimmer.shorten(size, excess, previewWithin, true);
     },
     /** Drops whole rounds of the segments in `within`, oldest first, while `over()` holds. */
     dropRounds(within: ReadonlySet<number>, excess: () => number) {
@@ -201,29 +214,55 @@ const previewSlack = 24;
 /** The trimming state of {@link createTrimmer}. */
 export type Trimmer = ReturnType<typeof createTrimmer>;
 
-/** Tool inputs and outputs in the segments of `within`, largest first. */
-function previewCandidates(segments: readonly ContextSegment[], measure: ContextMeasure, within: ReadonlySet<number>) {
-  const candidates: Array<{ index: number; toolCallId: string; tokens: number; part: { part?: 'input' } }> = [];
+interface PreviewCandidate {
+  index: number;
+  toolCallId: string;
+  tokens: number;
+  part: { part?: 'input' | 'content' };
+  file: boolean;
+}
+
+/**
+ * Tool inputs and outputs in the segments of `within`, largest first; with `content`, also the text and file
+ * parts of stored messages (of older turns: the newest turn's are never shortened).
+ */
+function previewCandidates(
+  segments: readonly ContextSegment[],
+  measure: ContextMeasure,
+  within: ReadonlySet<number>,
+  content = false,
+): PreviewCandidate[] {
+  const candidates: PreviewCandidate[] = [];
+  const count = (text: string) => measure.tokenCounter.count(text);
   for (const index of within) {
     const segment = segments[index]!;
     if (segment.kind !== 'message') continue;
     for (const message of segment.messages) {
-      if (typeof message.content === 'string' || (message.role !== 'tool' && message.role !== 'assistant')) continue;
-      for (const part of message.content) {
+      if (typeof message.content === 'string' || message.role === 'system') continue;
+      for (const part of message.content as ContentPart[]) {
         if (part.type === 'tool-result')
           candidates.push({
             index,
             toolCallId: part.toolCallId,
-            tokens: measure.tokenCounter.count(toolOutputText(part.output)),
+            tokens: count(toolOutputText(part.output)),
             part: {},
+            file: false,
           });
         else if (part.type === 'tool-call')
           candidates.push({
             index,
             toolCallId: part.toolCallId,
-            tokens: measure.tokenCounter.count(toolInputText(part.input)),
+            tokens: count(toolInputText(part.input)),
             part: { part: 'input' },
+            file: false,
           });
+        else if (content) {
+          const key = contentPartKey(segment.sequence, part);
+          if (key === undefined) continue;
+          const file = part.type !== 'text';
+          const tokens = file ? Number.MAX_SAFE_INTEGER : count((part as { text: string }).text);
+          candidates.push({ index, toolCallId: key, tokens, part: { part: 'content' }, file });
+        }
       }
     }
   }

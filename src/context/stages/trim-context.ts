@@ -40,8 +40,9 @@ export interface TrimContextOptions {
  * First what may never be dropped whole (the newest turn, turns with unfinished tool work, pinned messages) is
  * made to fit on its own, by {@link shrinkNewestTurn}. Then, in what is left: the summary, if it fits (else it
  * goes); then the older turns, newest first: a turn that fits is kept whole; one that does not loses its
- * reasoning, then its largest tool inputs and outputs become previews until it fits (each cut just enough, but to
- * no more than `preview.tokens`, then half of it, down to `preview.minimumTokens`); a turn that still does not fit goes with every older turn (pinned
+ * reasoning, then its largest tool inputs and outputs become previews (`preview.tokens`, halved down to
+ * `preview.minimumTokens`), then its longest texts, and its files are replaced by a line naming them, until it
+ * leaves room for every older turn (or as far as that goes); a turn that still does not fit goes with every older turn (pinned
  * messages stay), so the history never has a hole. Then the memory message, if it fits. Last, previews made by
  * this trim or `earlierPreviews` grow back (newest first) into the room left, so the budget is used. When the newest user
  * message, steering messages and pinned messages alone do not fit, it throws {@link ContextBudgetExceededError}
@@ -94,7 +95,7 @@ function shrinkRequired(trimmer: Trimmer, budget: number): void {
       return segment.kind === 'message' && !segment.pinned;
     }),
   );
-  trimmer.shrink(unpinned, excess, lastAssistantMessage(trimmer.current), required);
+  trimmer.shrink(unpinned, excess, lastAssistantMessage(trimmer.current), { previewWithin: required });
   trimmer.dropRounds(unpinned, excess);
 }
 
@@ -109,17 +110,23 @@ function fitOlderTurns(trimmer: Trimmer, budget: number): void {
   };
   const summary = trimmer.current.findIndex((segment) => segment.kind === 'summary');
   if (summary >= 0 && !take([summary])) trimmer.drop([summary], 'summary-dropped');
-  const turns = groupTurns(trimmer.current);
+  const turns = groupTurns(trimmer.current).slice(0, -1);
+  const optionals = turns.map((turn) =>
+    turn.indices.filter((index) => !required.has(index) && trimmer.current[index]!.messages.length > 0),
+  );
+  let older = optionals.reduce((sum, optional) => sum + trimmer.cost(optional), 0);
   let stopped = false;
-  for (let position = turns.length - 2; position >= 0; position--) {
-    const optional = turns[position]!.indices.filter(
-      (index) => !required.has(index) && trimmer.current[index]!.messages.length > 0,
-    );
+  for (let position = turns.length - 1; position >= 0; position--) {
+    const optional = optionals[position]!;
+    older -= trimmer.cost(optional);
     if (optional.length === 0) continue;
     if (!stopped && take(optional)) continue;
     if (!stopped) {
+      // Shrunk just enough to leave room for every older turn, or as far as it goes; the previews grow back
+      // into whatever room is left at the end.
+      const target = Math.max(0, left - older);
       const restore = trimmer.save();
-      trimmer.shrink(new Set(optional), () => trimmer.cost(optional) - left, undefined);
+      trimmer.shrink(new Set(optional), () => trimmer.cost(optional) - target, undefined, { content: true });
       if (take(optional)) continue;
       restore();
       stopped = true;

@@ -198,7 +198,7 @@ describe('trimContext', () => {
     const input = segmentsOf(hugeToolTurn, [], 3);
     const { report, segments } = trimContext({ segments: input, measure, messageBudget: 300, preview });
     expect(report.previews).toEqual([{ toolCallId: 'c-big', maxTokens: expect.any(Number) }]);
-    expect(report.previews[0]!.maxTokens).toBeGreaterThanOrEqual(250);
+    expect(report.previews[0]!.maxTokens).toBeGreaterThan(200);
     expect(report.previews[0]!.maxTokens).toBeLessThan(500);
     expect(cost(segments)).toBeLessThanOrEqual(300);
   });
