@@ -60,6 +60,8 @@ const fixedTokens =
 export interface CallCheck {
   /** Independent count of the whole input sent (messages, instructions, tools). */
   sentTokens: number;
+  /** The engine's own count of the same input (`report.estimatedTokens`). */
+  engineTokens: number;
   /** The budget (`maxInputTokens`). */
   budget: number;
   /** Whether the engine had to cut anything (select, summarize or trim removed something). */
@@ -237,6 +239,7 @@ function check(
   }
   return {
     sentTokens,
+    engineTokens: report.estimatedTokens,
     budget: conversation.maxInputTokens,
     cut,
     overBudgetTokens: Math.max(0, sentTokens - conversation.maxInputTokens),

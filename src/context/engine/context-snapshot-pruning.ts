@@ -66,7 +66,7 @@ export function readSnapshotPruning(value: unknown): ContextSnapshotPruning {
           .map((item) => ({
             toolCallId: item.toolCallId as string,
             maxTokens: item.maxTokens as number,
-            ...(item.part === 'input' ? { part: 'input' as const } : {}),
+            ...(item.part === 'input' || item.part === 'content' ? { part: item.part } : {}),
           }))
       : [],
     trimmedSequences: numbers('trimmedSequences'),
