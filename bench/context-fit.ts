@@ -6,11 +6,12 @@
 // CONTEXT_FIT_SEED (first seed, default 1), CONTEXT_FIT_WORKERS (processes, default 1; use 2 only on a quiet
 // machine), CONTEXT_FIT_MAX_MESSAGES (default 2000). Prints a JSON summary and a Markdown table.
 import { fork } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadO200kTokenCounter } from '../src/context/index.js';
 import { generateConversation } from '../test/support/agent-conversations.js';
 import { runGeneratedConversation } from '../test/support/check-generated-context.js';
-import { percentile, round } from './stats.js';
+import { round } from './stats.js';
 
 interface Tally {
   conversations: number;
@@ -48,7 +49,12 @@ const emptyTally = (): Tally => ({
   examples: [],
 });
 
-async function runRange(first: number, count: number, maxMessages: number): Promise<Tally> {
+async function runRange(
+  first: number,
+  count: number,
+  maxMessages: number,
+  progress?: (tally: Tally) => void,
+): Promise<Tally> {
   const tokenCounter = await loadO200kTokenCounter();
   const tally = emptyTally();
   const note = (seed: number, problem: string) => {
@@ -75,6 +81,7 @@ async function runRange(first: number, count: number, maxMessages: number): Prom
       if (call.snapshotExact === false) ((tally.snapshotsInexact += 1), note(seed, 'snapshot rebuild differs'));
       if (call.cut) tally.utilisation[Math.min(1000, Math.floor((call.sentTokens / call.budget) * 1000))]! += 1;
     }
+    if (tally.conversations % 500 === 0) progress?.(tally);
   }
   return tally;
 }
@@ -102,7 +109,7 @@ function histogramPercentile(buckets: number[], p: number): number {
   return buckets.length - 1;
 }
 
-function report(tally: Tally, seconds: number, settings: Record<string, unknown>) {
+function summarize(tally: Tally, seconds: number, settings: Record<string, unknown>) {
   const cutCalls = tally.utilisation.reduce((sum, value) => sum + value, 0);
   const utilisation = (p: number) => round(histogramPercentile(tally.utilisation, p) / 10, 1);
   const ms = (p: number) => round(histogramPercentile(tally.callMs, p) / 10, 1);
@@ -129,7 +136,6 @@ function report(tally: Tally, seconds: number, settings: Record<string, unknown>
     perCallMs: { median: ms(50), p99: ms(99), max: ms(100) },
     examples: tally.examples,
   };
-  console.log(JSON.stringify(summary, null, 2));
   return summary;
 }
 
@@ -140,7 +146,20 @@ async function main() {
   const maxMessages = Number(process.env.CONTEXT_FIT_MAX_MESSAGES ?? 2000);
   const started = performance.now();
   let tally: Tally;
-  if (workers <= 1) tally = await runRange(firstSeed, conversations, maxMessages);
+  // CONTEXT_FIT_PROGRESS_FILE: the summary so far is written there every 500 conversations (one process only).
+  const progressFile = process.env.CONTEXT_FIT_PROGRESS_FILE;
+  const progress = progressFile
+    ? (so: Tally) =>
+        writeFileSync(
+          progressFile,
+          JSON.stringify(
+            summarize(so, (performance.now() - started) / 1000, { conversations, firstSeed, workers, maxMessages }),
+            null,
+            2,
+          ),
+        )
+    : undefined;
+  if (workers <= 1) tally = await runRange(firstSeed, conversations, maxMessages, progress);
   else {
     const share = Math.ceil(conversations / workers);
     tally = merge(
@@ -161,12 +180,13 @@ async function main() {
       ),
     );
   }
-  const summary = report(tally, (performance.now() - started) / 1000, {
+  const summary = summarize(tally, (performance.now() - started) / 1000, {
     conversations,
     firstSeed,
     workers,
     maxMessages,
   });
+  console.log(JSON.stringify(summary, null, 2));
   const failed =
     summary.overBudgetCalls +
     summary.splitCallsOrApprovals +
@@ -183,5 +203,3 @@ if (child) {
   const tally = await runRange(first, count, maxMessages);
   process.send!(tally, () => process.exit(0));
 } else await main();
-
-export { percentile };

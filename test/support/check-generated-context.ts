@@ -10,8 +10,6 @@ import {
   createContextEngine,
   rebuildContextFromSnapshot,
   resolveModelProfile,
-  toolInputPreviewKey,
-  toolOutputPreviewMarker,
   type ContextReport,
   type ContextSummarizer,
   type TokenCounter,
@@ -232,7 +230,8 @@ function check(
     const rebuilt = rebuildContextFromSnapshot({
       snapshot,
       summary: store.summaries.find((summary) => summary.id === snapshot.summaryId) ?? null,
-      messages: store.messages,
+      // The store never changes the messages it was given: the rows stand for its log (no copy of it).
+      messages: conversation.rows,
       tokenCounter,
     });
     snapshotExact = rebuilt.matches;
@@ -287,10 +286,4 @@ export function toolPairProblems(messages: readonly ModelMessage[]): string[] {
   // Only calls of the last turn may stay open, and only when an approval is pending or answered but not run.
   for (const id of open) if (!awaiting.has(id) && !answered.has(id)) problems.push(`call without result: ${id}`);
   return problems;
-}
-
-/** Whether a sent value is a preview the engine made (for reports). */
-export function isPreview(value: unknown): boolean {
-  const text = JSON.stringify(value);
-  return text.includes(toolOutputPreviewMarker) || text.includes(toolInputPreviewKey);
 }
