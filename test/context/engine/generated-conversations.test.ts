@@ -9,6 +9,8 @@ import { tokenCounter } from '../fixtures.js';
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 150);
 const timeout = 120_000 + RUNS * 400;
 const seed = fc.integer({ min: 1, max: 2 ** 31 - 1 });
+/** Seeds 1…n, fixed: the utilisation figures are over the same conversations every run. */
+const UTILISATION_CONVERSATIONS = Number(process.env.UTILISATION_CONVERSATIONS ?? 200);
 
 async function run(value: number): Promise<ConversationRun> {
   return runGeneratedConversation(generateConversation(value, { maxMessages: 200 }), tokenCounter);
@@ -76,6 +78,21 @@ describe('generated agent conversations (every part type, approvals, huge payloa
         }),
         { numRuns: RUNS },
       );
+    },
+    timeout,
+  );
+
+  it(
+    'should use the budget with targetRatio 1: median at least 95 %, worst tenth at least 80 % of the calls it had to cut',
+    async () => {
+      const uses: number[] = [];
+      for (let value = 1; value <= UTILISATION_CONVERSATIONS; value++)
+        for (const call of (await run(value)).calls) if (call.cut) uses.push(call.sentTokens / call.budget);
+      uses.sort((a, b) => a - b);
+      const at = (share: number) => uses[Math.max(0, Math.ceil(share * uses.length) - 1)]!;
+      expect(uses.length).toBeGreaterThan(UTILISATION_CONVERSATIONS / 4);
+      expect(at(0.5)).toBeGreaterThanOrEqual(0.95);
+      expect(at(0.1)).toBeGreaterThanOrEqual(0.8);
     },
     timeout,
   );
