@@ -133,6 +133,24 @@ export {
   toolOutputPreviewMarker,
   toolOutputText,
 } from './stages/preview-tool-output.js';
+export {
+  type PreviewToolInputOptions,
+  previewToolInput,
+  toolInputPreviewKey,
+  toolInputPreviewMarker,
+  toolInputText,
+} from './stages/preview-tool-input.js';
+export {
+  type DroppedRound,
+  type ShrinkResult,
+  type TrimmedReasoning,
+  applyRecordedShrinks,
+  dropRounds,
+  removeReasoning,
+  roundKey,
+  stripReasoning,
+} from './stages/shrink-newest-turn.js';
+export { type TrimResult } from './stages/create-trimmer.js';
 export { type PruneContextOptions, type PruneStageReport, pruneContext } from './stages/prune-context.js';
 export {
   type RebuildContextFromSnapshotOptions,
@@ -152,12 +170,7 @@ export {
   countToolDefinitionTokens,
   estimateToolDefinitionTokens,
 } from '../tokens/tool-definition-tokens.js';
-export {
-  type TrimContextOptions,
-  type TrimStageReport,
-  previewOversizedOutputs,
-  trimContext,
-} from './stages/trim-context.js';
+export { type TrimContextOptions, type TrimStageReport, shrinkNewestTurn, trimContext } from './stages/trim-context.js';
 export {
   type PartMigration,
   type ValidateStageReport,

@@ -1,6 +1,7 @@
 import type { ContextSegment } from '../segments/context-segment.js';
 import type { ContextPruning } from '../stages/apply-context-pruning.js';
 import type { ToolOutputPreview } from '../stages/apply-tool-output-previews.js';
+import type { DroppedRound, TrimmedReasoning } from '../stages/shrink-newest-turn.js';
 import type { ContextSnapshot, ContextStore, LoadedContext } from '../../model/context-store.js';
 import type { ContextReport } from './context-report.js';
 import type { ToolDefinitionsCount } from './estimate-prompt-overhead.js';
@@ -15,10 +16,14 @@ export interface ContextPruningRecord {
   reasoningSequences: Set<number>;
   /** Tool calls whose traffic was removed. */
   toolCallIds: Set<string>;
-  /** Tool outputs replaced by previews: call id → the preview's size limit (the latest one wins). */
-  previews: Map<string, number>;
+  /** Tool outputs and inputs replaced by previews, by `output:`/`input:` and call id (the latest one wins). */
+  previews: Map<string, ToolOutputPreview>;
   /** Stored sequences trimmed away. */
   trimmedSequences: Set<number>;
+  /** Stored sequences whose reasoning a trim removed → whether their last assistant message kept its own. */
+  trimmedReasoning: Map<number, boolean>;
+  /** Stored rounds a trim dropped, by sequence and round key. */
+  droppedRounds: Map<string, DroppedRound>;
 }
 
 /**
@@ -64,6 +69,8 @@ export function createContextEngineState(): ContextEngineState {
       toolCallIds: new Set(),
       previews: new Map(),
       trimmedSequences: new Set(),
+      trimmedReasoning: new Map(),
+      droppedRounds: new Map(),
     },
     lastEstimate: undefined,
     lastReport: undefined,
@@ -87,6 +94,8 @@ export function recordLoadedContext(state: ContextEngineState, view: LoadedConte
   state.pruningRecord.toolCallIds.clear();
   state.pruningRecord.previews.clear();
   state.pruningRecord.trimmedSequences.clear();
+  state.pruningRecord.trimmedReasoning.clear();
+  state.pruningRecord.droppedRounds.clear();
 }
 
 /** What one compaction removed from the stored part of the context, added to the pruning record. */
@@ -97,6 +106,10 @@ export interface ContextCompaction {
   previews: readonly ToolOutputPreview[];
   /** Stored sequences trimmed away. */
   trimmedSequences: readonly number[];
+  /** Stored messages whose reasoning a trim removed. */
+  trimmedReasoning?: readonly TrimmedReasoning[];
+  /** Stored rounds a trim dropped. */
+  droppedRounds?: readonly DroppedRound[];
 }
 
 /** Adds one compaction to the pruning record. */
@@ -104,8 +117,13 @@ export function recordCompaction(state: ContextEngineState, compaction: ContextC
   const record = state.pruningRecord;
   for (const sequence of compaction.pruning.reasoningSequences) record.reasoningSequences.add(sequence);
   for (const id of compaction.pruning.toolCallIds) record.toolCallIds.add(id);
-  for (const preview of compaction.previews) record.previews.set(preview.toolCallId, preview.maxTokens);
+  for (const preview of compaction.previews)
+    record.previews.set(`${preview.part ?? 'output'}:${preview.toolCallId}`, preview);
   for (const sequence of compaction.trimmedSequences) record.trimmedSequences.add(sequence);
+  // Removing all reasoning of a message (false) wins over keeping that of its last assistant message (true).
+  for (const { sequence, exceptLast } of compaction.trimmedReasoning ?? [])
+    record.trimmedReasoning.set(sequence, (record.trimmedReasoning.get(sequence) ?? true) && exceptLast);
+  for (const round of compaction.droppedRounds ?? []) record.droppedRounds.set(`${round.sequence}:${round.key}`, round);
 }
 
 /** Records a snapshot this engine wrote: the next one expects its version. */

@@ -1,4 +1,5 @@
 import type { ToolOutputPreview } from '../stages/apply-tool-output-previews.js';
+import type { DroppedRound, TrimmedReasoning } from '../stages/shrink-newest-turn.js';
 
 /**
  * What a snapshot records beyond its included sequences, so that the context can be rebuilt from the log
@@ -17,6 +18,10 @@ export interface ContextSnapshotPruning {
   trimmedSequences: number[];
   /** Sequences quoted in the memory message, in order. */
   memorySequences: number[];
+  /** Stored messages whose reasoning the final trim removed (all of it, or all but their last assistant message's). */
+  trimmedReasoning: TrimmedReasoning[];
+  /** Rounds of stored messages the final trim dropped. */
+  droppedRounds: DroppedRound[];
 }
 
 /** A pruning record with nothing in it. */
@@ -28,6 +33,8 @@ export function emptySnapshotPruning(): ContextSnapshotPruning {
     previews: [],
     trimmedSequences: [],
     memorySequences: [],
+    trimmedReasoning: [],
+    droppedRounds: [],
   };
 }
 
@@ -41,6 +48,12 @@ export function readSnapshotPruning(value: unknown): ContextSnapshotPruning {
     Array.isArray(record[key])
       ? (record[key] as unknown[]).filter((item): item is number => Number.isSafeInteger(item))
       : [];
+  const objects = (key: string) =>
+    Array.isArray(record[key])
+      ? (record[key] as unknown[]).filter(
+          (item): item is Record<string, unknown> => typeof item === 'object' && item !== null,
+        )
+      : [];
   return {
     reasoningSequences: numbers('reasoningSequences'),
     toolCallIds: Array.isArray(record.toolCallIds)
@@ -50,9 +63,19 @@ export function readSnapshotPruning(value: unknown): ContextSnapshotPruning {
     previews: Array.isArray(record.previews)
       ? (record.previews as Array<Record<string, unknown>>)
           .filter((item) => typeof item?.toolCallId === 'string' && Number.isSafeInteger(item.maxTokens))
-          .map((item) => ({ toolCallId: item.toolCallId as string, maxTokens: item.maxTokens as number }))
+          .map((item) => ({
+            toolCallId: item.toolCallId as string,
+            maxTokens: item.maxTokens as number,
+            ...(item.part === 'input' || item.part === 'content' ? { part: item.part } : {}),
+          }))
       : [],
     trimmedSequences: numbers('trimmedSequences'),
     memorySequences: numbers('memorySequences'),
+    trimmedReasoning: objects('trimmedReasoning')
+      .filter((item) => Number.isSafeInteger(item.sequence))
+      .map((item) => ({ sequence: item.sequence as number, exceptLast: item.exceptLast === true })),
+    droppedRounds: objects('droppedRounds')
+      .filter((item) => Number.isSafeInteger(item.sequence) && typeof item.key === 'string')
+      .map((item) => ({ sequence: item.sequence as number, key: item.key as string })),
   };
 }

@@ -25,7 +25,8 @@ export interface DecideSnapshotOptions {
 
 /**
  * Decides whether a compaction is worth a snapshot: only when it compacted the stored part of the context (a
- * new summary; stored turns trimmed, outputs previewed or tool traffic pruned; the summary or memory dropped),
+ * new summary; stored turns trimmed, payloads previewed, reasoning or rounds trimmed, or tool traffic pruned; the
+ * summary or memory dropped),
  * and only by an engine that loaded the thread: one that only ever saw a caller's messages does not know the
  * version and boundary (its snapshot would conflict or describe the wrong log).
  */
@@ -36,6 +37,10 @@ export function decideSnapshot({ loadedThread, stages }: DecideSnapshotOptions):
     ...storedRemovals('turn-trimmed', trim.removed),
   ].map((entry) => entry.sequence as number);
   const previewedStored = storedRemovals('tool-output-previewed', trim.removed);
+  const shrunkStored = [
+    ...storedRemovals('reasoning-pruned', trim.removed),
+    ...storedRemovals('round-trimmed', trim.removed),
+  ];
   const toolPrunedStored = storedRemovals('tool-traffic-pruned', prune.removed);
   const droppedArtifacts = trim.removed.some(
     (entry) => entry.reason === 'summary-dropped' || entry.reason === 'memory-dropped',
@@ -44,6 +49,7 @@ export function decideSnapshot({ loadedThread, stages }: DecideSnapshotOptions):
     stages.summaryCreated ||
     trimmedSequences.length > 0 ||
     previewedStored.length > 0 ||
+    shrunkStored.length > 0 ||
     toolPrunedStored.length > 0 ||
     droppedArtifacts;
   return { write: loadedThread && compacted, trimmedSequences };
@@ -114,13 +120,18 @@ export function buildSnapshot({
     reasoningSequences: includedSequences.filter((sequence) => record.reasoningSequences.has(sequence)),
     toolCallIds: [...record.toolCallIds].sort(),
     emptyMessages,
-    previews: [...record.previews]
-      .map(([toolCallId, maxTokens]) => ({ toolCallId, maxTokens }))
-      .sort((a, b) => a.toolCallId.localeCompare(b.toolCallId)),
+    previews: [...record.previews].sort(([a], [b]) => a.localeCompare(b)).map(([, preview]) => preview),
     trimmedSequences: [...record.trimmedSequences]
       .filter((sequence) => sequence > throughSequence)
       .sort((a, b) => a - b),
     memorySequences: memory?.kind === 'memory' ? memory.sequences : [],
+    trimmedReasoning: [...record.trimmedReasoning]
+      .filter(([sequence]) => includedSequences.includes(sequence))
+      .sort(([a], [b]) => a - b)
+      .map(([sequence, exceptLast]) => ({ sequence, exceptLast })),
+    droppedRounds: [...record.droppedRounds.values()]
+      .filter((round) => includedSequences.includes(round.sequence))
+      .sort((a, b) => a.sequence - b.sequence || a.key.localeCompare(b.key)),
   };
   const summaryInContext = segments.find((segment) => segment.kind === 'summary') as SummarySegment | undefined;
   return {

@@ -15,6 +15,7 @@ import { applyContextPruning } from '../stages/apply-context-pruning.js';
 import { createSummarySegment } from '../segments/summary-segment.js';
 import type { TokenCounter } from '../../tokens/token-counter.js';
 import { applyToolOutputPreviews } from '../stages/apply-tool-output-previews.js';
+import { applyRecordedShrinks } from '../stages/shrink-newest-turn.js';
 import { validateStoredMessages } from '../stages/validate-stored-messages.js';
 
 /** Options of {@link rebuildContextFromSnapshot}. */
@@ -33,8 +34,8 @@ export interface RebuildContextFromSnapshotOptions extends ConvertUIMessageOptio
 
 /**
  * Rebuilds the stored part of a context from a snapshot and the log (seed 004): the summary message, the
- * memory message, and the included messages with the recorded pruning and previews applied, through the same
- * stage functions that built it. `hash` equals the snapshot's `messagesHash` as long as the log and summary are
+ * memory message, and the included messages with the recorded pruning, trimmed reasoning, previews and dropped
+ * rounds applied, through the same stage functions that built it. `hash` equals the snapshot's `messagesHash` as long as the log and summary are
  * unchanged (a redaction makes the store mark the snapshot stale).
  */
 export function rebuildContextFromSnapshot({
@@ -83,8 +84,10 @@ export function rebuildContextFromSnapshot({
     toolCallIds: new Set(pruning.toolCallIds),
     emptyMessages: pruning.emptyMessages,
   });
-  const previewed = applyToolOutputPreviews({ segments: pruned.segments, previews: pruning.previews, measure });
-  const result = renderSegments(previewed.segments);
+  const shrunk = applyRecordedShrinks(pruned.segments, measure, pruning.trimmedReasoning, []);
+  const previewed = applyToolOutputPreviews({ segments: shrunk, previews: pruning.previews, measure });
+  const trimmed = applyRecordedShrinks(previewed.segments, measure, [], pruning.droppedRounds);
+  const result = renderSegments(trimmed);
   const hash = hashContextMessages(result);
   return { messages: result, hash, matches: hash === snapshot.messagesHash };
 }

@@ -6,7 +6,8 @@ import type { ContextPruning } from '../stages/apply-context-pruning.js';
 import { pruneContext, type PruneStageReport } from '../stages/prune-context.js';
 import type { SelectStageReport } from '../stages/select-context.js';
 import type { ToolOutputPreview } from '../stages/apply-tool-output-previews.js';
-import { previewOversizedOutputs, trimContext, type TrimStageReport } from '../stages/trim-context.js';
+import { shrinkNewestTurn, trimContext, type TrimStageReport } from '../stages/trim-context.js';
+import type { DroppedRound, TrimmedReasoning } from '../stages/shrink-newest-turn.js';
 import type { ContextPolicy } from './context-policy.js';
 import type { ContextStageReport, MemoryStageReport, SummarizeStageReport } from './context-report.js';
 import type { ContextSummarizer } from './context-summarizer.js';
@@ -61,10 +62,14 @@ export interface ContextStagesResult {
   pruning: ContextPruning;
   /** Every preview made, before selection and by the final trim. */
   previews: ToolOutputPreview[];
+  /** Stored messages whose reasoning the trims removed. */
+  trimmedReasoning: TrimmedReasoning[];
+  /** Stored rounds the trims dropped. */
+  droppedRounds: DroppedRound[];
 }
 
 /**
- * Runs the in-memory stages over a context: prune → preview oversized outputs → select → summarize (or trim
+ * Runs the in-memory stages over a context: prune → shrink an oversized newest turn → select → summarize (or trim
  * when that fails) → memory → trim. Pure except for the summarizer and the store's `writeSummary` and
  * `searchMessages`, which it awaits.
  */
@@ -79,8 +84,8 @@ export async function runContextStages({
   contentVersions = new Map(),
 }: RunContextStagesOptions): Promise<ContextStagesResult> {
   const pruned = pruneContext({ segments, measure, messageBudget, policy: policy.prune });
-  // A huge tool output in the newest turn is shortened before anything is selected or summarized for it.
-  const previewed = previewOversizedOutputs({
+  // A newest turn larger than the budget is shrunk before anything is selected or summarized for it.
+  const previewed = shrinkNewestTurn({
     segments: pruned.segments,
     measure,
     messageBudget,
@@ -107,7 +112,13 @@ export async function runContextStages({
       selected = [...selected.slice(0, after), found.segment, ...selected.slice(after)];
     }
   }
-  const trimmed = trimContext({ segments: selected, measure, messageBudget, preview: policy.toolOutputPreview });
+  const trimmed = trimContext({
+    segments: selected,
+    measure,
+    messageBudget,
+    preview: policy.toolOutputPreview,
+    earlierPreviews: previewed.previews,
+  });
   return {
     segments: trimmed.segments,
     reports: {
@@ -126,6 +137,8 @@ export async function runContextStages({
     activeSummary: findSummary(selected) ?? previousSummary,
     pruning: pruned.pruning,
     previews: [...previewed.previews, ...trimmed.previews],
+    trimmedReasoning: [...previewed.reasoning, ...trimmed.reasoning],
+    droppedRounds: [...previewed.rounds, ...trimmed.rounds],
   };
 }
 

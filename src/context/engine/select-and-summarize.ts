@@ -56,6 +56,7 @@ export async function selectAndSummarize(options: SelectAndSummarizeOptions): Pr
     messageBudget,
     targetTokens: target,
     overflowReason: summarizer ? 'turn-summarized' : 'turn-trimmed',
+    preview: policy.toolOutputPreview,
   });
   const unchanged: SummarizeStageReport = {
     stage: 'summarize',
@@ -117,6 +118,7 @@ export async function selectAndSummarize(options: SelectAndSummarizeOptions): Pr
     messageBudget,
     targetTokens: trimTarget,
     overflowReason: 'turn-trimmed',
+    preview: policy.toolOutputPreview,
   });
   return { segments: fallback.segments, select: fallback.report, summarize, summaryCreated: false };
 }

@@ -1,14 +1,23 @@
 import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import { withMessages, type ContextSegment } from '../segments/context-segment.js';
+import { contentPartKey, previewContentPart } from './preview-message-content.js';
+import { previewToolInput } from './preview-tool-input.js';
+
+type ContentPart = Exclude<ModelMessage['content'], string>[number];
 import { previewToolOutput } from './preview-tool-output.js';
 
-/** A tool output replaced by a preview of at most `maxTokens` raw tokens. */
+/**
+ * A tool output replaced by a preview of at most `maxTokens` raw tokens; with `part`, a tool call's input, or a
+ * text or file part of an older turn ({@link previewContentPart}).
+ */
 export interface ToolOutputPreview {
-  /** The call whose result was shortened. */
+  /** The call whose result (or input) was shortened; for `text`, the part's {@link contentPartKey}. */
   toolCallId: string;
   /** The preview's size limit. */
   maxTokens: number;
+  /** What was shortened: the call's input, a text or file part, or (when absent) the call's output. */
+  part?: 'input' | 'content';
 }
 
 /** Options of {@link applyToolOutputPreviews}. */
@@ -22,32 +31,55 @@ export interface ApplyToolOutputPreviewsOptions {
 }
 
 /**
- * Replaces the outputs of the given tool calls with previews ({@link previewToolOutput}). {@link trimContext}
- * uses it, and a snapshot rebuild applies the stored previews with it. Unchanged segments keep their identity.
+ * Replaces the outputs (and inputs) of the given tool calls with previews ({@link previewToolOutput},
+ * {@link previewToolInput}). {@link trimContext} uses it, and a snapshot rebuild applies the stored previews
+ * with it. Unchanged segments keep their identity.
  */
 export function applyToolOutputPreviews({ segments, previews, measure }: ApplyToolOutputPreviewsOptions): {
   segments: ContextSegment[];
 } {
   if (previews.length === 0) return { segments: [...segments] };
-  const sizes = new Map(previews.map((entry) => [entry.toolCallId, entry.maxTokens]));
+  const sizes = (part: ToolOutputPreview['part']) =>
+    new Map(previews.filter((entry) => entry.part === part).map((entry) => [entry.toolCallId, entry.maxTokens]));
+  const outputs = sizes(undefined);
+  const inputs = sizes('input');
+  const contents = sizes('content');
+  const tokenCounter = measure.tokenCounter;
   return {
     segments: segments.map((segment) => {
       if (segment.kind !== 'message') return segment;
       let changed = false;
       const messages = segment.messages.map((message): ModelMessage => {
-        if (typeof message.content === 'string' || (message.role !== 'tool' && message.role !== 'assistant'))
-          return message;
+        if (typeof message.content === 'string' || message.role === 'system') return message;
         let messageChanged = false;
-        const content = message.content.map((part) => {
-          if (part.type !== 'tool-result' || !sizes.has(part.toolCallId)) return part;
-          const output = previewToolOutput({
-            output: part.output,
-            maxTokens: sizes.get(part.toolCallId)!,
-            tokenCounter: measure.tokenCounter,
-          });
-          if (output === part.output) return part;
-          messageChanged = true;
-          return { ...part, output };
+        const content = (message.content as ContentPart[]).map((part) => {
+          const key = contents.size > 0 ? contentPartKey(segment.sequence, part) : undefined;
+          if (key !== undefined && contents.has(key)) {
+            const preview = previewContentPart(part, contents.get(key)!, tokenCounter);
+            if (preview !== part) messageChanged = true;
+            return preview;
+          }
+          if (part.type === 'tool-result' && outputs.has(part.toolCallId)) {
+            const output = previewToolOutput({
+              output: part.output,
+              maxTokens: outputs.get(part.toolCallId)!,
+              tokenCounter,
+            });
+            if (output === part.output) return part;
+            messageChanged = true;
+            return { ...part, output };
+          }
+          if (part.type === 'tool-call' && inputs.has(part.toolCallId)) {
+            const input = previewToolInput({
+              input: part.input,
+              maxTokens: inputs.get(part.toolCallId)!,
+              tokenCounter,
+            });
+            if (input === part.input) return part;
+            messageChanged = true;
+            return { ...part, input };
+          }
+          return part;
         });
         if (!messageChanged) return message;
         changed = true;

@@ -1,179 +1,232 @@
+import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextToolOutputPreviewPolicy } from '../engine/context-policy.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
-import {
-  estimateSegments,
-  groupTurns,
-  hasUnfinishedToolWork,
-  type ContextSegment,
-} from '../segments/context-segment.js';
+import { estimateSegments, withMessages, type ContextSegment } from '../segments/context-segment.js';
 import { applyToolOutputPreviews, type ToolOutputPreview } from './apply-tool-output-previews.js';
-import { toolOutputText } from './preview-tool-output.js';
-import { dropRounds, stripOldReasoning, type ShrinkResult } from './shrink-newest-turn.js';
+import { previewCandidates, previewSizes, requiredIndices } from './preview-candidates.js';
+import {
+  dropRounds,
+  stripReasoning,
+  type DroppedRound,
+  type ShrinkResult,
+  type TrimmedReasoning,
+} from './shrink-newest-turn.js';
 import type { TrimStageReport } from './trim-context.js';
 
+/** What a trim did, precisely enough for a snapshot to apply it again. */
+export interface TrimResult {
+  /** The context after the trim. */
+  segments: ContextSegment[];
+  /** The previews made (the latest size per call input or output). */
+  previews: ToolOutputPreview[];
+  /** Stored messages whose reasoning the trim removed. */
+  reasoning: TrimmedReasoning[];
+  /** Stored rounds the trim dropped. */
+  rounds: DroppedRound[];
+  /** The stage report. */
+  report: TrimStageReport;
+}
+
 /**
- * The trimming state shared by `trimContext` and `previewOversizedOutputs`: the context as cut so
- * far, its estimated total, and what was removed and previewed.
+ * The trimming state of `trimContext` and `shrinkNewestTurn`. Every step keeps segment indices stable (a
+ * removed segment stays as an empty one until {@link Trimmer.result}), so index sets stay valid throughout.
  */
-export function createTrimmer(
-  segments: readonly ContextSegment[],
-  measure: ContextMeasure,
-  preview: ContextToolOutputPreviewPolicy,
-) {
-  let current = [...segments];
-  let total = estimateSegments(current, measure);
-  const removed: ContextRemoval[] = [];
-  const previews = new Map<string, number>();
-  const sizes = previewSizes(preview);
-  const trimmer = {
-    get current() {
-      return current;
-    },
-    sizes,
-    total: () => total,
-    over: (budget: number) => total > budget,
-    /** Segment indices of the newest turn, turns with unfinished tool work, and pinned messages. */
-    required: () => requiredIndices(current),
-    drop(predicate: (segment: ContextSegment, index: number) => boolean, reason: ContextRemoval['reason']) {
-      current = current.filter((segment, index) => {
-        if (!predicate(segment, index)) return true;
-        const tokens = measure.estimate(segment.tokens);
-        removed.push({ sequence: segment.kind === 'message' ? segment.sequence : null, reason, tokens });
-        total -= tokens;
-        return false;
-      });
-    },
-    /** Shortens the largest tool outputs (of the segments `within` accepts) to `size` while `over()` holds. */
-    shorten(size: number, over: () => boolean, within: (index: number) => boolean) {
-      for (const candidate of previewCandidates(current, measure, within)) {
-        if (!over()) return;
-        if (candidate.tokens <= size) continue;
-        const before = total;
-        current = applyToolOutputPreviews({
-          segments: current,
-          previews: [{ toolCallId: candidate.toolCallId, maxTokens: size }],
-          measure,
-        }).segments;
-        total = estimateSegments(current, measure);
-        previews.set(candidate.toolCallId, size);
-        removed.push({
-          sequence: candidate.sequence,
-          reason: 'tool-output-previewed',
-          tokens: before - total,
-          toolCallId: candidate.toolCallId,
-        });
-      }
-    },
-    apply(step: (segments: readonly ContextSegment[]) => ShrinkResult) {
-      const shrunk = step(current);
-      if (shrunk.removed.length > 0) {
-        current = shrunk.segments;
-        total = estimateSegments(current, measure);
-        removed.push(...shrunk.removed);
-      }
-      return shrunk.removed.length > 0;
-    },
-    /** Indices of the newest turn (and of turns with unfinished tool work) that are not pinned. */
-    /** Step 1: the largest tool outputs of what may never be dropped whole become previews until it fits `budget`. */
-    previewRequired: (budget: number) => previewRequired(trimmer, measure, budget),
-    /** The last steps: old reasoning of the newest turn, then its whole rounds, oldest first, until it fits. */
-    shrinkNewestTurn: (budget: number) => shrinkNewestTurn(trimmer, measure, budget),
-    result(budget: number): { segments: ContextSegment[]; previews: ToolOutputPreview[]; report: TrimStageReport } {
-      const previewList = [...previews].map(([toolCallId, maxTokens]) => ({ toolCallId, maxTokens }));
-      return {
-        segments: current,
-        previews: previewList,
-        report: {
-          stage: 'trim',
-          removed,
-          previews: previewList,
-          overBudgetTokens: Math.max(0, total - budget),
-          tokensSaved: sumRemovedTokens(removed),
-        },
-      };
-    },
-  };
-  return trimmer;
-}
+export class Trimmer {
+  /** The context as cut so far (removed segments are empty). */
+  current: ContextSegment[];
+  /** The preview sizes tried in turn. */
+  readonly sizes: number[];
+  private removed: ContextRemoval[] = [];
+  private previews = new Map<string, ToolOutputPreview>();
+  private reasoning: TrimmedReasoning[] = [];
+  private rounds: DroppedRound[] = [];
+  // Estimated tokens per raw text token (the profile's factor times the calibration).
+  private readonly textFactor: number;
 
-type Trimmer = ReturnType<typeof createTrimmer>;
-
-function previewRequired(trimmer: Trimmer, measure: ContextMeasure, budget: number): void {
-  if (trimmer.total() <= budget) return;
-  const required = trimmer.required();
-  const requiredTotal = () =>
-    trimmer.current.reduce(
-      (sum, segment, index) => sum + (required.has(index) ? measure.estimate(segment.tokens) : 0),
-      0,
-    );
-  for (const size of trimmer.sizes)
-    trimmer.shorten(
-      size,
-      () => requiredTotal() > budget,
-      (index) => required.has(index),
-    );
-}
-
-function shrinkNewestTurn(trimmer: Trimmer, measure: ContextMeasure, budget: number): void {
-  if (trimmer.over(budget))
-    trimmer.apply((segments) => stripOldReasoning(segments, measure, newestTurnIndices(segments)));
-  while (trimmer.over(budget)) {
-    const excess = trimmer.total() - budget;
-    const step = (segments: readonly ContextSegment[]) =>
-      dropRounds(segments, measure, newestTurnIndices(segments), (saved) => saved < excess);
-    if (!trimmer.apply(step)) return;
+  constructor(
+    segments: readonly ContextSegment[],
+    private readonly measure: ContextMeasure,
+    policy: ContextToolOutputPreviewPolicy,
+  ) {
+    this.current = [...segments];
+    this.sizes = previewSizes(policy);
+    this.textFactor = Math.max(1, measure.estimate({ text: 1_000_000, images: 0, files: 0, messages: 0 }) / 1_000_000);
   }
-}
 
-/** Tool results in the segments, largest output first. */
-function previewCandidates(
-  segments: readonly ContextSegment[],
-  measure: ContextMeasure,
-  within: (index: number) => boolean,
-): Array<{ toolCallId: string; tokens: number; sequence: number | null }> {
-  const candidates: Array<{ toolCallId: string; tokens: number; sequence: number | null; order: number }> = [];
-  for (const [index, segment] of segments.entries()) {
-    if (segment.kind !== 'message' || !within(index)) continue;
-    for (const message of segment.messages) {
-      if (typeof message.content === 'string' || (message.role !== 'tool' && message.role !== 'assistant')) continue;
-      for (const part of message.content) {
-        if (part.type !== 'tool-result') continue;
-        candidates.push({
-          toolCallId: part.toolCallId,
-          tokens: measure.tokenCounter.count(toolOutputText(part.output)),
-          sequence: segment.sequence,
-          order: candidates.length,
-        });
+  /** The estimate of the segments at `indices`. */
+  cost(indices: Iterable<number>): number {
+    let sum = 0;
+    for (const index of indices) sum += this.measure.estimate(this.current[index]!.tokens);
+    return sum;
+  }
+
+  /** The estimate of the whole context. */
+  total(): number {
+    return estimateSegments(this.current, this.measure);
+  }
+
+  /** Segment indices of the newest turn, turns with unfinished tool work, and pinned messages. */
+  required(): Set<number> {
+    return requiredIndices(this.current);
+  }
+
+  /** Empties the segments at `indices` (they go in the result). */
+  drop(indices: Iterable<number>, reason: ContextRemoval['reason']): void {
+    for (const index of indices) {
+      const segment = this.current[index]!;
+      if (segment.messages.length === 0) continue;
+      const sequence = segment.kind === 'message' ? segment.sequence : null;
+      this.removed.push({ sequence, reason, tokens: this.measure.estimate(segment.tokens) });
+      this.current[index] = withMessages(segment, [], this.measure);
+    }
+  }
+
+  /** Applies a shrink step and records what it did; true when it removed anything. */
+  apply(shrunk: ShrinkResult): boolean {
+    if (shrunk.removed.length === 0) return false;
+    this.current = shrunk.segments;
+    this.removed.push(...shrunk.removed);
+    this.reasoning.push(...shrunk.reasoning);
+    this.rounds.push(...shrunk.rounds);
+    return true;
+  }
+
+  /** Replaces one input, output or content part of the segment at `index` by a preview; true when that changed it. */
+  private preview(index: number, entry: ToolOutputPreview): boolean {
+    const before = this.current[index]!;
+    const after = applyToolOutputPreviews({ segments: [before], previews: [entry], measure: this.measure })
+      .segments[0]!;
+    if (after === before) return false;
+    this.current[index] = after;
+    this.previews.set(previewKey(entry), entry);
+    this.removed.push({
+      sequence: before.kind === 'message' ? before.sequence : null,
+      reason: 'tool-output-previewed',
+      tokens: this.measure.estimate(before.tokens) - this.measure.estimate(after.tokens),
+      toolCallId: entry.toolCallId,
+    });
+    return true;
+  }
+
+  /** Previews the largest tool inputs and outputs (of the segments in `within`) at `size` while `excess()` > 0. */
+  shorten(size: number, excess: () => number, within: ReadonlySet<number>, content = false): void {
+    for (const candidate of previewCandidates(this.current, this.measure, within, content)) {
+      if (excess() <= 0) return;
+      if (candidate.tokens > size)
+        this.preview(candidate.index, { toolCallId: candidate.toolCallId, maxTokens: size, ...candidate.part });
+    }
+  }
+
+  /**
+   * Lets the previews made so far (and `earlier` ones of the same compaction) grow back, newest first, into
+   * `room()` estimated tokens, so that the budget is used rather than left empty.
+   */
+  grow(earlier: readonly ToolOutputPreview[], room: () => number): void {
+    const made = [...earlier, ...this.previews.values()];
+    if (made.length === 0) return;
+    const latest = new Map(made.map((entry) => [previewKey(entry), entry]));
+    for (const index of [...this.current.keys()].reverse()) {
+      for (const candidate of previewCandidates(this.current, this.measure, new Set([index]), true)) {
+        const entry = latest.get(previewKey({ toolCallId: candidate.toolCallId, ...candidate.part }));
+        if (entry && !candidate.file) this.growOne(index, entry, candidate.tokens, room);
       }
     }
   }
-  return candidates.sort((a, b) => b.tokens - a.tokens || a.order - b.order);
+
+  // Grows one preview from its current size; when the count overshoots (a cut mid-word), a little smaller.
+  private growOne(index: number, entry: ToolOutputPreview, tokens: number, room: () => number): void {
+    let spare = Math.floor(room() / this.textFactor) - previewSlack;
+    const before = this.current[index]!;
+    for (let attempt = 0; attempt < 3 && spare > 0; attempt++) {
+      if (!this.preview(index, { ...entry, maxTokens: tokens + spare })) return;
+      const grown = this.removed.pop()!;
+      const overshoot = -room();
+      if (overshoot <= 0) {
+        // The preview saves less than it did: its removal says so (or a negative one for an earlier preview).
+        const first = this.removed.find((item) => item.reason === grown.reason && item.toolCallId === grown.toolCallId);
+        if (first) first.tokens += grown.tokens;
+        else this.removed.push(grown);
+        return;
+      }
+      this.current[index] = before;
+      this.previews.set(previewKey(entry), entry);
+      spare -= Math.ceil(overshoot / this.textFactor) + previewSlack;
+    }
+  }
+
+  /**
+   * While `excess()` > 0: the reasoning of the segments in `within` goes (but that of `keep`), then the tool
+   * inputs and outputs of the segments in `previewWithin` become previews, largest first, at every size; then,
+   * with `content`, their text parts too, and their files are left out.
+   */
+  shrink(
+    within: ReadonlySet<number>,
+    excess: () => number,
+    keep: ModelMessage | undefined,
+    { previewWithin = within, content = false }: { previewWithin?: ReadonlySet<number>; content?: boolean } = {},
+  ): void {
+    if (excess() > 0) this.apply(stripReasoning(this.current, this.measure, (index) => within.has(index), keep));
+    for (const size of this.sizes) if (excess() > 0) this.shorten(size, excess, previewWithin);
+    if (content) for (const size of this.sizes) if (excess() > 0) this.shorten(size, excess, previewWithin, true);
+  }
+
+  /** Drops whole rounds of the segments in `within`, oldest first, while `excess()` > 0. */
+  dropRounds(within: ReadonlySet<number>, excess: () => number): void {
+    while (excess() > 0) {
+      const target = excess();
+      const step = dropRounds(
+        this.current,
+        this.measure,
+        (index) => within.has(index),
+        (saved) => saved < target,
+      );
+      if (!this.apply(step)) return;
+    }
+  }
+
+  /** The state, to restore an attempt that did not pay off. */
+  save(): () => void {
+    const saved = { current: [...this.current], removed: [...this.removed], previews: new Map(this.previews) };
+    const counts = { reasoning: this.reasoning.length, rounds: this.rounds.length };
+    return () => {
+      this.current = saved.current;
+      this.removed = saved.removed;
+      this.previews = saved.previews;
+      this.reasoning = this.reasoning.slice(0, counts.reasoning);
+      this.rounds = this.rounds.slice(0, counts.rounds);
+    };
+  }
+
+  /** What the trim did. */
+  result(budget: number): TrimResult {
+    const previewList = [...this.previews.values()];
+    return {
+      segments: this.current.filter((segment) => segment.messages.length > 0),
+      previews: previewList,
+      reasoning: [...this.reasoning],
+      rounds: [...this.rounds],
+      report: {
+        stage: 'trim',
+        removed: this.removed,
+        previews: previewList,
+        overBudgetTokens: Math.max(0, this.total() - budget),
+        tokensSaved: sumRemovedTokens(this.removed),
+      },
+    };
+  }
 }
 
-// The preview sizes tried in turn: `tokens`, halved down to `minimumTokens`.
-function previewSizes(preview: ContextToolOutputPreviewPolicy): number[] {
-  const sizes = [preview.tokens];
-  for (let size = Math.floor(preview.tokens / 2); size > preview.minimumTokens; size = Math.floor(size / 2))
-    sizes.push(size);
-  if (preview.minimumTokens < preview.tokens) sizes.push(preview.minimumTokens);
-  return sizes;
+/** A new {@link Trimmer}. */
+export function createTrimmer(
+  segments: readonly ContextSegment[],
+  measure: ContextMeasure,
+  policy: ContextToolOutputPreviewPolicy,
+): Trimmer {
+  return new Trimmer(segments, measure, policy);
 }
 
-function newestTurnIndices(segments: readonly ContextSegment[]): (index: number) => boolean {
-  const required = requiredIndices(segments);
-  return (index) => required.has(index) && !(segments[index]!.kind === 'message' && segments[index]!.pinned);
-}
+const previewKey = (entry: Pick<ToolOutputPreview, 'part' | 'toolCallId'>) =>
+  `${entry.part ?? 'output'}:${entry.toolCallId}`;
 
-function requiredIndices(segments: readonly ContextSegment[]): Set<number> {
-  const turns = groupTurns(segments);
-  const required = new Set<number>();
-  turns.forEach((turn, position) => {
-    if (position === turns.length - 1 || hasUnfinishedToolWork(turn.indices.map((index) => segments[index]!)))
-      for (const index of turn.indices) required.add(index);
-  });
-  segments.forEach((segment, index) => {
-    if (segment.kind === 'message' && segment.pinned) required.add(index);
-  });
-  return required;
-}
+const previewSlack = 24;

@@ -1,3 +1,5 @@
+import type { ContextToolOutputPreviewPolicy } from '../engine/context-policy.js';
+import { createTrimmer } from './create-trimmer.js';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
 import {
@@ -41,6 +43,12 @@ export interface SelectContextOptions {
    * @default 'turn-trimmed'
    */
   overflowReason?: 'turn-summarized' | 'turn-trimmed';
+  /**
+   * With the preview sizes, a turn that does not fit whole is still kept when it fits once shrunk as the trim
+   * shrinks an older turn (reasoning removed, tool inputs and outputs and texts previewed down to
+   * `minimumTokens`, files left out), counted at that size; the trim then shrinks it. Without, it is set aside.
+   */
+  preview?: ContextToolOutputPreviewPolicy;
 }
 
 /**
@@ -48,7 +56,7 @@ export interface SelectContextOptions {
  * the summary, the memory, pinned messages, the newest turn and any turn with unfinished tool work or a
  * pending approval. The older turns are set aside as `overflow` (oldest first, pinned segments excluded) for
  * the summarizer. Turns are kept newest first and contiguously: once a turn does not fit, no older one is
- * kept. Idempotent.
+ * kept (with `preview`, a turn fits when it fits once shrunk). Idempotent.
  */
 export function selectContext({
   segments,
@@ -56,6 +64,7 @@ export function selectContext({
   messageBudget,
   targetTokens = messageBudget,
   overflowReason = 'turn-trimmed',
+  preview,
 }: SelectContextOptions): { segments: ContextSegment[]; overflow: MessageSegment[][]; report: SelectStageReport } {
   const turns = groupTurns(segments);
   if (estimateSegments(segments, measure) <= messageBudget) {
@@ -95,6 +104,13 @@ export function selectContext({
       keptTurns += 1;
       continue;
     }
+    const turnSegments = optional.map((index) => segments[index]!);
+    const shrunk = !stopped && preview ? shrunkTokens(turnSegments, measure, preview) : Number.POSITIVE_INFINITY;
+    if (kept + shrunk <= targetTokens) {
+      kept += shrunk;
+      keptTurns += 1;
+      continue;
+    }
     stopped = true;
     for (const index of optional) dropped.add(index);
     if (optional.length > 0) overflow.unshift(optional.map((index) => segments[index] as MessageSegment));
@@ -116,4 +132,15 @@ export function selectContext({
       tokensSaved: sumRemovedTokens(removed),
     },
   };
+}
+
+/** The estimate of segments with their reasoning removed and every tool input and output at its smallest preview. */
+function shrunkTokens(
+  segments: readonly ContextSegment[],
+  measure: ContextMeasure,
+  preview: ContextToolOutputPreviewPolicy,
+): number {
+  const trimmer = createTrimmer(segments, measure, preview);
+  trimmer.shrink(new Set(segments.keys()), () => Number.POSITIVE_INFINITY, undefined, { content: true });
+  return trimmer.total();
 }

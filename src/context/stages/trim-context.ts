@@ -1,16 +1,17 @@
+import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextToolOutputPreviewPolicy } from '../engine/context-policy.js';
 import type { ContextRemoval } from '../segments/context-removal.js';
-import { groupTurns, type ContextSegment, type MessageSegment } from '../segments/context-segment.js';
+import { groupTurns, type ContextSegment } from '../segments/context-segment.js';
 import type { ToolOutputPreview } from './apply-tool-output-previews.js';
 import { ContextBudgetExceededError } from '../engine/context-budget-exceeded-error.js';
-import { createTrimmer } from './create-trimmer.js';
+import { createTrimmer, type Trimmer, type TrimResult } from './create-trimmer.js';
 
 /** What {@link trimContext} did. */
 export interface TrimStageReport {
   /** The stage's tag. */
   stage: 'trim';
-  /** Whole turns, the memory or the summary dropped, and outputs previewed. */
+  /** Whole turns, rounds, reasoning, the memory or the summary dropped, and payloads previewed. */
   removed: ContextRemoval[];
   /** The previews made. */
   previews: ToolOutputPreview[];
@@ -30,75 +31,117 @@ export interface TrimContextOptions {
   messageBudget: number;
   /** Preview sizes. */
   preview: ContextToolOutputPreviewPolicy;
+  /** Previews made earlier in the same compaction (by {@link shrinkNewestTurn}), which may grow back into room left. */
+  earlierPreviews?: readonly ToolOutputPreview[];
 }
 
 /**
- * Stage 8, the final hard trim: makes the context fit `messageBudget`, in this order. (1) When even the newest
- * turn (with pinned messages) does not fit on its own, its largest tool outputs become marked previews of
- * `preview.tokens`, halved down to `preview.minimumTokens` as needed. (2) Whole older turns go, oldest first
- * (pinned messages stay), (3) then the memory message, (4) then any tool output is previewed, (5) then the
- * summary goes, (6) then previews shrink further. (7) Then the reasoning of the newest turn goes, except that of
- * its newest assistant message, (8) and last whole rounds of the newest turn go, oldest first (an assistant
- * message with the tool messages that answer it, so a call keeps its result and an approval request its
- * response). The newest user
- * message, steering messages and pinned messages are never cut: when they alone do not fit, it throws
- * {@link ContextBudgetExceededError} rather than return an over-budget context. Idempotent.
+ * Stage 8, the final hard trim: makes the context fit `messageBudget`; a context that fits is returned as it is.
+ * First what may never be dropped whole (the newest turn, turns with unfinished tool work, pinned messages) is
+ * made to fit on its own, by {@link shrinkNewestTurn}. Then, in what is left: the summary, if it fits (else it
+ * goes); then the older turns, newest first: a turn that fits is kept whole; one that does not loses its
+ * reasoning, then its largest tool inputs and outputs become previews (`preview.tokens`, halved down to
+ * `preview.minimumTokens`), then its longest texts, and its files are replaced by a line naming them, until it
+ * leaves room for every older turn (or as far as that goes); a turn that still does not fit goes with every older turn (pinned
+ * messages stay), so the history never has a hole. Then the memory message, if it fits. Last, previews made by
+ * this trim or `earlierPreviews` grow back (newest first) into the room left, so the budget is used. When the newest user
+ * message, steering messages and pinned messages alone do not fit, it throws {@link ContextBudgetExceededError}
+ * rather than return an over-budget context. Idempotent.
  */
-export function trimContext({ segments, measure, messageBudget, preview }: TrimContextOptions): {
-  segments: ContextSegment[];
-  previews: ToolOutputPreview[];
-  report: TrimStageReport;
-} {
+export function trimContext({
+  segments,
+  measure,
+  messageBudget,
+  preview,
+  earlierPreviews = [],
+}: TrimContextOptions): TrimResult {
   const trimmer = createTrimmer(segments, measure, preview);
-  const { total, over } = trimmer;
-  if (over(messageBudget)) {
-    trimmer.previewRequired(messageBudget);
-    // Then whole older turns go, oldest first (pinned messages stay).
-    const turns = groupTurns(trimmer.current);
-    const required = trimmer.required();
-    const dropped = new Set<number>();
-    let remaining = total();
-    for (let position = 0; position < turns.length - 1 && remaining > messageBudget; position++) {
-      const turn = turns[position]!;
-      if (turn.indices.some((index) => required.has(index) && !(trimmer.current[index] as MessageSegment).pinned))
-        continue;
-      for (const index of turn.indices) {
-        if (required.has(index)) continue;
-        dropped.add(index);
-        remaining -= measure.estimate(trimmer.current[index]!.tokens);
-      }
-    }
-    trimmer.drop((_segment, index) => dropped.has(index), 'turn-trimmed');
+  const room = () => messageBudget - trimmer.total();
+  if (room() < 0) {
+    shrinkRequired(trimmer, messageBudget);
+    const requiredTokens = trimmer.cost(trimmer.required());
+    if (requiredTokens > messageBudget)
+      throw new ContextBudgetExceededError({ messageBudgetTokens: messageBudget, requiredTokens });
+    fitOlderTurns(trimmer, messageBudget);
   }
-  if (over(messageBudget)) trimmer.drop((segment) => segment.kind === 'memory', 'memory-dropped');
-  // Any output in the context may be previewed now, not only the newest turn's.
-  const shortenAnyOutput = (size: number) =>
-    trimmer.shorten(
-      size,
-      () => over(messageBudget),
-      () => true,
-    );
-  if (over(messageBudget)) shortenAnyOutput(preview.tokens);
-  if (over(messageBudget)) trimmer.drop((segment) => segment.kind === 'summary', 'summary-dropped');
-  for (const size of trimmer.sizes.slice(1)) if (over(messageBudget)) shortenAnyOutput(size);
-  trimmer.shrinkNewestTurn(messageBudget);
-  if (over(messageBudget))
-    throw new ContextBudgetExceededError({ messageBudgetTokens: messageBudget, requiredTokens: total() });
+  trimmer.grow(earlierPreviews, room);
   return trimmer.result(messageBudget);
 }
 
 /**
- * The first step of {@link trimContext} on its own: when the newest turn (with pinned messages and unfinished
- * tool work) does not fit `messageBudget` by itself, its largest tool outputs become previews until it does.
- * The engine runs it before selecting and summarizing, so that one huge tool result is shortened instead of
- * pushing the whole history into a summary. Reported as a `trim` stage. Idempotent.
+ * The first part of {@link trimContext} on its own. When what may never be dropped whole (the newest turn,
+ * turns with unfinished tool work, pinned messages) does not fit `messageBudget`, it shrinks the newest turn in
+ * this order until it does: (1) the reasoning of its assistant messages goes, except that of the newest one;
+ * (2) its largest tool inputs and outputs (in every round, and those of pinned messages) become marked previews,
+ * each cut just enough to fit but to no more than `preview.tokens`, then half of it, down to
+ * `preview.minimumTokens`; (3) whole rounds of the turn go, oldest first (an
+ * assistant message with the tool messages that answer it, so a call keeps its result and an approval request
+ * its response). User messages are never cut. The engine runs it before selecting and summarizing, so that one
+ * huge tool result is shortened instead of pushing the whole history into a summary. Idempotent.
  */
-export function previewOversizedOutputs({ segments, measure, messageBudget, preview }: TrimContextOptions): {
-  segments: ContextSegment[];
-  previews: ToolOutputPreview[];
-  report: TrimStageReport;
-} {
+export function shrinkNewestTurn({ segments, measure, messageBudget, preview }: TrimContextOptions): TrimResult {
   const trimmer = createTrimmer(segments, measure, preview);
-  trimmer.previewRequired(messageBudget);
+  shrinkRequired(trimmer, messageBudget);
   return trimmer.result(messageBudget);
+}
+
+function shrinkRequired(trimmer: Trimmer, budget: number): void {
+  const required = trimmer.required();
+  const excess = () => trimmer.cost(required) - budget;
+  if (excess() <= 0) return;
+  const unpinned = new Set(
+    [...required].filter((index) => {
+      const segment = trimmer.current[index]!;
+      return segment.kind === 'message' && !segment.pinned;
+    }),
+  );
+  trimmer.shrink(unpinned, excess, lastAssistantMessage(trimmer.current), { previewWithin: required });
+  trimmer.dropRounds(unpinned, excess);
+}
+
+function fitOlderTurns(trimmer: Trimmer, budget: number): void {
+  const required = trimmer.required();
+  let left = budget - trimmer.cost(required);
+  const take = (indices: number[]) => {
+    const tokens = trimmer.cost(indices);
+    if (tokens > left) return false;
+    left -= tokens;
+    return true;
+  };
+  const summary = trimmer.current.findIndex((segment) => segment.kind === 'summary');
+  if (summary >= 0 && !take([summary])) trimmer.drop([summary], 'summary-dropped');
+  const turns = groupTurns(trimmer.current).slice(0, -1);
+  const optionals = turns.map((turn) =>
+    turn.indices.filter((index) => !required.has(index) && trimmer.current[index]!.messages.length > 0),
+  );
+  let older = optionals.reduce((sum, optional) => sum + trimmer.cost(optional), 0);
+  let stopped = false;
+  for (let position = turns.length - 1; position >= 0; position--) {
+    const optional = optionals[position]!;
+    older -= trimmer.cost(optional);
+    if (optional.length === 0) continue;
+    if (!stopped && take(optional)) continue;
+    if (!stopped) {
+      // Shrunk just enough to leave room for every older turn, or as far as it goes; the previews grow back
+      // into whatever room is left at the end.
+      const target = Math.max(0, left - older);
+      const restore = trimmer.save();
+      trimmer.shrink(new Set(optional), () => trimmer.cost(optional) - target, undefined, { content: true });
+      if (take(optional)) continue;
+      restore();
+      stopped = true;
+    }
+    trimmer.drop(optional, 'turn-trimmed');
+  }
+  const memory = trimmer.current.findIndex((segment) => segment.kind === 'memory');
+  if (memory >= 0 && !take([memory])) trimmer.drop([memory], 'memory-dropped');
+}
+
+function lastAssistantMessage(segments: readonly ContextSegment[]): ModelMessage | undefined {
+  for (let index = segments.length - 1; index >= 0; index--) {
+    const messages = segments[index]!.messages;
+    for (let position = messages.length - 1; position >= 0; position--)
+      if (messages[position]!.role === 'assistant') return messages[position];
+  }
+  return undefined;
 }

@@ -361,6 +361,43 @@ describe('createContextEngine', () => {
       expect(rebuilt.matches).toBe(true);
     });
 
+    it('should rebuild exactly after the newest turn lost its old reasoning, a large input and whole rounds', async () => {
+      const store = storeOf([
+        ...tripTurns(1, 2),
+        user('u-last', 'Write the notes, then check all three services.'),
+        assistant(
+          'a-last',
+          stepStart,
+          reasoning(words(120, 'plan')),
+          toolResult('writeFile', 'c-write', { content: words(1500, 'line') }, { ok: true }),
+          stepStart,
+          reasoning(words(120, 'more')),
+          toolResult('status', 'c-api', { service: 'api' }, { ok: true, log: words(200, 'api') }),
+          ...[1, 2, 3, 4, 5, 6].flatMap((round) => [
+            stepStart,
+            toolResult('status', `c-s${round}`, { service: `s${round}` }, { ok: true, note: words(20, 'fine') }),
+          ]),
+          stepStart,
+          toolResult('status', 'c-db', { service: 'db' }, { ok: false }),
+          stepStart,
+          reasoning('newest thought'),
+          text('The database is down.'),
+        ),
+      ]);
+      const { messages, report } = await engineFor(store, undefined, { maxInputTokens: 250 }).buildInitialContext();
+      const trim = report.stages.find((stage) => stage.stage === 'trim')!;
+      const reasons = new Set(trim.removed.map((removal) => removal.reason));
+      expect([...reasons]).toEqual(
+        expect.arrayContaining(['reasoning-pruned', 'tool-output-previewed', 'round-trimmed']),
+      );
+      expect(report.snapshot.status).toBe('written');
+      const snapshot = store.snapshots.at(-1)!;
+      const rebuilt = rebuildContextFromSnapshot({ snapshot, summary: null, messages: store.messages, tokenCounter });
+      expect(rebuilt.messages).toEqual(messages);
+      expect(rebuilt.matches).toBe(true);
+      expect(JSON.stringify(messages)).toContain('newest thought');
+    });
+
     it('should write a snapshot when a step compacts stored turns, and rebuild its stored part from the log', async () => {
       const store = storeOf([...tripTurns(1, 6), question('Compare all the days')]);
       const engine = engineFor(store, undefined, { profile: smallProfile(2000, 200) });

@@ -9,6 +9,8 @@ import {
   groupTurns,
   renderSegments,
   selectContext,
+  toolInputPreviewKey,
+  toolInputPreviewMarker,
   toolOutputPreviewMarker,
   trimContext,
   type ContextSegment,
@@ -144,23 +146,24 @@ describe('trimContext', () => {
     const budget = cost(input) - cost(input.slice(2, 4));
     const { segments, report } = trimContext({ segments: input, measure, messageBudget: budget, preview });
     expect(sequences(segments)).toEqual([2, 5, 6, 7]);
+    // Older turns are tried newest first; the first that does not fit goes with every older one.
     expect(report.removed.map((removal) => [removal.sequence, removal.reason])).toEqual([
-      [1, 'turn-trimmed'],
       [3, 'turn-trimmed'],
       [4, 'turn-trimmed'],
+      [1, 'turn-trimmed'],
     ]);
     expect(report.overBudgetTokens).toBe(0);
     expect(cost(segments)).toBeLessThanOrEqual(budget);
   });
 
-  it('should drop the memory before the summary, and the summary only after previews', () => {
+  it('should drop the memory before the summary, and keep the summary before older turns', () => {
     const input = [summary, memory, ...segmentsOf(fourTurns.slice(-1), [], 7)];
     const { segments, report } = trimContext({ segments: input, measure, messageBudget: cost(input) - 1, preview });
     expect(sequences(segments)).toEqual(['summary', 7]);
     expect(report.removed.map((removal) => removal.reason)).toEqual(['memory-dropped']);
     const tighter = trimContext({ segments: input, measure, messageBudget: cost(input.slice(2)), preview });
     expect(sequences(tighter.segments)).toEqual([7]);
-    expect(tighter.report.removed.map((removal) => removal.reason)).toEqual(['memory-dropped', 'summary-dropped']);
+    expect(tighter.report.removed.map((removal) => removal.reason)).toEqual(['summary-dropped', 'memory-dropped']);
   });
 
   it('should turn an oversized tool output of the newest turn into a marked preview, keeping the call with its result and the older turns that then fit', () => {
@@ -182,16 +185,21 @@ describe('trimContext', () => {
     expect(result.output.value).toContain(
       `of ${tokenCounter.count(hugeReport)} tokens are shown; the full output is in the conversation log.]\n{"rows":[{"id":0,`,
     );
-    expect(tokenCounter.count(result.output.value)).toBeLessThanOrEqual(preview.tokens);
-    expect(report.previews).toEqual([{ toolCallId: 'c-big', maxTokens: preview.tokens }]);
+    // Previewed at the first size so that older turns fit, then grown back into the room they left.
+    expect(report.previews).toEqual([{ toolCallId: 'c-big', maxTokens: expect.any(Number) }]);
+    expect(report.previews[0]!.maxTokens).toBeGreaterThanOrEqual(preview.tokens);
+    expect(tokenCounter.count(result.output.value)).toBeLessThanOrEqual(report.previews[0]!.maxTokens);
+    expect(cost(segments)).toBeGreaterThan(budget * 0.95);
     expect(report.overBudgetTokens).toBe(0);
     expect(cost(segments)).toBeLessThanOrEqual(budget);
   });
 
-  it('should halve previews when the first size is not enough', () => {
+  it('should halve previews when the first size is not enough, then let them grow into the room left', () => {
     const input = segmentsOf(hugeToolTurn, [], 3);
     const { report, segments } = trimContext({ segments: input, measure, messageBudget: 300, preview });
-    expect(report.previews).toEqual([{ toolCallId: 'c-big', maxTokens: 250 }]);
+    expect(report.previews).toEqual([{ toolCallId: 'c-big', maxTokens: expect.any(Number) }]);
+    expect(report.previews[0]!.maxTokens).toBeGreaterThan(200);
+    expect(report.previews[0]!.maxTokens).toBeLessThan(500);
     expect(cost(segments)).toBeLessThanOrEqual(300);
   });
 
@@ -246,6 +254,85 @@ describe('trimContext', () => {
       'round-trimmed',
       'round-trimmed',
     ]);
+  });
+
+  it('should remove the old reasoning of the newest turn before previewing any of its tool outputs', () => {
+    const turn = [
+      user('u1', 'Read the report and check it.'),
+      assistant(
+        'a1',
+        stepStart,
+        reasoning(words(300, 'think')),
+        toolResult('fetchReport', 'c1', { id: 1 }, hugeReport.slice(0, 4000)),
+        stepStart,
+        reasoning('newest thought'),
+        text('Done.'),
+      ),
+    ];
+    const input = segmentsOf(turn);
+    const budget = cost(input) - 250;
+    const { segments, report } = trimContext({ segments: input, measure, messageBudget: budget, preview });
+    expect(report.removed.map((removal) => removal.reason)).toEqual(['reasoning-pruned']);
+    expect(report.previews).toEqual([]);
+    expect(JSON.stringify(renderSegments(segments))).toContain('newest thought');
+    expect(cost(segments)).toBeLessThanOrEqual(budget);
+  });
+
+  it('should preview a large tool input of the newest turn, in an older round too, before dropping any round', () => {
+    const bigInput = { path: 'notes.md', content: words(3000, 'line') };
+    const turn = [
+      user('u1', 'Write the notes and then check them.'),
+      assistant(
+        'a1',
+        stepStart,
+        toolResult('writeFile', 'c-write', bigInput, { ok: true }),
+        stepStart,
+        toolResult('readFile', 'c-read', { path: 'notes.md' }, { ok: true }),
+        stepStart,
+        text('Written.'),
+      ),
+    ];
+    const input = segmentsOf(turn);
+    const { segments, report } = trimContext({ segments: input, measure, messageBudget: 1500, preview });
+    expect(cost(segments)).toBeLessThanOrEqual(1500);
+    expect(report.previews).toEqual([{ toolCallId: 'c-write', maxTokens: expect.any(Number), part: 'input' }]);
+    expect(report.removed.some((removal) => removal.reason === 'round-trimmed')).toBe(false);
+    const call = renderSegments(segments)
+      .flatMap((message) => (typeof message.content === 'string' ? [] : [...message.content]))
+      .find((part) => part.type === 'tool-call' && part.toolCallId === 'c-write') as unknown as {
+      input: Record<string, string>;
+    };
+    expect(Object.keys(call.input)).toEqual([toolInputPreviewKey]);
+    expect(call.input[toolInputPreviewKey]!.startsWith(toolInputPreviewMarker)).toBe(true);
+  });
+
+  it('should shrink a huge previous turn (reasoning, previews) rather than drop it when the newest turn is tiny', () => {
+    const previous = [
+      user('u1', 'Fetch the report.'),
+      assistant(
+        'a1',
+        stepStart,
+        reasoning(words(200, 'ponder')),
+        toolResult('fetchReport', 'c-big', { id: 7 }, hugeReport),
+        stepStart,
+        text('Here it is.'),
+      ),
+    ];
+    const input = [
+      ...segmentsOf(fourTurns.slice(0, 2)),
+      ...segmentsOf(previous, [], 3),
+      ...segmentsOf([user('u5', 'Thanks!')], [], 5),
+    ];
+    const budget = 3000;
+    const { segments, report } = trimContext({ segments: input, measure, messageBudget: budget, preview });
+    expect(sequences(segments)).toEqual([1, 2, 3, 4, 5]);
+    expect(report.previews.map((entry) => entry.toolCallId)).toEqual(['c-big']);
+    expect(report.removed.map((removal) => removal.reason).sort()).toEqual([
+      'reasoning-pruned',
+      'tool-output-previewed',
+    ]);
+    expect(cost(segments)).toBeLessThanOrEqual(budget);
+    expect(cost(segments)).toBeGreaterThan(budget * 0.95);
   });
 
   it('should be idempotent', () => {

@@ -1,0 +1,205 @@
+// `npm run bench:context-fit`: runs the context engine on generated agent conversations (test/support/
+// agent-conversations.ts, the generator the CI-size property tests use) and checks every prepared model call
+// against issue 11: over budget, split calls or approvals, lost newest input or pinned messages, invented results,
+// snapshots that do not rebuild, utilisation of the budget (targetRatio 1) and the time per call.
+// No database: the engine runs on the in-memory store. Environment: CONTEXT_FIT_CONVERSATIONS (default 100000),
+// CONTEXT_FIT_SEED (first seed, default 1), CONTEXT_FIT_WORKERS (processes, default 1; use 2 only on a quiet
+// machine), CONTEXT_FIT_MAX_MESSAGES (default 2000). Prints a JSON summary and a Markdown table.
+import { fork } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { loadO200kTokenCounter } from '../src/context/index.js';
+import { generateConversation } from '../test/support/agent-conversations.js';
+import { runGeneratedConversation } from '../test/support/check-generated-context.js';
+import { round } from './stats.js';
+
+interface Tally {
+  conversations: number;
+  calls: number;
+  refused: number;
+  overBudget: number;
+  maxOverBudgetTokens: number;
+  splitPairs: number;
+  lostNewest: number;
+  lostPinned: number;
+  invented: number;
+  snapshotsWritten: number;
+  snapshotsInexact: number;
+  /** Utilisation of calls where the engine had to cut, in permille buckets 0..1000. */
+  utilisation: number[];
+  /** Per-call time, in 0.1 ms buckets up to 10 s. */
+  callMs: number[];
+  examples: Array<{ seed: number; problem: string }>;
+}
+
+const emptyTally = (): Tally => ({
+  conversations: 0,
+  calls: 0,
+  refused: 0,
+  overBudget: 0,
+  maxOverBudgetTokens: 0,
+  splitPairs: 0,
+  lostNewest: 0,
+  lostPinned: 0,
+  invented: 0,
+  snapshotsWritten: 0,
+  snapshotsInexact: 0,
+  utilisation: new Array(1001).fill(0),
+  callMs: new Array(100_001).fill(0),
+  examples: [],
+});
+
+async function runRange(
+  first: number,
+  count: number,
+  maxMessages: number,
+  progress?: (tally: Tally) => void,
+): Promise<Tally> {
+  const tokenCounter = await loadO200kTokenCounter();
+  const tally = emptyTally();
+  const note = (seed: number, problem: string) => {
+    if (tally.examples.length < 20) tally.examples.push({ seed, problem });
+  };
+  for (let seed = first; seed < first + count; seed++) {
+    const conversation = generateConversation(seed, { maxMessages });
+    const run = await runGeneratedConversation(conversation, tokenCounter);
+    tally.conversations += 1;
+    if (run.refused) tally.refused += 1;
+    for (const call of run.calls) {
+      tally.calls += 1;
+      tally.callMs[Math.min(100_000, Math.round(call.ms * 10))]! += 1;
+      if (call.overBudgetTokens > 0) {
+        tally.overBudget += 1;
+        tally.maxOverBudgetTokens = Math.max(tally.maxOverBudgetTokens, call.overBudgetTokens);
+        note(seed, `over budget by ${call.overBudgetTokens}`);
+      }
+      if (call.splitPairs.length > 0) ((tally.splitPairs += 1), note(seed, call.splitPairs[0]!));
+      if (call.lostNewest) ((tally.lostNewest += 1), note(seed, 'lost newest input'));
+      if (call.lostPinned.length > 0) ((tally.lostPinned += 1), note(seed, `lost pinned ${call.lostPinned}`));
+      if (call.invented.length > 0) ((tally.invented += 1), note(seed, `invented ${call.invented}`));
+      if (call.snapshotExact !== null) tally.snapshotsWritten += 1;
+      if (call.snapshotExact === false) ((tally.snapshotsInexact += 1), note(seed, 'snapshot rebuild differs'));
+      if (call.cut) tally.utilisation[Math.min(1000, Math.floor((call.sentTokens / call.budget) * 1000))]! += 1;
+    }
+    if (tally.conversations % 500 === 0) progress?.(tally);
+  }
+  return tally;
+}
+
+function merge(tallies: Tally[]): Tally {
+  const total = emptyTally();
+  for (const tally of tallies) {
+    for (const key of Object.keys(total) as Array<keyof Tally>) {
+      if (key === 'utilisation' || key === 'callMs')
+        tally[key].forEach((value, index) => ((total[key] as number[])[index]! += value));
+      else if (key === 'examples') total.examples.push(...tally.examples);
+      else if (key === 'maxOverBudgetTokens') total[key] = Math.max(total[key], tally[key]);
+      else (total[key] as number) += tally[key] as number;
+    }
+  }
+  return total;
+}
+
+/** A percentile of a histogram, in bucket units. */
+function histogramPercentile(buckets: number[], p: number): number {
+  const count = buckets.reduce((sum, value) => sum + value, 0);
+  const rank = Math.max(1, Math.ceil((p / 100) * count));
+  let seen = 0;
+  for (const [index, value] of buckets.entries()) if ((seen += value) >= rank) return index;
+  return buckets.length - 1;
+}
+
+function summarize(tally: Tally, seconds: number, settings: Record<string, unknown>) {
+  const cutCalls = tally.utilisation.reduce((sum, value) => sum + value, 0);
+  const utilisation = (p: number) => round(histogramPercentile(tally.utilisation, p) / 10, 1);
+  const ms = (p: number) => round(histogramPercentile(tally.callMs, p) / 10, 1);
+  const summary = {
+    settings,
+    seconds: round(seconds, 0),
+    conversations: tally.conversations,
+    calls: tally.calls,
+    refusedWithTypedError: tally.refused,
+    overBudgetCalls: tally.overBudget,
+    maxOverBudgetTokens: tally.maxOverBudgetTokens,
+    splitCallsOrApprovals: tally.splitPairs,
+    lostNewestInput: tally.lostNewest,
+    lostPinned: tally.lostPinned,
+    inventedResults: tally.invented,
+    snapshotsWritten: tally.snapshotsWritten,
+    snapshotsNotRebuiltExactly: tally.snapshotsInexact,
+    utilisationOfCutCalls: {
+      calls: cutCalls,
+      medianPercent: utilisation(50),
+      worstTenthPercent: utilisation(10),
+      minPercent: round(tally.utilisation.findIndex((value) => value > 0) / 10, 1),
+    },
+    perCallMs: { median: ms(50), p99: ms(99), max: ms(100) },
+    examples: tally.examples,
+  };
+  return summary;
+}
+
+async function main() {
+  const conversations = Number(process.env.CONTEXT_FIT_CONVERSATIONS ?? 100_000);
+  const firstSeed = Number(process.env.CONTEXT_FIT_SEED ?? 1);
+  const workers = Number(process.env.CONTEXT_FIT_WORKERS ?? 1);
+  const maxMessages = Number(process.env.CONTEXT_FIT_MAX_MESSAGES ?? 2000);
+  const started = performance.now();
+  let tally: Tally;
+  // CONTEXT_FIT_PROGRESS_FILE: the summary so far is written there every 500 conversations (one process only).
+  const progressFile = process.env.CONTEXT_FIT_PROGRESS_FILE;
+  const progress = progressFile
+    ? (so: Tally) =>
+        writeFileSync(
+          progressFile,
+          JSON.stringify(
+            summarize(so, (performance.now() - started) / 1000, { conversations, firstSeed, workers, maxMessages }),
+            null,
+            2,
+          ),
+        )
+    : undefined;
+  if (workers <= 1) tally = await runRange(firstSeed, conversations, maxMessages, progress);
+  else {
+    const share = Math.ceil(conversations / workers);
+    tally = merge(
+      await Promise.all(
+        Array.from({ length: workers }, (_worker, index) => {
+          const first = firstSeed + index * share;
+          const count = Math.max(0, Math.min(share, firstSeed + conversations - first));
+          return new Promise<Tally>((resolve, reject) => {
+            const child = fork(fileURLToPath(import.meta.url), [], {
+              env: { ...process.env, CONTEXT_FIT_CHILD: `${first}:${count}:${maxMessages}` },
+              execArgv: process.execArgv,
+            });
+            child.on('message', (message) => resolve(message as Tally));
+            child.on('error', reject);
+            child.on('exit', (code) => code !== 0 && reject(new Error(`worker exited with ${code}`)));
+          });
+        }),
+      ),
+    );
+  }
+  const summary = summarize(tally, (performance.now() - started) / 1000, {
+    conversations,
+    firstSeed,
+    workers,
+    maxMessages,
+  });
+  console.log(JSON.stringify(summary, null, 2));
+  const failed =
+    summary.overBudgetCalls +
+    summary.splitCallsOrApprovals +
+    summary.lostNewestInput +
+    summary.lostPinned +
+    summary.inventedResults +
+    summary.snapshotsNotRebuiltExactly;
+  process.exitCode = failed > 0 ? 1 : 0;
+}
+
+const child = process.env.CONTEXT_FIT_CHILD;
+if (child) {
+  const [first, count, maxMessages] = child.split(':').map(Number) as [number, number, number];
+  const tally = await runRange(first, count, maxMessages);
+  process.send!(tally, () => process.exit(0));
+} else await main();

@@ -1,0 +1,99 @@
+// The rules of issue 11 over generated agent conversations (test/support/agent-conversations.ts, the generator
+// bench/context-fit.ts runs 100,000 times): at CI size, a few hundred conversations of up to 200 messages.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { generateConversation } from '../../support/agent-conversations.js';
+import { runGeneratedConversation, type ConversationRun } from '../../support/check-generated-context.js';
+import { tokenCounter } from '../fixtures.js';
+
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 150);
+const timeout = 120_000 + RUNS * 400;
+const seed = fc.integer({ min: 1, max: 2 ** 31 - 1 });
+/** Seeds 1…n, fixed: the utilisation figures are over the same conversations every run. */
+const UTILISATION_CONVERSATIONS = Number(process.env.UTILISATION_CONVERSATIONS ?? 200);
+
+async function run(value: number): Promise<ConversationRun> {
+  return runGeneratedConversation(generateConversation(value, { maxMessages: 200 }), tokenCounter);
+}
+
+async function forEveryCall(check: (call: ConversationRun['calls'][number], run: ConversationRun) => void) {
+  await fc.assert(
+    fc.asyncProperty(seed, async (value) => {
+      const result = await run(value);
+      for (const call of result.calls) check(call, result);
+    }),
+    { numRuns: RUNS, seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined },
+  );
+}
+
+describe('generated agent conversations (every part type, approvals, huge payloads, budgets of 2k-200k)', () => {
+  it(
+    'should never send more than the budget, by an independent count, and never count less than that',
+    async () => {
+      await forEveryCall((call) => {
+        expect(call.overBudgetTokens).toBe(0);
+        expect(call.engineTokens).toBeGreaterThanOrEqual(call.sentTokens);
+      });
+    },
+    timeout,
+  );
+
+  it(
+    'should never split a call from its result or an approval request from its response',
+    async () => {
+      await forEveryCall((call) => expect(call.splitPairs).toEqual([]));
+    },
+    timeout,
+  );
+
+  it(
+    'should keep the newest user input and every pinned message, and invent no result',
+    async () => {
+      await forEveryCall((call) => {
+        expect(call.lostNewest).toBe(false);
+        expect(call.lostPinned).toEqual([]);
+        expect(call.invented).toEqual([]);
+      });
+    },
+    timeout,
+  );
+
+  it(
+    'should write snapshots that rebuild exactly what was sent',
+    async () => {
+      await forEveryCall((call) => expect(call.snapshotExact).not.toBe(false));
+    },
+    timeout,
+  );
+
+  it(
+    'should refuse with a typed error only when what may never be cut exceeds the budget',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(seed, async (value) => {
+          const result = await run(value);
+          if (!result.refused) return;
+          expect(result.refused.name).toBe('ContextBudgetExceededError');
+          expect(result.refused.requiredTokens).toBeGreaterThan(result.refused.messageBudgetTokens);
+        }),
+        { numRuns: RUNS },
+      );
+    },
+    timeout,
+  );
+
+  it(
+    'should use the budget with targetRatio 1: median at least 95 %, worst tenth at least 80 % of the calls it had to cut',
+    async () => {
+      const uses: number[] = [];
+      for (let value = 1; value <= UTILISATION_CONVERSATIONS; value++)
+        for (const call of (await run(value)).calls) if (call.cut) uses.push(call.sentTokens / call.budget);
+      uses.sort((a, b) => a - b);
+      const at = (share: number) => uses[Math.max(0, Math.ceil(share * uses.length) - 1)]!;
+      expect(uses.length).toBeGreaterThan(UTILISATION_CONVERSATIONS / 4);
+      expect(at(0.5)).toBeGreaterThanOrEqual(0.95);
+      expect(at(0.1)).toBeGreaterThanOrEqual(0.8);
+    },
+    timeout,
+  );
+});
