@@ -29,11 +29,6 @@ import type { ObservedModel } from './observed-model.js';
 import type { IncomingMessagePolicy } from './screen-incoming-message.js';
 import type { ChatSchemas } from './validate-chat-messages.js';
 
-type PersistOptions<UI_MESSAGE extends UIMessage, TOOLS extends ToolSet> = PersistUIMessageStreamOptions<
-  UI_MESSAGE,
-  TOOLS
->;
-
 /** Settings shared by every turn of a chat route. */
 export interface ChatTurnSettings<UI_MESSAGE extends UIMessage = UIMessage, TOOLS extends ToolSet = ToolSet>
   extends ChatSchemas<UI_MESSAGE>, IncomingMessagePolicy, ChatThreadSettings {
@@ -53,9 +48,9 @@ export interface ChatTurnSettings<UI_MESSAGE extends UIMessage = UIMessage, TOOL
    */
   historyMaxBytes?: number;
   /** @default 'continue' */
-  onDisconnect?: PersistOptions<UI_MESSAGE, TOOLS>['onDisconnect'];
+  onDisconnect?: PersistUIMessageStreamOptions<UI_MESSAGE, TOOLS>['onDisconnect'];
   /** Metadata streamed with each answer (usage is added under `usage`). */
-  messageMetadata?: PersistOptions<UI_MESSAGE, TOOLS>['messageMetadata'];
+  messageMetadata?: PersistUIMessageStreamOptions<UI_MESSAGE, TOOLS>['messageMetadata'];
   /** @default 'usage' */
   usageMetadataKey?: string | false;
   /** @default true */
@@ -69,7 +64,7 @@ export interface ChatTurnSettings<UI_MESSAGE extends UIMessage = UIMessage, TOOL
   /** @default console.error */
   onPersistError?: (error: unknown) => void;
   /** Makes answers resumable (`useChat({ resume: true })`, see `resumeChatStream`). @default false */
-  resumable?: PersistOptions<UI_MESSAGE, TOOLS>['resumable'];
+  resumable?: PersistUIMessageStreamOptions<UI_MESSAGE, TOOLS>['resumable'];
 }
 
 /** Options of {@link streamChatTurn}: one turn's identity and trigger, and the settings shared by every turn. */

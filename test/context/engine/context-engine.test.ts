@@ -393,7 +393,7 @@ describe('createContextEngine', () => {
       expect(report.snapshot.status).toBe('written');
       const snapshot = store.snapshots.at(-1)!;
       const rebuilt = rebuildContextFromSnapshot({ snapshot, summary: null, messages: store.messages, tokenCounter });
-      expect(rebuilt.messages).toEqual(messages);
+      expect(rebuilt.messages).toEqual(unref(messages));
       expect(rebuilt.matches).toBe(true);
       expect(JSON.stringify(messages)).toContain('newest thought');
     });
