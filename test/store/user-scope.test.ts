@@ -87,12 +87,12 @@ describe.each(BACKENDS)('user scope on %s', (backend) => {
   let target: Target;
   let bobThread: string;
 
-  /** All of Alice's rows in all six tables, read as superuser. */
+  /** All of Alice's rows in every table, read as superuser. */
   const rowsOfAlice = async () => {
     const dump: Record<string, unknown[]> = {};
     for (const table of TABLES)
       dump[table] = await database.admin.query(
-        `select * from ${table} where tenant_id = $1 and user_id is distinct from 'bob' order by id`,
+        `select * from ${table} where tenant_id = $1 and user_id is distinct from 'bob' order by ${table === 'agent_stream_chunk' ? 'message_id, batch' : 'id'}`,
         [tenantId],
       );
     return dump;
@@ -115,6 +115,8 @@ describe.each(BACKENDS)('user scope on %s', (backend) => {
     await admin.appendMessage(thread.id, assistantMessage('a1', 'alpha answer of Alice'), { runId: run.id });
     await alice.excludeMessages(thread.id, ['a1'], { reason: 'superseded-by-regenerate' });
     await alice.beginAssistantMessage(thread.id, { messageId: 'pending-a', runId: run.id });
+    // The answer's resumable stream log, written tenant-wide: its rows are Alice's too.
+    await admin.appendStreamChunks(thread.id, 'pending-a', { batch: 0, chunks: [{ type: 'start' }] });
     const summary = await admin.writeSummary(thread.id, {
       fromSequence: 1,
       throughSequence: 2,
@@ -224,14 +226,18 @@ describe.each(BACKENDS)('user scope on %s', (backend) => {
         expect([table, seen.every((row) => row.user_id === 'bob')]).toEqual([table, true]);
         const changed = await asBob(async (tx) =>
           rowsOf(
-            await tx.execute(sql.raw(`update ${table} set user_id = user_id where user_id = 'alice' returning id`)),
+            await tx.execute(
+              sql.raw(`update ${table} set user_id = user_id where user_id = 'alice' returning tenant_id`),
+            ),
           ),
         ).catch(postgresErrorCode);
         const deleted = await asBob(async (tx) =>
-          rowsOf(await tx.execute(sql.raw(`delete from ${table} where user_id = 'alice' returning id`))),
+          rowsOf(await tx.execute(sql.raw(`delete from ${table} where user_id = 'alice' returning tenant_id`))),
         ).catch(postgresErrorCode);
+        // The audit log is insert-only for the role; the chunk log is never updated (no UPDATE grant).
         const refused = table === 'agent_audit_event' ? '42501' : [];
-        expect([table, changed, deleted]).toEqual([table, refused, refused]);
+        const refusedUpdate = table === 'agent_stream_chunk' ? '42501' : refused;
+        expect([table, changed, deleted]).toEqual([table, refusedUpdate, refused]);
       }
       expect(await rowsOfAlice()).toEqual(before);
     });
