@@ -62,6 +62,8 @@ describe('migrations 0011 and 0012 on an installation with rows', () => {
         agent_context_snapshot: ['alice'],
         // The event of a thread deleted before the migration has no thread to take a user from.
         agent_audit_event: ['alice', null],
+        // Created by a later migration (0014): no rows from before it.
+        agent_stream_chunk: [],
       });
       const history = createAgentHistory({ db });
       const alice = history.forTenant(tenantId, { userId: 'alice' });

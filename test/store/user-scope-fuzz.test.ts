@@ -84,7 +84,7 @@ describe.each(BACKENDS)('user scope under random users, threads and operations o
     const dump: Record<string, unknown[]> = {};
     for (const table of TABLES)
       dump[table] = await database.admin.query(
-        `select * from ${table} where tenant_id = $1 and user_id is distinct from $2 order by id`,
+        `select * from ${table} where tenant_id = $1 and user_id is distinct from $2 order by ${table === 'agent_stream_chunk' ? 'message_id, batch' : 'id'}`,
         [tenantId, user],
       );
     return dump;
@@ -132,7 +132,7 @@ describe.each(BACKENDS)('user scope under random users, threads and operations o
         // Every row of every table carries its thread's user (audit events of a deleted thread included).
         for (const table of TABLES.slice(1)) {
           const strays = await database.admin.query(
-            `select c.id from ${table} c join agent_thread t on t.tenant_id = c.tenant_id and t.id = c.thread_id
+            `select c.tenant_id from ${table} c join agent_thread t on t.tenant_id = c.tenant_id and t.id = c.thread_id
              where c.tenant_id = $1 and c.user_id is distinct from t.user_id`,
             [tenantId],
           );
