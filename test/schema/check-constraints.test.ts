@@ -51,6 +51,7 @@ const BAD_ROWS: Record<string, BadRow[]> = {
   ],
   agent_context_snapshot_version_positive: [{ table: 'agent_context_snapshot', set: { version: '0' } }],
   agent_context_snapshot_through_nonnegative: [{ table: 'agent_context_snapshot', set: { through_sequence: '-1' } }],
+  agent_stream_chunk_batch_nonnegative: [{ table: 'agent_stream_chunk', set: { batch: '-1' } }],
 };
 
 /** What keeps a copied row from colliding with its original on a unique key, so only the CHECK can refuse it. */
@@ -65,6 +66,7 @@ const FRESH: Record<string, Record<string, string>> = {
   },
   agent_summary: { id: 'gen_random_uuid()' },
   agent_context_snapshot: { id: 'gen_random_uuid()', version: 'version + 1000' },
+  agent_stream_chunk: { batch: 'batch + 1000' },
 };
 
 describe.each(BACKENDS)('CHECK constraints on %s, as the tables owner', (backend) => {
@@ -78,6 +80,8 @@ describe.each(BACKENDS)('CHECK constraints on %s, as the tables owner', (backend
     const run = await tenant.startRun(thread.id, {});
     await tenant.appendMessage(thread.id, { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'hi' }] });
     await tenant.appendMessage(thread.id, { id: 'u2', role: 'user', parts: [{ type: 'text', text: 'again' }] });
+    await tenant.appendMessage(thread.id, { id: 'a1', role: 'assistant', parts: [{ type: 'text', text: 'yes' }] });
+    await tenant.appendStreamChunks(thread.id, 'a1', { batch: 0, chunks: [{ type: 'start' }] });
     await tenant.finishRun(run.id, { status: 'completed' });
     const summary = await tenant.writeSummary(thread.id, {
       fromSequence: 1,
@@ -95,8 +99,9 @@ describe.each(BACKENDS)('CHECK constraints on %s, as the tables owner', (backend
       summaryId: summary.id,
     });
     for (const table of TABLES) {
+      // By its ctid: not every table has an id column (the chunk log's key is message and batch).
       const [row] = await database.admin.query<{ id: string }>(
-        `select id::text from ${table} where tenant_id = $1 limit 1`,
+        `select ctid::text as id from ${table} where tenant_id = $1 limit 1`,
         [tenant.tenantId],
       );
       rowOf[table] = row?.id ?? '';
@@ -116,7 +121,7 @@ describe.each(BACKENDS)('CHECK constraints on %s, as the tables owner', (backend
     const columns = columnsOf[table]!;
     return database.admin.query(
       `insert into ${table} (${columns.map((column) => `"${column}"`).join(', ')})
-       select ${columns.map((column) => values[column] ?? `"${column}"`).join(', ')} from ${table} where id = $1`,
+       select ${columns.map((column) => values[column] ?? `"${column}"`).join(', ')} from ${table} where ctid = $1::tid`,
       [rowOf[table]],
     );
   };
