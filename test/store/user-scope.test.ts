@@ -78,6 +78,17 @@ const OPERATIONS: Array<[string, (store: TenantHistory, target: Target) => Promi
   ['contextStore().loadContext', (store, t) => store.contextStore(t.threadId).loadContext()],
 ];
 
+/** What orders each table's rows (the chunk log has no `id`). */
+const KEY: Record<(typeof TABLES)[number], string> = {
+  agent_thread: 'id',
+  agent_run: 'id',
+  agent_message: 'id',
+  agent_summary: 'id',
+  agent_context_snapshot: 'id',
+  agent_audit_event: 'id',
+  agent_stream_chunk: 'message_id, batch',
+};
+
 describe.each(BACKENDS)('user scope on %s', (backend) => {
   const database = useTestDatabase(backend);
   const tenantId = randomUUID();
@@ -92,7 +103,7 @@ describe.each(BACKENDS)('user scope on %s', (backend) => {
     const dump: Record<string, unknown[]> = {};
     for (const table of TABLES)
       dump[table] = await database.admin.query(
-        `select * from ${table} where tenant_id = $1 and user_id is distinct from 'bob' order by id`,
+        `select * from ${table} where tenant_id = $1 and user_id is distinct from 'bob' order by ${KEY[table]}`,
         [tenantId],
       );
     return dump;
@@ -115,6 +126,7 @@ describe.each(BACKENDS)('user scope on %s', (backend) => {
     await admin.appendMessage(thread.id, assistantMessage('a1', 'alpha answer of Alice'), { runId: run.id });
     await alice.excludeMessages(thread.id, ['a1'], { reason: 'superseded-by-regenerate' });
     await alice.beginAssistantMessage(thread.id, { messageId: 'pending-a', runId: run.id });
+    await alice.appendStreamChunks(thread.id, 'pending-a', { batch: 0, chunks: [{ type: 'start' }] });
     const summary = await admin.writeSummary(thread.id, {
       fromSequence: 1,
       throughSequence: 2,
@@ -224,14 +236,18 @@ describe.each(BACKENDS)('user scope on %s', (backend) => {
         expect([table, seen.every((row) => row.user_id === 'bob')]).toEqual([table, true]);
         const changed = await asBob(async (tx) =>
           rowsOf(
-            await tx.execute(sql.raw(`update ${table} set user_id = user_id where user_id = 'alice' returning id`)),
+            await tx.execute(
+              sql.raw(`update ${table} set user_id = user_id where user_id = 'alice' returning tenant_id`),
+            ),
           ),
         ).catch(postgresErrorCode);
         const deleted = await asBob(async (tx) =>
-          rowsOf(await tx.execute(sql.raw(`delete from ${table} where user_id = 'alice' returning id`))),
+          rowsOf(await tx.execute(sql.raw(`delete from ${table} where user_id = 'alice' returning tenant_id`))),
         ).catch(postgresErrorCode);
+        // The audit log is insert-only for the application role; the chunk log is never updated (no grant).
         const refused = table === 'agent_audit_event' ? '42501' : [];
-        expect([table, changed, deleted]).toEqual([table, refused, refused]);
+        const notUpdatable = table === 'agent_stream_chunk' ? '42501' : refused;
+        expect([table, changed, deleted]).toEqual([table, notUpdatable, refused]);
       }
       expect(await rowsOfAlice()).toEqual(before);
     });
