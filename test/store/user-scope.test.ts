@@ -13,7 +13,7 @@ import { rowsOf } from '../../src/tenant/database.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { BACKENDS, describeOffCitus, useTestDatabase } from '../support/test-database.js';
 import { assistantMessage, userMessage } from '../support/fixtures.js';
-import { TABLES } from '../support/tables.js';
+import { ROW_ORDER, TABLES } from '../support/tables.js';
 
 const APP_ROLE = 'agent_history_app';
 
@@ -78,17 +78,6 @@ const OPERATIONS: Array<[string, (store: TenantHistory, target: Target) => Promi
   ['contextStore().loadContext', (store, t) => store.contextStore(t.threadId).loadContext()],
 ];
 
-/** What orders each table's rows (the chunk log has no `id`). */
-const KEY: Record<(typeof TABLES)[number], string> = {
-  agent_thread: 'id',
-  agent_run: 'id',
-  agent_message: 'id',
-  agent_summary: 'id',
-  agent_context_snapshot: 'id',
-  agent_audit_event: 'id',
-  agent_stream_chunk: 'message_id, batch',
-};
-
 describe.each(BACKENDS)('user scope on %s', (backend) => {
   const database = useTestDatabase(backend);
   const tenantId = randomUUID();
@@ -103,7 +92,7 @@ describe.each(BACKENDS)('user scope on %s', (backend) => {
     const dump: Record<string, unknown[]> = {};
     for (const table of TABLES)
       dump[table] = await database.admin.query(
-        `select * from ${table} where tenant_id = $1 and user_id is distinct from 'bob' order by ${KEY[table]}`,
+        `select * from ${table} where tenant_id = $1 and user_id is distinct from 'bob' order by ${ROW_ORDER[table]}`,
         [tenantId],
       );
     return dump;
