@@ -78,3 +78,15 @@ export function assertSummaryRange(fromSequence: unknown, throughSequence: unkno
   const from = assertInteger('summary.fromSequence', fromSequence, 1, Math.max(1, messageCount));
   assertInteger('summary.throughSequence', throughSequence, from, messageCount);
 }
+
+/**
+ * Null for undefined or null; otherwise a user id as {@link assertOptionalText} takes it (at most 200 characters),
+ * not starting with U+FEFF: PGlite's decoder drops a leading byte-order mark from every text it reads, so such an
+ * id would come back as another user's (`'\uFEFFbob'` read as `'bob'`), and ownership checks compare what is read.
+ */
+export function assertOptionalUserId(argument: string, value: unknown): string | null {
+  const userId = assertOptionalText(argument, value, 200);
+  if (userId?.startsWith('\uFEFF'))
+    throw new InvalidArgumentError({ argument, value, message: 'a user id cannot start with U+FEFF.' });
+  return userId;
+}

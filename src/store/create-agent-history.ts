@@ -31,7 +31,7 @@ import { onceRowLevelSecurityCheck, type RowLevelSecurityCheck } from './check-r
 import type { AgentHistory, ForTenantOptions } from './agent-history.js';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
-import { assertOptionalText } from '../errors/assert-input.js';
+import { assertOptionalText, assertOptionalUserId } from '../errors/assert-input.js';
 import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
 import type { TenantHistory } from './tenant-history.js';
 
@@ -154,7 +154,7 @@ function forTenantUserId(options: ForTenantOptions | undefined): string | null {
   if (typeof options !== 'object' || options === null)
     throw new InvalidArgumentError({ argument: 'options', value: options, message: 'expected { userId? }.' });
   if (options.userId === undefined) return null;
-  const userId = assertOptionalText('options.userId', options.userId, 200);
+  const userId = assertOptionalUserId('options.userId', options.userId);
   if (userId === null || userId.length === 0)
     throw new InvalidArgumentError({
       argument: 'options.userId',

@@ -1,5 +1,11 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { assertInteger, assertOptionalText, assertThreadId, assertUuid } from '../errors/assert-input.js';
+import {
+  assertInteger,
+  assertOptionalText,
+  assertThreadId,
+  assertUuid,
+  assertOptionalUserId,
+} from '../errors/assert-input.js';
 import type { StoredThread } from '../model/stored-rows.js';
 import { requireThread } from './require-thread.js';
 import { threadColumns, toStoredThread } from './row-mapping.js';
@@ -35,7 +41,7 @@ export function forkThread(
   const chosenUserId =
     userId === undefined
       ? undefined
-      : scopedUserId(context, assertOptionalText('options.userId', userId, 200) ?? undefined);
+      : scopedUserId(context, assertOptionalUserId('options.userId', userId) ?? undefined);
   return inTenant(context, async (tx) => {
     // FOR SHARE: a redaction locks the whole fork family FOR UPDATE, so the copies are made either before it
     // starts (and it finds them) or after it commits (and they are copied redacted), never from a half-redacted source.

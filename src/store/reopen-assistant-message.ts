@@ -7,7 +7,7 @@ import type { StoredMessage } from '../model/stored-rows.js';
 import { fitAssistantParts } from './fit-assistant-parts.js';
 import { ofThread } from './of-thread.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
-import { inTenant, type StoreContext } from './store-context.js';
+import { inTenant, postgresErrorCode, type StoreContext } from './store-context.js';
 import { storedTokenCount } from './stored-token-count.js';
 import { validateParts } from './validate-message.js';
 
@@ -101,5 +101,9 @@ export async function reopenAssistantMessage(
     const [existing] = await tx.select(messageColumns(context.tables)).from(agentMessage).where(ofMessage);
     if (!existing) throw new NotFoundError({ entity: 'message', id: messageId });
     return { updated: false, stored: toStoredMessage(existing) };
+  }).catch((error: unknown) => {
+    // The (tenant, thread, run) foreign key: a run that is missing or another thread's, as appendMessage says it.
+    if (run !== null && postgresErrorCode(error) === '23503') throw new NotFoundError({ entity: 'run', id: run });
+    throw error;
   });
 }

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { rowsOf } from '../tenant/database.js';
 import { inTenant, type StoreContext } from './store-context.js';
-import { assertInteger, assertOptionalText, assertThreadId } from '../errors/assert-input.js';
+import { assertInteger, assertThreadId, assertOptionalUserId } from '../errors/assert-input.js';
 
 /** The options of `searchMessages`. */
 export interface SearchMessagesOptions {
@@ -74,7 +74,7 @@ export function searchMessages(
   }
   const limit = assertInteger('options.limit', options.limit ?? 20, 1, 100);
   const threadId = options.threadId === undefined ? null : assertThreadId(options.threadId);
-  const userId = assertOptionalText('options.userId', options.userId, 200);
+  const userId = assertOptionalUserId('options.userId', options.userId);
   const timeoutMs = assertInteger('options.timeoutMs', options.timeoutMs ?? 5_000, 1, 600_000);
   const { agentMessage, agentThread } = context.tables;
   return inTenant(context, async (tx) => {

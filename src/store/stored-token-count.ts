@@ -1,20 +1,40 @@
 import { countStoredMessageTokens, storedTokenCountId } from '../tokens/count-stored-message-tokens.js';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import type { ContextUIMessage } from '../model/context-ui-message.js';
 import type { StoredMessagePart } from '../schema/define-agent-tables.js';
 import type { StoreContext } from './store-context.js';
 
+/** The longest counter id stored (the column is text; the id is compared, never searched). */
+const MAX_COUNTER_ID_LENGTH = 200;
+
 /**
  * The token count stored with a message at write time: exactly what the context engine would count for it
  * (its model messages' text, no factors), with the engine's counter id, so the engine sums stored counts instead
- * of re-tokenizing the thread on every step.
+ * of re-tokenizing the thread on every step. An estimating counter's fractional total is stored rounded up (the
+ * column holds integers); a count that is not a finite number ≥ 0, or a counter id that is not short text, is an
+ * {@link InvalidArgumentError} naming it, before anything is written.
  */
 export async function storedTokenCount(
   context: StoreContext,
   message: { id: string; role: 'system' | 'user' | 'assistant'; parts: StoredMessagePart[] },
 ): Promise<{ tokenCount: number; tokenCounterId: string }> {
   const tokenCounter = await context.tokenCounter;
-  return {
-    tokenCount: countStoredMessageTokens({ message: message as ContextUIMessage, tokenCounter }),
-    tokenCounterId: storedTokenCountId(tokenCounter),
-  };
+  const counted = countStoredMessageTokens({ message: message as ContextUIMessage, tokenCounter });
+  const tokenCount = Math.ceil(counted);
+  if (typeof counted !== 'number' || !Number.isFinite(counted) || counted < 0 || tokenCount > 2_147_483_647) {
+    throw new InvalidArgumentError({
+      argument: 'tokenCounter.count',
+      value: counted,
+      message: `expected a finite number of tokens ≥ 0 (message ${message.id}, counter ${String(tokenCounter.id)}).`,
+    });
+  }
+  const id = (tokenCounter as { id: unknown }).id;
+  if (typeof id !== 'string' || id.length > MAX_COUNTER_ID_LENGTH || id.includes('\u0000') || !id.isWellFormed()) {
+    throw new InvalidArgumentError({
+      argument: 'tokenCounter.id',
+      value: id,
+      message: `expected a string of at most ${MAX_COUNTER_ID_LENGTH} characters, without NUL or lone surrogates.`,
+    });
+  }
+  return { tokenCount, tokenCounterId: storedTokenCountId(tokenCounter) };
 }

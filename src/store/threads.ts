@@ -6,7 +6,14 @@ import { validateMetadata } from './validate-message.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { threadColumns, toStoredThread } from './row-mapping.js';
 import { recordAudit } from './audit.js';
-import { assertInteger, assertOptionalText, assertThreadId, assertUuid, isUuid } from '../errors/assert-input.js';
+import {
+  assertInteger,
+  assertOptionalText,
+  assertThreadId,
+  assertUuid,
+  isUuid,
+  assertOptionalUserId,
+} from '../errors/assert-input.js';
 import { requireThread } from './require-thread.js';
 import type { StoredThread } from '../model/stored-rows.js';
 import type { AuditOptions } from './audit.js';
@@ -71,7 +78,7 @@ export function scopedUserId(context: StoreContext, userId: string | undefined):
 /** Creates a thread of the context's tenant (under a user scope, the scoped user's). */
 export function createThread(context: StoreContext, options: CreateThreadOptions = {}): Promise<StoredThread> {
   const id = options.id === undefined ? context.generateId() : assertUuid('options.id', options.id);
-  const userId = scopedUserId(context, assertOptionalText('options.userId', options.userId, 200) ?? undefined);
+  const userId = scopedUserId(context, assertOptionalUserId('options.userId', options.userId) ?? undefined);
   const title = assertOptionalText('options.title', options.title, 1000);
   const metadata = validateMetadata(options.metadata);
   return inTenant(context, async (tx) => {
@@ -115,7 +122,7 @@ function decodeCursor(cursor: string): [string, string] {
 /** Newest activity first, keyset-paged on (last_message_at, id). */
 export function listThreads(context: StoreContext, options: ListThreadsOptions = {}): Promise<ThreadPage> {
   const limit = assertInteger('options.limit', options.limit ?? 20, 1, 200);
-  const userId = assertOptionalText('options.userId', options.userId, 200);
+  const userId = assertOptionalUserId('options.userId', options.userId);
   const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
   const { agentThread } = context.tables;
   return inTenant(context, async (tx) => {

@@ -153,6 +153,9 @@ export function validateMessage(message: unknown, { maxBytes }: { maxBytes: numb
     });
   }
   assertStorableString(id, 'id');
+  // PGlite's decoder drops a leading byte-order mark from every text it reads: the id would come back as another.
+  if (id.startsWith('\uFEFF'))
+    throw new InvalidMessageError({ path: 'id', value: id, message: 'cannot start with U+FEFF.' });
   if (typeof role !== 'string' || !(MESSAGE_ROLES as readonly string[]).includes(role)) {
     throw new InvalidMessageError({
       path: 'role',

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createAgentHistory, NotFoundError, type TenantHistory } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { userMessage } from '../support/fixtures.js';
-import { TABLES } from '../support/tables.js';
+import { ROW_ORDER, TABLES } from '../support/tables.js';
 
 const USERS = ['ann', 'ben', "o'hara\\x"] as const;
 
@@ -84,7 +84,7 @@ describe.each(BACKENDS)('user scope under random users, threads and operations o
     const dump: Record<string, unknown[]> = {};
     for (const table of TABLES)
       dump[table] = await database.admin.query(
-        `select * from ${table} where tenant_id = $1 and user_id is distinct from $2 order by ${table === 'agent_stream_chunk' ? 'message_id, batch' : 'id'}`,
+        `select * from ${table} where tenant_id = $1 and user_id is distinct from $2 order by ${ROW_ORDER[table]}`,
         [tenantId, user],
       );
     return dump;
@@ -132,7 +132,7 @@ describe.each(BACKENDS)('user scope under random users, threads and operations o
         // Every row of every table carries its thread's user (audit events of a deleted thread included).
         for (const table of TABLES.slice(1)) {
           const strays = await database.admin.query(
-            `select c.tenant_id from ${table} c join agent_thread t on t.tenant_id = c.tenant_id and t.id = c.thread_id
+            `select c.tenant_id, c.thread_id from ${table} c join agent_thread t on t.tenant_id = c.tenant_id and t.id = c.thread_id
              where c.tenant_id = $1 and c.user_id is distinct from t.user_id`,
             [tenantId],
           );

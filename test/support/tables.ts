@@ -11,3 +11,14 @@ export const TABLES = [
 
 /** The name of one of the package's {@link TABLES}. */
 export type TableName = (typeof TABLES)[number];
+
+/** The columns that order each table's rows in a dump (the chunk log has no `id`). */
+export const ROW_ORDER: Record<TableName, string> = {
+  agent_thread: 'id',
+  agent_run: 'id',
+  agent_message: 'id',
+  agent_summary: 'id',
+  agent_context_snapshot: 'id',
+  agent_audit_event: 'id',
+  agent_stream_chunk: 'message_id, batch',
+};
