@@ -34,6 +34,7 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { assertOptionalText } from '../errors/assert-input.js';
 import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
 import type { TenantHistory } from './tenant-history.js';
+import type { MessageCheck } from './message-check.js';
 
 /** The options of {@link createAgentHistory}. */
 export interface CreateAgentHistoryOptions {
@@ -55,6 +56,11 @@ export interface CreateAgentHistoryOptions {
    * as previews until it fits (see `oversizedToolPayloads`). @default 1_048_576 (1 MiB)
    */
   maxMessageBytes?: number;
+  /**
+   * The application's own check of every message the store writes (append, checkpoint, finalize, reopen), after
+   * the built-in AI SDK part rule: give `chatMessageCheck(schemas)` to apply the chat route's schemas. @default none
+   */
+  checkMessage?: MessageCheck;
   /** How tool payloads that do not fit are shortened, and optionally kept whole by you. @default {} */
   oversizedToolPayloads?: OversizedToolPayloadOptions;
   /** How long a pending or streaming message belongs to its writer without a checkpoint. @default 60_000 ms */
@@ -101,6 +107,7 @@ export function createAgentHistory({
   appRole = DEFAULT_APP_ROLE,
   tokenCounter: tokenCounterOption,
   maxMessageBytes = 1_048_576,
+  checkMessage,
   oversizedToolPayloads = {},
   leaseMs = 60_000,
   appendBatching,
@@ -134,6 +141,7 @@ export function createAgentHistory({
         // Cached counts per tenant: no tenant can time whether another one stored a text.
         tokenCounter: tokenCounter.then((counter) => scopeTokenCounter(counter, tenant)),
         maxMessageBytes,
+        checkMessage,
         oversizedToolPayloads,
         leaseMs,
         now,
