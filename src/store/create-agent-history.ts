@@ -12,6 +12,7 @@ import { beginAssistantMessage, checkpointMessage, finalizeMessage } from './ass
 import { reopenAssistantMessage } from './reopen-assistant-message.js';
 import { recoverAbandonedMessages } from './recover-abandoned-messages.js';
 import { migrateStoredMessages } from './migrate-stored-messages.js';
+import { rebuildDerivedData } from './rebuild-derived-data.js';
 import { listSummaries } from './list-summaries.js';
 import { loadContext } from './load-context.js';
 import { writeSnapshot } from './write-snapshot.js';
@@ -204,6 +205,7 @@ function tenantHistory(context: StoreContext): TenantHistory {
     reopenAssistantMessage: async (threadId, messageId, options) =>
       reopenAssistantMessage(context, threadId, messageId, options),
     recoverAbandonedMessages: async () => recoverAbandonedMessages(context),
+    rebuildDerivedData: async (options) => rebuildDerivedData(context, options),
     migrateStoredMessages: async (options) => migrateStoredMessages(context, options),
     excludeMessages: async (threadId, messageIds, options) => excludeMessages(context, threadId, messageIds, options),
     includeMessages: async (threadId, messageIds, options) => includeMessages(context, threadId, messageIds, options),
