@@ -172,10 +172,8 @@ const TOOL_STATES: Record<string, Shape> = {
 };
 
 function checkToolPart(part: Record<string, unknown>, path: string): void {
-  const stateShape =
-    typeof part.state === 'string' ? Object.hasOwn(TOOL_STATES, part.state) && TOOL_STATES[part.state] : false;
-  if (!stateShape) return fail(`${path}.state`, part.state, `must be one of ${Object.keys(TOOL_STATES).join(', ')}.`);
   const dynamic: Shape = part.type === 'dynamic-tool' ? { dynamic: optional(oneOf(false)), toolName: string } : {};
+  // The fields of every state first, so that the error names a bad toolCallId even when the state is also wrong.
   object({
     toolCallId: string,
     title: optional(string),
@@ -183,8 +181,11 @@ function checkToolPart(part: Record<string, unknown>, path: string): void {
     providerExecuted: optional(boolean),
     callProviderMetadata: providerMetadata,
     ...dynamic,
-    ...stateShape,
   })(part, path);
+  const stateShape =
+    typeof part.state === 'string' ? Object.hasOwn(TOOL_STATES, part.state) && TOOL_STATES[part.state] : false;
+  if (!stateShape) return fail(`${path}.state`, part.state, `must be one of ${Object.keys(TOOL_STATES).join(', ')}.`);
+  object(stateShape)(part, path);
 }
 
 /**

@@ -101,11 +101,12 @@ export function validateParts(parts: unknown, role: string): StoredMessagePart[]
     });
   }
   assertJsonDepth(parts, 'parts');
+  // Storable first: a NUL or a lone surrogate is named even inside a part that is also malformed.
+  assertStorableJson(parts, 'parts');
   // Stored rows carry the current shape version (the column default), so older shapes that pass the checks (a v4
   // file part with `data`, a `rawInput`) are written migrated: a row marked current is never in an older shape.
   const migrated = migrateMessageParts(parts, 1).parts;
   migrated.forEach((part, index) => checkUIMessagePart(part, `parts[${index}]`));
-  assertStorableJson(migrated, 'parts');
   return migrated as StoredMessagePart[];
 }
 
