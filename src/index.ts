@@ -36,6 +36,10 @@ export {
 export { withTenant, type TenantTransaction } from './tenant/with-tenant.js';
 export type { AgentHistoryDatabase } from './tenant/database.js';
 export type { AppendMessageOptions, AppendResult } from './store/append-message.js';
+export type { DerivedDataOperations } from './store/derived-data-operations.js';
+export type { RebuildDerivedDataOptions, RebuildProgress, RebuildResult } from './store/rebuild-derived-data.js';
+export { rebuildAllTenants } from './store/rebuild-all-tenants.js';
+export type { CheckedMessage, MessageCheck, MessageWrite } from './store/message-check.js';
 export type { AppendBatchingOptions } from './store/append-batcher.js';
 export {
   storedPreviewMarker,

@@ -1,3 +1,4 @@
+import { toolModelOutputs } from './tool-model-output.js';
 import { asSchema, type Instructions, type ModelMessage, type PrepareStepFunction, type ToolSet } from 'ai';
 import type { ContextCalibrator } from '../tokens/context-calibrator.js';
 import { createContextEngine } from '../context/engine/context-engine.js';
@@ -121,8 +122,9 @@ export function createContextManager({
   convertDataPart,
   _internal,
 }: CreateContextManagerOptions): ContextManager {
+  const fromTools = toolModelOutputs(tools);
   const engine = createContextEngine({
-    store,
+    store: fromTools.wrap(store),
     profile: resolveManagerProfile({ model, overrides: modelProfile, maxInputTokens, maxOutputTokens }),
     policy,
     summarizer,
@@ -133,7 +135,7 @@ export function createContextManager({
     toolDefinitions: tools ? toolDefinitionsOf(tools) : undefined,
     instructions: instructions as ContextInstructions,
     onReport,
-    convertToolOutput,
+    convertToolOutput: fromTools.converter(convertToolOutput),
     convertDataPart,
     _internal,
   });

@@ -1,6 +1,7 @@
 /** `agent-history/ai-sdk`: persistence for AI SDK v7 chats (the only part of the package that imports `ai`). */
 export { fromUIMessage, toUIMessage, toUIMessages } from './ui-message-mapping.js';
 export { validateChatMessages, type ChatSchemas } from './validate-chat-messages.js';
+export { chatMessageCheck } from './chat-message-check.js';
 export { screenIncomingMessage, type FileUrlAllowlist, type IncomingMessagePolicy } from './screen-incoming-message.js';
 export {
   loadThreadPage,

@@ -7,6 +7,7 @@ import { inTenant, postgresErrorCode, type StoreContext } from './store-context.
 import { MESSAGE_STATUSES } from '../schema/define-agent-tables.js';
 import { assertThreadId, assertUuid } from '../errors/assert-input.js';
 import { validateMessage, type ValidatedMessage } from './validate-message.js';
+import { runMessageCheck } from './message-check.js';
 import type { AppendableMessage, StorableMessage } from '../model/stored-rows.js';
 import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
 import { CURRENT_MESSAGE_SCHEMA_VERSION } from '../model/message-shape-migrations.js';
@@ -70,9 +71,16 @@ export async function appendMessage<UI_MESSAGE extends AppendableMessage>(
 ): Promise<AppendResult<UI_MESSAGE>> {
   const thread = assertThreadId(threadId);
   const validated = validateMessage(message, { maxBytes: context.maxMessageBytes });
+
   const { runId, clientRequestId, status, pinned } = appendOptions(options);
   await context.checkRowLevelSecurity();
   const streaming = status === 'pending' || status === 'streaming';
+  // A pending placeholder (`beginAssistantMessage`) has no content yet: its checkpoints and finalization are checked.
+  if (status !== 'pending') {
+    const { id, role, parts } = validated;
+    const metadata = (message as { metadata?: unknown }).metadata === undefined ? undefined : validated.metadata;
+    await runMessageCheck(context.checkMessage, { id, role, parts, metadata }, 'append');
+  }
   const counted = streaming ? null : await storedTokenCount(context, validated);
   const leaseExpiresAt = streaming ? new Date(context.now().getTime() + context.leaseMs) : null;
 

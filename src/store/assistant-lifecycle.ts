@@ -9,6 +9,7 @@ import { inTenant, type StoreContext } from './store-context.js';
 import { assertThreadId } from '../errors/assert-input.js';
 import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
 import { validateMetadata, validateParts } from './validate-message.js';
+import { runMessageCheck } from './message-check.js';
 import { ofThread } from './of-thread.js';
 import { fitAssistantParts } from './fit-assistant-parts.js';
 
@@ -109,7 +110,13 @@ export async function checkpointMessage(
   const thread = assertThreadId(threadId);
   const id = assertMessageId(messageId);
   const validMetadata = metadata === undefined ? undefined : validateMetadata(metadata);
-  const fitted = await fit(context, thread, id, validateParts(parts, 'assistant'), validMetadata);
+  const validParts = validateParts(parts, 'assistant');
+  await runMessageCheck(
+    context.checkMessage,
+    { id, role: 'assistant', parts: validParts, metadata: validMetadata },
+    'checkpoint',
+  );
+  const fitted = await fit(context, thread, id, validParts, validMetadata);
   const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {
     const [row] = await tx
@@ -149,13 +156,13 @@ export async function finalizeMessage(
     });
   }
   const validMetadata = metadata === undefined ? undefined : validateMetadata(metadata);
-  const { parts: validParts, byteSize } = await fit(
-    context,
-    thread,
-    id,
-    validateParts(parts, 'assistant'),
-    validMetadata,
+  const checked = validateParts(parts, 'assistant');
+  await runMessageCheck(
+    context.checkMessage,
+    { id, role: 'assistant', parts: checked, metadata: validMetadata },
+    'finalize',
   );
+  const { parts: validParts, byteSize } = await fit(context, thread, id, checked, validMetadata);
   const { tokenCount, tokenCounterId } = await storedTokenCount(context, { id, role: 'assistant', parts: validParts });
   const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {

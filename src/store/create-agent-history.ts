@@ -12,6 +12,7 @@ import { beginAssistantMessage, checkpointMessage, finalizeMessage } from './ass
 import { reopenAssistantMessage } from './reopen-assistant-message.js';
 import { recoverAbandonedMessages } from './recover-abandoned-messages.js';
 import { migrateStoredMessages } from './migrate-stored-messages.js';
+import { rebuildDerivedData } from './rebuild-derived-data.js';
 import { listSummaries } from './list-summaries.js';
 import { loadContext } from './load-context.js';
 import { writeSnapshot } from './write-snapshot.js';
@@ -34,6 +35,7 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { assertOptionalText, assertOptionalUserId } from '../errors/assert-input.js';
 import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
 import type { TenantHistory } from './tenant-history.js';
+import type { MessageCheck } from './message-check.js';
 
 /** The options of {@link createAgentHistory}. */
 export interface CreateAgentHistoryOptions {
@@ -55,6 +57,11 @@ export interface CreateAgentHistoryOptions {
    * as previews until it fits (see `oversizedToolPayloads`). @default 1_048_576 (1 MiB)
    */
   maxMessageBytes?: number;
+  /**
+   * The application's own check of every message the store writes (append, checkpoint, finalize, reopen), after
+   * the built-in AI SDK part rule: give `chatMessageCheck(schemas)` to apply the chat route's schemas. @default none
+   */
+  checkMessage?: MessageCheck;
   /** How tool payloads that do not fit are shortened, and optionally kept whole by you. @default {} */
   oversizedToolPayloads?: OversizedToolPayloadOptions;
   /** How long a pending or streaming message belongs to its writer without a checkpoint. @default 60_000 ms */
@@ -101,6 +108,7 @@ export function createAgentHistory({
   appRole = DEFAULT_APP_ROLE,
   tokenCounter: tokenCounterOption,
   maxMessageBytes = 1_048_576,
+  checkMessage,
   oversizedToolPayloads = {},
   leaseMs = 60_000,
   appendBatching,
@@ -134,6 +142,7 @@ export function createAgentHistory({
         // Cached counts per tenant: no tenant can time whether another one stored a text.
         tokenCounter: tokenCounter.then((counter) => scopeTokenCounter(counter, tenant)),
         maxMessageBytes,
+        checkMessage,
         oversizedToolPayloads,
         leaseMs,
         now,
@@ -196,6 +205,7 @@ function tenantHistory(context: StoreContext): TenantHistory {
     reopenAssistantMessage: async (threadId, messageId, options) =>
       reopenAssistantMessage(context, threadId, messageId, options),
     recoverAbandonedMessages: async () => recoverAbandonedMessages(context),
+    rebuildDerivedData: async (options) => rebuildDerivedData(context, options),
     migrateStoredMessages: async (options) => migrateStoredMessages(context, options),
     excludeMessages: async (threadId, messageIds, options) => excludeMessages(context, threadId, messageIds, options),
     includeMessages: async (threadId, messageIds, options) => includeMessages(context, threadId, messageIds, options),

@@ -10,6 +10,7 @@ import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { inTenant, postgresErrorCode, type StoreContext } from './store-context.js';
 import { storedTokenCount } from './stored-token-count.js';
 import { validateParts } from './validate-message.js';
+import { runMessageCheck } from './message-check.js';
 
 /** The options of `reopenAssistantMessage`. */
 export interface ReopenAssistantMessageOptions {
@@ -55,6 +56,11 @@ export async function reopenAssistantMessage(
   }
   const run = assertOptionalUuid('options.runId', runId);
   const valid = validateParts(parts, 'assistant');
+  await runMessageCheck(
+    context.checkMessage,
+    { id: messageId, role: 'assistant', parts: valid, metadata: undefined },
+    'reopen',
+  );
   const fitted = await fitAssistantParts(valid, {
     limit: context.maxMessageBytes,
     metadataBytes: 0,

@@ -6,6 +6,7 @@ import type { TokenCounter } from '../tokens/token-counter.js';
 import type { AppendBatcher } from './append-batcher.js';
 import type { AppendStatements } from './append-statements.js';
 import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
+import type { MessageCheck } from './message-check.js';
 import type { OneStatementReads } from './one-statement-read.js';
 
 /** What every store operation of one tenant shares. Internal. */
@@ -26,6 +27,8 @@ export interface StoreContext {
   tokenCounter: Promise<TokenCounter>;
   /** The largest message accepted, parts and metadata serialized. */
   maxMessageBytes: number;
+  /** The application's own message check (`checkMessage`), if any. */
+  checkMessage?: MessageCheck;
   /** How an assistant message over `maxMessageBytes` is made to fit. */
   oversizedToolPayloads: OversizedToolPayloadOptions;
   /** How long a pending or streaming message belongs to its writer without a checkpoint. */

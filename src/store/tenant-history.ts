@@ -1,4 +1,5 @@
 import type { ContextArtifactOperations } from './context-artifact-operations.js';
+import type { DerivedDataOperations } from './derived-data-operations.js';
 import type { MessageOperations } from './message-operations.js';
 import type { StreamChunkOperations } from './stream-chunk-operations.js';
 import type { ThreadOperations } from './thread-operations.js';
@@ -22,7 +23,7 @@ import type { ThreadOperations } from './thread-operations.js';
  * const { messages } = await store.listMessages(thread.id);
  */
 export interface TenantHistory
-  extends ThreadOperations, MessageOperations, ContextArtifactOperations, StreamChunkOperations {
+  extends ThreadOperations, MessageOperations, ContextArtifactOperations, StreamChunkOperations, DerivedDataOperations {
   /** The tenant every method acts for: the id given to `forTenant`, lower-cased. */
   readonly tenantId: string;
 }

@@ -3,6 +3,7 @@ import { MessageTooLargeError } from '../errors/message-too-large-error.js';
 import { MESSAGE_ROLES, type StoredMessagePart, type StoredMetadata } from '../schema/define-agent-tables.js';
 import type { MessageRole } from '../model/stored-rows.js';
 import { migrateMessageParts } from '../model/message-shape-migrations.js';
+import { checkUIMessagePart } from './ui-part-rules.js';
 
 /** A message that passed validation, with its serialized size. */
 export interface ValidatedMessage {
@@ -84,7 +85,11 @@ function assertStorableString(value: string, path: string): void {
     throw new InvalidMessageError({ path, value, message: 'contains a lone UTF-16 surrogate.' });
 }
 
-/** Validates a message's parts on their own (used by checkpoints and finalization). */
+/**
+ * Validates a message's parts (appends, checkpoints, finalization, reopening): older AI SDK shapes are migrated
+ * first (a v4 `tool-invocation` part), then every part must be one the AI SDK's `validateUIMessages` accepts
+ * (mirrored in `checkUIMessagePart`) and storable as `jsonb`. Returns the parts in the current shape.
+ */
 export function validateParts(parts: unknown, role: string): StoredMessagePart[] {
   if (!Array.isArray(parts))
     throw new InvalidMessageError({ path: 'parts', value: parts, message: 'must be an array.' });
@@ -95,38 +100,14 @@ export function validateParts(parts: unknown, role: string): StoredMessagePart[]
       message: `a ${role} message needs at least one part.`,
     });
   }
-  parts.forEach((part, index) => {
-    if (typeof part !== 'object' || part === null || Array.isArray(part)) {
-      throw new InvalidMessageError({ path: `parts[${index}]`, value: part, message: 'must be an object.' });
-    }
-    const type = (part as { type?: unknown }).type;
-    if (typeof type !== 'string' || type.length === 0) {
-      throw new InvalidMessageError({
-        path: `parts[${index}].type`,
-        value: type,
-        message: 'must be a non-empty string.',
-      });
-    }
-    if ((type === 'text' || type === 'reasoning') && typeof (part as { text?: unknown }).text !== 'string') {
-      throw new InvalidMessageError({
-        path: `parts[${index}].text`,
-        value: (part as { text?: unknown }).text,
-        message: 'must be a string.',
-      });
-    }
-    if (
-      (type.startsWith('tool-') || type === 'dynamic-tool') &&
-      typeof (part as { toolCallId?: unknown }).toolCallId !== 'string'
-    ) {
-      throw new InvalidMessageError({
-        path: `parts[${index}].toolCallId`,
-        value: (part as { toolCallId?: unknown }).toolCallId,
-        message: 'a tool part needs a string toolCallId.',
-      });
-    }
-  });
+  assertJsonDepth(parts, 'parts');
+  // Storable first: a NUL or a lone surrogate is named even inside a part that is also malformed.
   assertStorableJson(parts, 'parts');
-  return parts as StoredMessagePart[];
+  // Stored rows carry the current shape version (the column default), so older shapes that pass the checks (a v4
+  // file part with `data`, a `rawInput`) are written migrated: a row marked current is never in an older shape.
+  const migrated = migrateMessageParts(parts, 1).parts;
+  migrated.forEach((part, index) => checkUIMessagePart(part, `parts[${index}]`));
+  return migrated as StoredMessagePart[];
 }
 
 /** Validates metadata: undefined (stored as `{}`) or a plain JSON object. */
@@ -163,9 +144,7 @@ export function validateMessage(message: unknown, { maxBytes }: { maxBytes: numb
       message: `must be one of ${MESSAGE_ROLES.join(', ')}.`,
     });
   }
-  // Stored rows carry the current shape version (the column default), so older shapes that pass the checks (a v4
-  // file part with `data`, a `rawInput`) are written migrated: a row marked current is never in an older shape.
-  const validParts = migrateMessageParts(validateParts(parts, role), 1).parts as ReturnType<typeof validateParts>;
+  const validParts = validateParts(parts, role);
   const validMetadata = validateMetadata(metadata);
   const partsJson = JSON.stringify(validParts);
   const metadataJson = JSON.stringify(validMetadata);
