@@ -3,14 +3,15 @@
 // against issue 11: over budget, split calls or approvals, lost newest input or pinned messages, invented results,
 // snapshots that do not rebuild, utilisation of the budget (targetRatio 1) and the time per call.
 // No database: the engine runs on the in-memory store. Environment: CONTEXT_FIT_CONVERSATIONS (default 100000),
-// CONTEXT_FIT_SEED (first seed, default 1), CONTEXT_FIT_WORKERS (processes, default 1; use 2 only on a quiet
-// machine), CONTEXT_FIT_MAX_MESSAGES (default 2000). Prints a JSON summary and a Markdown table.
+// CONTEXT_FIT_SEED (first seed, default 1), CONTEXT_FIT_WORKERS (processes, default 2, one
+// per core), CONTEXT_FIT_MAX_MESSAGES (default 2000). Prints a JSON summary and a Markdown table.
 import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadO200kTokenCounter } from '../src/context/index.js';
 import { generateConversation } from '../test/support/agent-conversations.js';
 import { runGeneratedConversation } from '../test/support/check-generated-context.js';
+import { rememberingTokenCounter, withStoredCounts } from '../test/support/stored-counts.js';
 import { round } from './stats.js';
 
 interface Tally {
@@ -55,13 +56,15 @@ async function runRange(
   maxMessages: number,
   progress?: (tally: Tally) => void,
 ): Promise<Tally> {
-  const tokenCounter = await loadO200kTokenCounter();
+  // Exact o200k, every count remembered by text (generated conversations repeat their sentences and payloads).
+  const tokenCounter = rememberingTokenCounter(await loadO200kTokenCounter());
   const tally = emptyTally();
   const note = (seed: number, problem: string) => {
     if (tally.examples.length < 20) tally.examples.push({ seed, problem });
   };
   for (let seed = first; seed < first + count; seed++) {
-    const conversation = generateConversation(seed, { maxMessages });
+    // Stored counts as the store writes them when it appends (most rows with per-part counts).
+    const conversation = withStoredCounts(generateConversation(seed, { maxMessages }), tokenCounter);
     const run = await runGeneratedConversation(conversation, tokenCounter);
     tally.conversations += 1;
     if (run.refused) tally.refused += 1;
@@ -142,7 +145,7 @@ function summarize(tally: Tally, seconds: number, settings: Record<string, unkno
 async function main() {
   const conversations = Number(process.env.CONTEXT_FIT_CONVERSATIONS ?? 100_000);
   const firstSeed = Number(process.env.CONTEXT_FIT_SEED ?? 1);
-  const workers = Number(process.env.CONTEXT_FIT_WORKERS ?? 1);
+  const workers = Number(process.env.CONTEXT_FIT_WORKERS ?? 2);
   const maxMessages = Number(process.env.CONTEXT_FIT_MAX_MESSAGES ?? 2000);
   const started = performance.now();
   let tally: Tally;

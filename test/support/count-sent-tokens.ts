@@ -18,11 +18,10 @@ const cache = new Map<string, number>();
 
 /** Exact o200k, special tokens counted as text. */
 export function exactTokens(value: string): number {
-  if (value.length < 512) return countTokens(value, { disallowedSpecial: new Set() });
   let count = cache.get(value);
   if (count === undefined) {
     count = countTokens(value, { disallowedSpecial: new Set() });
-    if (cache.size > 512) cache.clear();
+    if (cache.size > 100_000) cache.clear();
     cache.set(value, count);
   }
   return count;
