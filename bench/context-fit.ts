@@ -149,7 +149,7 @@ async function main() {
   const maxMessages = Number(process.env.CONTEXT_FIT_MAX_MESSAGES ?? 2000);
   const started = performance.now();
   let tally: Tally;
-  // CONTEXT_FIT_PROGRESS_FILE: the summary so far is written there every 500 conversations (one process only).
+  // CONTEXT_FIT_PROGRESS_FILE: the summary so far is written there every 500 conversations (of each worker).
   const progressFile = process.env.CONTEXT_FIT_PROGRESS_FILE;
   const progress = progressFile
     ? (so: Tally) =>
@@ -165,6 +165,7 @@ async function main() {
   if (workers <= 1) tally = await runRange(firstSeed, conversations, maxMessages, progress);
   else {
     const share = Math.ceil(conversations / workers);
+    const latest: Array<Tally | undefined> = [];
     tally = merge(
       await Promise.all(
         Array.from({ length: workers }, (_worker, index) => {
@@ -175,7 +176,12 @@ async function main() {
               env: { ...process.env, CONTEXT_FIT_CHILD: `${first}:${count}:${maxMessages}` },
               execArgv: process.execArgv,
             });
-            child.on('message', (message) => resolve(message as Tally));
+            child.on('message', (message) => {
+              const { done, tally: so } = message as { done: boolean; tally: Tally };
+              latest[index] = so;
+              if (done) resolve(so);
+              else progress?.(merge(latest.filter((value): value is Tally => value !== undefined)));
+            });
             child.on('error', reject);
             child.on('exit', (code) => code !== 0 && reject(new Error(`worker exited with ${code}`)));
           });
@@ -203,6 +209,6 @@ async function main() {
 const child = process.env.CONTEXT_FIT_CHILD;
 if (child) {
   const [first, count, maxMessages] = child.split(':').map(Number) as [number, number, number];
-  const tally = await runRange(first, count, maxMessages);
-  process.send!(tally, () => process.exit(0));
+  const tally = await runRange(first, count, maxMessages, (so) => process.send!({ done: false, tally: so }));
+  process.send!({ done: true, tally }, () => process.exit(0));
 } else await main();
