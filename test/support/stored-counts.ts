@@ -35,13 +35,16 @@ export function withStoredCounts(
  */
 export function rememberingTokenCounter(tokenCounter: TokenCounter): TokenCounter {
   const counts = new Map<string, number>();
+  let characters = 0;
   return {
     id: tokenCounter.id,
     count(text) {
       let count = counts.get(text);
       if (count === undefined) {
         count = tokenCounter.count(text);
-        if (counts.size >= 200_000) counts.clear();
+        // Bounded in characters: a large tool output's JSON is a new string on every call.
+        if (characters > 50_000_000) (counts.clear(), (characters = 0));
+        characters += text.length;
         counts.set(text, count);
       }
       return count;
