@@ -3,14 +3,15 @@
 // against issue 11: over budget, split calls or approvals, lost newest input or pinned messages, invented results,
 // snapshots that do not rebuild, utilisation of the budget (targetRatio 1) and the time per call.
 // No database: the engine runs on the in-memory store. Environment: CONTEXT_FIT_CONVERSATIONS (default 100000),
-// CONTEXT_FIT_SEED (first seed, default 1), CONTEXT_FIT_WORKERS (processes, default 1; use 2 only on a quiet
-// machine), CONTEXT_FIT_MAX_MESSAGES (default 2000). Prints a JSON summary and a Markdown table.
+// CONTEXT_FIT_SEED (first seed, default 1), CONTEXT_FIT_WORKERS (processes, default 2, one
+// per core), CONTEXT_FIT_MAX_MESSAGES (default 2000). Prints a JSON summary and a Markdown table.
 import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadO200kTokenCounter } from '../src/context/index.js';
 import { generateConversation } from '../test/support/agent-conversations.js';
 import { runGeneratedConversation } from '../test/support/check-generated-context.js';
+import { rememberingTokenCounter, withStoredCounts } from '../test/support/stored-counts.js';
 import { round } from './stats.js';
 
 interface Tally {
@@ -55,13 +56,15 @@ async function runRange(
   maxMessages: number,
   progress?: (tally: Tally) => void,
 ): Promise<Tally> {
-  const tokenCounter = await loadO200kTokenCounter();
+  // Exact o200k, every count remembered by text (generated conversations repeat their sentences and payloads).
+  const tokenCounter = rememberingTokenCounter(await loadO200kTokenCounter());
   const tally = emptyTally();
   const note = (seed: number, problem: string) => {
     if (tally.examples.length < 20) tally.examples.push({ seed, problem });
   };
   for (let seed = first; seed < first + count; seed++) {
-    const conversation = generateConversation(seed, { maxMessages });
+    // Stored counts as the store writes them when it appends (most rows with per-part counts).
+    const conversation = withStoredCounts(generateConversation(seed, { maxMessages }), tokenCounter);
     const run = await runGeneratedConversation(conversation, tokenCounter);
     tally.conversations += 1;
     if (run.refused) tally.refused += 1;
@@ -142,11 +145,11 @@ function summarize(tally: Tally, seconds: number, settings: Record<string, unkno
 async function main() {
   const conversations = Number(process.env.CONTEXT_FIT_CONVERSATIONS ?? 100_000);
   const firstSeed = Number(process.env.CONTEXT_FIT_SEED ?? 1);
-  const workers = Number(process.env.CONTEXT_FIT_WORKERS ?? 1);
+  const workers = Number(process.env.CONTEXT_FIT_WORKERS ?? 2);
   const maxMessages = Number(process.env.CONTEXT_FIT_MAX_MESSAGES ?? 2000);
   const started = performance.now();
   let tally: Tally;
-  // CONTEXT_FIT_PROGRESS_FILE: the summary so far is written there every 500 conversations (one process only).
+  // CONTEXT_FIT_PROGRESS_FILE: the summary so far is written there every 500 conversations (of each worker).
   const progressFile = process.env.CONTEXT_FIT_PROGRESS_FILE;
   const progress = progressFile
     ? (so: Tally) =>
@@ -162,6 +165,7 @@ async function main() {
   if (workers <= 1) tally = await runRange(firstSeed, conversations, maxMessages, progress);
   else {
     const share = Math.ceil(conversations / workers);
+    const latest: Array<Tally | undefined> = [];
     tally = merge(
       await Promise.all(
         Array.from({ length: workers }, (_worker, index) => {
@@ -172,7 +176,12 @@ async function main() {
               env: { ...process.env, CONTEXT_FIT_CHILD: `${first}:${count}:${maxMessages}` },
               execArgv: process.execArgv,
             });
-            child.on('message', (message) => resolve(message as Tally));
+            child.on('message', (message) => {
+              const { done, tally: so } = message as { done: boolean; tally: Tally };
+              latest[index] = so;
+              if (done) resolve(so);
+              else progress?.(merge(latest.filter((value): value is Tally => value !== undefined)));
+            });
             child.on('error', reject);
             child.on('exit', (code) => code !== 0 && reject(new Error(`worker exited with ${code}`)));
           });
@@ -200,6 +209,6 @@ async function main() {
 const child = process.env.CONTEXT_FIT_CHILD;
 if (child) {
   const [first, count, maxMessages] = child.split(':').map(Number) as [number, number, number];
-  const tally = await runRange(first, count, maxMessages);
-  process.send!(tally, () => process.exit(0));
+  const tally = await runRange(first, count, maxMessages, (so) => process.send!({ done: false, tally: so }));
+  process.send!({ done: true, tally }, () => process.exit(0));
 } else await main();

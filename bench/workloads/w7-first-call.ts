@@ -12,6 +12,7 @@ import type { ModelMessage } from 'ai';
 import { createContextManager } from '../../src/ai-sdk/context-manager.js';
 import {
   countStoredMessageTokens,
+  countStoredPartTokens,
   loadO200kTokenCounter,
   storedTokenCountId,
   type ContextMessage,
@@ -26,6 +27,8 @@ import { summarize, type Summary } from '../stats.js';
 export interface FirstCallResult {
   /** Stored messages in the thread. */
   messages: number;
+  /** Whether the rows carried per-part counts (`partTokenCounts`) besides the message's count. */
+  partCounts: boolean;
   /** The sum of their stored counts (raw o200k tokens). */
   storedTokens: number;
   /** Timed calls (after warm-up). */
@@ -80,7 +83,7 @@ function turn(index: number): ContextUIMessage[] {
   ];
 }
 
-function threadOf(size: number, tokenCounter: Awaited<ReturnType<typeof loadO200kTokenCounter>>) {
+function threadOf(size: number, tokenCounter: Awaited<ReturnType<typeof loadO200kTokenCounter>>, parts: boolean) {
   const rows: ContextMessage[] = [];
   for (let index = 0; rows.length < size - 1; index++)
     for (const message of turn(index))
@@ -93,6 +96,7 @@ function threadOf(size: number, tokenCounter: Awaited<ReturnType<typeof loadO200
           pinned: rows.length === 0,
           tokenCount: countStoredMessageTokens({ message, tokenCounter }),
           tokenCounterId: storedTokenCountId(tokenCounter),
+          partTokenCounts: parts ? countStoredPartTokens({ message, tokenCounter }) : null,
           deletedAt: null,
         });
   const last: ContextUIMessage = { id: 'last', role: 'user', parts: [{ type: 'text', text: 'And next quarter?' }] };
@@ -102,6 +106,7 @@ function threadOf(size: number, tokenCounter: Awaited<ReturnType<typeof loadO200
     message: last,
     pinned: false,
     tokenCount: countStoredMessageTokens({ message: last, tokenCounter }),
+    partTokenCounts: parts ? countStoredPartTokens({ message: last, tokenCounter }) : null,
   });
   return rows;
 }
@@ -119,9 +124,9 @@ function benchStore(next: () => LoadedContext): ContextStore {
 }
 
 /** Measures `initialMessages()` plus one `prepareStep` on a thread of `size` messages, `calls` times. */
-export async function measureFirstCall(size: number, calls: number): Promise<FirstCallResult> {
+export async function measureFirstCall(size: number, calls: number, partCounts = true): Promise<FirstCallResult> {
   const tokenCounter = await loadO200kTokenCounter();
-  const rows = threadOf(size, tokenCounter);
+  const rows = threadOf(size, tokenCounter, partCounts);
   const base: LoadedContext = { snapshot: null, latestSummary: null, tail: rows, pinned: [], currentVersion: 0 };
   let view = structuredClone(base);
   const store = benchStore(() => view);
@@ -151,6 +156,7 @@ export async function measureFirstCall(size: number, calls: number): Promise<Fir
   }
   return {
     messages: size,
+    partCounts,
     storedTokens: rows.reduce((sum, row) => sum + (row.tokenCount ?? 0), 0),
     calls,
     ms: summarize(times),
@@ -158,15 +164,22 @@ export async function measureFirstCall(size: number, calls: number): Promise<Fir
   };
 }
 
-/** W7 as bench/run.ts records it: the 600-message thread (median, p99) and the 2,000-message one (median). */
+/**
+ * W7 as bench/run.ts records it: the 600-message thread (median, p99) and the 2,000-message one (median), with
+ * per-part counts as the store writes them, then the 600-message thread with message counts only (old rows).
+ */
 export async function runFirstCall({ calls }: { calls: number }): Promise<FirstCallResult[]> {
-  return [await measureFirstCall(600, calls), await measureFirstCall(2_000, Math.max(20, Math.floor(calls / 4)))];
+  return [
+    await measureFirstCall(600, calls),
+    await measureFirstCall(2_000, Math.max(20, Math.floor(calls / 4))),
+    await measureFirstCall(600, Math.max(20, Math.floor(calls / 4)), false),
+  ];
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const calls = Number(process.env.BENCH_W7_CALLS ?? 200);
   for (const result of await runFirstCall({ calls }))
     console.log(
-      `${result.messages} messages, ${result.storedTokens} stored tokens, ${result.calls} calls: median ${result.ms.p50} ms, p99 ${result.ms.p99} ms, max ${result.ms.max} ms; CPU median ${result.cpuMs.p50} ms, p99 ${result.cpuMs.p99} ms`,
+      `${result.messages} messages${result.partCounts ? '' : ' (no per-part counts)'}, ${result.storedTokens} stored tokens, ${result.calls} calls: median ${result.ms.p50} ms, p99 ${result.ms.p99} ms, max ${result.ms.max} ms; CPU median ${result.cpuMs.p50} ms, p99 ${result.cpuMs.p99} ms`,
     );
 }

@@ -101,7 +101,11 @@ export {
   countModelPartTokens,
   emptyTokenTally,
 } from '../tokens/count-message-tokens.js';
-export { countStoredMessageTokens, storedTokenCountId } from '../tokens/count-stored-message-tokens.js';
+export {
+  countStoredMessageTokens,
+  countStoredPartTokens,
+  storedTokenCountId,
+} from '../tokens/count-stored-message-tokens.js';
 export {
   type ClosedToolCall,
   type FilterStageReport,

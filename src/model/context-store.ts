@@ -6,13 +6,18 @@ import type { StoredMessage, StoredSnapshot, StoredSummary, StoredThread } from 
  * reads, so the store's rows can be passed as they are. `pinned` may be left out (not pinned), and
  * `schemaVersion` too (the message is then migrated from version 1; the migrations are idempotent).
  * `contentVersion`, when given, is handed back with a summary written from the message (`NewSummary.sourceVersions`),
- * so that a summary read from a message redacted since is refused.
+ * so that a summary read from a message redacted since is refused. `partTokenCounts`, when given with a usable
+ * `tokenCount`, are the per-part counts `countStoredPartTokens` makes: pruning then subtracts them instead of
+ * tokenizing the parts it removes (counts that do not fit the message are ignored).
  */
 export type ContextMessage = Pick<
   StoredMessage<ContextUIMessage>,
   'sequence' | 'message' | 'status' | 'contextState' | 'tokenCount' | 'tokenCounterId' | 'deletedAt'
 > &
-  Partial<Pick<StoredMessage<ContextUIMessage>, 'pinned' | 'schemaVersion' | 'contentVersion'>>;
+  Partial<Pick<StoredMessage<ContextUIMessage>, 'pinned' | 'schemaVersion' | 'contentVersion'>> & {
+    /** Per-part text counts (`countStoredPartTokens`) summing to `tokenCount`, or null. @default null */
+    partTokenCounts?: readonly number[] | null;
+  };
 
 /** A covered message as a summarizer read it: its sequence and its `contentVersion` at the time. */
 export interface SummarySourceVersion {

@@ -12,6 +12,7 @@ export function appendMemoryMessage(
     pinned = false,
     tokenCount = null,
     tokenCounterId = null,
+    partTokenCounts = null,
   }: AppendMemoryMessageInput,
 ): ContextMessage {
   const stored: ContextMessage = {
@@ -22,6 +23,7 @@ export function appendMemoryMessage(
     pinned,
     tokenCount,
     tokenCounterId,
+    partTokenCounts,
     deletedAt: null,
   };
   state.messages.push(stored);

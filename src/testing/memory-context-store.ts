@@ -24,6 +24,8 @@ export interface AppendMemoryMessageInput {
   tokenCount?: number | null;
   /** @default null */
   tokenCounterId?: string | null;
+  /** Per-part counts summing to `tokenCount` (`countStoredPartTokens`). @default null */
+  partTokenCounts?: number[] | null;
 }
 
 /** An in-memory {@link ContextStore} for one thread, with helpers to write and inspect it. */

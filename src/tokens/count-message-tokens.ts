@@ -47,8 +47,7 @@ const jsonMemo = new WeakMap<TokenCounter, WeakMap<object, number>>();
  * engine has seen is never tokenized again.
  */
 export function countModelMessageTokens(message: ModelMessage, tokenCounter: TokenCounter): TokenTally {
-  let memo = messageMemo.get(tokenCounter);
-  if (!memo) messageMemo.set(tokenCounter, (memo = new WeakMap()));
+  const memo = messageTallyMemo(tokenCounter);
   const cached = memo.get(message);
   if (cached) return cached;
   const tally = { text: 0, images: 0, files: 0, messages: 1 };
@@ -66,14 +65,27 @@ export function countModelMessageTokens(message: ModelMessage, tokenCounter: Tok
 
 const partMemo = new WeakMap<TokenCounter, WeakMap<object, TokenTally>>();
 
+/** The memo of {@link countModelMessageTokens} for a counter (seeded from stored counts by `seedPartTokenCounts`). */
+export function messageTallyMemo(tokenCounter: TokenCounter): WeakMap<object, TokenTally> {
+  let memo = messageMemo.get(tokenCounter);
+  if (!memo) messageMemo.set(tokenCounter, (memo = new WeakMap()));
+  return memo;
+}
+
+/** The memo of {@link countModelPartTokens} for a counter (seeded from stored counts by `seedPartTokenCounts`). */
+export function partTallyMemo(tokenCounter: TokenCounter): WeakMap<object, TokenTally> {
+  let memo = partMemo.get(tokenCounter);
+  if (!memo) partMemo.set(tokenCounter, (memo = new WeakMap()));
+  return memo;
+}
+
 /**
  * The raw tally of one content part as {@link countModelMessageTokens} counts it (no per-message framing: `messages`
  * is 0), memoised per part object. A message's tally is the sum of its parts' plus one message, so removing a part
  * from a counted (or stored) tally is subtracting this.
  */
 export function countModelPartTokens(part: object, tokenCounter: TokenCounter): TokenTally {
-  let memo = partMemo.get(tokenCounter);
-  if (!memo) partMemo.set(tokenCounter, (memo = new WeakMap()));
+  const memo = partTallyMemo(tokenCounter);
   const cached = memo.get(part);
   if (cached) return cached;
   const tally = { text: 0, images: 0, files: 0, messages: 0 };

@@ -1,6 +1,6 @@
 import type { ContextUIMessage } from '../model/context-ui-message.js';
 import { convertUIMessageToModelMessages } from './convert-ui-message.js';
-import { countModelMessageTokens } from './count-message-tokens.js';
+import { countModelMessageTokens, countModelPartTokens } from './count-message-tokens.js';
 import type { TokenCounter } from './token-counter.js';
 
 /** The serialisation version of {@link countStoredMessageTokens}; part of {@link storedTokenCountId}. */
@@ -35,4 +35,28 @@ export function countStoredMessageTokens({
   for (const modelMessage of convertUIMessageToModelMessages(message))
     total += countModelMessageTokens(modelMessage, tokenCounter).text;
   return total;
+}
+
+/**
+ * The text tokens of each part of the model messages a stored message converts to, in order (a string content is
+ * one entry): what {@link countStoredMessageTokens} sums. Stored beside the count (`partTokenCounts`), they let the
+ * context engine prune a loaded message (remove its reasoning or tool traffic) by subtracting, without tokenizing.
+ *
+ * @example
+ * const counter = await loadO200kTokenCounter();
+ * countStoredPartTokens({ message: { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Hello, world' }] }, tokenCounter: counter }); // [4]
+ */
+export function countStoredPartTokens({
+  message,
+  tokenCounter,
+}: {
+  message: ContextUIMessage;
+  tokenCounter: TokenCounter;
+}): number[] {
+  const counts: number[] = [];
+  for (const modelMessage of convertUIMessageToModelMessages(message)) {
+    if (typeof modelMessage.content === 'string') counts.push(tokenCounter.count(modelMessage.content));
+    else for (const part of modelMessage.content) counts.push(countModelPartTokens(part, tokenCounter).text);
+  }
+  return counts;
 }

@@ -15,14 +15,16 @@ export interface SentTokenPrices {
 }
 
 const cache = new Map<string, number>();
+let cachedCharacters = 0;
 
 /** Exact o200k, special tokens counted as text. */
 export function exactTokens(value: string): number {
-  if (value.length < 512) return countTokens(value, { disallowedSpecial: new Set() });
   let count = cache.get(value);
   if (count === undefined) {
     count = countTokens(value, { disallowedSpecial: new Set() });
-    if (cache.size > 512) cache.clear();
+    // Bounded in characters (JSON of a large tool output is a new string on every call).
+    if (cachedCharacters > 50_000_000) (cache.clear(), (cachedCharacters = 0));
+    cachedCharacters += value.length;
     cache.set(value, count);
   }
   return count;

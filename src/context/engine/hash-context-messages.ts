@@ -7,9 +7,21 @@ import { withoutContextMessageRef } from '../segments/context-message-ref.js';
  * A SHA-256 (hex) of the messages in a canonical JSON form: object keys sorted, `undefined` left out, URLs as
  * their `href`, binary data as base64. Two equal contexts hash equally whatever the key order or object
  * identity, so a rebuild can be checked against the snapshot. The engine's message references are left out.
+ * Each message's canonical form is made once per message object and remembered: a message changed in place after
+ * it was hashed keeps its old hash (the engine never changes a message; it builds a new one).
  */
 export function hashContextMessages(messages: readonly ModelMessage[]): string {
+  // The canonical JSON of the array, fed in pieces: `[`, each message's (made once per message object), `]`.
   const hash = createHash('sha256');
-  hash.update(canonicalJson(messages.map(withoutContextMessageRef)));
+  hash.update('[');
+  messages.forEach((message, index) => {
+    let json = canonicalMessages.get(message);
+    if (json === undefined) canonicalMessages.set(message, (json = canonicalJson(withoutContextMessageRef(message))));
+    hash.update(index === 0 ? json : `,${json}`);
+  });
+  hash.update(']');
   return hash.digest('hex');
 }
+
+// Messages the engine hashes are not changed afterwards: it builds new ones for every change.
+const canonicalMessages = new WeakMap<ModelMessage, string>();

@@ -6,6 +6,7 @@ import { createMessageSegment, type MessageSegment } from '../segments/context-s
 import { convertUIMessageToModelMessages, type ConvertUIMessageOptions } from '../../tokens/convert-ui-message.js';
 import { fileText } from '../../tokens/count-message-tokens.js';
 import { storedTokenCountId } from '../../tokens/count-stored-message-tokens.js';
+import { seedPartTokenCounts } from '../../tokens/seed-part-token-counts.js';
 
 /** What {@link convertToContextSegments} did. */
 export interface ConvertStageReport {
@@ -65,6 +66,9 @@ export function convertToContextSegments({ messages, measure, ...conversion }: C
       );
     if (usable) {
       storedCounts += 1;
+      const parts = stored.partTokenCounts;
+      if (parts && parts.reduce((sum, count) => sum + count, 0) === stored.tokenCount)
+        seedPartTokenCounts(modelMessages, parts, measure.tokenCounter);
       segments.push({
         kind: 'message',
         sequence: stored.sequence,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ModelMessage } from 'ai';
 import type { TokenCounter } from '../../tokens/token-counter.js';
+import { countModelPartTokens } from '../../tokens/count-message-tokens.js';
 
 /** The first words of a shortened text of an older turn (a pasted log, a long answer). */
 export const textPreviewMarker = '[agent-history: text shortened to fit the context window;';
@@ -39,7 +40,8 @@ export function previewContentPart(part: ContentPart, maxTokens: number, tokenCo
   const original = originalContentPart(part);
   let preview: ContentPart;
   if (original.type === 'text') {
-    const total = tokenCounter.count(original.text);
+    // Its count, from the stored per-part counts when the part was loaded with them.
+    const total = countModelPartTokens(original, tokenCounter).text;
     if (total <= maxTokens) return original;
     let length = Math.min(original.text.length, maxTokens * 4);
     for (;;) {

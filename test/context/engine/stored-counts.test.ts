@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   countStoredMessageTokens,
+  countStoredPartTokens,
   createContextEngine,
   storedTokenCountId,
   type ContextUIMessage,
@@ -30,15 +31,21 @@ const thread: ContextUIMessage[] = [
 /** What no stored message's own text may ever reach the counter as: a word only that message has. */
 const storedMarkers = ['first-question', 'first-answer', 'second-question', 'second-answer', 'third-question'];
 
-async function build(extraPerMessage: number) {
+async function build(extraPerMessage: number, partCounts = false) {
   const counter = spyCounter();
   const store = createMemoryContextStore();
-  for (const message of thread)
+  for (const message of thread) {
+    // Per-part counts as the store writes them, the extra put on every part (so that removing one subtracts it).
+    const parts = countStoredPartTokens({ message, tokenCounter }).map((count) => count + extraPerMessage);
     store.appendMessage({
       message,
-      tokenCount: countStoredMessageTokens({ message, tokenCounter }) + extraPerMessage,
+      tokenCount: partCounts
+        ? parts.reduce((sum, count) => sum + count, 0)
+        : countStoredMessageTokens({ message, tokenCounter }) + extraPerMessage,
       tokenCounterId: storedTokenCountId(tokenCounter),
+      ...(partCounts ? { partTokenCounts: parts } : {}),
     });
+  }
   counter.counted.length = 0;
   const engine = createContextEngine({ store, profile: smallProfile(40_000, 500), tokenCounter: counter });
   const { messages, report } = await engine.buildInitialContext();
@@ -66,5 +73,22 @@ describe('stored token counts', () => {
     expect(step.report.estimatedTokens).toBe(inflated.report.estimatedTokens);
     for (const marker of storedMarkers)
       expect(inflated.counter.counted.filter((value) => value.includes(marker))).toEqual([]);
+  });
+
+  it('should tokenize nothing when pruning a message stored with per-part counts: the stored part counts are subtracted', async () => {
+    const counted = await build(0);
+    const exact = await build(0, true);
+    expect(exact.messages).toEqual(counted.messages);
+    expect(exact.report.estimatedTokens).toBe(counted.report.estimatedTokens);
+    expect(exact.counter.counted.filter((value) => value.includes('first-thought'))).toEqual([]);
+    // Inflated part counts show the stored ones are used: the removed reasoning takes its stored count with it.
+    const inflated = await build(1000, true);
+    const parts = thread.map((message) => countStoredPartTokens({ message, tokenCounter }).length);
+    const prunedParts = inflated.report.stages
+      .find((stage) => stage.stage === 'prune')!
+      .removed.filter((entry) => entry.reason === 'reasoning-pruned').length;
+    expect(prunedParts).toBeGreaterThan(0); // one reasoning part per removal in this thread
+    const allParts = parts.reduce((sum, count) => sum + count, 0);
+    expect(inflated.report.estimatedTokens - exact.report.estimatedTokens).toBe(1000 * (allParts - prunedParts));
   });
 });
