@@ -272,7 +272,7 @@ async function main() {
       // Once per note: the question and the answer quoting it (and its regenerated twin) are one turn, one hit.
       const hits = await page.getByTestId('search-hit').allInnerTexts();
       assert(hits.length === 5, `expected one hit per apple note, got ${hits.length}: ${JSON.stringify(hits)}`);
-      const turns = hits.map((hit) => /^turn (\d+)/.exec(hit)?.[1]).sort();
+      const turns = hits.map((hit) => /^turn (\d+)/i.exec(hit)?.[1]).sort();
       assert(turns.join() === '2,3,4,5,6', `hits' turns: ${turns}`);
       await page.screenshot({ path: join(SCREENSHOTS, '06-search.png') });
       await page.getByTestId('search-hit').first().click();

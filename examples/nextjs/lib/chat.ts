@@ -26,9 +26,12 @@ const contextManagerFor = createContextManagerFactory({
   toolSet: tools,
   modelId: selected.provider === 'openai' ? selected.modelId : 'gpt-4o-mini',
   summaryModel: selected.provider === 'openai' ? selected.model : undefined,
-  // The real window with a real model. With the scripted model a small one (DEMO_CONTEXT_WINDOW), so that a normal
-  // session of a dozen exchanges is compacted: a summary and a snapshot show in the inspector.
-  contextWindow: selected.provider === 'openai' ? undefined : Number(process.env.DEMO_CONTEXT_WINDOW ?? 1_400),
+  // The real window with a real model. With the scripted model a small one (DEMO_CONTEXT_WINDOW): 900 tokens leave
+  // about 200 for the history after the instructions, the tools, the 500-token output reserve and the margin, so a
+  // normal session is summarized from its seventh or eighth exchange on (an exchange is about 33 tokens), and the
+  // inspector shows the snapshot. The summary's reserve is cut to fit such a window.
+  contextWindow: selected.provider === 'openai' ? undefined : Number(process.env.DEMO_CONTEXT_WINDOW ?? 900),
+  summaryReserveTokens: selected.provider === 'openai' ? undefined : 80,
   maxOutputTokens: 500,
 });
 

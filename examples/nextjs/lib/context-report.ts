@@ -18,6 +18,8 @@ export interface ContextManagerFactoryOptions {
   /** Overrides the profile's window (a small one makes a short chat show pruning, a summary and a snapshot). */
   contextWindow?: number;
   maxOutputTokens?: number;
+  /** Tokens kept for a summary (the library's default, 2,000, is more than a small demo window holds). */
+  summaryReserveTokens?: number;
 }
 
 /**
@@ -31,6 +33,7 @@ export function createContextManagerFactory({
   summaryModel,
   contextWindow,
   maxOutputTokens = 500,
+  summaryReserveTokens,
 }: ContextManagerFactoryOptions) {
   const summarizer = summaryModel ? createGenerateTextSummarizer({ model: summaryModel }) : createOfflineSummarizer();
   return ({ history, threadId }: { history: TenantHistory; threadId: string }): ChatContextManager<typeof tools> =>
@@ -42,5 +45,6 @@ export function createContextManagerFactory({
       tools: toolSet,
       instructions,
       summarizer,
+      policy: summaryReserveTokens === undefined ? undefined : { summary: { reserveTokens: summaryReserveTokens } },
     });
 }

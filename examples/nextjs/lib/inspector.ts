@@ -16,6 +16,8 @@ export interface InspectorSnapshot {
   throughSequence: number;
   includedMessages: number;
   summarized: boolean;
+  /** What the compaction did, from the snapshot's pruning record ("2 tool calls pruned", …). */
+  compacted: string[];
   stale: boolean;
   contextWindow: number;
   segments: ContextBudgetSegment[];
@@ -101,6 +103,7 @@ function toSnapshot(row: SnapshotRow): InspectorSnapshot {
     throughSequence: row.throughSequence,
     includedMessages: row.includedSequences.length,
     summarized: row.summaryId !== null,
+    compacted: describePruning(row),
     stale: row.stale,
     contextWindow: tokens('contextWindow'),
     segments: [
@@ -113,4 +116,23 @@ function toSnapshot(row: SnapshotRow): InspectorSnapshot {
       { kind: 'free', tokens: tokens('remainingTokens') },
     ],
   };
+}
+
+const PRUNING_LABELS: Array<[key: string, label: string]> = [
+  ['toolCallIds', 'tool calls pruned'],
+  ['previews', 'tool outputs shortened'],
+  ['reasoningSequences', 'reasonings dropped'],
+  ['trimmedSequences', 'messages trimmed'],
+  ['droppedRounds', 'tool rounds dropped'],
+];
+
+/** The snapshot's pruning record (`ContextSnapshotPruning`, stored as JSON) in words. */
+function describePruning(row: SnapshotRow): string[] {
+  const pruned = (typeof row.pruned === 'object' && row.pruned !== null ? row.pruned : {}) as Record<string, unknown>;
+  const done = PRUNING_LABELS.flatMap(([key, label]) => {
+    const count = Array.isArray(pruned[key]) ? pruned[key].length : 0;
+    return count > 0 ? [`${count} ${label}`] : [];
+  });
+  if (row.summaryId !== null) done.unshift(`#1–${row.throughSequence} summarized`);
+  return done;
 }

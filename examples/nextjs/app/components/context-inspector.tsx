@@ -48,8 +48,9 @@ export function ContextInspector({ threadId, version }: { threadId: string; vers
           <div className="run-title">Turn {turn.turn}</div>
           {turn.runs.map((run, index) => (
             <div key={run.id} className="run-line" data-testid="inspector-run">
-              <span className={`run-status ${run.status}`}>run {index + 1}</span> {run.status} · read{' '}
-              {number(run.inputTokens)} · wrote {number(run.outputTokens)} tokens
+              <span className={`run-status ${run.status}`}>run {index + 1}</span> {run.status}
+              {run.inputTokens !== null && ` · read ${number(run.inputTokens)}`}
+              {run.outputTokens !== null && ` · wrote ${number(run.outputTokens)} tokens`}
               {run.finishReason ? ` · ${run.finishReason}` : ''}
               {run.snapshots.map((snapshot) => (
                 <SnapshotBar key={snapshot.version} snapshot={snapshot} />
@@ -83,8 +84,8 @@ function SnapshotBar({ snapshot }: { snapshot: InspectorSnapshot }) {
       <span className="step-used">
         {number(used)} / {number(snapshot.contextWindow)} tokens
         <span className="note" data-testid="context-note">
-          snapshot v{snapshot.version}: {snapshot.summarized ? 'summary + ' : ''}
-          {snapshot.includedMessages} messages, #1–{snapshot.throughSequence} compacted
+          snapshot v{snapshot.version}:{' '}
+          {[...snapshot.compacted, `${snapshot.includedMessages} messages sent`].join(', ')}
           {snapshot.stale ? ' (stale)' : ''}
         </span>
       </span>
