@@ -11,7 +11,7 @@ export function Markdown({ text }: { text: string }) {
 }
 
 const SAFE_URL = /^(https?:\/\/|mailto:)/i;
-const INLINE = /(`[^`\n]+`)|(\*\*[^*\n]+\*\*)|(\*[^*\s][^*\n]*\*|_[^_\s][^_\n]*_)|(\[[^\]\n]+\]\([^)\s]+\))/;
+const INLINE = /(`[^`\n]+`)|(\*\*[^*\n]+\*\*)|(\*[^*\s][^*\n]*\*|(?<!\w)_[^_\s][^_\n]*_(?!\w))|(\[[^\]\n]+\]\([^)\s]+\))/;
 
 function inline(text: string, key = 'i'): ReactNode[] {
   const nodes: ReactNode[] = [];
@@ -71,7 +71,7 @@ function blocks(text: string): ReactNode[] {
       );
     } else if (/^#{1,6} /.test(line)) {
       const level = /^#+/.exec(line)![0].length;
-      const Heading = level <= 2 ? 'h3' : 'h4';
+      const Heading = level <= 3 ? 'h3' : 'h4';
       out.push(<Heading key={key}>{inline(line.replace(/^#+ /, ''), key)}</Heading>);
       index++;
     } else if (/^\s*([-*+]|\d+[.)]) /.test(line)) {
