@@ -118,20 +118,20 @@ function toSnapshot(row: SnapshotRow): InspectorSnapshot {
   };
 }
 
-const PRUNING_LABELS: Array<[key: string, label: string]> = [
-  ['toolCallIds', 'tool calls pruned'],
-  ['previews', 'tool outputs shortened'],
-  ['reasoningSequences', 'reasonings dropped'],
-  ['trimmedSequences', 'messages trimmed'],
-  ['droppedRounds', 'tool rounds dropped'],
+const PRUNING_LABELS: Array<[key: string, one: string, many: string]> = [
+  ['toolCallIds', 'tool call pruned', 'tool calls pruned'],
+  ['previews', 'tool output shortened', 'tool outputs shortened'],
+  ['reasoningSequences', 'reasoning dropped', 'reasonings dropped'],
+  ['trimmedSequences', 'message trimmed', 'messages trimmed'],
+  ['droppedRounds', 'tool round dropped', 'tool rounds dropped'],
 ];
 
 /** The snapshot's pruning record (`ContextSnapshotPruning`, stored as JSON) in words. */
 function describePruning(row: SnapshotRow): string[] {
   const pruned = (typeof row.pruned === 'object' && row.pruned !== null ? row.pruned : {}) as Record<string, unknown>;
-  const done = PRUNING_LABELS.flatMap(([key, label]) => {
+  const done = PRUNING_LABELS.flatMap(([key, one, many]) => {
     const count = Array.isArray(pruned[key]) ? pruned[key].length : 0;
-    return count > 0 ? [`${count} ${label}`] : [];
+    return count > 0 ? [`${count} ${count === 1 ? one : many}`] : [];
   });
   if (row.summaryId !== null) done.unshift(`#1–${row.throughSequence} summarized`);
   return done;
