@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
 import { reloadMidAnswer } from './resume-step.ts';
+import { checkFavicon, checkMarkdown, checkNarrowLayout, inspectorTurns, threadCount } from './product-steps.ts';
 
 const APP_DIR = join(import.meta.dirname, '..');
 const SCREENSHOTS = join(import.meta.dirname, 'screenshots');
@@ -131,15 +132,27 @@ async function main() {
       await page.getByTestId('composer').waitFor();
     });
 
-    await step('sends a message that runs a tool over two steps, with usage and a context bar per step', async () => {
+    await step('serves a favicon', () => checkFavicon(page, base));
+
+    await step('sends a message that runs a tool over two steps, with labelled usage and a stored turn', async () => {
       await send(page, 'weather in Oslo');
       await page.getByTestId('tool-weather').filter({ hasText: '°C' }).waitFor();
       await page.locator('[data-testid="message-text"]', { hasText: 'The weather tool says' }).waitFor();
       await idle(page);
-      await page.locator('[data-testid="budget-bar"]').nth(1).waitFor();
-      assert((await page.locator('[data-testid="budget-bar"]').count()) === 2, 'expected two budget bars (two steps)');
-      // The first message created the thread, and its title (offline: the message's first words) shows unreloaded.
+      // The token figure says what it counts: the context the model was given, and what it wrote.
+      const usage = await page.getByTestId('usage').last().innerText();
+      assert(/^context [\d,]+ tokens · answer \d+$/.test(usage), `unlabelled usage: ${usage}`);
+      // The inspector reads the stored run back: turn 1, one run.
+      await page.waitForFunction(() => document.querySelectorAll('[data-testid="inspector-run"]').length === 1);
+      assert((await inspectorTurns(page)).join() === '1:1', `inspector turns: ${await inspectorTurns(page)}`);
+      // The first message created the thread: its title (offline: the message's first words) and its count (the
+      // question and the answer) show without a reload, in the list and above the chat.
       await page.getByTestId('thread-link').filter({ hasText: 'weather in Oslo' }).waitFor();
+      await page.waitForFunction(() => document.querySelector('[data-testid="thread-count"]')?.textContent === '2');
+      assert(
+        (await page.getByTestId('thread-title').innerText()).includes('weather in Oslo'),
+        'no title above the chat',
+      );
       await page.screenshot({ path: join(SCREENSHOTS, '01-tool-turn.png') });
     });
 
@@ -151,6 +164,9 @@ async function main() {
           .waitFor();
         await idle(page);
       }
+      // The count follows every exchange without a reload: 6 questions, 6 answers.
+      await page.waitForFunction(() => document.querySelector('[data-testid="thread-count"]')?.textContent === '12');
+      assert((await threadCount(page)) === '12', 'the thread count is stale');
     });
 
     await step('regenerates the last answer (the old one is excluded, not deleted)', async () => {
@@ -161,6 +177,10 @@ async function main() {
       await idle(page);
       const texts = await assistantTexts(page);
       assert(!texts.some((text) => text.includes('Answer #6')), 'the superseded answer is still shown');
+      // A regenerated answer is a second run of the same turn, not a new turn.
+      await page.waitForFunction(() => document.querySelectorAll('[data-testid="inspector-run"]').length === 7);
+      const turns = await inspectorTurns(page);
+      assert(turns.join() === '6:2,5:1,4:1,3:1,2:1,1:1', `inspector turns after regenerate: ${turns}`);
       await page.screenshot({ path: join(SCREENSHOTS, '02-regenerated.png') });
     });
 
@@ -185,8 +205,21 @@ async function main() {
     await step(
       'after a reload, the partial answer is still there, marked stopped, and the regenerated answer replaced the old one',
       async () => {
+        await page.waitForFunction(() => document.querySelectorAll('[data-testid="inspector-run"]').length === 8);
+        const turnsBefore = await inspectorTurns(page);
         await page.reload();
         await page.getByTestId('composer').waitFor();
+        // The inspector's turns come from the store: the same numbers after the reload.
+        await page.waitForFunction(() => document.querySelectorAll('[data-testid="inspector-run"]').length === 8);
+        const turnsAfter = await inspectorTurns(page);
+        assert(turnsAfter.join() === turnsBefore.join(), `turns renumbered: ${turnsBefore} -> ${turnsAfter}`);
+        assert(turnsAfter[0] === '7:1', `the story is not turn 7: ${turnsAfter}`);
+        // A normal session is compacted with the demo window: a stored snapshot shows in the inspector.
+        const notes = await page.getByTestId('context-note').allInnerTexts();
+        assert(
+          notes.some((note) => /^snapshot v\d+: /.test(note)),
+          `no compaction shown after 8 turns: ${JSON.stringify(notes)}`,
+        );
         const last = page.locator('[data-testid="message-assistant"]').last();
         const stored = (await last.locator('[data-testid="message-text"]').allInnerTexts()).join('');
         assert(
@@ -236,7 +269,11 @@ async function main() {
       await page.waitForURL((url) => url.href !== threadUrl && /\/t\/[0-9a-f-]{36}$/.test(url.pathname));
       await page.getByTestId('search').fill('apples');
       await page.getByTestId('search-hit').first().waitFor();
-      assert((await page.getByTestId('search-hit').count()) >= 5, 'expected the five apple notes among the hits');
+      // Once per note: the question and the answer quoting it (and its regenerated twin) are one turn, one hit.
+      const hits = await page.getByTestId('search-hit').allInnerTexts();
+      assert(hits.length === 5, `expected one hit per apple note, got ${hits.length}: ${JSON.stringify(hits)}`);
+      const turns = hits.map((hit) => /^turn (\d+)/i.exec(hit)?.[1]).sort();
+      assert(turns.join() === '2,3,4,5,6', `hits' turns: ${turns}`);
       await page.screenshot({ path: join(SCREENSHOTS, '06-search.png') });
       await page.getByTestId('search-hit').first().click();
       await page.waitForURL(threadUrl);
@@ -331,8 +368,20 @@ async function main() {
         assert(texts.length === 2, `expected two stored answers, got ${texts.length}`);
         assert(texts[0]!.includes('Reminder set: water the plants.'), `first stored answer: ${texts[0]}`);
         assert(texts[1]!.includes('OK, I did not set the reminder.'), `second stored answer: ${texts[1]}`);
+        // The continuation after an approval is the same turn as the question, not a new one.
+        await page.waitForFunction(() => document.querySelectorAll('[data-testid="inspector-turn"]').length === 2);
+        const turns = (await inspectorTurns(page)).map((turn) => turn.split(':')[0]);
+        assert(turns.join() === '2,1', `approval turns: ${await inspectorTurns(page)}`);
         await page.screenshot({ path: join(SCREENSHOTS, '11-approvals-after-reload.png') });
       },
+    );
+
+    await step('renders Markdown answers as elements, and markup in them as text (nothing runs)', () =>
+      checkMarkdown(page, SCREENSHOTS),
+    );
+
+    await step('at 420 px the chat keeps the width; the thread list and inspector are drawers', () =>
+      checkNarrowLayout(page, threadUrl, SCREENSHOTS),
     );
 
     await step('reloads mid-answer: the answer resumes to its end, shown once, and is stored so', () =>

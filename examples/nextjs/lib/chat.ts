@@ -1,7 +1,7 @@
 import { ToolLoopAgent, isStepCount, type LanguageModel } from 'ai';
 import { NotFoundError } from 'agent-history';
 import { chatErrorResponse, createChatHandler, offlineThreadTitle } from 'agent-history/ai-sdk';
-import { createContextManagerReportSource } from './context-report';
+import { createContextManagerFactory } from './context-report';
 import { createScriptedModel } from './scripted-model';
 import { currentUserId, isOtherUsersThread, tenantHistory } from './tenant';
 import { metadataSchema, tools, type ChatMessage } from './tools';
@@ -20,14 +20,18 @@ async function chatModel(): Promise<{ model: LanguageModel; provider: string; mo
 
 const selected = await chatModel();
 
-/** The library's context manager for every turn, keeping its per-step reports for the context inspector. */
-export const contextReports = createContextManagerReportSource({
+/** The library's context manager for every turn (what it does is stored, and read back by the inspector). */
+const contextManagerFor = createContextManagerFactory({
   instructions: INSTRUCTIONS,
   toolSet: tools,
   modelId: selected.provider === 'openai' ? selected.modelId : 'gpt-4o-mini',
   summaryModel: selected.provider === 'openai' ? selected.model : undefined,
-  // The real window with a real model; a small one with the scripted model, so compaction shows quickly.
-  contextWindow: selected.provider === 'openai' ? undefined : 4_000,
+  // The real window with a real model. With the scripted model a small one (DEMO_CONTEXT_WINDOW): 900 tokens leave
+  // about 200 for the history after the instructions, the tools, the 500-token output reserve and the margin, so a
+  // normal session is summarized from its seventh or eighth exchange on (an exchange is about 33 tokens), and the
+  // inspector shows the snapshot. The summary's reserve is cut to fit such a window.
+  contextWindow: selected.provider === 'openai' ? undefined : Number(process.env.DEMO_CONTEXT_WINDOW ?? 900),
+  summaryReserveTokens: selected.provider === 'openai' ? undefined : 80,
   maxOutputTokens: 500,
 });
 
@@ -59,7 +63,7 @@ export const chat = createChatHandler<ChatMessage, typeof tools>({
         stopWhen: isStepCount(5),
       }),
   },
-  contextManager: ({ history, threadId, runId }) => contextReports.contextManagerFor({ history, threadId, runId }),
+  contextManager: ({ history, threadId }) => contextManagerFor({ history, threadId }),
   run: { provider: selected.provider, model: selected.modelId },
 });
 

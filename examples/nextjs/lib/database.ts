@@ -6,8 +6,22 @@ import { createAgentHistory, migrate, type AgentHistory, type AgentHistoryDataba
  * The store, opened once per server process: PGlite in `.pglite/` by default (a file-backed embedded
  * Postgres: nothing to install), or the Postgres server of DATABASE_URL. Migrations run at first use.
  */
-export function getAgentHistory(): Promise<AgentHistory> {
-  const cache = globalThis as { __agentHistory?: Promise<AgentHistory> };
+export async function getAgentHistory(): Promise<AgentHistory> {
+  return (await opened()).history;
+}
+
+/** The Drizzle database under the store, for the example's read-only reports (lib/inspector.ts, lib/turns.ts). */
+export async function getDatabase(): Promise<AgentHistoryDatabase> {
+  return (await opened()).db;
+}
+
+interface Opened {
+  db: AgentHistoryDatabase;
+  history: AgentHistory;
+}
+
+function opened(): Promise<Opened> {
+  const cache = globalThis as { __agentHistory?: Promise<Opened> };
   cache.__agentHistory ??= open().catch((error: unknown) => {
     cache.__agentHistory = undefined;
     throw error;
@@ -15,7 +29,7 @@ export function getAgentHistory(): Promise<AgentHistory> {
   return cache.__agentHistory;
 }
 
-async function open(): Promise<AgentHistory> {
+async function open(): Promise<Opened> {
   let db: AgentHistoryDatabase;
   if (process.env.DATABASE_URL) {
     const { default: postgres } = await import('postgres');
@@ -31,5 +45,5 @@ async function open(): Promise<AgentHistory> {
     db = drizzle({ client: await PGlite.create({ dataDir }) }) as unknown as AgentHistoryDatabase;
   }
   await migrate(db);
-  return createAgentHistory({ db });
+  return { db, history: createAgentHistory({ db }) };
 }

@@ -11,6 +11,22 @@ const STORY =
   'disappearing. And when the conversation grew long, the agent chose carefully what to remember, turn by turn, ' +
   'until the very last word of this deliberately long and slow story.';
 
+// An answer in Markdown, with markup that must stay text: the example renders a whitelist, never raw HTML.
+const MARKDOWN = [
+  '### What the store keeps',
+  '',
+  'Every message is **persisted as it streams**, in *order*, with `sequence` numbers:',
+  '',
+  '- a stopped answer is kept',
+  '- a regenerated one is [excluded](https://ai-sdk.dev), not deleted',
+  '',
+  '```',
+  'await history.appendMessage(threadId, message);',
+  '```',
+  '',
+  'Markup is shown as text: <script>window.__injected = "script"</script> <img src="x" onerror="window.__injected = \'img\'"> [a link](javascript:alert(1)).',
+].join('\n');
+
 let answers = 0;
 
 function lastUserText(prompt: Prompt): string {
@@ -44,6 +60,7 @@ function textChunks(text: string, prompt: Prompt): StreamPart[] {
  * A deterministic local model for the example and its end-to-end test (used when no OPENAI_API_KEY is set):
  * - "weather in <city>": calls the weather tool, then reports its result (two steps);
  * - "remind me to <text>": calls sendReminder, which needs the user's approval, then says what happened;
+ * - "markdown": an answer in Markdown, with a `<script>` and an `<img onerror>` that must be shown as text;
  * - "story" or "long": a long answer streamed slowly, word by word, so that it can be stopped midway;
  * - anything else: a short numbered answer that quotes the question (so a regenerated answer differs).
  */
@@ -83,6 +100,8 @@ export function createScriptedModel({
           { type: 'tool-call', toolCallId: id, toolName: 'sendReminder', input: JSON.stringify({ text: reminder }) },
           { type: 'finish', finishReason: { unified: 'tool-calls', raw: undefined }, usage: usage(messages, 8) },
         ] as StreamPart[];
+      } else if (/markdown/i.test(text)) {
+        chunks = textChunks(MARKDOWN, messages);
       } else if (/story|long/i.test(text)) {
         chunks = textChunks(STORY, messages);
         chunkDelayInMs = storyDelayMs;

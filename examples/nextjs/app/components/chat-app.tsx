@@ -34,18 +34,29 @@ export function ChatApp({
   const scroller = useRef<HTMLDivElement>(null);
   const keepOffset = useRef<number | null>(null);
 
-  // The thread list without a reload: the first exchange creates the thread, and its title follows the answer.
-  const refreshThreads = useCallback(async () => {
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const response = await fetch('/api/threads');
-      const { threads: listed } = (await response.json()) as {
-        threads: Array<{ id: string; title: string | null; messageCount: number }>;
-      };
-      setThreads(listed.map((thread) => ({ ...thread, title: thread.title ?? 'Untitled' })));
-      if (listed.some((thread) => thread.id === threadId && thread.title !== null)) return;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }, [threadId]);
+  // The thread list without a reload: the first exchange creates the thread and titles it, and every exchange adds
+  // to its count. The answer's last writes may land just after the stream ends: ask again until the list has them.
+  const refreshThreads = useCallback(
+    async (expectedCount: number) => {
+      for (let attempt = 0; attempt < 15; attempt++) {
+        const response = await fetch('/api/threads');
+        if (!response.ok) return;
+        const { threads: listed } = (await response.json()) as {
+          threads: Array<{ id: string; title: string | null; messageCount: number }>;
+        };
+        setThreads(listed.map((thread) => ({ ...thread, title: thread.title ?? 'Untitled' })));
+        const current = listed.find((thread) => thread.id === threadId);
+        if (current && current.title !== null && current.messageCount >= expectedCount) return;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    },
+    [threadId],
+  );
+  const [panel, setPanel] = useState<'threads' | 'inspector' | null>(null);
+  const title = threads.find((thread) => thread.id === threadId)?.title ?? 'New chat';
+  useEffect(() => {
+    document.title = `${title} · agent-history`;
+  }, [title]);
 
   const transport = useMemo(
     () =>
@@ -72,10 +83,9 @@ export function ChatApp({
       resume: true,
       // Once every approval of the answer is answered, the answer is re-submitted and continued on the server.
       sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
-      onFinish: ({ message, isAbort }) => {
+      onFinish: ({ message, messages: shown, isAbort }) => {
         setStatuses((current) => ({ ...current, [message.id]: isAbort ? 'cancelled' : 'completed' }));
-        setReportsVersion((version) => version + 1);
-        void refreshThreads();
+        void refreshThreads(shown.length).then(() => setReportsVersion((version) => version + 1));
       },
     });
   const busy = status === 'submitted' || status === 'streaming';
@@ -137,9 +147,31 @@ export function ChatApp({
   const lastAssistant = [...messages].reverse().find((message) => message.role === 'assistant');
 
   return (
-    <div className="app">
-      <ThreadSidebar threadId={threadId} threads={threads} />
-      <main className="chat">
+    <div className={`app ${panel ? `show-${panel}` : ''}`}>
+      <ThreadSidebar threadId={threadId} threads={threads} open={panel === 'threads'} onClose={() => setPanel(null)} />
+      {panel && <div className="scrim" data-testid="scrim" onClick={() => setPanel(null)} />}
+      <main className="chat" data-testid="chat">
+        <header className="topbar">
+          <button
+            type="button"
+            className="toggle"
+            data-testid="toggle-threads"
+            aria-expanded={panel === 'threads'}
+            onClick={() => setPanel(panel === 'threads' ? null : 'threads')}
+          >
+            ☰ Chats
+          </button>
+          <h1 data-testid="thread-title">{title}</h1>
+          <button
+            type="button"
+            className="toggle"
+            data-testid="toggle-inspector"
+            aria-expanded={panel === 'inspector'}
+            onClick={() => setPanel(panel === 'inspector' ? null : 'inspector')}
+          >
+            Context
+          </button>
+        </header>
         <div
           className="messages"
           ref={scroller}
@@ -153,7 +185,10 @@ export function ChatApp({
           )}
           {cursor === null && messages.length > 0 && <div className="start">Start of the conversation</div>}
           {messages.length === 0 && (
-            <div className="empty">Ask about the weather in a city, or for a long story (you can stop it).</div>
+            <div className="empty">
+              Ask about the weather in a city, to be reminded of something (you approve it), for a long story (you can
+              stop it), or to show some markdown.
+            </div>
           )}
           {messages.map((message) => (
             <MessageView
@@ -205,7 +240,9 @@ export function ChatApp({
           </button>
         </form>
       </main>
-      <ContextInspector threadId={threadId} version={reportsVersion} />
+      <aside className={`inspector drawer ${panel === 'inspector' ? 'open' : ''}`} data-testid="inspector">
+        <ContextInspector threadId={threadId} version={reportsVersion} />
+      </aside>
     </div>
   );
 }

@@ -1,7 +1,7 @@
 'use client';
 
 import { useEffect, useState } from 'react';
-import type { ContextStepReport } from '../../lib/context-report';
+import type { InspectorSnapshot, InspectorTurn } from '../../lib/inspector';
 
 const COLORS: Record<string, string> = {
   instructions: '#7c3aed',
@@ -13,23 +13,28 @@ const COLORS: Record<string, string> = {
   free: '#e5e7eb',
 };
 
-/** Each step's context budget as a stacked bar (newest run first). */
+const number = (value: number | null) => (value === null ? '–' : value.toLocaleString('en-US'));
+
+/** The thread's stored runs and context snapshots, by turn, newest first (read back from the store). */
 export function ContextInspector({ threadId, version }: { threadId: string; version: number }) {
-  const [reports, setReports] = useState<ContextStepReport[]>([]);
+  const [turns, setTurns] = useState<InspectorTurn[]>([]);
   useEffect(() => {
     let live = true;
     void fetch(`/api/threads/${threadId}/context`)
-      .then((response) => response.json())
-      .then((body: { reports?: ContextStepReport[] }) => live && setReports(body.reports ?? []));
+      .then((response) => (response.ok ? response.json() : { turns: [] }))
+      .then((body: { turns?: InspectorTurn[] }) => live && setTurns(body.turns ?? []));
     return () => {
       live = false;
     };
   }, [threadId, version]);
 
-  const runs = [...new Set(reports.map((report) => report.runId))].reverse().slice(0, 6);
   return (
-    <aside className="inspector" data-testid="inspector">
-      <h2>Context per step</h2>
+    <>
+      <h2>Context inspector</h2>
+      <p className="hint">
+        Each turn&rsquo;s runs as stored; a bar is a snapshot, written when the context manager compacted what the model
+        was given (pruned, summarized, trimmed).
+      </p>
       <div className="legend">
         {Object.entries(COLORS).map(([kind, color]) => (
           <span key={kind}>
@@ -37,44 +42,53 @@ export function ContextInspector({ threadId, version }: { threadId: string; vers
           </span>
         ))}
       </div>
-      {runs.length === 0 && <p className="none">Send a message to see what the model is given at each step.</p>}
-      {runs.map((runId, runIndex) => (
-        <div key={runId} className="run">
-          <div className="run-title">Turn {runs.length - runIndex}</div>
-          {reports
-            .filter((report) => report.runId === runId)
-            .map((report) => (
-              <div key={report.stepNumber} className="step" data-testid="budget-bar">
-                <span className="step-label">step {report.stepNumber + 1}</span>
-                <div
-                  className="bar"
-                  title={report.segments.map((segment) => `${segment.kind}: ${segment.tokens}`).join(', ')}
-                >
-                  {report.segments.map((segment) => (
-                    <div
-                      key={segment.kind}
-                      className="segment"
-                      data-kind={segment.kind}
-                      style={{
-                        width: `${(100 * segment.tokens) / report.contextWindow}%`,
-                        background: COLORS[segment.kind],
-                      }}
-                    />
-                  ))}
-                </div>
-                <span className="step-used">
-                  {report.contextWindow - (report.segments.find((segment) => segment.kind === 'free')?.tokens ?? 0)} /{' '}
-                  {report.contextWindow} tokens
-                  {report.notes.map((note) => (
-                    <span key={note} className="note" data-testid="context-note">
-                      {note}
-                    </span>
-                  ))}
-                </span>
-              </div>
-            ))}
-        </div>
+      {turns.length === 0 && <p className="none">Send a message to see what the model is given at each turn.</p>}
+      {turns.map((turn) => (
+        <section key={turn.turn} className="run" data-testid="inspector-turn" data-turn={turn.turn}>
+          <div className="run-title">Turn {turn.turn}</div>
+          {turn.runs.map((run, index) => (
+            <div key={run.id} className="run-line" data-testid="inspector-run">
+              <span className={`run-status ${run.status}`}>run {index + 1}</span> {run.status}
+              {run.inputTokens !== null && ` · read ${number(run.inputTokens)}`}
+              {run.outputTokens !== null && ` · wrote ${number(run.outputTokens)} tokens`}
+              {run.finishReason ? ` · ${run.finishReason}` : ''}
+              {run.snapshots.map((snapshot) => (
+                <SnapshotBar key={snapshot.version} snapshot={snapshot} />
+              ))}
+            </div>
+          ))}
+        </section>
       ))}
-    </aside>
+    </>
+  );
+}
+
+function SnapshotBar({ snapshot }: { snapshot: InspectorSnapshot }) {
+  const used = snapshot.contextWindow - (snapshot.segments.find((segment) => segment.kind === 'free')?.tokens ?? 0);
+  return (
+    <div className="step" data-testid="budget-bar">
+      <span className="step-label">step {(snapshot.stepNumber ?? 0) + 1}</span>
+      <div className="bar" title={snapshot.segments.map((segment) => `${segment.kind}: ${segment.tokens}`).join(', ')}>
+        {snapshot.segments.map((segment) => (
+          <div
+            key={segment.kind}
+            className="segment"
+            data-kind={segment.kind}
+            style={{
+              width: `${(100 * segment.tokens) / Math.max(1, snapshot.contextWindow)}%`,
+              background: COLORS[segment.kind],
+            }}
+          />
+        ))}
+      </div>
+      <span className="step-used">
+        {number(used)} / {number(snapshot.contextWindow)} tokens
+        <span className="note" data-testid="context-note">
+          snapshot v{snapshot.version}:{' '}
+          {[...snapshot.compacted, `${snapshot.includedMessages} messages sent`].join(', ')}
+          {snapshot.stale ? ' (stale)' : ''}
+        </span>
+      </span>
+    </div>
   );
 }

@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../../lib/tools';
+import { Markdown } from './markdown';
 import { ToolApproval, type ApprovalResponder } from './tool-approval';
 
 const STATUS_LABELS: Record<string, string> = {
@@ -35,15 +36,18 @@ export function MessageView({
             {label}
           </span>
         )}
-        {message.metadata?.usage?.totalTokens !== undefined && (
-          <span className="usage">{message.metadata.usage.totalTokens} tokens</span>
-        )}
+        <UsageLabel usage={message.metadata?.usage} />
       </div>
       {message.parts.map((part, index) => {
         switch (part.type) {
           case 'text':
-            return (
-              <p key={index} className="text" data-testid="message-text">
+            // Answers are Markdown (rendered safely); the user's words are shown as typed.
+            return message.role === 'assistant' ? (
+              <div key={index} className="text markdown" data-testid="message-text">
+                <Markdown text={part.text} />
+              </div>
+            ) : (
+              <p key={index} className="text plain" data-testid="message-text">
                 {part.text}
               </p>
             );
@@ -71,5 +75,25 @@ export function MessageView({
         }
       })}
     </div>
+  );
+}
+
+type Usage = NonNullable<NonNullable<ChatMessage['metadata']>['usage']>;
+
+/**
+ * What the answer cost, labelled so it does not read as the answer's length: the tokens the model was given (its
+ * context, summed over the answer's steps) and the tokens it wrote.
+ */
+function UsageLabel({ usage }: { usage?: Usage }) {
+  if (usage?.inputTokens === undefined && usage?.outputTokens === undefined) return null;
+  const format = (value: number | undefined) => (value ?? 0).toLocaleString('en-US');
+  return (
+    <span
+      className="usage"
+      data-testid="usage"
+      title="Tokens the model was given (summed over this answer's steps) and tokens it wrote"
+    >
+      context {format(usage.inputTokens)} tokens · answer {format(usage.outputTokens)}
+    </span>
   );
 }

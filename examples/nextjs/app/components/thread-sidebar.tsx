@@ -14,10 +14,21 @@ interface SearchHit {
   threadId: string;
   messageId: string;
   role: string;
+  /** The store's snippet: HTML-escaped text with the matches in `<b>…</b>`. */
   snippet: string;
+  /** The hit's turn in its thread: the search answers one hit per turn (app/api/search/route.ts). */
+  turn: number;
 }
 
-export function ThreadSidebar({ threadId, threads }: { threadId: string; threads: ThreadSummary[] }) {
+interface ThreadSidebarProps {
+  threadId: string;
+  threads: ThreadSummary[];
+  /** Shown as a drawer (narrow screens). */
+  open: boolean;
+  onClose: () => void;
+}
+
+export function ThreadSidebar({ threadId, threads, open, onClose }: ThreadSidebarProps) {
   const router = useRouter();
   const [query, setQuery] = useState('');
   const [hits, setHits] = useState<SearchHit[] | null>(null);
@@ -43,10 +54,13 @@ export function ThreadSidebar({ threadId, threads }: { threadId: string; threads
   }, [query]);
 
   // Like the chatbot template: the browser makes the chat's uuid, the first message creates the thread.
-  const newChat = () => router.push(`/t/${crypto.randomUUID()}`);
+  const newChat = () => {
+    onClose();
+    router.push(`/t/${crypto.randomUUID()}`);
+  };
 
   return (
-    <aside className="sidebar">
+    <aside className={`sidebar drawer ${open ? 'open' : ''}`} data-testid="sidebar">
       <button className="new" data-testid="new-chat" onClick={newChat}>
         + New chat
       </button>
@@ -63,9 +77,11 @@ export function ThreadSidebar({ threadId, threads }: { threadId: string; threads
           {hits.length === 0 && <li className="none">No match</li>}
           {hits.map((hit) => (
             <li key={`${hit.threadId}-${hit.messageId}`}>
-              <Link href={`/t/${hit.threadId}`} data-testid="search-hit">
-                <span className="hit-role">{hit.role}</span>{' '}
-                <span dangerouslySetInnerHTML={{ __html: escapeSnippet(hit.snippet) }} />
+              <Link href={`/t/${hit.threadId}`} data-testid="search-hit" onClick={onClose}>
+                <span className="hit-role">
+                  turn {hit.turn} · {hit.role}
+                </span>{' '}
+                <Snippet html={hit.snippet} />
               </Link>
             </li>
           ))}
@@ -78,8 +94,13 @@ export function ThreadSidebar({ threadId, threads }: { threadId: string; threads
             href={`/t/${thread.id}`}
             className={thread.id === threadId ? 'active' : ''}
             data-testid="thread-link"
+            data-thread-id={thread.id}
+            onClick={onClose}
           >
-            {thread.title} <span className="count">{thread.messageCount}</span>
+            <span className="thread-title">{thread.title}</span>{' '}
+            <span className="count" data-testid="thread-count" title="messages">
+              {thread.messageCount}
+            </span>
           </Link>
         ))}
       </nav>
@@ -87,8 +108,20 @@ export function ThreadSidebar({ threadId, threads }: { threadId: string; threads
   );
 }
 
-/** The snippet is plain text with <b>…</b> around matches (ts_headline): escape everything else. */
-function escapeSnippet(snippet: string) {
-  const escaped = snippet.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  return escaped.replace(/&lt;b&gt;/g, '<mark>').replace(/&lt;\/b&gt;/g, '</mark>');
+const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
+
+/**
+ * The store's snippet (escaped text, matches in `<b>…</b>`) as React elements: the text is unescaped and handed to
+ * React as text (escaped once, by React), the `<b>` markers become `<mark>`. No HTML is injected.
+ */
+function Snippet({ html }: { html: string }) {
+  const pieces = html.split(/<\/?b>/);
+  return (
+    <span>
+      {pieces.map((piece, index) => {
+        const text = piece.replace(/&(amp|lt|gt|quot|#39);/g, (entity) => ENTITIES[entity] ?? entity);
+        return index % 2 === 1 ? <mark key={index}>{text}</mark> : text;
+      })}
+    </span>
+  );
 }
