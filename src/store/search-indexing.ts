@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { assertInteger } from '../errors/assert-input.js';
 import { searchVectorOf } from '../schema/tsvector.js';
@@ -23,6 +23,16 @@ export function assertSearchIndexing(value: unknown): asserts value is SearchInd
   if (value !== 'inline' && value !== 'deferred' && value !== false) {
     throw new InvalidArgumentError({ argument: 'search', value, message: "expected 'inline', 'deferred' or false." });
   }
+}
+
+/**
+ * For an UPDATE of a message's parts by a store that does not index inline (a checkpoint, a finalize): sets
+ * `agent_history.search` for the transaction inside the SET list, which is evaluated before the row's BEFORE
+ * trigger (migration 0017) runs, so the trigger stores no vector instead of computing it. Empty when inline.
+ */
+export function deferredSearchVector(context: StoreContext): { searchVector?: SQL } {
+  if (context.search === 'inline') return {};
+  return { searchVector: sql`(case when set_config('agent_history.search', 'deferred', true) = '' then null end)::tsvector` };
 }
 
 /** The options of `indexPendingMessages`. */

@@ -123,6 +123,20 @@ describe.each(BACKENDS)('search indexing modes on %s', (backend) => {
     }
   });
 
+  it('should leave a streamed answer unindexed through checkpoints and finalize unless inline', async () => {
+    for (const search of MODES) {
+      const store = storeOf(search);
+      const thread = (await store.createThread()).id;
+      await store.beginAssistantMessage(thread, { messageId: 'a' });
+      await store.checkpointMessage(thread, 'a', { parts: [text('half an answer')] });
+      expect((await vectors(store.tenantId)).map((row) => row.indexed)).toEqual([search === 'inline']);
+      await store.finalizeMessage(thread, 'a', { status: 'completed', parts: [text('the whole answer')] });
+      expect((await vectors(store.tenantId)).map((row) => row.indexed)).toEqual([search === 'inline']);
+      expect((await store.searchMessages('whole')).map((hit) => hit.messageId)).toEqual(['a']);
+      expect(await store.searchMessages('half')).toEqual([]);
+    }
+  });
+
   it('should never index another tenant', async () => {
     const deferred = storeOf('deferred');
     const other = storeOf('deferred');
