@@ -249,7 +249,11 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       index('agent_message_streaming_lease_idx')
         .on(t.tenantId, t.leaseExpiresAt)
         .where(sql`${t.status} in ('pending', 'streaming')`),
-      index('agent_message_search_idx').using('gin', t.searchVector),
+      // Partial: a row without a vector yet (`search: 'deferred'`) adds no GIN entry; `@@` is strict, so a search
+      // still uses this index.
+      index('agent_message_search_idx')
+        .using('gin', t.searchVector)
+        .where(sql`${t.searchVector} is not null`),
       // The rows a deferred store has not indexed yet (empty when every store indexes inline).
       index('agent_message_search_pending_idx')
         .on(t.tenantId, t.threadId)

@@ -1,7 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { assertInteger } from '../errors/assert-input.js';
-import { searchVectorOf } from '../schema/tsvector.js';
 import { rowsOf } from '../tenant/database.js';
 import { inTenant, type StoreContext } from './store-context.js';
 
@@ -53,8 +52,8 @@ export async function indexPendingMessages(
   const limit = assertInteger('options.limit', options.limit ?? 1000, 1, 100_000);
   const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {
-    // The vector is computed from the row version the UPDATE writes (a concurrent redaction is waited for and the
-    // condition rechecked), so it is never that of older parts.
+    // Any vector written is replaced by the trigger of 0017 with the one of the row version the UPDATE writes (a
+    // concurrent redaction is waited for and the condition rechecked), so it is never that of older parts.
     const rows = rowsOf<{ indexed: string }>(
       await tx.execute(sql`
         with pending as (
@@ -63,7 +62,7 @@ export async function indexPendingMessages(
           limit ${limit}
           for update skip locked
         ), indexed as (
-          update ${agentMessage} m set search_vector = ${searchVectorOf(sql`m.parts`)}
+          update ${agentMessage} m set search_vector = ''::tsvector
           from pending
           where m.tenant_id = ${context.tenantId} and m.id = pending.id and m.search_vector is null
           returning 1

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import {
   createAgentHistory,
@@ -7,6 +8,7 @@ import {
   type SearchHit,
   type SearchIndexing,
   type TenantHistory,
+  withTenant,
 } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { text } from '../support/fixtures.js';
@@ -135,6 +137,24 @@ describe.each(BACKENDS)('search indexing modes on %s', (backend) => {
       expect((await store.searchMessages('whole')).map((hit) => hit.messageId)).toEqual(['a']);
       expect(await store.searchMessages('half')).toEqual([]);
     }
+  });
+
+  it("should replace a vector written directly by the parts' one, and keep only a clearing for a rebuild", async () => {
+    const store = storeOf('inline');
+    const thread = (await store.createThread()).id;
+    await store.appendMessage(thread, { id: 'a', role: 'user', parts: [text('plain words')] });
+    const asApp = (statement: string) =>
+      withTenant(database.db, { tenantId: store.tenantId, role: 'agent_history_app' }, (tx) =>
+        tx.execute(sql.raw(statement)),
+      );
+    await asApp(`update agent_message set search_vector = to_tsvector('simple', 'forged')`);
+    expect(await store.searchMessages('forged')).toEqual([]);
+    expect((await store.searchMessages('plain')).map((hit) => hit.messageId)).toEqual(['a']);
+    await asApp(`update agent_message set search_vector = null`);
+    expect((await vectors(store.tenantId))[0]!.indexed).toBe(false);
+    expect((await store.searchMessages('plain')).map((hit) => hit.messageId)).toEqual(['a']);
+    expect(await store.indexPendingMessages()).toEqual({ indexed: 1 });
+    expect((await vectors(store.tenantId))[0]!.indexed).toBe(true);
   });
 
   it('should never index another tenant', async () => {
