@@ -64,6 +64,7 @@ export type {
 export type { RetentionOptions } from './store/retention.js';
 export type { FailRunOptions, FinishRunOptions, StartRunOptions } from './store/runs.js';
 export type { SearchHit, SearchMessagesOptions } from './store/search-messages.js';
+export type { IndexPendingMessagesOptions, SearchIndexing } from './store/search-indexing.js';
 export type {
   CreateThreadOptions,
   ForkThreadOptions,

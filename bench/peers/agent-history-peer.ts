@@ -8,6 +8,7 @@ import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
 import type { TenantHistory } from '../../src/store/tenant-history.js';
 import type { AppendBatchingOptions } from '../../src/store/append-batcher.js';
 import type { AppendPeer } from './peer.js';
+import type { SearchIndexing } from '../../src/store/search-indexing.js';
 
 /** The store of one tenant, as the benchmarks drive it. */
 export type TenantStore = TenantHistory;
@@ -20,6 +21,14 @@ function appendBatchingFromEnv() {
   return { maxInFlight: Number(value) };
 }
 
+/** `BENCH_SEARCH=deferred` or `off` picks the store's search indexing (`createAgentHistory({ search })`). Default: inline. */
+export function searchFromEnv(): SearchIndexing {
+  const value = process.env.BENCH_SEARCH;
+  if (value === 'deferred') return 'deferred';
+  if (value === 'off') return false;
+  return 'inline';
+}
+
 /** A pool as the app login and the store of one fresh tenant. */
 export function openAgentHistory(
   appUrl: string,
@@ -27,7 +36,11 @@ export function openAgentHistory(
   appendBatching: AppendBatchingOptions | false | undefined = appendBatchingFromEnv(),
 ) {
   const client = postgres(appUrl, { max: poolSize, onnotice: () => {} });
-  const history = createAgentHistory({ db: drizzle({ client }) as unknown as AgentHistoryDatabase, appendBatching });
+  const history = createAgentHistory({
+    db: drizzle({ client }) as unknown as AgentHistoryDatabase,
+    appendBatching,
+    search: searchFromEnv(),
+  });
   const tenantId = randomUUID();
   return { client, history, tenantId, store: history.forTenant(tenantId) };
 }

@@ -6,7 +6,7 @@ import { drizzle } from 'drizzle-orm/pglite';
 import { createAgentHistory } from '../../src/store/create-agent-history.js';
 import { migrate } from '../../src/store/migrate.js';
 import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
-import { loadWholeThread } from '../peers/agent-history-peer.js';
+import { loadWholeThread, searchFromEnv } from '../peers/agent-history-peer.js';
 import { BARE_DDL } from '../peers/bare-insert-peer.js';
 import type { AppendPeer } from '../peers/peer.js';
 import type { AdminQuery } from './w3-agent-history.js';
@@ -31,7 +31,7 @@ export async function openEmbedded() {
   const migrateMs = performance.now() - started - createMs;
   for (const statement of BARE_DDL) await client.exec(statement);
   const admin: AdminQuery = async (text, params) => (await client.query<Record<string, unknown>>(text, params)).rows;
-  const history = createAgentHistory({ db });
+  const history = createAgentHistory({ db, search: searchFromEnv() });
   return {
     client,
     admin,

@@ -219,7 +219,12 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       tokenCounterId: text('token_counter_id'),
       /** A streaming message whose lease has expired belongs to a dead writer and is recovered as failed. */
       leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
-      searchVector: tsvector('search_vector').generatedAlwaysAs((): SQL => searchVectorOf(agentMessage.parts)),
+      /**
+       * The search vector of the text parts ({@link searchVectorOf}), set by the `agent_message_search_vector`
+       * trigger when a row is inserted or its parts change; null while a store with `search: 'deferred'` (or
+       * `false`) has not indexed it yet: `searchMessages` then computes it on the fly, so results are the same.
+       */
+      searchVector: tsvector('search_vector'),
       ...timestamps,
       completedAt: timestamp('completed_at', { withTimezone: true }),
       redactedAt: timestamp('redacted_at', { withTimezone: true }),
@@ -244,7 +249,15 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       index('agent_message_streaming_lease_idx')
         .on(t.tenantId, t.leaseExpiresAt)
         .where(sql`${t.status} in ('pending', 'streaming')`),
-      index('agent_message_search_idx').using('gin', t.searchVector),
+      // Partial: a row without a vector yet (`search: 'deferred'`) adds no GIN entry; `@@` is strict, so a search
+      // still uses this index.
+      index('agent_message_search_idx')
+        .using('gin', t.searchVector)
+        .where(sql`${t.searchVector} is not null`),
+      // The rows a deferred store has not indexed yet (empty when every store indexes inline).
+      index('agent_message_search_pending_idx')
+        .on(t.tenantId, t.threadId)
+        .where(sql`${t.searchVector} is null`),
       foreignKey({
         name: 'agent_message_thread_fk',
         columns: [t.tenantId, t.threadId],

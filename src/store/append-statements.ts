@@ -42,9 +42,11 @@ export interface AppendStatements {
 
 /**
  * The append statements for `tables`: the functions and enum types are named in the tables' schema when it is not
- * the default one (`customMigrationSql` creates them there).
+ * the default one (`customMigrationSql` creates them there). With `deferSearch`, each statement first sets
+ * `agent_history.search` to 'deferred' for its transaction, so the trigger of migration 0017 stores a null search
+ * vector: the function's tenant argument depends on that setting (a lateral reference), so it is set before.
  */
-export function appendStatements(tables: AgentTables): AppendStatements {
+export function appendStatements(tables: AgentTables, deferSearch = false): AppendStatements {
   const schema = getTableConfig(tables.agentMessage).schema;
   const named = (name: string): SQL =>
     schema === undefined ? sql.raw(name) : sql`${sql.identifier(schema)}.${sql.raw(name)}`;
@@ -61,29 +63,40 @@ export function appendStatements(tables: AgentTables): AppendStatements {
     named('agent_message_role'),
     named('agent_message_status'),
   ];
+  const defer = `select a.* from (select set_config('agent_history.search', 'deferred', true) as search) s cross join lateral `;
+  const callText = (call: string) => (deferSearch ? `${defer}${call} a` : `select * from ${call}`);
+  const tenantText = (tenantId: string) =>
+    deferSearch ? `(${literal(tenantId)} || left(s.search, 0))::uuid` : `${literal(tenantId)}::uuid`;
+  const call = (body: SQL) => (deferSearch ? sql`${sql.raw(defer)}${body} a` : sql`select * from ${body}`);
+  const tenant = (tenantId: string) =>
+    deferSearch ? sql`(${tenantId}::text || left(s.search, 0))::uuid` : sql`${tenantId}::uuid`;
   return {
     single: (tenantId, appRole, item) =>
       literalSafe(appRole, [item])
         ? sql.raw(
-            `select * from ${appendMessageText}(${literal(tenantId)}::uuid, ${literal(appRole)}::text, ` +
-              `${literal(item.threadId)}::uuid, ${literal(item.messageId)}::text, ${literal(item.clientRequestId)}::text, ` +
-              `${literal(item.role)}::${roleText}, ${literal(item.status)}::${statusText}, ${literal(item.partsJson)}::jsonb, ` +
-              `${literal(item.metadataJson)}::jsonb, ${literal(item.runId)}::uuid, ${integer(item.byteSize)}::integer, ` +
-              `${integer(item.tokenCount)}::integer, ${literal(item.tokenCounterId)}::text, ` +
-              `${literal(item.leaseExpiresAt)}::timestamptz, ${item.pinned ? 'true' : 'false'})`,
+            callText(
+              `${appendMessageText}(${tenantText(tenantId)}, ${literal(appRole)}::text, ` +
+                `${literal(item.threadId)}::uuid, ${literal(item.messageId)}::text, ${literal(item.clientRequestId)}::text, ` +
+                `${literal(item.role)}::${roleText}, ${literal(item.status)}::${statusText}, ${literal(item.partsJson)}::jsonb, ` +
+                `${literal(item.metadataJson)}::jsonb, ${literal(item.runId)}::uuid, ${integer(item.byteSize)}::integer, ` +
+                `${integer(item.tokenCount)}::integer, ${literal(item.tokenCounterId)}::text, ` +
+                `${literal(item.leaseExpiresAt)}::timestamptz, ${item.pinned ? 'true' : 'false'})`,
+            ),
           )
-        : sql`select * from ${appendMessage}(
-      ${tenantId}::uuid, ${appRole}::text, ${item.threadId}::uuid, ${item.messageId}::text, ${item.clientRequestId}::text,
+        : call(sql`${appendMessage}(
+      ${tenant(tenantId)}, ${appRole}::text, ${item.threadId}::uuid, ${item.messageId}::text, ${item.clientRequestId}::text,
       ${item.role}::${messageRole}, ${item.status}::${messageStatus}, ${item.partsJson}::jsonb,
       ${item.metadataJson}::jsonb, ${item.runId}::uuid, ${item.byteSize}::integer, ${item.tokenCount}::integer,
-      ${item.tokenCounterId}::text, ${item.leaseExpiresAt}::timestamptz, ${item.pinned}::boolean)`,
+      ${item.tokenCounterId}::text, ${item.leaseExpiresAt}::timestamptz, ${item.pinned}::boolean)`),
     batch: (tenantId, appRole, items) =>
       literalSafe(appRole, items)
         ? sql.raw(
-            `select * from ${appendMessagesText}(${literal(tenantId)}::uuid, ${literal(appRole)}::text, ` +
-              `${literal(itemsJson(items))}::jsonb)`,
+            callText(
+              `${appendMessagesText}(${tenantText(tenantId)}, ${literal(appRole)}::text, ` +
+                `${literal(itemsJson(items))}::jsonb)`,
+            ),
           )
-        : sql`select * from ${appendMessages}(${tenantId}::uuid, ${appRole}::text, ${itemsJson(items)}::jsonb)`,
+        : call(sql`${appendMessages}(${tenant(tenantId)}, ${appRole}::text, ${itemsJson(items)}::jsonb)`),
   };
 }
 

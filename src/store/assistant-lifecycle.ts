@@ -5,6 +5,7 @@ import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-t
 import { appendMessage, type AppendResult } from './append-message.js';
 import { storedTokenCount } from './stored-token-count.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
+import { deferredSearchVector } from './search-indexing.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { assertThreadId } from '../errors/assert-input.js';
 import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
@@ -125,6 +126,7 @@ export async function checkpointMessage(
         parts: fitted.parts,
         ...(validMetadata === undefined ? {} : { metadata: validMetadata }),
         status: 'streaming',
+        ...deferredSearchVector(context),
         byteSize: fitted.byteSize,
         leaseExpiresAt: new Date(context.now().getTime() + context.leaseMs),
         updatedAt: sql`now()`,
@@ -172,6 +174,7 @@ export async function finalizeMessage(
         parts: validParts,
         ...(validMetadata === undefined ? {} : { metadata: validMetadata }),
         status,
+        ...deferredSearchVector(context),
         byteSize,
         tokenCount,
         tokenCounterId,

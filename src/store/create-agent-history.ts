@@ -23,6 +23,7 @@ import { redactMessage } from './redact-message.js';
 import { deleteThreadsOlderThan } from './retention.js';
 import { failRun, finishRun, getRun, startRun } from './runs.js';
 import { searchMessages } from './search-messages.js';
+import { indexPendingMessages, assertSearchIndexing, type SearchIndexing } from './search-indexing.js';
 import type { StoreContext } from './store-context.js';
 import { createThread, deleteThread, getThread, listThreads, softDeleteThread, updateThread } from './threads.js';
 import { loadO200kTokenCounter, scopeTokenCounter, type TokenCounter } from '../tokens/token-counter.js';
@@ -81,6 +82,12 @@ export interface CreateAgentHistoryOptions {
    * `'warn'` logs it once and goes on (for a trusted single-tenant set-up). @default 'refuse'
    */
   rowLevelSecurityCheck?: RowLevelSecurityCheck;
+  /**
+   * When a message's search vector is computed: `'inline'` in the append, `'deferred'` by `indexPendingMessages`
+   * in batches, `false` never. `searchMessages` returns the same hits in every mode. See {@link SearchIndexing}.
+   * @default 'inline'
+   */
+  search?: SearchIndexing;
   /** @internal Test hooks: a clock and an id generator. */
   _internal?: {
     /** The clock (leases, retention cut-offs). @default () => new Date() */
@@ -113,12 +120,14 @@ export function createAgentHistory({
   leaseMs = 60_000,
   appendBatching,
   rowLevelSecurityCheck = 'refuse',
+  search = 'inline',
   _internal = {},
 }: CreateAgentHistoryOptions): AgentHistory {
+  assertSearchIndexing(search);
   const now = _internal.now ?? (() => new Date());
   const tokenCounter = Promise.resolve(tokenCounterOption ?? loadO200kTokenCounter());
   const generateId = _internal.generateId ?? randomUUID;
-  const statements = appendStatements(tables);
+  const statements = appendStatements(tables, search !== 'inline');
   const appendBatcher = createAppendBatcher(db, statements, appendBatching, {
     onBatchError: _internal.onAppendBatchError,
     now,
@@ -151,6 +160,7 @@ export function createAgentHistory({
         appendStatements: statements,
         oneStatementReads,
         checkRowLevelSecurity,
+        search,
       };
       return tenantHistory(context);
     },
@@ -214,6 +224,7 @@ function tenantHistory(context: StoreContext): TenantHistory {
     getMessage: async (threadId, messageId) => getMessage(context, threadId, messageId),
     listMessages: async (threadId, options) => listMessages(context, threadId, options),
     searchMessages: async (query, options) => searchMessages(context, query, options),
+    indexPendingMessages: async (options) => indexPendingMessages(context, options),
     redactMessage: async (threadId, messageId, options) => redactMessage(context, threadId, messageId, options),
     deleteThreadsOlderThan: async (options) => deleteThreadsOlderThan(context, options),
 

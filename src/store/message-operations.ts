@@ -1,3 +1,4 @@
+import type { IndexPendingMessagesOptions } from './search-indexing.js';
 import type { StoredMessage } from '../model/stored-rows.js';
 import type { AppendMessageOptions, AppendResult } from './append-message.js';
 import type {
@@ -170,6 +171,17 @@ export interface MessageOperations {
    * const hits = await store.searchMessages('"return policy" -draft', { userId: 'u1' });
    */
   searchMessages(query: string, options?: SearchMessagesOptions): Promise<SearchHit[]>;
+
+  /**
+   * Computes the search vector of up to `limit` of the tenant's messages stored without one (a store with
+   * `search: 'deferred'` or `false` appends none), in one statement and commit; returns how many. Searches match
+   * those messages either way: indexing only makes them fast. Call it from a job until it returns 0.
+   *
+   * @throws {InvalidArgumentError} `limit` is not an integer from 1 to 100000.
+   * @example
+   * while ((await store.indexPendingMessages({ limit: 500 })).indexed > 0);
+   */
+  indexPendingMessages(options?: IndexPendingMessagesOptions): Promise<{ indexed: number }>;
 
   /**
    * Redacts a message: the whole text, or the given spans, is replaced in its parts and metadata (spans also in the

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { rowsOf } from '../tenant/database.js';
+import { searchVectorOf } from '../schema/tsvector.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { assertInteger, assertThreadId, assertOptionalUserId } from '../errors/assert-input.js';
 
@@ -77,6 +78,8 @@ export function searchMessages(
   const userId = assertOptionalUserId('options.userId', options.userId);
   const timeoutMs = assertInteger('options.timeoutMs', options.timeoutMs ?? 5_000, 1, 600_000);
   const { agentMessage, agentThread } = context.tables;
+  // A row stored without a vector (`search: 'deferred'` or false) is matched by the same vector computed now.
+  const vector = searchVectorOf(sql`m.parts`);
   return inTenant(context, async (tx) => {
     // A query of many terms over a large tenant can take long: bounded, so that it cannot hold a connection.
     await tx.execute(sql`select set_config('statement_timeout', ${String(timeoutMs)}, true)`);
@@ -91,7 +94,7 @@ export function searchMessages(
     }>(
       await tx.execute(sql`
         with q as (select websearch_to_tsquery('simple', ${query}) as query)
-        select m.thread_id, m.sequence, m.message_id, m.role, ts_rank(m.search_vector, q.query) as rank,
+        select m.thread_id, m.sequence, m.message_id, m.role, ts_rank(coalesce(m.search_vector, ${vector}), q.query) as rank,
           ts_headline('simple',
             translate((select string_agg(value #>> '{}', ' ') from jsonb_array_elements(jsonb_path_query_array(m.parts, 'strict $[*] ? (@.type == "text").text'))), chr(2) || chr(3), ''),
             q.query, 'StartSel=' || chr(2) || ', StopSel=' || chr(3) || ', MaxFragments=2, MaxWords=20, MinWords=5') as snippet,
@@ -100,7 +103,7 @@ export function searchMessages(
         join ${agentThread} t on t.tenant_id = m.tenant_id and t.id = m.thread_id
         cross join q
         where m.tenant_id = ${context.tenantId}
-          and m.search_vector @@ q.query
+          and (m.search_vector @@ q.query or (m.search_vector is null and ${vector} @@ q.query))
           and m.deleted_at is null and t.deleted_at is null
           and (${threadId}::uuid is null or m.thread_id = ${threadId}::uuid)
           and (${userId}::text is null or t.user_id = ${userId}::text)

@@ -8,6 +8,7 @@ import type { AppendStatements } from './append-statements.js';
 import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
 import type { MessageCheck } from './message-check.js';
 import type { OneStatementReads } from './one-statement-read.js';
+import type { SearchIndexing } from './search-indexing.js';
 
 /** What every store operation of one tenant shares. Internal. */
 export interface StoreContext {
@@ -45,6 +46,8 @@ export interface StoreContext {
   oneStatementReads: OneStatementReads;
   /** Resolves once row-level security is known to hold for the store's role (checked once per store). */
   checkRowLevelSecurity: () => Promise<void>;
+  /** When search vectors are computed (`createAgentHistory({ search })`). */
+  search: SearchIndexing;
 }
 
 /** Runs `work` in a transaction scoped to the context's tenant, user (if any) and role. */

@@ -145,8 +145,11 @@ describe('customMigrationSql', () => {
     expect(afterTables).toContain('GRANT USAGE ON SCHEMA "agent" TO "chat_app"');
     // 0009: both functions re-created with a pinned search path, EXECUTE only for the role, the audit log insert-only.
     // (0012 re-creates the single append once more, copying the thread's user; 0013 adds the one-statement page and
-    // context reads, pinned the same way.)
-    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(5);
+    // context reads, pinned the same way; 0017 the search vector trigger.)
+    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(6);
+    expect(afterTables).toContain(
+      'ON "agent"."agent_message"\nFOR EACH ROW EXECUTE FUNCTION "agent"."agent_history_message_search_vector"()',
+    );
     expect(afterTables).toContain(
       'UPDATE "agent"."agent_message" c SET user_id = t.user_id FROM "agent"."agent_thread" t',
     );
