@@ -11,7 +11,8 @@ export function Markdown({ text }: { text: string }) {
 }
 
 const SAFE_URL = /^(https?:\/\/|mailto:)/i;
-const INLINE = /(`[^`\n]+`)|(\*\*[^*\n]+\*\*)|(\*[^*\s][^*\n]*\*|(?<!\w)_[^_\s][^_\n]*_(?!\w))|(\[[^\]\n]+\]\([^)\s]+\))/;
+const INLINE =
+  /(`[^`\n]+`)|(\*\*[^*\n]+\*\*)|(\*[^*\s][^*\n]*\*|(?<!\w)_[^_\s][^_\n]*_(?!\w))|(\[[^\]\n]+\]\([^)\s]+\))/;
 
 function inline(text: string, key = 'i'): ReactNode[] {
   const nodes: ReactNode[] = [];
