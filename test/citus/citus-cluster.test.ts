@@ -8,15 +8,8 @@ import { rowsOf } from '../../src/tenant/database.js';
 import { withTenant } from '../../src/tenant/with-tenant.js';
 import { citusClusterAt, onNode } from '../support/citus-cluster.js';
 import { openTestDatabase, readmeDistributionSql, type TestDatabase } from './support/citus-test-database.js';
+import { TABLES } from '../support/tables.js';
 
-const TABLES = [
-  'agent_thread',
-  'agent_run',
-  'agent_message',
-  'agent_summary',
-  'agent_context_snapshot',
-  'agent_audit_event',
-];
 const text = (id: string, value: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text: value }] });
 
 describe('Citus: the README procedure on a coordinator and two workers', () => {
@@ -46,7 +39,7 @@ describe('Citus: the README procedure on a coordinator and two workers', () => {
       )[0]!.shard,
     );
 
-  it('should distribute the six tables by tenant in one colocation group and the append functions with force_delegation', async () => {
+  it('should distribute every table by tenant in one colocation group and the append functions with force_delegation', async () => {
     const tables = await database.admin.query<{ table: string; column: string; colocation: number }>(
       `select logicalrelid::regclass::text as table, column_to_column_name(logicalrelid, partkey) as column,
          colocationid as colocation
@@ -86,7 +79,7 @@ describe('Citus: the README procedure on a coordinator and two workers', () => {
       shards += rows.length;
       expect(rows.filter((row) => !row.enabled || !row.forced || row.policies !== 1)).toEqual([]);
     }
-    expect(shards).toBe(6 * 32);
+    expect(shards).toBe(TABLES.length * 32);
   });
 
   it('should raise on any multi-shard statement of the app login (citus.multi_task_query_log_level = error)', async () => {
@@ -150,8 +143,8 @@ describe('Citus: the README procedure on a coordinator and two workers', () => {
       [[first, second]],
     );
     expect(placements.map(({ nodes, shards }) => [nodes, shards])).toEqual([
-      [1, 6],
-      [1, 6],
+      [1, TABLES.length],
+      [1, TABLES.length],
     ]);
   });
 

@@ -1,0 +1,69 @@
+import type { AgentTables } from '../schema/define-agent-tables.js';
+import type { AgentHistoryDatabase } from '../tenant/database.js';
+import type { TokenCounter } from '../tokens/token-counter.js';
+import type { AppendBatchingOptions } from './append-batcher.js';
+import type { RowLevelSecurityCheck } from './check-row-level-security.js';
+import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
+import type { MessageCheck } from './message-check.js';
+import type { SearchIndexing } from './search-indexing.js';
+
+/** The options of `createAgentHistory`. */
+export interface CreateAgentHistoryOptions {
+  /** A Drizzle Postgres database (postgres-js, node-postgres, PGlite, …). */
+  db: AgentHistoryDatabase;
+  /** The tables, when they come from `defineAgentTables({ schema })`. @default the default instance */
+  tables?: AgentTables;
+  /**
+   * The role every store transaction switches to (`set_config('role', …, true)`); the pool's login role must be
+   * a member of it. `null` keeps the login role, which then must be subject to the policies itself.
+   * @default 'agent_history_app'
+   */
+  appRole?: string | null;
+  /** Counts tokens at write time. @default exact o200k (gpt-tokenizer) */
+  tokenCounter?: TokenCounter | Promise<TokenCounter>;
+  /**
+   * The largest message accepted from a client (`appendMessage`), parts and metadata serialized. An assistant
+   * message (checkpoint, finalize) is never refused for its size: its largest tool inputs and outputs are stored
+   * as previews until it fits (see `oversizedToolPayloads`). @default 1_048_576 (1 MiB)
+   */
+  maxMessageBytes?: number;
+  /**
+   * The application's own check of every message the store writes (append, checkpoint, finalize, reopen), after
+   * the built-in AI SDK part rule: give `chatMessageCheck(schemas)` to apply the chat route's schemas. @default none
+   */
+  checkMessage?: MessageCheck;
+  /** How tool payloads that do not fit are shortened, and optionally kept whole by you. @default {} */
+  oversizedToolPayloads?: OversizedToolPayloadOptions;
+  /** How long a pending or streaming message belongs to its writer without a checkpoint. @default 60_000 ms */
+  leaseMs?: number;
+  /**
+   * Write combining: appends that arrive while `maxInFlight` append statements are already running, or while their
+   * thread has one in flight, are queued and sent together, one statement and one commit for many messages (same
+   * guarantees as one by one: gapless sequences, idempotency, commit order). A lone append is never delayed.
+   * `false` sends every append alone; so does a `db` that is a transaction.
+   * @default { maxInFlight: 2, maxBatchSize: 64, maxBatchBytes: 4_194_304 }
+   */
+  appendBatching?: AppendBatchingOptions | false;
+  /**
+   * Before its first statement the store checks, once, that row-level security holds for the role it runs as
+   * (`appRole`, or the login when null): not a superuser, not `BYPASSRLS`, every table with row-level security on,
+   * and forced where the role owns the table. `'refuse'` fails every call with `RowLevelSecurityBypassError`;
+   * `'warn'` logs it once and goes on (for a trusted single-tenant set-up). @default 'refuse'
+   */
+  rowLevelSecurityCheck?: RowLevelSecurityCheck;
+  /**
+   * When a message's search vector is computed: `'inline'` in the append, `'deferred'` by `indexPendingMessages`
+   * in batches, `false` never. `searchMessages` returns the same hits in every mode. See {@link SearchIndexing}.
+   * @default 'inline'
+   */
+  search?: SearchIndexing;
+  /** @internal Test hooks: a clock and an id generator. */
+  _internal?: {
+    /** The clock (leases, retention cut-offs). @default () => new Date() */
+    now?: () => Date;
+    /** Thread ids. @default crypto.randomUUID */
+    generateId?: () => string;
+    /** Called when a combined append statement fails, before its items are resent one by one. */
+    onAppendBatchError?: (error: unknown, size: number) => void;
+  };
+}
