@@ -16,76 +16,13 @@ import { postgresErrorCode } from '../../src/store/store-context.js';
 import { APP_LOGIN } from '../support/global-setup.js';
 import { CONTRACT_BACKENDS, describeOffCitus, itOffCitus, useTestDatabase } from '../support/test-database.js';
 import { assistantMessage, userMessage } from '../support/fixtures.js';
+import { FOREIGN_ROW_OPERATIONS, unaimedStoreMethods, type Target } from '../support/foreign-row-operations.js';
 import { TABLES } from '../support/tables.js';
 
 const APP_ROLE = 'agent_history_app';
 // No sub-select (Citus refuses one in a policy on a distributed table): migration 0005.
 // And the user scope (0011), in the same permissive policy: Citus would re-create a restrictive one as permissive.
 const POLICY_PREDICATE = `((tenant_id = (NULLIF(current_setting('app.tenant_id'::text, true), ''::text))::uuid) AND ((NULLIF(current_setting('app.user_id'::text, true), ''::text) IS NULL) OR (user_id = NULLIF(current_setting('app.user_id'::text, true), ''::text))))`;
-
-/** The ids of tenant A's rows that tenant B aims at. */
-interface Target {
-  threadId: string;
-  runId: string;
-  messageId: string;
-  pendingId: string;
-}
-
-/** Every store operation that takes an id, aimed at `target`: each must fail as NotFound. */
-const OPERATIONS: Array<[string, (store: TenantHistory, target: Target) => Promise<unknown>]> = [
-  ['getThread', (store, t) => store.getThread(t.threadId)],
-  ['renameThread', (store, t) => store.renameThread(t.threadId, { title: 'pwned' })],
-  ['updateThreadMetadata', (store, t) => store.updateThreadMetadata(t.threadId, { metadata: { pwned: true } })],
-  ['softDeleteThread', (store, t) => store.softDeleteThread(t.threadId)],
-  ['deleteThread', (store, t) => store.deleteThread(t.threadId)],
-  ['forkThread', (store, t) => store.forkThread(t.threadId, { atSequence: 1 })],
-  ['startRun', (store, t) => store.startRun(t.threadId)],
-  ['finishRun', (store, t) => store.finishRun(t.runId, { status: 'completed', usage: { inputTokens: 1 } })],
-  ['failRun', (store, t) => store.failRun(t.runId, { error: new Error('x') })],
-  ['getRun', (store, t) => store.getRun(t.runId)],
-  ['appendMessage', (store, t) => store.appendMessage(t.threadId, userMessage('intruder', 'hi'))],
-  ['beginAssistantMessage', (store, t) => store.beginAssistantMessage(t.threadId, { messageId: 'intruder' })],
-  [
-    'checkpointMessage',
-    (store, t) => store.checkpointMessage(t.threadId, t.pendingId, { parts: [{ type: 'text', text: 'x' }] }),
-  ],
-  ['finalizeMessage', (store, t) => store.finalizeMessage(t.threadId, t.pendingId, { status: 'completed', parts: [] })],
-  ['excludeMessages', (store, t) => store.excludeMessages(t.threadId, [t.messageId], { reason: 'x' })],
-  ['includeMessages', (store, t) => store.includeMessages(t.threadId, [t.messageId])],
-  ['pinMessage', (store, t) => store.pinMessage(t.threadId, t.messageId)],
-  ['getMessage', (store, t) => store.getMessage(t.threadId, t.messageId)],
-  ['listMessages', (store, t) => store.listMessages(t.threadId)],
-  ['redactMessage', (store, t) => store.redactMessage(t.threadId, t.messageId, { actor: 'x', reason: 'x' })],
-  ['loadContext', (store, t) => store.loadContext(t.threadId)],
-  [
-    'writeSummary',
-    (store, t) =>
-      store.writeSummary(t.threadId, {
-        fromSequence: 1,
-        throughSequence: 1,
-        content: 'x',
-        tokenCount: 1,
-        policyVersion: 'p',
-      }),
-  ],
-  [
-    'writeSnapshot',
-    (store, t) =>
-      store.writeSnapshot(t.threadId, {
-        expectedVersion: 1,
-        throughSequence: 1,
-        includedSequences: [],
-        policyVersion: 'p',
-        messagesHash: 'h',
-      }),
-  ],
-  ['listSummaries', (store, t) => store.listSummaries(t.threadId)],
-  [
-    'appendStreamChunks',
-    (store, t) => store.appendStreamChunks(t.threadId, t.pendingId, { batch: 1, chunks: [{ type: 'pwned' }] }),
-  ],
-  ['readStreamChunks', (store, t) => store.readStreamChunks(t.threadId, t.pendingId)],
-];
 
 describe.each(CONTRACT_BACKENDS)('tenant isolation on %s', (backend) => {
   const database = useTestDatabase(backend);
@@ -143,7 +80,7 @@ describe.each(CONTRACT_BACKENDS)('tenant isolation on %s', (backend) => {
   });
 
   describe('store operations', () => {
-    it.each(OPERATIONS)(
+    it.each(FOREIGN_ROW_OPERATIONS)(
       "should answer %s on another tenant's row exactly like on a missing one",
       async (_name, operation) => {
         const before = await rowsOfTenant(tenantA.tenantId);
@@ -160,6 +97,18 @@ describe.each(CONTRACT_BACKENDS)('tenant isolation on %s', (backend) => {
         expect(await rowsOfTenant(tenantA.tenantId)).toEqual(before);
       },
     );
+
+    it('should aim every store method that takes a row id at another tenant (a new method must join the list)', () => {
+      expect(unaimedStoreMethods(tenantB)).toEqual([]);
+    });
+
+    it("should delete none of another tenant's stream chunks, answering as for a missing thread", async () => {
+      const before = await rowsOfTenant(tenantA.tenantId);
+      expect(await tenantB.deleteStreamChunks(target.threadId)).toBe(0);
+      expect(await tenantB.deleteStreamChunks(target.threadId, { messageId: target.pendingId })).toBe(0);
+      expect(await tenantB.deleteStreamChunks(randomUUID())).toBe(0);
+      expect(await rowsOfTenant(tenantA.tenantId)).toEqual(before);
+    });
 
     it("should neither list, search, recover, expire nor reference another tenant's rows", async () => {
       const before = await rowsOfTenant(tenantA.tenantId);

@@ -13,70 +13,10 @@ import { rowsOf } from '../../src/tenant/database.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { BACKENDS, describeOffCitus, useTestDatabase } from '../support/test-database.js';
 import { assistantMessage, userMessage } from '../support/fixtures.js';
+import { FOREIGN_ROW_OPERATIONS, unaimedStoreMethods, type Target } from '../support/foreign-row-operations.js';
 import { ROW_ORDER, TABLES } from '../support/tables.js';
 
 const APP_ROLE = 'agent_history_app';
-
-/** The ids of Alice's rows that Bob, a user of the same tenant, aims at. */
-interface Target {
-  threadId: string;
-  runId: string;
-  messageId: string;
-  pendingId: string;
-}
-
-/** Every store operation that takes an id, aimed at `target`: each must fail as NotFound and write nothing. */
-const OPERATIONS: Array<[string, (store: TenantHistory, target: Target) => Promise<unknown>]> = [
-  ['getThread', (store, t) => store.getThread(t.threadId)],
-  ['renameThread', (store, t) => store.renameThread(t.threadId, { title: 'pwned' })],
-  ['updateThreadMetadata', (store, t) => store.updateThreadMetadata(t.threadId, { metadata: { pwned: true } })],
-  ['softDeleteThread', (store, t) => store.softDeleteThread(t.threadId)],
-  ['deleteThread', (store, t) => store.deleteThread(t.threadId)],
-  ['forkThread', (store, t) => store.forkThread(t.threadId, { atSequence: 1 })],
-  ['startRun', (store, t) => store.startRun(t.threadId)],
-  ['finishRun', (store, t) => store.finishRun(t.runId, { status: 'completed', usage: { inputTokens: 1 } })],
-  ['failRun', (store, t) => store.failRun(t.runId, { error: new Error('x') })],
-  ['getRun', (store, t) => store.getRun(t.runId)],
-  ['appendMessage', (store, t) => store.appendMessage(t.threadId, userMessage('intruder', 'hi'))],
-  ['beginAssistantMessage', (store, t) => store.beginAssistantMessage(t.threadId, { messageId: 'intruder' })],
-  [
-    'checkpointMessage',
-    (store, t) => store.checkpointMessage(t.threadId, t.pendingId, { parts: [{ type: 'text', text: 'x' }] }),
-  ],
-  ['finalizeMessage', (store, t) => store.finalizeMessage(t.threadId, t.pendingId, { status: 'completed', parts: [] })],
-  ['excludeMessages', (store, t) => store.excludeMessages(t.threadId, [t.messageId], { reason: 'x' })],
-  ['includeMessages', (store, t) => store.includeMessages(t.threadId, [t.messageId])],
-  ['pinMessage', (store, t) => store.pinMessage(t.threadId, t.messageId)],
-  ['unpinMessage', (store, t) => store.unpinMessage(t.threadId, t.messageId)],
-  ['getMessage', (store, t) => store.getMessage(t.threadId, t.messageId)],
-  ['listMessages', (store, t) => store.listMessages(t.threadId)],
-  ['redactMessage', (store, t) => store.redactMessage(t.threadId, t.messageId, { actor: 'x', reason: 'x' })],
-  ['loadContext', (store, t) => store.loadContext(t.threadId)],
-  [
-    'writeSummary',
-    (store, t) =>
-      store.writeSummary(t.threadId, {
-        fromSequence: 1,
-        throughSequence: 1,
-        content: 'x',
-        tokenCount: 1,
-        policyVersion: 'p',
-      }),
-  ],
-  [
-    'writeSnapshot',
-    (store, t) =>
-      store.writeSnapshot(t.threadId, {
-        expectedVersion: 1,
-        throughSequence: 1,
-        includedSequences: [],
-        policyVersion: 'p',
-        messagesHash: 'h',
-      }),
-  ],
-  ['listSummaries', (store, t) => store.listSummaries(t.threadId)],
-  ['contextStore().loadContext', (store, t) => store.contextStore(t.threadId).loadContext()],
-];
 
 describe.each(BACKENDS)('user scope on %s', (backend) => {
   const database = useTestDatabase(backend);
@@ -148,7 +88,7 @@ describe.each(BACKENDS)('user scope on %s', (backend) => {
   });
 
   describe('store operations', () => {
-    it.each(OPERATIONS)(
+    it.each(FOREIGN_ROW_OPERATIONS)(
       "should answer %s on another user's thread exactly like on a missing one",
       async (_name, operation) => {
         const before = await rowsOfAlice();
@@ -165,6 +105,18 @@ describe.each(BACKENDS)('user scope on %s', (backend) => {
         expect(await rowsOfAlice()).toEqual(before);
       },
     );
+
+    it('should aim every store method that takes a row id at another user (a new method must join the list)', () => {
+      expect(unaimedStoreMethods(bob)).toEqual([]);
+    });
+
+    it("should delete none of another user's stream chunks, answering as for a missing thread", async () => {
+      const before = await rowsOfAlice();
+      expect(await bob.deleteStreamChunks(target.threadId)).toBe(0);
+      expect(await bob.deleteStreamChunks(target.threadId, { messageId: target.pendingId })).toBe(0);
+      expect(await bob.deleteStreamChunks(randomUUID())).toBe(0);
+      expect(await rowsOfAlice()).toEqual(before);
+    });
 
     it("should neither list, search, recover nor expire another user's threads, nor reference their runs", async () => {
       const before = await rowsOfAlice();
