@@ -53,8 +53,16 @@ function freePort(): Promise<number> {
   });
 }
 
-async function startApp(port: number, dataDir: string): Promise<ChildProcess> {
-  const server = spawn(join(APP_DIR, 'node_modules/.bin/next'), ['start', '-H', '127.0.0.1', '-p', String(port)], {
+// The server keeps idle connections open longer than any pause in this script: with Node's default of 5 s, a
+// request sent on a pooled connection just as the server's timer closes it is reset (ECONNRESET), a race of
+// the test's client, not of the app.
+const KEEP_ALIVE_MS = '600000';
+
+type App = { server: ChildProcess; output: () => string };
+
+async function startApp(port: number, dataDir: string): Promise<App> {
+  const args = ['start', '-H', '127.0.0.1', '-p', String(port), '--keepAliveTimeout', KEEP_ALIVE_MS];
+  const server = spawn(join(APP_DIR, 'node_modules/.bin/next'), args, {
     cwd: APP_DIR,
     env: {
       ...process.env,
@@ -75,7 +83,7 @@ async function startApp(port: number, dataDir: string): Promise<ChildProcess> {
     if (server.exitCode !== null) throw new Error(`next start exited (${server.exitCode}):\n${output}`);
     try {
       const response = await fetch(`http://127.0.0.1:${port}/api/threads`);
-      if (response.ok) return server;
+      if (response.ok) return { server, output: () => output };
     } catch {
       // not listening yet
     }
@@ -113,7 +121,7 @@ async function main() {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   console.log(`e2e: app on ${base}, data in ${work}`);
-  const server = await startApp(port, join(work, 'pglite'));
+  const app = await startApp(port, join(work, 'pglite'));
   const context = await chromium.launchPersistentContext(join(work, 'profile'), {
     executablePath: '/usr/bin/chromium',
     headless: true,
@@ -387,9 +395,14 @@ async function main() {
     await step('reloads mid-answer: the answer resumes to its end, shown once, and is stored so', () =>
       reloadMidAnswer(page, SCREENSHOTS),
     );
+  } catch (error) {
+    // What the server printed says whether it failed or the client did; print its tail with the failure.
+    const exited = app.server.exitCode === null ? 'still running' : `exited with ${app.server.exitCode}`;
+    console.log(`e2e: the app (${exited}) printed:\n${app.output().split('\n').slice(-60).join('\n')}`);
+    throw error;
   } finally {
     await context.close().catch(() => {});
-    server.kill('SIGTERM');
+    app.server.kill('SIGTERM');
     rmSync(work, { recursive: true, force: true });
   }
 }
