@@ -17,6 +17,7 @@ import {
   readmeBlock,
   ROOT,
   runScript,
+  SUBPROCESS_TIMEOUT,
 } from './support/consumer-project.js';
 import { expectStoreWorksAsLogin } from './support/use-store-as-login.js';
 
@@ -29,7 +30,7 @@ async function migrateWithPackage(url: string): Promise<void> {
   }
 }
 
-describe('agent-history/schema in a drizzle-kit project', () => {
+describe('agent-history/schema in a drizzle-kit project', { timeout: SUBPROCESS_TIMEOUT }, () => {
   const folder = mkdtempSync(join(tmpdir(), 'agent-history-consumer-'));
   afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
@@ -56,7 +57,7 @@ describe('agent-history/schema in a drizzle-kit project', () => {
 });
 
 // A cluster of its own: the suite's cluster already has agent_history_app, which hides a migration that needs it first.
-describe("README's drizzle-kit path on a fresh PostgreSQL 15 cluster", () => {
+describe("README's drizzle-kit path on a fresh PostgreSQL 15 cluster", { timeout: SUBPROCESS_TIMEOUT }, () => {
   let cluster: PostgresCluster;
   let server: string;
   const folder = mkdtempSync(join(tmpdir(), 'agent-history-consumer-'));

@@ -16,6 +16,7 @@ import {
   readmeBlock,
   ROOT,
   runScript,
+  SUBPROCESS_TIMEOUT,
 } from './support/consumer-project.js';
 import { expectStoreWorksAsLogin } from './support/use-store-as-login.js';
 
@@ -52,7 +53,7 @@ function addFunction(): string {
   return install.slice(0, install.indexOf('\n}\n') + 3);
 }
 
-describe('upgrading from 0.1.0 (migrations 0000-0004) on PostgreSQL 15', () => {
+describe('upgrading from 0.1.0 (migrations 0000-0004) on PostgreSQL 15', { timeout: SUBPROCESS_TIMEOUT }, () => {
   let cluster: PostgresCluster;
   let server: string;
   let old: { root: string; files: Set<string> };
