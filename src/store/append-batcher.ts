@@ -4,6 +4,7 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { assertInteger } from '../errors/assert-input.js';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
 import type { AppendItem, AppendStatements } from './append-statements.js';
+import { embeddedClient } from './execute-append.js';
 import { sendAppendBatch, type SendAppendBatchOptions } from './send-append-batch.js';
 import { appendThreadKey, takeAppendBatch, type QueuedAppend } from './take-append-batch.js';
 
@@ -15,7 +16,10 @@ import { appendThreadKey, takeAppendBatch, type QueuedAppend } from './take-appe
  * Under load this turns N commits (N WAL flushes, N round trips, N waits on a hot thread's row lock) into one.
  */
 export interface AppendBatchingOptions {
-  /** Append statements in flight at once (each holds one connection). @default 2 */
+  /**
+   * Append statements in flight at once (each holds one connection). On PGlite, which runs one statement at a time,
+   * a second one in flight would only wait inside PGlite while taking appends out of the next batch. @default 2 (1 on PGlite)
+   */
   maxInFlight?: number;
   /** The most messages in one statement. @default 64 */
   maxBatchSize?: number;
@@ -39,8 +43,11 @@ export interface AppendBatcher {
 const setting = (argument: string, value: unknown, fallback: number, max: number): number =>
   value === undefined ? fallback : assertInteger(argument, value, 1, max);
 
-/** The options, checked (an {@link InvalidArgumentError} naming the bad one), with their defaults. */
-function batchingSettings(options: AppendBatchingOptions | undefined): Required<AppendBatchingOptions> {
+/** The options, checked (an {@link InvalidArgumentError} naming the bad one), with their defaults for `db`. */
+function batchingSettings(
+  options: AppendBatchingOptions | undefined,
+  db: AgentHistoryDatabase,
+): Required<AppendBatchingOptions> {
   if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) {
     throw new InvalidArgumentError({
       argument: 'appendBatching',
@@ -49,7 +56,12 @@ function batchingSettings(options: AppendBatchingOptions | undefined): Required<
     });
   }
   return {
-    maxInFlight: setting('appendBatching.maxInFlight', options?.maxInFlight, 2, 1_000),
+    maxInFlight: setting(
+      'appendBatching.maxInFlight',
+      options?.maxInFlight,
+      embeddedClient(db) === null ? 2 : 1,
+      1_000,
+    ),
     maxBatchSize: setting('appendBatching.maxBatchSize', options?.maxBatchSize, 64, 10_000),
     maxBatchBytes: setting('appendBatching.maxBatchBytes', options?.maxBatchBytes, 4_194_304, 1_073_741_824),
     stalledAfterMs: setting('appendBatching.stalledAfterMs', options?.stalledAfterMs, 250, 3_600_000),
@@ -73,7 +85,7 @@ export function createAppendBatcher(
   }: { onBatchError?: (error: unknown, size: number) => void; now?: () => Date } = {},
 ): AppendBatcher | null {
   if (options === false || is(db, PgTransaction)) return null;
-  const { maxInFlight, maxBatchSize, maxBatchBytes, stalledAfterMs } = batchingSettings(options);
+  const { maxInFlight, maxBatchSize, maxBatchBytes, stalledAfterMs } = batchingSettings(options, db);
 
   let inFlight = 0;
   /** Statements that gave up their slot (see stalledAfterMs); at most maxInFlight, so at most 2 × maxInFlight in all. */

@@ -12,6 +12,7 @@ import type { AppendableMessage, StorableMessage } from '../model/stored-rows.js
 import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
 import { CURRENT_MESSAGE_SCHEMA_VERSION } from '../model/message-shape-migrations.js';
 import { keepCallerSettings } from '../tenant/keep-caller-settings.js';
+import { executeAppend } from './execute-append.js';
 
 /** The options of `appendMessage`. */
 export interface AppendMessageOptions {
@@ -126,7 +127,7 @@ export async function appendMessage<UI_MESSAGE extends AppendableMessage>(
 async function sendAppend(context: StoreContext, item: AppendItem): Promise<AppendRow[]> {
   const statement = context.appendStatements.single(context.tenantId, context.appRole, item);
   if (context.userId !== null) return inTenant(context, async (tx) => rowsOf<AppendRow>(await tx.execute(statement)));
-  return keepCallerSettings(context.db, async () => rowsOf<AppendRow>(await context.db.execute(statement)));
+  return keepCallerSettings(context.db, () => executeAppend<AppendRow>(context.db, statement));
 }
 
 /** The options, checked, with their defaults: each bad one an {@link InvalidArgumentError} naming it and its value. */

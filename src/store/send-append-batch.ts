@@ -1,4 +1,5 @@
-import { rowsOf, type AgentHistoryDatabase } from '../tenant/database.js';
+import type { AgentHistoryDatabase } from '../tenant/database.js';
+import { executeAppend } from './execute-append.js';
 import type { AppendStatements } from './append-statements.js';
 import { postgresErrorCode } from './store-context.js';
 import type { QueuedAppend } from './take-append-batch.js';
@@ -28,13 +29,12 @@ export async function sendAppendBatch(batch: QueuedAppend[], options: SendAppend
   const { tenantId, appRole } = batch[0]!;
   let rows: Array<{ item: number }>;
   try {
-    rows = rowsOf(
-      await db.execute(
-        statements.batch(
-          tenantId,
-          appRole,
-          batch.map((entry) => entry.item),
-        ),
+    rows = await executeAppend(
+      db,
+      statements.batch(
+        tenantId,
+        appRole,
+        batch.map((entry) => entry.item),
       ),
     );
   } catch (error) {
@@ -78,7 +78,7 @@ export async function sendAppendBatch(batch: QueuedAppend[], options: SendAppend
 
 async function sendAlone(entry: QueuedAppend, { db, statements }: SendAppendBatchOptions): Promise<void> {
   try {
-    entry.resolve(rowsOf(await db.execute(statements.single(entry.tenantId, entry.appRole, entry.item))));
+    entry.resolve(await executeAppend(db, statements.single(entry.tenantId, entry.appRole, entry.item)));
   } catch (error) {
     entry.reject(error);
   }

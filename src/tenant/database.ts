@@ -2,7 +2,8 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 
 /**
  * Any Drizzle Postgres database or transaction: postgres-js, node-postgres, PGlite, Neon, …
- * The store never reaches past Drizzle to the driver.
+ * The store never reaches past Drizzle to the driver, with one exception: on a PGlite database (not a transaction) the
+ * append statements go to PGlite's `exec` (`src/store/execute-append.ts`).
  */
 export type AgentHistoryDatabase = PgDatabase<PgQueryResultHKT, Record<string, unknown>>;
 

@@ -82,6 +82,22 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     );
   });
 
+  it('should keep one append statement in flight by default on PGlite, which runs one at a time, and two elsewhere', async () => {
+    // PGlite runs one statement at a time: a second statement in flight would only wait inside PGlite, holding
+    // appends out of the next batch. So a burst to 12 threads is the first append alone, then the other 11 in one.
+    const tenantId = randomUUID();
+    const store = history().forTenant(tenantId);
+    const threads = await Promise.all(range(1, 12).map(() => store.createThread()));
+    await Promise.all(threads.map((thread, index) => store.appendMessage(thread.id, userMessage(`m${index}`))));
+    const rows = await database.admin.query<{ sequence: string; tx: string }>(
+      'select sequence, xmin::text as tx from agent_message where tenant_id = $1',
+      [tenantId],
+    );
+    expect(rows.map((row) => Number(row.sequence))).toEqual(threads.map(() => 1));
+    // Elsewhere the second append is sent alone while the first is in flight, and the other ten are batched.
+    expect(new Set(rows.map((row) => row.tx)).size).toBe(backend === 'pglite' ? 2 : 3);
+  });
+
   it('should keep each appender in its own order and every sequence gapless when 16 appenders share one thread', async () => {
     const store = history({ maxInFlight: 2 }).forTenant(randomUUID());
     const thread = await store.createThread();

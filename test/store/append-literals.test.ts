@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import type { Logger } from 'drizzle-orm';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createAgentHistory } from '../../src/index.js';
 import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
@@ -21,14 +21,34 @@ const hostileText = fc.oneof(
 
 describe.each(BACKENDS)('appends sent as literals on %s', (backend) => {
   const database = useTestDatabase(backend);
+  const restore: Array<() => void> = [];
+  afterEach(() => restore.splice(0).forEach((undo) => undo()));
 
-  it('should send an append without parameters (one round trip) and store any text exactly', async () => {
-    const sent: Array<{ query: string; params: unknown[] }> = [];
-    const logger: Logger = { logQuery: (query, params) => void sent.push({ query, params }) };
+  /**
+   * The store's database, recording every statement sent: through Drizzle (its logger) and, on PGlite, straight
+   * to PGlite's simple-query `exec` (the real client, recorded on its way through), which has no parameters.
+   */
+  const recordingDatabase = () => {
+    const sent: Array<{ query: string; params: unknown[]; via: 'drizzle' | 'exec' }> = [];
+    const logger: Logger = { logQuery: (query, params) => void sent.push({ query, params, via: 'drizzle' }) };
     const client = (database.db as unknown as { $client: never }).$client;
+    if (backend === 'pglite') {
+      const pglite = client as { exec(query: string): Promise<unknown> };
+      const exec = pglite.exec;
+      pglite.exec = (query: string) => {
+        sent.push({ query, params: [], via: 'exec' });
+        return exec.call(pglite, query);
+      };
+      restore.push(() => void (pglite.exec = exec));
+    }
     const db = (backend === 'pglite'
       ? drizzlePglite({ client, logger })
       : drizzlePostgres({ client, logger })) as unknown as AgentHistoryDatabase;
+    return { sent, db };
+  };
+
+  it('should send an append without parameters (one round trip) and store any text exactly', async () => {
+    const { sent, db } = recordingDatabase();
     const store = createAgentHistory({ db, appendBatching: false }).forTenant(randomUUID());
     const thread = (await store.createThread()).id;
     await fc.assert(
@@ -43,6 +63,8 @@ describe.each(BACKENDS)('appends sent as literals on %s', (backend) => {
         const appends = sent.filter(({ query }) => /agent_history_append_message/.test(query));
         expect(appends).toHaveLength(1);
         expect(appends[0]!.params).toEqual([]);
+        // On PGlite, in one pass through PGlite (simple query), not Drizzle's two (Parse/Describe, Bind/Execute).
+        expect(appends[0]!.via).toBe(backend === 'pglite' ? 'exec' : 'drizzle');
         const again = await store.getMessage(thread, messageId);
         expect(again.message).toEqual({
           id: messageId,
@@ -57,12 +79,7 @@ describe.each(BACKENDS)('appends sent as literals on %s', (backend) => {
   });
 
   it('should send a combined batch without parameters too, every text intact', async () => {
-    const sent: Array<{ query: string; params: unknown[] }> = [];
-    const logger: Logger = { logQuery: (query, params) => void sent.push({ query, params }) };
-    const client = (database.db as unknown as { $client: never }).$client;
-    const db = (backend === 'pglite'
-      ? drizzlePglite({ client, logger })
-      : drizzlePostgres({ client, logger })) as unknown as AgentHistoryDatabase;
+    const { sent, db } = recordingDatabase();
     const store = createAgentHistory({ db }).forTenant(randomUUID());
     const thread = (await store.createThread()).id;
     const texts = ['$a$', 'x$a', "it's", 'back\\slash', '$a0$$a$', '$$', 'end$'];
@@ -72,7 +89,10 @@ describe.each(BACKENDS)('appends sent as literals on %s', (backend) => {
       ),
     );
     const batches = sent.filter(({ query }) => /agent_history_append_messages\(/.test(query));
-    expect(batches.every(({ params }) => params.length === 0)).toBe(true);
+    expect(batches.length).toBeGreaterThan(0);
+    expect(
+      batches.every(({ params, via }) => params.length === 0 && via === (backend === 'pglite' ? 'exec' : 'drizzle')),
+    ).toBe(true);
     const { messages } = await store.listMessages(thread);
     expect(messages.map((stored) => stored.message.parts[0]).toReversed()).toEqual(
       expect.arrayContaining(texts.map((text) => ({ type: 'text', text }))),
