@@ -4,7 +4,7 @@
 // token counts under the store's counter id, and a real append that continues the sequence and stores the same
 // byte size, token count and vector as the generated copy of the same template. Throws on any difference.
 import type postgres from 'postgres';
-import { countStoredMessageTokens } from '../src/tokens/count-stored-message-tokens.js';
+import { countStoredMessageTokens, storedTokenCountId } from '../src/tokens/count-stored-message-tokens.js';
 import type { TokenCounter } from '../src/tokens/token-counter.js';
 import type { MessageFactory } from './messages.js';
 import type { openAgentHistory } from './peers/agent-history-peer.js';
@@ -58,9 +58,10 @@ async function checkThroughStore(
   history: History,
   thread: Thread,
   tokenCounter: TokenCounter,
-  counterId: string,
   factory: MessageFactory,
 ) {
+  // The store's own id for its counter, not the one the generator was given: a wrong generator id must fail here.
+  const counterId = storedTokenCountId(tokenCounter);
   const store = history.forTenant(thread.tenant_id);
   const [{ next }] = await sql<{ next: number }[]>`select next_sequence::int as next from agent_thread
     where tenant_id = ${thread.tenant_id} and id = ${thread.id}`;
@@ -102,13 +103,11 @@ export async function checkScaleData(
   {
     threads,
     tokenCounter,
-    counterId,
     factory,
     sample = 3,
   }: {
     threads: Thread[];
     tokenCounter: TokenCounter;
-    counterId: string;
     factory: MessageFactory;
     sample?: number;
   },
@@ -116,6 +115,6 @@ export async function checkScaleData(
   const messages = await checkSequences(sql);
   await checkVectors(sql, threads[0]!);
   for (let index = 0; index < sample; index++)
-    await checkThroughStore(sql, history, threads[(index * 7919) % threads.length]!, tokenCounter, counterId, factory);
+    await checkThroughStore(sql, history, threads[(index * 7919) % threads.length]!, tokenCounter, factory);
   return messages;
 }

@@ -61,7 +61,6 @@ async function main(server: BenchServer) {
       const messages = await checkScaleData(sql, app.history, {
         threads,
         tokenCounter: await loadO200kTokenCounter(),
-        counterId,
         factory,
       });
       loaded = messages;
