@@ -99,7 +99,7 @@ async function main() {
           store: tenantStore.contextStore(threadId),
           // A deliberately small window, so a short conversation shows pruning, a summary and a snapshot.
           model: 'gpt-4o-mini',
-          modelProfile: { contextWindow: 3_200, maxOutputTokens: 400 },
+          modelProfile: { contextWindow: 1_500, maxOutputTokens: 400 },
           maxOutputTokens: 400,
           tools,
           instructions,

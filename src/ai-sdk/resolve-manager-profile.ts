@@ -1,4 +1,5 @@
 import { assertMaxInputTokens } from '../context/engine/context-budget.js';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { ModelProfileNotFoundError } from '../tokens/model-profile-not-found-error.js';
 import { resolveModelProfile, type ModelProfile } from '../tokens/model-profile.js';
 
@@ -26,6 +27,7 @@ export function resolveManagerProfile({
   maxOutputTokens?: number;
 }): ModelProfile {
   if (maxInputTokens !== undefined) assertMaxInputTokens(maxInputTokens);
+  assertModel(model);
   if (typeof model === 'object' && 'contextWindow' in model) return { ...model, ...overrides };
   const { modelId, provider } = typeof model === 'string' ? { modelId: model, provider: undefined } : model;
   try {
@@ -44,4 +46,15 @@ export function resolveManagerProfile({
       overrides: { ...overrides, ...window, maxOutputTokens: overrides.maxOutputTokens ?? reserve },
     });
   }
+}
+
+/** A model that is neither an id nor an object with a `modelId` (`undefined`, `null`, a number) is named, typed. */
+function assertModel(model: unknown): asserts model is ContextManagerModel {
+  const named = typeof model === 'object' && model !== null && ('contextWindow' in model || 'modelId' in model);
+  if (typeof model !== 'string' && !named)
+    throw new InvalidArgumentError({
+      argument: 'model',
+      value: model,
+      message: "expected a model id such as 'gpt-4o', an AI SDK model ({ provider, modelId }) or a model profile.",
+    });
 }

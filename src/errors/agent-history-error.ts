@@ -18,8 +18,12 @@ export class AgentHistoryError extends Error {
   }
 }
 
-/** Renders a value for an error message: quoted, and cut short when long. */
+/**
+ * Renders a value for an error message: quoted, and cut short when long. A function (a driver's client such as
+ * postgres-js `sql`) is named, never printed as its source; an object JSON cannot render, by its class.
+ */
 export function describeValue(value: unknown): string {
+  if (typeof value === 'function') return `[function ${value.name || 'anonymous'}]`;
   let text: string;
   try {
     text =
@@ -29,7 +33,8 @@ export function describeValue(value: unknown): string {
           ? String(value) // NaN, Infinity: JSON would say null
           : (JSON.stringify(value) ?? String(value));
   } catch {
-    text = String(value);
+    const className = (value as { constructor?: { name?: string } } | null)?.constructor?.name;
+    text = typeof value === 'object' && className ? `[object ${className}]` : String(value);
   }
   return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }

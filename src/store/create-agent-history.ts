@@ -64,6 +64,7 @@ export function createAgentHistory({
   search = 'inline',
   _internal = {},
 }: CreateAgentHistoryOptions): AgentHistory {
+  assertDatabase(db);
   assertSearchIndexing(search);
   const now = _internal.now ?? (() => new Date());
   const tokenCounter = Promise.resolve(tokenCounterOption ?? loadO200kTokenCounter());
@@ -106,6 +107,18 @@ export function createAgentHistory({
       return tenantHistory(context);
     },
   };
+}
+
+/** `db` is a Drizzle database or transaction (not the driver's client, a common slip), checked before any call. */
+function assertDatabase(db: unknown): void {
+  const drizzleShaped = (candidate: { transaction?: unknown; execute?: unknown }) =>
+    typeof candidate.transaction === 'function' && typeof candidate.execute === 'function';
+  if (typeof db !== 'object' || db === null || !drizzleShaped(db))
+    throw new InvalidArgumentError({
+      argument: 'db',
+      value: db,
+      message: 'expected a Drizzle Postgres database, as drizzle({ client }) returns it, or one of its transactions.',
+    });
 }
 
 /** The user scope of `forTenant`, checked: a string of 1 to 200 characters, or null for the whole tenant. */

@@ -149,6 +149,35 @@ describe('the package entry points', () => {
     expect(missing).toEqual([]);
   });
 
+  it('should export every function README.md writes as a call, or have it as a member of an exported type', () => {
+    const readme = readFileSync(resolve(root, 'README.md'), 'utf8');
+    // Calls the README writes that are not this package's: the AI SDK's, Drizzle's, SQL's, and its own prose
+    // (`ceil(…)`).
+    const foreign = new Set([
+      'addToolApprovalResponse',
+      'ceil',
+      'convertToModelMessages',
+      'drizzle',
+      'generateId',
+      'generateUUID',
+      'useChat',
+    ]);
+    const called = new Set([...readme.matchAll(/`([a-zA-Z_]\w*)\(/g)].map((match) => match[1]!));
+    const known = new Set<string>();
+    for (const entry of entryPoints) {
+      const source = program.getSourceFile(entry.types)!;
+      for (const symbol of checker.getExportsOfModule(checker.getSymbolAtLocation(source)!)) {
+        known.add(symbol.name);
+        const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+        if (target.flags & (ts.SymbolFlags.Interface | ts.SymbolFlags.TypeAlias))
+          for (const property of checker.getDeclaredTypeOfSymbol(target).getProperties()) known.add(property.name);
+      }
+    }
+    const missing = [...called].filter((name) => !known.has(name) && !foreign.has(name) && !/^[a-z]+_/.test(name));
+    expect(called.size).toBeGreaterThan(40);
+    expect(missing).toEqual([]);
+  });
+
   it('should load every entry point and find its exported values at run time', async () => {
     for (const entry of entryPoints) {
       const loaded = (await import(entry.javascript)) as Record<string, unknown>;

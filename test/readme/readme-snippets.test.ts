@@ -74,6 +74,32 @@ describe('README.md', () => {
     expect(snippets.length).toBeGreaterThanOrEqual(4);
   });
 
+  // tsx strips types without checking them: a snippet with a wrong option name or type would still run. Checked
+  // here with the repository's compiler options, the package names mapped to the sources as for the examples.
+  it('should type-check every snippet', async () => {
+    const checked = join(folder, 'typecheck');
+    mkdirSync(checked, { recursive: true });
+    for (const { line, code } of snippets)
+      writeFileSync(join(checked, `line-${line}.ts`), moduleFor(code, workingDirectory));
+    writeFileSync(
+      join(checked, 'tsconfig.json'),
+      JSON.stringify({
+        extends: join(root, 'tsconfig.json'),
+        compilerOptions: { noEmit: true, sourceMap: false, declaration: false },
+        include: ['*.ts'],
+      }),
+    );
+    let output = '';
+    try {
+      await promisify(execFile)(join(root, 'node_modules', '.bin', 'tsc'), ['-p', join(checked, 'tsconfig.json')], {
+        cwd: root,
+      });
+    } catch (error) {
+      output = String((error as { stdout?: string }).stdout ?? error);
+    }
+    expect(output).toBe('');
+  }, 300_000);
+
   it.each(snippets)('should run the snippet at line $line as written', async ({ line, code }) => {
     const file = join(folder, `line-${line}.ts`);
     writeFileSync(file, moduleFor(code, workingDirectory));

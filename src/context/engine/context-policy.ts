@@ -161,6 +161,8 @@ export const defaultContextPolicy: Readonly<ContextPolicy> = Object.freeze({
 
 /** Fills a partial policy with the defaults and checks every value; a bad one throws `InvalidArgumentError` naming it. */
 export function resolveContextPolicy(input: ContextPolicyInput = {}): ContextPolicy {
+  if (input.assistantStatuses !== undefined && !Array.isArray(input.assistantStatuses))
+    fail('policy.assistantStatuses', input.assistantStatuses, 'expected an array of message statuses.');
   const policy: ContextPolicy = {
     version: input.version ?? defaultContextPolicy.version,
     assistantStatuses: [...(input.assistantStatuses ?? defaultContextPolicy.assistantStatuses)],
@@ -190,8 +192,9 @@ export function resolveContextPolicy(input: ContextPolicyInput = {}): ContextPol
   integer('policy.memory.messageCharacters', policy.memory.messageCharacters, 1);
   integer('policy.toolOutputPreview.minimumTokens', policy.toolOutputPreview.minimumTokens, 16);
   integer('policy.toolOutputPreview.tokens', policy.toolOutputPreview.tokens, policy.toolOutputPreview.minimumTokens);
-  if (!(policy.summary.targetRatio > 0 && policy.summary.targetRatio <= 1))
-    fail('policy.summary.targetRatio', policy.summary.targetRatio, 'expected a share above 0 and at most 1.');
+  const { targetRatio } = policy.summary;
+  if (typeof targetRatio !== 'number' || !(targetRatio > 0 && targetRatio <= 1))
+    fail('policy.summary.targetRatio', targetRatio, 'expected a number above 0 and at most 1.');
   return policy;
 }
 
