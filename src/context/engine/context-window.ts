@@ -27,8 +27,9 @@ export function findWindowStart(candidates: readonly ContextMessage[], size: Con
   for (let index = candidates.length - 1; index > 0; index--) {
     const stored = candidates[index];
     if (typeof stored?.message !== 'object' || stored.message === null) return 0;
-    // A message without a stored count adds nothing: the window only grows.
-    tokens += typeof stored.tokenCount === 'number' ? stored.tokenCount : 0;
+    // A message without a stored count, or one that never reaches the model, adds nothing: the window only grows.
+    const reaches = stored.deletedAt == null && (stored.contextState ?? 'eligible') === 'eligible';
+    tokens += reaches && typeof stored.tokenCount === 'number' ? stored.tokenCount : 0;
     if (stored.message.role !== 'user') continue;
     turns += 1;
     if (tokens >= size.rawTokens && turns >= size.minimumTurns) return index;

@@ -55,10 +55,15 @@ export function loadContextSegments(options: LoadContextSegmentsOptions): Loaded
   const load = (messages: readonly ContextMessage[]) => segmentsOf(options, messages, summary, bySequence.size);
   const start = window ? findWindowStart(candidates, window) : 0;
   if (start === 0) return load(candidates);
-  return {
-    ...load(windowMessages(candidates, start)),
-    window: { firstSequence: candidates[start]!.sequence, whole: () => load(candidates) },
-  };
+  let windowed: LoadedContextSegments;
+  try {
+    windowed = load(windowMessages(candidates, start));
+  } catch (error) {
+    // Nothing in the window reaches the model (all deleted or excluded): the older turns may.
+    if (error instanceof ContextEmptyError) return load(candidates);
+    throw error;
+  }
+  return { ...windowed, window: { firstSequence: candidates[start]!.sequence, whole: () => load(candidates) } };
 }
 
 function segmentsOf(
