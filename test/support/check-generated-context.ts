@@ -93,9 +93,11 @@ export function createGeneratedEngine(
   conversation: GeneratedConversation,
   store: ReturnType<typeof createMemoryContextStore>,
   tokenCounter: TokenCounter,
+  _internal?: { wholeThread?: boolean },
 ) {
   const budget = conversation.maxInputTokens;
   return createContextEngine({
+    _internal,
     store,
     profile,
     tokenCounter,

@@ -12,6 +12,7 @@ import type { CreateContextEngineOptions } from './context-engine.js';
 import type { ContextReport } from './context-report.js';
 import type { ContextInstructions } from './estimate-prompt-overhead.js';
 import { loadContextSegments } from './load-context-segments.js';
+import type { ContextWindowSize } from './context-window.js';
 
 /** What one engine's calls share (see `createContextEngine`). */
 export interface EngineInternals {
@@ -35,11 +36,13 @@ export interface EngineInternals {
 
 /**
  * Stages 1 to 4 from the store, then every other stage (the `initialMessages()` path); `loaded` is the context
- * before the compaction.
+ * before the compaction (the whole thread's, with `whole`). Without a summarizer or custom conversions, a long
+ * thread is compacted from its newest turns ({@link contextWindowSize}) unless `whole` is set.
  */
 export async function buildInitial(
   { options, settings, state, calibrator, resources, compact, emit }: EngineInternals,
   instructions: ContextInstructions | undefined,
+  whole = false,
 ): Promise<{ final: ContextSegment[]; report: ContextReport; loaded: ContextSegment[] }> {
   const started = settings.now();
   const { tokenCounter } = await resources();
@@ -51,6 +54,7 @@ export async function buildInitial(
     policy: settings.policy,
     convertToolOutput: options.convertToolOutput,
     convertDataPart: options.convertDataPart,
+    window: whole ? undefined : contextWindowSize(options, settings),
   });
   const { segments: final, report } = await compact({
     trigger: 'initial-messages',
@@ -61,6 +65,7 @@ export async function buildInitial(
     observation: { observedInputTokens: null, estimatedInputTokens: null },
     started,
     memory: true,
+    window: loaded.window,
   });
   emit(report);
   return { final, report, loaded: loaded.segments };
@@ -77,12 +82,30 @@ export async function adoptThread(
   instructions: ContextInstructions | undefined,
 ): Promise<ModelMessage[]> {
   try {
-    const { final, loaded } = await buildInitial(internals, instructions);
+    // The whole thread: the step's messages are matched against every stored one.
+    const { final, loaded } = await buildInitial(internals, instructions, true);
     return [...renderSegments(final), ...unstoredTail(messages, loaded)];
   } catch (error) {
     if (error instanceof ContextEmptyError) return messages;
     throw error;
   }
+}
+
+/**
+ * How much of the thread `initialMessages()` starts from: the newest turns holding twice the most input the model
+ * takes, in stored raw tokens (the selection keeps less: pruned turns are smaller, but not by half in general; when
+ * it would keep more, the whole thread is compacted instead). None with a summarizer (it reads every turn set
+ * aside) or a custom conversion (stored counts are not used with it).
+ */
+export function contextWindowSize(
+  options: Pick<CreateContextEngineOptions, 'summarizer' | 'convertToolOutput' | 'convertDataPart' | '_internal'>,
+  settings: Pick<ContextEngineSettings, 'profile' | 'maxInputTokens' | 'policy'>,
+): ContextWindowSize | undefined {
+  if (options.summarizer || options.convertToolOutput || options.convertDataPart) return undefined;
+  if (options._internal?.wholeThread) return undefined;
+  const input = Math.min(settings.profile.contextWindow, settings.maxInputTokens ?? Number.POSITIVE_INFINITY);
+  const { reasoningTurns, toolTrafficTurns } = settings.policy.prune;
+  return { rawTokens: 2 * input, minimumTurns: Math.max(reasoningTurns, toolTrafficTurns) + 2 };
 }
 
 // A message's content as a comparable text: role and parts, without provider options (the caller's conversion

@@ -21,8 +21,9 @@ import {
   type PromptOverheadTokens,
   type ToolDefinitionsCount,
 } from './estimate-prompt-overhead.js';
-import { listStageReports, runContextStages } from './run-context-stages.js';
+import { listStageReports, runContextStages, type ContextStagesResult } from './run-context-stages.js';
 import { writeContextSnapshot } from './write-context-snapshot.js';
+import { windowHeld } from './context-window.js';
 
 /** What stays the same for every compaction of one engine. */
 export interface ContextEngineSettings {
@@ -70,6 +71,12 @@ export interface CompactContextOptions {
   started: number;
   /** Whether to run the memory step (once per request, when the context is built from the store). */
   memory: boolean;
+  /**
+   * Set when `segments` are the newest turns of the thread only: the sequence of the window's first message, and
+   * the whole thread's segments and stage reports, compacted instead when the window did not hold
+   * ({@link windowHeld}).
+   */
+  window?: { firstSequence: number; whole: () => { segments: ContextSegment[]; stages: ContextStageReport[] } };
 }
 
 /**
@@ -94,16 +101,18 @@ export async function compactContext(
     measureBudget({ segments, measure, overhead, settings, calibration });
   const initialBudget = budgetFor(options.segments);
   const messageBudget = initialBudget.availableTokens + initialBudget.currentInputTokens;
-  const stages = await runContextStages({
-    segments: options.segments,
-    measure,
-    messageBudget,
-    policy,
-    summarizer,
-    store,
-    contentVersions: state.contentVersions,
-    memory: options.memory,
-  });
+  const { stages, loadStages } = await runOnWindow(options, (segments) =>
+    runContextStages({
+      segments,
+      measure,
+      messageBudget,
+      policy,
+      summarizer,
+      store,
+      contentVersions: state.contentVersions,
+      memory: options.memory,
+    }),
+  );
   // Marked for the next step's parse; the stages and the snapshot hash never see the references.
   const final = markSegments(stages.segments);
   const decision = decideSnapshot({ loadedThread: state.loadedThread, stages });
@@ -146,13 +155,26 @@ export async function compactContext(
     estimatedTokens:
       budget.instructionsTokens + budget.toolDefinitionsTokens + budget.currentInputTokens + budget.historyTokens,
     budget,
-    stages: [...options.stages, ...listStageReports(stages.reports)],
+    stages: [...loadStages, ...listStageReports(stages.reports)],
     snapshot,
     calibration: { factor: calibration, ...options.observation },
     durationMs: settings.now() - options.started,
   };
   recordReturnedContext(state, { segments: final, estimate: uncalibratedEstimate(options, final) });
   return { segments: final, report };
+}
+
+// The stages over the window; over the whole thread instead when the window did not hold.
+async function runOnWindow(
+  { segments, stages: loadStages, window, settings }: CompactContextOptions,
+  run: (segments: ContextSegment[]) => Promise<ContextStagesResult>,
+): Promise<{ stages: ContextStagesResult; loadStages: ContextStageReport[] }> {
+  const stages = await run(segments);
+  if (!window) return { stages, loadStages };
+  const { firstSequence } = window;
+  if (windowHeld({ ...stages, segments, firstSequence, policy: settings.policy })) return { stages, loadStages };
+  const whole = window.whole();
+  return { stages: await run(whole.segments), loadStages: whole.stages };
 }
 
 function measureBudget({

@@ -16,6 +16,11 @@ export interface ContextPruningRecord {
   reasoningSequences: Set<number>;
   /** Tool calls whose traffic was removed. */
   toolCallIds: Set<string>;
+  /**
+   * The stored sequences each tool call's traffic was removed from: a snapshot records only the calls of the
+   * messages it includes (those of messages left out change nothing when it is rebuilt).
+   */
+  toolCallSequences: Map<string, Set<number | null>>;
   /** Tool outputs and inputs replaced by previews, by `output:`/`input:` and call id (the latest one wins). */
   previews: Map<string, ToolOutputPreview>;
   /** Stored sequences trimmed away. */
@@ -67,6 +72,7 @@ export function createContextEngineState(): ContextEngineState {
     pruningRecord: {
       reasoningSequences: new Set(),
       toolCallIds: new Set(),
+      toolCallSequences: new Map(),
       previews: new Map(),
       trimmedSequences: new Set(),
       trimmedReasoning: new Map(),
@@ -92,6 +98,7 @@ export function recordLoadedContext(state: ContextEngineState, view: LoadedConte
     if (message.contentVersion !== undefined) state.contentVersions.set(message.sequence, message.contentVersion);
   state.pruningRecord.reasoningSequences.clear();
   state.pruningRecord.toolCallIds.clear();
+  state.pruningRecord.toolCallSequences.clear();
   state.pruningRecord.previews.clear();
   state.pruningRecord.trimmedSequences.clear();
   state.pruningRecord.trimmedReasoning.clear();
@@ -101,7 +108,8 @@ export function recordLoadedContext(state: ContextEngineState, view: LoadedConte
 /** What one compaction removed from the stored part of the context, added to the pruning record. */
 export interface ContextCompaction {
   /** The prune stage's decision. */
-  pruning: Pick<ContextPruning, 'reasoningSequences' | 'toolCallIds'>;
+  pruning: Pick<ContextPruning, 'reasoningSequences' | 'toolCallIds'> &
+    Partial<Pick<ContextPruning, 'toolCallSequences'>>;
   /** The previews made. */
   previews: readonly ToolOutputPreview[];
   /** Stored sequences trimmed away. */
@@ -117,6 +125,11 @@ export function recordCompaction(state: ContextEngineState, compaction: ContextC
   const record = state.pruningRecord;
   for (const sequence of compaction.pruning.reasoningSequences) record.reasoningSequences.add(sequence);
   for (const id of compaction.pruning.toolCallIds) record.toolCallIds.add(id);
+  for (const [id, sequence] of compaction.pruning.toolCallSequences ?? []) {
+    const sequences = record.toolCallSequences.get(id);
+    if (sequences) sequences.add(sequence);
+    else record.toolCallSequences.set(id, new Set([sequence]));
+  }
   for (const preview of compaction.previews)
     record.previews.set(`${preview.part ?? 'output'}:${preview.toolCallId}`, preview);
   for (const sequence of compaction.trimmedSequences) record.trimmedSequences.add(sequence);

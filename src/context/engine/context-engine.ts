@@ -59,6 +59,8 @@ export interface CreateContextEngineOptions extends ConvertUIMessageOptions {
   _internal?: {
     /** A clock in milliseconds, for `durationMs`. */
     now?: () => number;
+    /** Compacts the whole thread on the first call, never only its newest turns (the reference the tests compare with). */
+    wholeThread?: boolean;
   };
 }
 

@@ -106,6 +106,7 @@ export function buildSnapshot({
       stored.flatMap((segment) => (segment.kind === 'message' && segment.sequence !== null ? [segment.sequence] : [])),
     ),
   ].sort((a, b) => a - b);
+  const included = new Set(includedSequences);
   const trimmedMax = Math.max(0, ...record.trimmedSequences);
   // Never below the newest snapshot known (loaded, or written by an earlier step whose summary this step's
   // trim may have dropped): the store refuses a boundary that goes back, and the tail after it is already right.
@@ -118,7 +119,9 @@ export function buildSnapshot({
   const memory = segments.find((segment) => segment.kind === 'memory');
   const pruned: ContextSnapshotPruning = {
     reasoningSequences: includedSequences.filter((sequence) => record.reasoningSequences.has(sequence)),
-    toolCallIds: [...record.toolCallIds].sort(),
+    toolCallIds: [...record.toolCallIds]
+      .filter((id) => touchesIncluded(record.toolCallSequences.get(id), included))
+      .sort(),
     emptyMessages,
     previews: [...record.previews].sort(([a], [b]) => a.localeCompare(b)).map(([, preview]) => preview),
     trimmedSequences: [...record.trimmedSequences]
@@ -145,4 +148,12 @@ export function buildSnapshot({
     messagesHash,
     stepNumber,
   };
+}
+
+// A call pruned from a message the snapshot leaves out changes nothing when it is rebuilt; one recorded without
+// its sequences is kept.
+function touchesIncluded(sequences: ReadonlySet<number | null> | undefined, included: ReadonlySet<number>): boolean {
+  if (!sequences) return true;
+  for (const sequence of sequences) if (sequence !== null && included.has(sequence)) return true;
+  return false;
 }

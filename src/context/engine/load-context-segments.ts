@@ -7,6 +7,7 @@ import { convertToContextSegments } from '../stages/convert-to-context-segments.
 import { filterStoredMessages } from '../stages/filter-stored-messages.js';
 import { validateStoredMessages } from '../stages/validate-stored-messages.js';
 import { ContextEmptyError } from './context-empty-error.js';
+import { findWindowStart, windowMessages, type ContextWindowSize } from './context-window.js';
 import type { ContextPolicy } from './context-policy.js';
 import type { ContextStageReport } from './context-report.js';
 
@@ -18,6 +19,21 @@ export interface LoadContextSegmentsOptions extends ConvertUIMessageOptions {
   measure: ContextMeasure;
   /** The assistant statuses to keep. */
   policy: Pick<ContextPolicy, 'assistantStatuses'>;
+  /**
+   * Start from the newest turns only ({@link findWindowStart}); the result then says where the window starts
+   * and how to load the whole thread. @default the whole thread
+   */
+  window?: ContextWindowSize;
+}
+
+/** What {@link loadContextSegments} built. */
+export interface LoadedContextSegments {
+  /** The summary (unless stale), then the converted messages, in order. */
+  segments: ContextSegment[];
+  /** The reports of stages 1 to 4. */
+  stages: ContextStageReport[];
+  /** With a window that left older turns out: the sequence of its first message, and the whole thread's segments. */
+  window?: { firstSequence: number; whole: () => LoadedContextSegments };
 }
 
 /**
@@ -25,19 +41,37 @@ export interface LoadContextSegmentsOptions extends ConvertUIMessageOptions {
  * the summary's boundary, validated, filtered and converted into segments.
  * @throws {ContextEmptyError} when no message is left.
  */
-export function loadContextSegments({
-  view,
-  measure,
-  policy,
-  convertToolOutput,
-  convertDataPart,
-}: LoadContextSegmentsOptions): { segments: ContextSegment[]; stages: ContextStageReport[] } {
+export function loadContextSegments(options: LoadContextSegmentsOptions): LoadedContextSegments {
+  const { view, window } = options;
   const summary = view.latestSummary && !view.latestSummary.stale ? view.latestSummary : null;
   const bySequence = new Map<number, ContextMessage>();
-  for (const message of [...view.pinned, ...view.tail]) bySequence.set(message.sequence, message);
-  const candidates = [...bySequence.values()]
-    .sort((a, b) => a.sequence - b.sequence)
-    .filter((message) => message.pinned === true || message.sequence > (summary?.throughSequence ?? 0));
+  for (const message of view.pinned) bySequence.set(message.sequence, message);
+  for (const message of view.tail) bySequence.set(message.sequence, message);
+  const boundary = summary?.throughSequence ?? 0;
+  const candidates: ContextMessage[] = [];
+  for (const message of bySequence.values())
+    if (message.pinned === true || message.sequence > boundary) candidates.push(message);
+  candidates.sort((a, b) => a.sequence - b.sequence);
+  const load = (messages: readonly ContextMessage[]) => segmentsOf(options, messages, summary, bySequence.size);
+  const start = window ? findWindowStart(candidates, window) : 0;
+  if (start === 0) return load(candidates);
+  let windowed: LoadedContextSegments;
+  try {
+    windowed = load(windowMessages(candidates, start));
+  } catch (error) {
+    // Nothing in the window reaches the model (all deleted or excluded): the older turns may.
+    if (error instanceof ContextEmptyError) return load(candidates);
+    throw error;
+  }
+  return { ...windowed, window: { firstSequence: candidates[start]!.sequence, whole: () => load(candidates) } };
+}
+
+function segmentsOf(
+  { measure, policy, convertToolOutput, convertDataPart }: LoadContextSegmentsOptions,
+  candidates: readonly ContextMessage[],
+  summary: LoadedContext['latestSummary'],
+  loadedMessages: number,
+): LoadedContextSegments {
   const validated = validateStoredMessages({ messages: candidates });
   const filtered = filterStoredMessages({ messages: validated.messages, assistantStatuses: policy.assistantStatuses });
   const converted = convertToContextSegments({
@@ -46,7 +80,7 @@ export function loadContextSegments({
     convertToolOutput,
     convertDataPart,
   });
-  if (converted.segments.length === 0) throw new ContextEmptyError({ loadedMessages: bySequence.size });
+  if (converted.segments.length === 0) throw new ContextEmptyError({ loadedMessages });
   const segments: ContextSegment[] = [];
   if (summary) segments.push(createSummarySegment({ summary, measure }));
   segments.push(...converted.segments);

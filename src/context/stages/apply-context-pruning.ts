@@ -15,6 +15,8 @@ export interface ContextPruning {
   reasoningSequences: number[];
   /** Tool calls whose call, result and approval parts were all removed. */
   toolCallIds: string[];
+  /** Each removed tool call with the sequence of a segment it was removed from (null: not stored). */
+  toolCallSequences: Array<[toolCallId: string, sequence: number | null]>;
   /** Whether messages left empty were removed. */
   emptyMessages: 'remove' | 'keep';
 }
@@ -50,6 +52,7 @@ export function applyContextPruning({
   const removed: ContextRemoval[] = [];
   const reasoningSequences: number[] = [];
   const removedToolCallIds = new Set<string>();
+  const toolCallSequences: Array<[string, number | null]> = [];
   const output: ContextSegment[] = [];
   segments.forEach((segment, index) => {
     if (segment.kind !== 'message') {
@@ -84,7 +87,10 @@ export function applyContextPruning({
           'tool-traffic-pruned',
           mentioned.join(','),
         );
-        for (const id of mentioned) removedToolCallIds.add(id);
+        for (const id of mentioned) {
+          removedToolCallIds.add(id);
+          toolCallSequences.push([id, segment.sequence]);
+        }
       }
     }
     if (emptyMessages === 'remove' && current.messages.some(isEmpty)) {
@@ -98,7 +104,7 @@ export function applyContextPruning({
   return {
     segments: output,
     removed,
-    pruning: { reasoningSequences, toolCallIds: [...removedToolCallIds], emptyMessages },
+    pruning: { reasoningSequences, toolCallIds: [...removedToolCallIds], toolCallSequences, emptyMessages },
   };
 }
 

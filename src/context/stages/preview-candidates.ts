@@ -1,5 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
+import type { TokenCounter } from '../../tokens/token-counter.js';
 import type { ContextToolOutputPreviewPolicy } from '../engine/context-policy.js';
 import { groupTurns, hasUnfinishedToolWork, type ContextSegment } from '../segments/context-segment.js';
 import { contentPartKey } from './preview-message-content.js';
@@ -28,7 +29,13 @@ export function previewCandidates(
   content = false,
 ): PreviewCandidate[] {
   const candidates: PreviewCandidate[] = [];
-  const count = (text: string) => measure.tokenCounter.count(text);
+  // Each shrink size lists the candidates again: a part's count (and key) is made once per part object.
+  const memo = candidateMemo(measure.tokenCounter);
+  const count = (part: object, text: () => string) => {
+    let tokens = memo.get(part);
+    if (tokens === undefined) memo.set(part, (tokens = measure.tokenCounter.count(text())));
+    return tokens;
+  };
   for (const index of within) {
     const segment = segments[index]!;
     if (segment.kind !== 'message') continue;
@@ -39,7 +46,7 @@ export function previewCandidates(
           candidates.push({
             index,
             toolCallId: part.toolCallId,
-            tokens: count(toolOutputText(part.output)),
+            tokens: count(part.output as object, () => toolOutputText(part.output)),
             part: {},
             file: false,
           });
@@ -47,15 +54,15 @@ export function previewCandidates(
           candidates.push({
             index,
             toolCallId: part.toolCallId,
-            tokens: count(toolInputText(part.input)),
+            tokens: count(part, () => toolInputText(part.input)),
             part: { part: 'input' },
             file: false,
           });
         else if (content) {
-          const key = contentPartKey(segment.sequence, part);
+          const key = memoizedContentKey(segment.sequence, part);
           if (key === undefined) continue;
           const file = part.type !== 'text';
-          const tokens = file ? Number.MAX_SAFE_INTEGER : count((part as { text: string }).text);
+          const tokens = file ? Number.MAX_SAFE_INTEGER : count(part, () => (part as { text: string }).text);
           candidates.push({ index, toolCallId: key, tokens, part: { part: 'content' }, file });
         }
       }
@@ -64,6 +71,23 @@ export function previewCandidates(
   return candidates
     .map((candidate, order) => ({ ...candidate, order }))
     .sort((a, b) => b.tokens - a.tokens || a.index - b.index || a.order - b.order);
+}
+
+const candidateMemos = new WeakMap<TokenCounter, WeakMap<object, number>>();
+function candidateMemo(tokenCounter: TokenCounter): WeakMap<object, number> {
+  let memo = candidateMemos.get(tokenCounter);
+  if (!memo) candidateMemos.set(tokenCounter, (memo = new WeakMap()));
+  return memo;
+}
+
+// A part's key hashes its text: made once per (part object, sequence).
+const contentKeys = new WeakMap<object, { sequence: number | null; key: string | undefined }>();
+function memoizedContentKey(sequence: number | null, part: ContentPart): string | undefined {
+  const known = contentKeys.get(part);
+  if (known && known.sequence === sequence) return known.key;
+  const key = contentPartKey(sequence, part);
+  contentKeys.set(part, { sequence, key });
+  return key;
 }
 
 /** The preview sizes tried in turn: `tokens`, halved down to `minimumTokens`. */

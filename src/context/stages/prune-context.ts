@@ -76,7 +76,11 @@ export function pruneContext({ segments, measure, messageBudget, policy }: Prune
       result = {
         segments: second.segments,
         removed: [...first.removed, ...second.removed],
-        pruning: { ...first.pruning, toolCallIds: second.pruning.toolCallIds },
+        pruning: {
+          ...first.pruning,
+          toolCallIds: second.pruning.toolCallIds,
+          toolCallSequences: second.pruning.toolCallSequences,
+        },
       };
     }
   }

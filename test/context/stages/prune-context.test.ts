@@ -97,7 +97,12 @@ describe('pruneContext', () => {
         toolTraffic: 'kept',
         tokensSaved: 6,
       });
-      expect(pruning).toEqual({ reasoningSequences: [2, 4, 6], toolCallIds: [], emptyMessages: 'remove' });
+      expect(pruning).toEqual({
+        reasoningSequences: [2, 4, 6],
+        toolCallIds: [],
+        toolCallSequences: [],
+        emptyMessages: 'remove',
+      });
     });
 
     it('should keep the reasoning of the newest turns and of pinned messages', () => {
