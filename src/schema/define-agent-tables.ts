@@ -96,6 +96,16 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       nextSequence: bigint('next_sequence', { mode: 'number' }).notNull().default(0),
       /** When the newest message was appended, or when the thread was created: the thread list's order. */
       lastMessageAt: timestamp('last_message_at', { withTimezone: true }).notNull().defaultNow(),
+      /**
+       * `last_message_at` truncated to the minute (generated): what the thread list's indexes hold instead of
+       * `last_message_at` itself, so an append's thread-row update changes no indexed value while the minute is the
+       * same (a conversation turn's messages, typically) and is a HOT update: no new entry in the thread's four
+       * indexes. Ordering by (this, `last_message_at`, `id`) is the same order as by (`last_message_at`, `id`): the
+       * minute is a non-decreasing function of the time.
+       */
+      lastActivityMinute: timestamp('last_activity_minute', { withTimezone: true })
+        .notNull()
+        .generatedAlwaysAs(sql`date_bin('1 minute'::interval, last_message_at, '2000-01-01 00:00:00+00'::timestamptz)`),
       /** The thread this one was forked from (no foreign key: a fork outlives its parent). */
       parentThreadId: uuid('parent_thread_id'),
       forkedAtSequence: bigint('forked_at_sequence', { mode: 'number' }),
@@ -109,11 +119,12 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
     },
     (t) => [
       primaryKey({ name: 'agent_thread_pk', columns: [t.tenantId, t.id] }),
+      // On the minute, not `last_message_at`: see lastActivityMinute. `listThreads` sorts within a minute.
       index('agent_thread_user_recent_idx')
-        .on(t.tenantId, t.userId, t.lastMessageAt.desc(), t.id.desc())
+        .on(t.tenantId, t.userId, t.lastActivityMinute.desc())
         .where(sql`${t.deletedAt} is null`),
       index('agent_thread_recent_idx')
-        .on(t.tenantId, t.lastMessageAt.desc(), t.id.desc())
+        .on(t.tenantId, t.lastActivityMinute.desc())
         .where(sql`${t.deletedAt} is null`),
       index('agent_thread_root_idx')
         .on(t.tenantId, t.rootThreadId)

@@ -36,8 +36,11 @@ export interface AppendBatchingOptions {
 
 /** Combines concurrent appends into one statement per batch (see `appendBatching`). Internal. */
 export interface AppendBatcher {
-  /** The rows `agent_history_append_message` returns for this item, whether it was sent alone or in a batch. */
-  submit<ROW>(tenantId: string, appRole: string | null, item: AppendItem): Promise<ROW[]>;
+  /**
+   * The rows `agent_history_append_message` returns for this item, whether it was sent alone or in a batch; with a
+   * `userId`, under that user scope (batched only with appends of the same tenant and user scope).
+   */
+  submit<ROW>(tenantId: string, appRole: string | null, item: AppendItem, userId?: string | null): Promise<ROW[]>;
 }
 
 const setting = (argument: string, value: unknown, fallback: number, max: number): number =>
@@ -145,12 +148,11 @@ export function createAppendBatcher(
     }
   };
 
-  return {
-    submit<ROW>(tenantId: string, appRole: string | null, item: AppendItem): Promise<ROW[]> {
-      return new Promise<ROW[]>((resolve, reject) => {
-        queue.push({ tenantId, appRole, item, resolve: resolve as (rows: unknown[]) => void, reject });
-        pump();
-      });
-    },
-  };
+  const submit = <ROW>(tenantId: string, appRole: string | null, item: AppendItem, userId?: string | null) =>
+    new Promise<ROW[]>((resolve, reject) => {
+      const entry = { tenantId, appRole, userId: userId ?? null, item, reject };
+      queue.push({ ...entry, resolve: resolve as (rows: unknown[]) => void });
+      pump();
+    });
+  return { submit };
 }

@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import type { AgentTables } from '../schema/define-agent-tables.js';
+import { USER_SETTING } from '../schema/tenant-policy.js';
 
 /** One append, as the SQL functions take it. */
 export interface AppendItem {
@@ -34,17 +35,22 @@ export interface AppendItem {
 
 /** The statements that call the append functions of `drizzle/0002` and `0004`. */
 export interface AppendStatements {
-  /** One append (`agent_history_append_message`): the stored row, new or (on a retry) the one already there. */
-  single(tenantId: string, appRole: string | null, item: AppendItem): SQL;
-  /** Several appends of one tenant, one statement and one commit (`agent_history_append_messages`): rows tagged `item`. */
-  batch(tenantId: string, appRole: string | null, items: AppendItem[]): SQL;
+  /**
+   * One append (`agent_history_append_message`): the stored row, new or (on a retry) the one already there. With
+   * a `userId`, the statement sets the user scope for itself: another user's thread is invisible to the function.
+   */
+  single(tenantId: string, appRole: string | null, item: AppendItem, userId?: string | null): SQL;
+  /** Several appends of one tenant (and user scope), one statement and one commit (`agent_history_append_messages`): rows tagged `item`. */
+  batch(tenantId: string, appRole: string | null, items: AppendItem[], userId?: string | null): SQL;
 }
 
 /**
  * The append statements for `tables`: the functions and enum types are named in the tables' schema when it is not
- * the default one (`customMigrationSql` creates them there). With `deferSearch`, each statement first sets
- * `agent_history.search` to 'deferred' for its transaction, so the trigger of migration 0017 stores a null search
- * vector: the function's tenant argument depends on that setting (a lateral reference), so it is set before.
+ * the default one (`customMigrationSql` creates them there). Settings the statement needs for its own transaction
+ * only are set by `set_config(…, true)` in a subquery the function call depends on (a lateral reference through its
+ * tenant argument), so they are in effect before the function runs, without a transaction of its own: with
+ * `deferSearch`, `agent_history.search` = 'deferred' (the trigger of migration 0017 then stores a null search
+ * vector); for a user-scoped store, `app.user_id` (the policies then hide every other user's thread and rows).
  */
 export function appendStatements(tables: AgentTables, deferSearch = false): AppendStatements {
   const schema = getTableConfig(tables.agentMessage).schema;
@@ -63,19 +69,19 @@ export function appendStatements(tables: AgentTables, deferSearch = false): Appe
     named('agent_message_role'),
     named('agent_message_status'),
   ];
-  const defer = `select a.* from (select set_config('agent_history.search', 'deferred', true) as search) s cross join lateral `;
-  const callText = (call: string) => (deferSearch ? `${defer}${call} a` : `select * from ${call}`);
-  const tenantText = (tenantId: string) =>
-    deferSearch ? `(${literal(tenantId)} || left(s.search, 0))::uuid` : `${literal(tenantId)}::uuid`;
-  const call = (body: SQL) => (deferSearch ? sql`${sql.raw(defer)}${body} a` : sql`select * from ${body}`);
-  const tenant = (tenantId: string) =>
-    deferSearch ? sql`(${tenantId}::text || left(s.search, 0))::uuid` : sql`${tenantId}::uuid`;
+  /** The settings of one statement, as [name, value] pairs. */
+  const settingsOf = (userId: string | null | undefined): Setting[] => [
+    ...(deferSearch ? [['agent_history.search', 'deferred'] as Setting] : []),
+    ...(userId == null ? [] : [[USER_SETTING, userId] as Setting]),
+  ];
   return {
-    single: (tenantId, appRole, item) =>
-      literalSafe(appRole, [item])
+    single: (tenantId, appRole, item, userId) => {
+      const settings = settingsOf(userId);
+      return literalSafe(appRole, [item], userId)
         ? sql.raw(
             callText(
-              `${appendMessageText}(${tenantText(tenantId)}, ${literal(appRole)}::text, ` +
+              settings,
+              `${appendMessageText}(${tenantText(settings, tenantId)}, ${literal(appRole)}::text, ` +
                 `${literal(item.threadId)}::uuid, ${literal(item.messageId)}::text, ${literal(item.clientRequestId)}::text, ` +
                 `${literal(item.role)}::${roleText}, ${literal(item.status)}::${statusText}, ${literal(item.partsJson)}::jsonb, ` +
                 `${literal(item.metadataJson)}::jsonb, ${literal(item.runId)}::uuid, ${integer(item.byteSize)}::integer, ` +
@@ -83,21 +89,64 @@ export function appendStatements(tables: AgentTables, deferSearch = false): Appe
                 `${literal(item.leaseExpiresAt)}::timestamptz, ${item.pinned ? 'true' : 'false'})`,
             ),
           )
-        : call(sql`${appendMessage}(
-      ${tenant(tenantId)}, ${appRole}::text, ${item.threadId}::uuid, ${item.messageId}::text, ${item.clientRequestId}::text,
+        : callSql(
+            settings,
+            sql`${appendMessage}(
+      ${tenantSql(settings, tenantId)}, ${appRole}::text, ${item.threadId}::uuid, ${item.messageId}::text, ${item.clientRequestId}::text,
       ${item.role}::${messageRole}, ${item.status}::${messageStatus}, ${item.partsJson}::jsonb,
       ${item.metadataJson}::jsonb, ${item.runId}::uuid, ${item.byteSize}::integer, ${item.tokenCount}::integer,
-      ${item.tokenCounterId}::text, ${item.leaseExpiresAt}::timestamptz, ${item.pinned}::boolean)`),
-    batch: (tenantId, appRole, items) =>
-      literalSafe(appRole, items)
+      ${item.tokenCounterId}::text, ${item.leaseExpiresAt}::timestamptz, ${item.pinned}::boolean)`,
+          );
+    },
+    batch: (tenantId, appRole, items, userId) => {
+      const settings = settingsOf(userId);
+      return literalSafe(appRole, items, userId)
         ? sql.raw(
             callText(
-              `${appendMessagesText}(${tenantText(tenantId)}, ${literal(appRole)}::text, ` +
+              settings,
+              `${appendMessagesText}(${tenantText(settings, tenantId)}, ${literal(appRole)}::text, ` +
                 `${literal(itemsJson(items))}::jsonb)`,
             ),
           )
-        : call(sql`${appendMessages}(${tenant(tenantId)}, ${appRole}::text, ${itemsJson(items)}::jsonb)`),
+        : callSql(
+            settings,
+            sql`${appendMessages}(${tenantSql(settings, tenantId)}, ${appRole}::text, ${itemsJson(items)}::jsonb)`,
+          );
+    },
   };
+}
+
+/** A transaction-local setting an append statement makes before calling the function: [name, value]. */
+type Setting = [string, string];
+
+// The statement with its settings, as text with literals (see below), and as SQL with parameters for a value
+// holding NUL. Each setting is a column of the subquery `s`; the tenant argument reads them all (`left(…, 0)` is
+// the empty string), so the function call depends on them and runs after they are set.
+
+function callText(settings: Setting[], call: string): string {
+  if (settings.length === 0) return `select * from ${call}`;
+  const set = settings.map(
+    ([name, value], index) => `set_config(${literal(name)}, ${literal(value)}, true) as s${index}`,
+  );
+  return `select a.* from (select ${set.join(', ')}) s cross join lateral ${call} a`;
+}
+
+function tenantText(settings: Setting[], tenantId: string): string {
+  if (settings.length === 0) return `${literal(tenantId)}::uuid`;
+  return `(${literal(tenantId)}${settings.map((_, index) => ` || left(s.s${index}, 0)`).join('')})::uuid`;
+}
+
+function callSql(settings: Setting[], body: SQL): SQL {
+  if (settings.length === 0) return sql`select * from ${body}`;
+  const set = settings.map(
+    ([name, value], index) => sql`set_config(${name}, ${value}, true) as ${sql.raw(`s${index}`)}`,
+  );
+  return sql`select a.* from (select ${sql.join(set, sql`, `)}) s cross join lateral ${body} a`;
+}
+
+function tenantSql(settings: Setting[], tenantId: string): SQL {
+  if (settings.length === 0) return sql`${tenantId}::uuid`;
+  return sql`(${tenantId}::text${sql.raw(settings.map((_, index) => ` || left(s.s${index}, 0)`).join(''))})::uuid`;
 }
 
 /** The items as one JSON array, splicing in the parts and metadata already serialized by validation. */
@@ -122,8 +171,8 @@ function itemsJson(items: AppendItem[]): string {
 // no text column accepts) falls back to parameters, so the database refuses it exactly as before.
 
 /** Whether every text of the statement can be a literal. */
-function literalSafe(appRole: string | null, items: AppendItem[]): boolean {
-  if (appRole?.includes('\u0000')) return false;
+function literalSafe(appRole: string | null, items: AppendItem[], userId?: string | null): boolean {
+  if (appRole?.includes('\u0000') || userId?.includes('\u0000')) return false;
   return items.every(
     (item) =>
       ![

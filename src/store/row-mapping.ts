@@ -56,11 +56,11 @@ export function toStoredMessage<UI_MESSAGE extends StorableMessage = StorableMes
 
 /** The thread columns a read needs. */
 export function threadColumns(tables: AgentTables) {
-  const { tenantId: _tenantId, ...columns } = getTableColumns(tables.agentThread);
+  const { tenantId: _tenantId, lastActivityMinute: _second, ...columns } = getTableColumns(tables.agentThread);
   return columns;
 }
 
-type ThreadRow = Omit<AgentTables['agentThread']['$inferSelect'], 'tenantId'>;
+type ThreadRow = Omit<AgentTables['agentThread']['$inferSelect'], 'tenantId' | 'lastActivityMinute'>;
 
 /** A thread row as the store returns it: `next_sequence` becomes `messageCount`. */
 export function toStoredThread(row: ThreadRow): StoredThread {

@@ -119,7 +119,11 @@ function decodeCursor(cursor: string): [string, string] {
   });
 }
 
-/** Newest activity first, keyset-paged on (last_message_at, id). */
+/**
+ * Newest activity first, keyset-paged on (last_message_at, id). The indexes hold the activity's minute (a thread's
+ * update is HOT within one): the page reads them in that order, newest minute first (`nulls last` as they are
+ * built), and sorts the threads of each minute it reaches by (last_message_at, id): the same order, exactly.
+ */
 export function listThreads(context: StoreContext, options: ListThreadsOptions = {}): Promise<ThreadPage> {
   const limit = assertInteger('options.limit', options.limit ?? 20, 1, 200);
   const userId = assertOptionalUserId('options.userId', options.userId);
@@ -139,13 +143,21 @@ export function listThreads(context: StoreContext, options: ListThreadsOptions =
           userId === null ? undefined : eq(agentThread.userId, userId),
           after === undefined
             ? undefined
-            : or(
-                sql`${agentThread.lastMessageAt} < ${after[0]}::timestamptz`,
-                and(sql`${agentThread.lastMessageAt} = ${after[0]}::timestamptz`, lt(agentThread.id, after[1])),
+            : and(
+                // Implied by the keyset below (the minute is at most the time); it bounds the index scan.
+                sql`${agentThread.lastActivityMinute} <= ${after[0]}::timestamptz`,
+                or(
+                  sql`${agentThread.lastMessageAt} < ${after[0]}::timestamptz`,
+                  and(sql`${agentThread.lastMessageAt} = ${after[0]}::timestamptz`, lt(agentThread.id, after[1])),
+                ),
               ),
         ),
       )
-      .orderBy(desc(agentThread.lastMessageAt), desc(agentThread.id))
+      .orderBy(
+        sql`${agentThread.lastActivityMinute} desc nulls last`,
+        desc(agentThread.lastMessageAt),
+        desc(agentThread.id),
+      )
       .limit(limit + 1);
     const page = rows.slice(0, limit);
     const last = page.at(-1);

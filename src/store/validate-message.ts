@@ -64,18 +64,44 @@ export function assertStorableJson(value: unknown, path: string, depth = 0): voi
       return;
     case 'object':
       if (value === null) return;
+      // A path is built only for a value that fails, has children or lies past the depth limit (which it fails):
+      // a leaf that passes needs none.
       if (Array.isArray(value)) {
-        value.forEach((item, index) => assertStorableJson(item, `${path}[${index}]`, depth + 1));
+        for (let index = 0; index < value.length; index++) {
+          const item: unknown = value[index];
+          if (depth >= MAX_DEPTH || !isStorableLeaf(item)) assertStorableJson(item, `${path}[${index}]`, depth + 1);
+        }
         return;
       }
       if (value instanceof Date) return;
-      for (const [key, item] of Object.entries(value)) {
-        assertStorableString(key, `${path} key`);
-        assertStorableJson(item, `${path}.${key}`, depth + 1);
+      for (const key of Object.keys(value)) {
+        if (!isStorableString(key)) assertStorableString(key, `${path} key`);
+        const item: unknown = (value as Record<string, unknown>)[key];
+        if (depth >= MAX_DEPTH || !isStorableLeaf(item)) assertStorableJson(item, `${path}.${key}`, depth + 1);
       }
       return;
     default:
       throw new InvalidMessageError({ path, value: typeof value, message: 'not a JSON value.' });
+  }
+}
+
+/** A string `jsonb` stores: no NUL, no lone surrogate. */
+function isStorableString(value: string): boolean {
+  return !value.includes('\u0000') && value.isWellFormed();
+}
+
+/** A scalar that passes {@link assertStorableJson} (false for objects and arrays, which are walked). */
+function isStorableLeaf(value: unknown): boolean {
+  switch (typeof value) {
+    case 'string':
+      return isStorableString(value);
+    case 'number':
+      return Number.isFinite(value);
+    case 'boolean':
+    case 'undefined':
+      return true;
+    default:
+      return value === null;
   }
 }
 

@@ -221,6 +221,43 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     expect((await rowsOf(threadTwo.id)).map((row) => row.message_id)).not.toContain('foreign');
   });
 
+  it("should batch a user-scoped store too, one user scope per statement, never appending to another user's thread", async () => {
+    const shared = history({ maxInFlight: 1 });
+    const tenantId = randomUUID();
+    const [alice, bob] = [
+      shared.forTenant(tenantId, { userId: 'alice' }),
+      shared.forTenant(tenantId, { userId: 'bob' }),
+    ];
+    const [aliceThread, bobThread] = [await alice.createThread(), await bob.createThread()];
+    // Interleaved bursts of the two users, and alice trying bob's thread in the middle of hers.
+    const results = await Promise.allSettled(
+      range(1, 10).flatMap((index) => [
+        alice.appendMessage(aliceThread.id, userMessage(`alice-${index}`)),
+        bob.appendMessage(bobThread.id, userMessage(`bob-${index}`)),
+        ...(index === 5 ? [alice.appendMessage(bobThread.id, userMessage('alice-in-bob'))] : []),
+      ]),
+    );
+    const rejected = results.filter((result) => result.status === 'rejected');
+    expect(rejected).toHaveLength(1);
+    expect((rejected[0] as PromiseRejectedResult).reason).toBeInstanceOf(NotFoundError);
+    const [aliceRows, bobRows] = [await rowsOf(aliceThread.id), await rowsOf(bobThread.id)];
+    expect(aliceRows.map((row) => [row.message_id, Number(row.sequence)])).toEqual(
+      range(1, 10).map((index) => [`alice-${index}`, index]),
+    );
+    expect(bobRows.map((row) => [row.message_id, Number(row.sequence)])).toEqual(
+      range(1, 10).map((index) => [`bob-${index}`, index]),
+    );
+    // Combined: fewer commits than appends, and no statement mixed the two users.
+    expect(new Set(aliceRows.map((row) => row.tx)).size).toBeLessThan(10);
+    const aliceTransactions = new Set(aliceRows.map((row) => row.tx));
+    expect(bobRows.some((row) => aliceTransactions.has(row.tx))).toBe(false);
+    const [owners] = await database.admin.query<{ users: string[] }>(
+      'select array_agg(distinct user_id) as users from agent_message where thread_id = $1',
+      [aliceThread.id],
+    );
+    expect(owners!.users).toEqual(['alice']);
+  });
+
   it('should send every append alone with appendBatching: false, or when a batch would pass maxBatchBytes', async () => {
     for (const options of [false, { maxInFlight: 1, maxBatchBytes: 1 }] as const) {
       const store = history(options).forTenant(randomUUID());

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/esm/encodingParams/constants';
 import { describe, expect, it } from 'vitest';
-import { guardLongRuns } from '../../src/tokens/guard-long-runs.js';
+import { findLongRuns, guardLongRuns, mayHoldLongRun } from '../../src/tokens/guard-long-runs.js';
 import { loadO200kTokenCounter } from '../../src/tokens/token-counter.js';
 
 // Byte-pair encoding is quadratic in the length of one piece of the pre-tokeniser, so the counter is linear in
@@ -83,6 +83,38 @@ describe('guardLongRuns', () => {
       expect(guardLongRuns((slice) => (calls.push(slice), exact(slice)))(text)).toBe(exact(text));
       expect(calls).toEqual([text]);
     }
+  });
+});
+
+describe('mayHoldLongRun', () => {
+  // The pre-check that skips the four Unicode-class scans for ordinary text: it may say "look" for nothing, never
+  // "no run" for a text with one. Texts mix hostile runs (every class, up to 1,500 units) with prose and runs
+  // just under and over 256 units, and a text is cut anywhere (a run at the very start or end).
+  const nearBound = fc
+    .record({
+      sample: fc.constantFrom(...Object.values(CLASSES).flat()),
+      length: fc.integer({ min: 240, max: 270 }),
+    })
+    .map(({ sample, length }) => sample.repeat(length).slice(0, length));
+  const prose = fc.constantFrom('The quick brown fox. ', 'a b ', '東京は日本の首都です。', ' ', '\n', '{"a": 1} ');
+  const mixed = fc
+    .array(fc.oneof(run, nearBound, prose), { minLength: 1, maxLength: 8 })
+    .chain((parts) => fc.nat(2).map((cut) => parts.join('').slice(cut)));
+
+  it('should never rule out a text that has a long run', () => {
+    fc.assert(
+      fc.property(mixed, (text) => {
+        if (!mayHoldLongRun(text)) expect(findLongRuns(text)).toEqual([]);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('should rule out ordinary prose, so it is counted in one call', () => {
+    expect(mayHoldLongRun('The quick brown fox jumps over the lazy dog. '.repeat(200))).toBe(false);
+    expect(mayHoldLongRun(`${'x'.repeat(255)} ${'\t'.repeat(254)}`)).toBe(false);
+    expect(mayHoldLongRun('x'.repeat(256))).toBe(true);
+    expect(mayHoldLongRun(' '.repeat(256))).toBe(true);
   });
 });
 
