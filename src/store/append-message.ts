@@ -2,7 +2,8 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import type { AppendItem } from './append-statements.js';
 import { storedTokenCount } from './stored-token-count.js';
-import { postgresErrorCode, type StoreContext } from './store-context.js';
+import { inTenant, postgresErrorCode, type StoreContext } from './store-context.js';
+import { rowsOf } from '../tenant/database.js';
 import { MESSAGE_STATUSES } from '../schema/define-agent-tables.js';
 import { assertThreadId, assertUuid } from '../errors/assert-input.js';
 import { validateMessage, type ValidatedMessage } from './validate-message.js';
@@ -102,9 +103,10 @@ export async function appendMessage<UI_MESSAGE extends AppendableMessage>(
 
   let rows: AppendRow[];
   try {
-    rows = context.appendBatcher
-      ? await context.appendBatcher.submit<AppendRow>(context.tenantId, context.appRole, item, context.userId)
-      : await sendAppend(context, item);
+    rows =
+      context.appendBatcher && context.userId === null
+        ? await context.appendBatcher.submit<AppendRow>(context.tenantId, context.appRole, item)
+        : await sendAppend(context, item);
   } catch (error) {
     const code = postgresErrorCode(error);
     // A racing identical request won: the whole statement rolled back (sequence bump included); read its row.
@@ -118,12 +120,14 @@ export async function appendMessage<UI_MESSAGE extends AppendableMessage>(
 }
 
 /**
- * One append statement, alone. The function sets the tenant and role itself; a user-scoped store's statement sets
- * the user scope first, for its own transaction (the policies then hide another user's thread from the function's
- * UPDATE, and it inserts nothing).
+ * One append statement, alone. The function sets the tenant and role itself; a user scope it does not set, so a
+ * user-scoped store sends it inside a transaction scoped to the user (the policies then hide another user's thread
+ * from the function's UPDATE, and it inserts nothing). Not a `set_config` in the statement: on Citus the function
+ * is delegated to the tenant's worker, which a coordinator's `set_config` does not reach.
  */
 async function sendAppend(context: StoreContext, item: AppendItem): Promise<AppendRow[]> {
-  const statement = context.appendStatements.single(context.tenantId, context.appRole, item, context.userId);
+  const statement = context.appendStatements.single(context.tenantId, context.appRole, item);
+  if (context.userId !== null) return inTenant(context, async (tx) => rowsOf<AppendRow>(await tx.execute(statement)));
   return keepCallerSettings(context.db, () => executeAppend<AppendRow>(context.db, statement));
 }
 
