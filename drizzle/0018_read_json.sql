@@ -1,8 +1,9 @@
--- The one-statement reads of 0013, returning what the store returns as one JSON value: a page of listMessages is a
--- JSON array of messages already in the API's shape (StoredMessage: camelCase keys, the UIMessage built from
--- message_id, role, parts and metadata), so the client parses one value instead of mapping 26 columns per row; a
--- context load is one JSON object (thread, snapshot, summaries, version, tail, pinned). Same settings, same role
--- switch, same checks and filters as 0013 (SECURITY INVOKER, forced row-level security as the application role).
+-- The one-statement reads of 0013, returning each message as one JSON value already in the API's shape
+-- (StoredMessage: camelCase keys, the UIMessage built from message_id, role, parts and metadata), so the client
+-- parses one value per message instead of mapping 26 columns per row. One row per message, not one array per page:
+-- a page of 50 as one value is a string of ~170 KB that the client allocates in its old generation (more major
+-- GCs); 50 small values die young, as a plain SELECT's rows do. Same settings, same role switch, same checks and
+-- filters as 0013 (SECURITY INVOKER, forced row-level security as the application role).
 -- New names rather than a changed return type, so a server still running the previous release keeps calling the
 -- 0013 functions during an upgrade; a later release drops those.
 -- enable_sort = off (for the function's run only): the user-scope clause of the row-level security policy gets the
@@ -18,7 +19,7 @@ CREATE OR REPLACE FUNCTION "public"."agent_history_read_messages"(
   p_limit integer,
   p_roles text[],
   p_only_eligible boolean
-) RETURNS json
+) RETURNS SETOF json
 LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp SET enable_sort = off AS $$
 BEGIN
   IF current_setting('citus.propagate_set_commands', true) IS NOT NULL THEN
@@ -35,8 +36,8 @@ BEGIN
   IF NOT FOUND THEN
     RAISE EXCEPTION 'thread not found' USING ERRCODE = 'P0002';
   END IF;
-  RETURN (
-    SELECT coalesce(json_agg(json_build_object(
+  RETURN QUERY
+    SELECT json_build_object(
       'rowId', m.id, 'threadId', m.thread_id, 'sequence', m.sequence,
       'message', CASE WHEN m.metadata IS NULL OR m.metadata = '{}'::jsonb
         THEN json_build_object('id', m.message_id, 'role', m.role, 'parts', m.parts)
@@ -47,24 +48,22 @@ BEGIN
       'schemaVersion', m.schema_version, 'storedSchemaVersion', m.schema_version,
       'leaseExpiresAt', m.lease_expires_at, 'createdAt', m.created_at, 'updatedAt', m.updated_at,
       'completedAt', m.completed_at, 'redactedAt', m.redacted_at, 'deletedAt', m.deleted_at
-    ) ORDER BY m.sequence DESC), '[]'::json)
-    FROM (
-      SELECT * FROM "public"."agent_message" m
-      WHERE m.tenant_id = p_tenant_id AND m.thread_id = p_thread_id AND m.deleted_at IS NULL
-        -- coalesce, not "IS NULL OR": the bound stays an index condition in a generic plan
-        AND m.sequence < coalesce(p_before, 9223372036854775807)
-        AND (p_roles IS NULL OR m.role::text = ANY (p_roles))
-        AND (NOT p_only_eligible OR m.context_state = 'eligible')
-      ORDER BY m.sequence DESC
-      LIMIT p_limit
-    ) m
-  );
+    )
+    FROM "public"."agent_message" m
+    WHERE m.tenant_id = p_tenant_id AND m.thread_id = p_thread_id AND m.deleted_at IS NULL
+      -- coalesce, not "IS NULL OR": the bound stays an index condition in a generic plan
+      AND m.sequence < coalesce(p_before, 9223372036854775807)
+      AND (p_roles IS NULL OR m.role::text = ANY (p_roles))
+      AND (NOT p_only_eligible OR m.context_state = 'eligible')
+    ORDER BY m.sequence DESC
+    LIMIT p_limit;
 END
 $$;
 --> statement-breakpoint
--- loadContext as one JSON object: the thread, the newest valid snapshot, its summary, the newest valid summary
--- (each as to_jsonb of its row), the newest snapshot version, the tail after the snapshot's boundary (oldest first,
--- at most p_max_tail + 1 of the newest) and the pinned messages at or before it, in the page's message shape.
+-- loadContext: first a 'context' row (the thread, the newest valid snapshot, its summary, the newest valid summary,
+-- each as to_jsonb of its row, and the newest snapshot version), then the tail after the snapshot's boundary
+-- ('tail', newest first, at most p_max_tail + 1) and the pinned messages at or before it ('pinned', oldest first),
+-- one row per message in the page's shape.
 -- STABLE, so every query in it reads the snapshot of the calling statement, as in a repeatable-read transaction.
 CREATE OR REPLACE FUNCTION "public"."agent_history_read_context"(
   p_tenant_id uuid,
@@ -72,7 +71,7 @@ CREATE OR REPLACE FUNCTION "public"."agent_history_read_context"(
   p_user_id text,
   p_thread_id uuid,
   p_max_tail integer
-) RETURNS json
+) RETURNS TABLE (kind text, data json)
 LANGUAGE plpgsql STABLE SECURITY INVOKER SET search_path = pg_catalog, pg_temp SET enable_sort = off AS $$
 DECLARE
   v_thread jsonb;
@@ -104,7 +103,8 @@ BEGIN
     SELECT to_jsonb(s) INTO v_summary FROM "public"."agent_summary" s
       WHERE s.tenant_id = p_tenant_id AND s.thread_id = p_thread_id AND s.id = v_summary_id AND s.stale = false;
   END IF;
-  RETURN json_build_object(
+  kind := 'context';
+  data := json_build_object(
     'thread', v_thread,
     'snapshot', v_snapshot,
     'summary', v_summary,
@@ -112,8 +112,9 @@ BEGIN
       WHERE s.tenant_id = p_tenant_id AND s.thread_id = p_thread_id AND s.stale = false
       ORDER BY s.through_sequence DESC, s.created_at DESC LIMIT 1),
     'version', (SELECT coalesce(max(s.version), 0) FROM "public"."agent_context_snapshot" s
-      WHERE s.tenant_id = p_tenant_id AND s.thread_id = p_thread_id),
-    'tail', (SELECT coalesce(json_agg(json_build_object(
+      WHERE s.tenant_id = p_tenant_id AND s.thread_id = p_thread_id));
+  RETURN NEXT;
+  RETURN QUERY SELECT 'tail', json_build_object(
       'rowId', m.id, 'threadId', m.thread_id, 'sequence', m.sequence,
       'message', CASE WHEN m.metadata IS NULL OR m.metadata = '{}'::jsonb
         THEN json_build_object('id', m.message_id, 'role', m.role, 'parts', m.parts)
@@ -124,14 +125,12 @@ BEGIN
       'schemaVersion', m.schema_version, 'storedSchemaVersion', m.schema_version,
       'leaseExpiresAt', m.lease_expires_at, 'createdAt', m.created_at, 'updatedAt', m.updated_at,
       'completedAt', m.completed_at, 'redactedAt', m.redacted_at, 'deletedAt', m.deleted_at
-    ) ORDER BY m.sequence), '[]'::json)
-      FROM (
-        SELECT * FROM "public"."agent_message" m
-        WHERE m.tenant_id = p_tenant_id AND m.thread_id = p_thread_id AND m.sequence > v_boundary
-          AND m.deleted_at IS NULL
-        ORDER BY m.sequence DESC LIMIT p_max_tail + 1
-      ) m),
-    'pinned', (SELECT coalesce(json_agg(json_build_object(
+    )
+    FROM "public"."agent_message" m
+    WHERE m.tenant_id = p_tenant_id AND m.thread_id = p_thread_id AND m.sequence > v_boundary AND m.deleted_at IS NULL
+    ORDER BY m.sequence DESC LIMIT p_max_tail + 1;
+  IF v_boundary > 0 THEN
+    RETURN QUERY SELECT 'pinned', json_build_object(
       'rowId', m.id, 'threadId', m.thread_id, 'sequence', m.sequence,
       'message', CASE WHEN m.metadata IS NULL OR m.metadata = '{}'::jsonb
         THEN json_build_object('id', m.message_id, 'role', m.role, 'parts', m.parts)
@@ -142,10 +141,11 @@ BEGIN
       'schemaVersion', m.schema_version, 'storedSchemaVersion', m.schema_version,
       'leaseExpiresAt', m.lease_expires_at, 'createdAt', m.created_at, 'updatedAt', m.updated_at,
       'completedAt', m.completed_at, 'redactedAt', m.redacted_at, 'deletedAt', m.deleted_at
-    ) ORDER BY m.sequence), '[]'::json)
+    )
       FROM "public"."agent_message" m
-      WHERE v_boundary > 0 AND m.tenant_id = p_tenant_id AND m.thread_id = p_thread_id
-        AND m.sequence <= v_boundary AND m.pinned AND m.deleted_at IS NULL)
-  );
+      WHERE m.tenant_id = p_tenant_id AND m.thread_id = p_thread_id AND m.sequence <= v_boundary AND m.pinned
+        AND m.deleted_at IS NULL
+      ORDER BY m.sequence;
+  END IF;
 END
 $$;

@@ -8,7 +8,7 @@ import { assertInteger, assertThreadId } from '../errors/assert-input.js';
 import { requireThread } from './require-thread.js';
 import type { MessageRole, StoredMessage } from '../model/stored-rows.js';
 import { ofThread } from './of-thread.js';
-import { readInOneStatement, READ_IN_TRANSACTION, THREAD_MISSING } from './one-statement-read.js';
+import { parsedJson, readInOneStatement, READ_IN_TRANSACTION, THREAD_MISSING } from './one-statement-read.js';
 import { fromJsonMessage, type JsonMessage } from './row-mapping.js';
 
 /** A page's query, checked. */
@@ -76,7 +76,7 @@ export function listMessages(
 async function listPage(context: StoreContext, thread: string, query: ListPageQuery): Promise<MessagePage> {
   const { limit, before, roles } = query;
   await context.checkRowLevelSecurity();
-  const fast = await readInOneStatement<JsonMessage[]>(context, 'agent_history_read_messages', [
+  const fast = await readInOneStatement<{ value: unknown }>(context, 'agent_history_read_messages', [
     { uuid: thread },
     { bigint: before },
     { integer: limit + 1 },
@@ -85,7 +85,7 @@ async function listPage(context: StoreContext, thread: string, query: ListPageQu
   ]);
   if (fast === THREAD_MISSING) throw new NotFoundError({ entity: 'thread', id: thread });
   if (fast !== READ_IN_TRANSACTION) {
-    const messages = fast.slice(0, limit).map((raw) => fromJsonMessage(raw));
+    const messages = fast.slice(0, limit).map((row) => fromJsonMessage(parsedJson<JsonMessage>(row.value)));
     return { messages, nextCursor: fast.length > limit ? messages.at(-1)!.sequence : null };
   }
   const { agentMessage } = context.tables;

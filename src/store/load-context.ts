@@ -15,7 +15,13 @@ import {
   type JsonMessage,
 } from './row-mapping.js';
 import { NotFoundError } from '../errors/not-found-error.js';
-import { fromColumnNames, readInOneStatement, READ_IN_TRANSACTION, THREAD_MISSING } from './one-statement-read.js';
+import {
+  fromColumnNames,
+  parsedJson,
+  readInOneStatement,
+  READ_IN_TRANSACTION,
+  THREAD_MISSING,
+} from './one-statement-read.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { ofThread } from './of-thread.js';
 
@@ -41,12 +47,12 @@ async function loadContextChecked(
   maxTailMessages: number,
 ): Promise<LoadedThreadContext> {
   await context.checkRowLevelSecurity();
-  const fast = await readInOneStatement<ContextJson>(context, 'agent_history_read_context', [
+  const fast = await readInOneStatement<{ kind: string; data: unknown }>(context, 'agent_history_read_context', [
     { uuid: thread },
     { integer: maxTailMessages },
   ]);
   if (fast === THREAD_MISSING) throw new NotFoundError({ entity: 'thread', id: thread });
-  if (fast !== READ_IN_TRANSACTION) return fromContextJson(context, fast, maxTailMessages);
+  if (fast !== READ_IN_TRANSACTION) return fromContextRows(context, fast, maxTailMessages);
   return inTenant(
     context,
     async (tx) => {
@@ -69,31 +75,35 @@ async function loadContextChecked(
   );
 }
 
-/** What `agent_history_read_context` returns: the thread, snapshot and summaries as `to_jsonb` of their rows. */
+/** The `context` row of `agent_history_read_context`: the thread, snapshot and summaries as `to_jsonb` of their rows. */
 interface ContextJson {
   thread: Record<string, unknown>;
   snapshot: Record<string, unknown> | null;
   summary: Record<string, unknown> | null;
   latestSummary: Record<string, unknown> | null;
   version: number;
-  /** Oldest first, at most `maxTailMessages + 1` of the newest. */
-  tail: JsonMessage[];
-  pinned: JsonMessage[];
 }
 
-/** The value of `agent_history_read_context` as {@link loadContext} returns it. */
-function fromContextJson(context: StoreContext, json: ContextJson, maxTailMessages: number): LoadedThreadContext {
+/** The rows of `agent_history_read_context` (a `context` row, then `tail` newest first, then `pinned`) as {@link loadContext} returns them. */
+function fromContextRows(
+  context: StoreContext,
+  rows: Array<{ kind: string; data: unknown }>,
+  maxTailMessages: number,
+): LoadedThreadContext {
+  const json = parsedJson<ContextJson>(rows[0]!.data);
+  const messages = (kind: string) =>
+    rows.filter((row) => row.kind === kind).map((row) => fromJsonMessage(parsedJson<JsonMessage>(row.data)));
+  const tail = messages('tail');
   const summary = (row: Record<string, unknown> | null) =>
     row ? toSummary(fromColumnNames(summaryColumns(context), row)) : null;
-  const tail = json.tail.slice(-maxTailMessages).map((raw) => fromJsonMessage(raw));
   return {
     thread: toStoredThread(fromColumnNames(threadColumns(context.tables), json.thread)),
     snapshot: json.snapshot ? toSnapshot(fromColumnNames(snapshotColumns(context), json.snapshot)) : null,
     summary: summary(json.summary),
     latestSummary: summary(json.latestSummary),
-    tail,
-    pinned: json.pinned.map((raw) => fromJsonMessage(raw)),
-    tailTruncated: json.tail.length > maxTailMessages,
+    tail: tail.slice(0, maxTailMessages).reverse(),
+    pinned: messages('pinned'),
+    tailTruncated: tail.length > maxTailMessages,
     currentVersion: Number(json.version),
   };
 }

@@ -31,29 +31,27 @@ export type ReadArgument =
 /**
  * Calls the read function `name` (`agent_history_read_messages`, `agent_history_read_context`, migration 0018) with
  * the tenant, role and user (empty: the whole tenant) first, in a single statement (its own implicit transaction, so
- * the settings it makes end with it) and a single round trip, and returns the one JSON value it answers, parsed once:
- * every argument is sent as a literal, because a parameterized statement costs postgres-js two round trips
- * (describe, then execute). Returns {@link READ_IN_TRANSACTION} when `db` is the caller's transaction (its settings
- * must be put back), when the function is missing (a database without 0018), or on Citus: the caller then reads in
- * a transaction.
+ * the settings it makes end with it) and a single round trip: every argument is sent as a literal, because a
+ * parameterized statement costs postgres-js two round trips (describe, then execute). Returns its rows (a function
+ * returning single values names its column `value`), or {@link READ_IN_TRANSACTION} when `db` is the caller's
+ * transaction (its settings must be put back), when the function is missing (a database without 0018), or on Citus:
+ * the caller then reads in a transaction.
  */
-export async function readInOneStatement<VALUE>(
+export async function readInOneStatement<ROW>(
   context: StoreContext,
   name: string,
   args: ReadArgument[],
-): Promise<VALUE | typeof READ_IN_TRANSACTION | typeof THREAD_MISSING> {
+): Promise<ROW[] | typeof READ_IN_TRANSACTION | typeof THREAD_MISSING> {
   if (!context.oneStatementReads.available || is(context.db, PgTransaction)) return READ_IN_TRANSACTION;
-  const schema = getTableConfig(context.tables.agentMessage).schema;
+  const schema = schemaOf(context.tables.agentMessage);
   const qualified = schema === undefined ? name : `"${schema}".${name}`;
   const literals = [{ uuid: context.tenantId }, { text: context.appRole }, { text: context.userId }, ...args].map(
     literal,
   );
   try {
-    const [row] = rowsOf<{ value: unknown }>(
-      await context.db.execute(sql.raw(`select ${qualified}(${literals.join(', ')}) as value`)),
+    return rowsOf<ROW>(
+      await context.db.execute(sql.raw(`select * from ${qualified}(${literals.join(', ')}) as value`)),
     );
-    // postgres-js and PGlite parse a json result; a driver that does not hands over its text.
-    return (typeof row!.value === 'string' ? JSON.parse(row!.value) : row!.value) as VALUE;
   } catch (error) {
     const code = postgresErrorCode(error) ?? '';
     if (code === THREAD_NOT_FOUND) return THREAD_MISSING;
@@ -63,6 +61,23 @@ export async function readInOneStatement<VALUE>(
     }
     throw error;
   }
+}
+
+/** A json value as the driver hands it over: postgres-js, node-postgres and PGlite parse it; another may not. */
+export function parsedJson<VALUE>(value: unknown): VALUE {
+  return (typeof value === 'string' ? JSON.parse(value) : value) as VALUE;
+}
+
+const schemas = new WeakMap<object, { schema: string | undefined }>();
+
+/** The table's schema, looked up once per table: `getTableConfig` builds every column, index and check each call. */
+function schemaOf(table: StoreContext['tables']['agentMessage']): string | undefined {
+  let known = schemas.get(table);
+  if (known === undefined) {
+    known = { schema: getTableConfig(table).schema };
+    schemas.set(table, known);
+  }
+  return known.schema;
 }
 
 /** Maps a row keyed by column name (a function's row, or a `to_jsonb` of one) as Drizzle's select would have. */
