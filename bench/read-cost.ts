@@ -41,8 +41,15 @@ async function main() {
     const meter = cpuMeter(await server.postmasterPid());
     const head = `'${ah.tenantId}'::uuid, 'agent_history_app', null, '${threadId}'::uuid`;
     // What the previous release did: the 0013 function's rows, each column through Drizzle's mapper.
-    const page0013 = async () =>
-      ((await ah.client.unsafe(`select * from agent_history_list_messages(${head}, null, 51, null, false)`)) as never[])
+    // The same login with enable_sort off for the session, so 0013's page gets the index plan it had on a table of
+    // many threads (with one thread, the policy's user clause made it scan and sort the thread).
+    const indexed = postgres(server.appUrl('bench_read'), {
+      max: 1,
+      onnotice: () => {},
+      connection: { enable_sort: 'off' },
+    });
+    const page0013 = async (client: postgres.Sql = ah.client) =>
+      ((await client.unsafe(`select * from agent_history_list_messages(${head}, null, 51, null, false)`)) as never[])
         .slice(0, 50)
         .map((row) => toStoredMessage(fromColumnNames<MessageRow>(columns, row)));
     const context0013 = async () =>
@@ -60,7 +67,8 @@ async function main() {
             order by sequence desc limit 50`,
       ],
       ['listMessages newest 50, one statement (0018, one JSON value)', () => ah.store.listMessages(threadId)],
-      ['newest 50 as the previous release read it (0013 function, 26 mapped columns)', page0013],
+      ['newest 50 as the previous release read it (0013 function, 26 mapped columns)', () => page0013()],
+      ['the same, with the index plan (enable_sort off for the session)', () => page0013(indexed)],
       [
         'listMessages newest 50, in a transaction (before 0013)',
         () => inTransaction((store) => store.listMessages(threadId)),
@@ -108,6 +116,7 @@ async function main() {
       console.log(`| ${label} | ${per(clientMs)} | ${per(serverMs)} | ${per(wallMs)} |`);
     }
     await ah.client.end({ timeout: 5 });
+    await indexed.end({ timeout: 5 });
     await sql.end({ timeout: 5 });
   } finally {
     server.stop();
