@@ -1,8 +1,7 @@
 // CPU per read, client and server, which does not depend on how loaded the machine is: agent-history's newest-50
 // page and context load (as the app login, RLS on) against the same newest-50 read as one bare SELECT (superuser, no
-// RLS) on the same table, on one seeded thread; and the same reads as the previous release made them (migration
-// 0013's functions, 26 columns per row mapped by Drizzle's column mappers), and the whole thread against one bare
-// SELECT of it. `npx tsx bench/read-cost.ts` (BENCH_READ_SIZE, default 10,000).
+// RLS) on the same table, on one seeded thread, and the whole thread against one bare SELECT of it, in interleaved
+// rounds. `npx tsx bench/read-cost.ts` (BENCH_READ_SIZE, default 10,000; BENCH_READ_ROUNDS, default 3).
 import { loadavg } from 'node:os';
 import postgres from 'postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
@@ -12,16 +11,12 @@ import { loadWholeThread, openAgentHistory } from './peers/agent-history-peer.js
 import { startBenchServer } from './server.js';
 import { loadTemplates, seedAgentHistoryThreads, type AdminQuery } from './workloads/w3-agent-history.js';
 import { createAgentHistory } from '../src/store/create-agent-history.js';
-import { defineAgentTables } from '../src/schema/define-agent-tables.js';
-import { fromColumnNames } from '../src/store/one-statement-read.js';
-import { messageColumns, toStoredMessage, type MessageRow } from '../src/store/row-mapping.js';
 import type { AgentHistoryDatabase } from '../src/tenant/database.js';
 
 const size = Number(process.env.BENCH_READ_SIZE ?? 10_000);
 const calls = Number(process.env.BENCH_READ_CALLS ?? 300);
 const wholeCalls = Number(process.env.BENCH_READ_WHOLE_CALLS ?? 10);
 const rounds = Number(process.env.BENCH_READ_ROUNDS ?? 3);
-const columns = messageColumns(defineAgentTables());
 
 async function main() {
   const server = await startBenchServer({ profile: false, synchronousCommit: null });
@@ -39,26 +34,6 @@ async function main() {
         work(createAgentHistory({ db: tx }).forTenant(ah.tenantId)),
       );
     const meter = cpuMeter(await server.postmasterPid());
-    const head = `'${ah.tenantId}'::uuid, 'agent_history_app', null, '${threadId}'::uuid`;
-    // What the previous release did: the 0013 function's rows, each column through Drizzle's mapper.
-    // The same login with enable_sort off for the session, so 0013's page gets the index plan it had on a table of
-    // many threads (with one thread, the policy's user clause made it scan and sort the thread).
-    const indexed = postgres(server.appUrl('bench_read'), {
-      max: 1,
-      onnotice: () => {},
-      connection: { enable_sort: 'off' },
-    });
-    const page0013 = async (client: postgres.Sql = ah.client) =>
-      ((await client.unsafe(`select * from agent_history_list_messages(${head}, null, 51, null, false)`)) as never[])
-        .slice(0, 50)
-        .map((row) => toStoredMessage(fromColumnNames<MessageRow>(columns, row)));
-    const context0013 = async () =>
-      ((await ah.client.unsafe(`select * from agent_history_load_context(${head}, 2000)`)) as never[]).map(
-        (row: { kind: string; data: Record<string, unknown> }) =>
-          row.kind === 'tail' || row.kind === 'pinned'
-            ? toStoredMessage(fromColumnNames<MessageRow>(columns, row.data))
-            : row.data,
-      );
     const operations: Array<[string, () => Promise<unknown>, number?]> = [
       [
         'bare SELECT newest 50 (superuser, no RLS)',
@@ -66,15 +41,12 @@ async function main() {
           sql`select id, message_id, role, parts, metadata, sequence from agent_message where tenant_id = ${ah.tenantId} and thread_id = ${threadId}
             order by sequence desc limit 50`,
       ],
-      ['listMessages newest 50, one statement (0018, one JSON value)', () => ah.store.listMessages(threadId)],
-      ['newest 50 as the previous release read it (0013 function, 26 mapped columns)', () => page0013()],
-      ['the same, with the index plan (enable_sort off for the session)', () => page0013(indexed)],
+      ['listMessages newest 50, one statement', () => ah.store.listMessages(threadId)],
       [
         'listMessages newest 50, in a transaction (before 0013)',
         () => inTransaction((store) => store.listMessages(threadId)),
       ],
-      ['loadContext (snapshot + 8-message tail), one statement (0018)', () => ah.store.loadContext(threadId)],
-      ['loadContext as the previous release read it (0013 function)', context0013],
+      ['loadContext (snapshot + 8-message tail), one statement', () => ah.store.loadContext(threadId)],
       ['loadContext, in a transaction (before 0013)', () => inTransaction((store) => store.loadContext(threadId))],
       [
         `bare SELECT of the whole thread (${size} rows, one query)`,
@@ -116,7 +88,6 @@ async function main() {
       console.log(`| ${label} | ${per(clientMs)} | ${per(serverMs)} | ${per(wallMs)} |`);
     }
     await ah.client.end({ timeout: 5 });
-    await indexed.end({ timeout: 5 });
     await sql.end({ timeout: 5 });
   } finally {
     server.stop();

@@ -8,8 +8,8 @@ import { assertInteger, assertThreadId } from '../errors/assert-input.js';
 import { requireThread } from './require-thread.js';
 import type { MessageRole, StoredMessage } from '../model/stored-rows.js';
 import { ofThread } from './of-thread.js';
-import { parsedJson, readInOneStatement, READ_IN_TRANSACTION, THREAD_MISSING } from './one-statement-read.js';
-import { fromJsonMessage, type JsonMessage } from './row-mapping.js';
+import { fromColumnNames, readInOneStatement, READ_IN_TRANSACTION, THREAD_MISSING } from './one-statement-read.js';
+import type { MessageRow } from './row-mapping.js';
 
 /** A page's query, checked. */
 interface ListPageQuery {
@@ -72,11 +72,11 @@ export function listMessages(
   });
 }
 
-/** The page: in one statement when the database has migration 0018, else in a transaction. */
+/** The page: in one statement when the database has migration 0013, else in a transaction. */
 async function listPage(context: StoreContext, thread: string, query: ListPageQuery): Promise<MessagePage> {
   const { limit, before, roles } = query;
   await context.checkRowLevelSecurity();
-  const fast = await readInOneStatement<{ value: unknown }>(context, 'agent_history_read_messages', [
+  const fast = await readInOneStatement<Record<string, unknown>>(context, 'agent_history_list_messages', [
     { uuid: thread },
     { bigint: before },
     { integer: limit + 1 },
@@ -84,28 +84,28 @@ async function listPage(context: StoreContext, thread: string, query: ListPageQu
     { boolean: query.onlyEligible },
   ]);
   if (fast === THREAD_MISSING) throw new NotFoundError({ entity: 'thread', id: thread });
-  if (fast !== READ_IN_TRANSACTION) {
-    const messages = fast.slice(0, limit).map((row) => fromJsonMessage(parsedJson<JsonMessage>(row.value)));
-    return { messages, nextCursor: fast.length > limit ? messages.at(-1)!.sequence : null };
-  }
   const { agentMessage } = context.tables;
-  const rows = await inTenant(context, async (tx) => {
-    await requireThread(context, tx, thread);
-    return tx
-      .select(messageColumns(context.tables))
-      .from(agentMessage)
-      .where(
-        and(
-          ofThread(context, agentMessage, thread),
-          isNull(agentMessage.deletedAt),
-          before === null ? undefined : lt(agentMessage.sequence, before),
-          roles === null ? undefined : inArray(agentMessage.role, roles as MessageRole[]),
-          query.onlyEligible ? eq(agentMessage.contextState, 'eligible') : undefined,
-        ),
-      )
-      .orderBy(desc(agentMessage.sequence))
-      .limit(limit + 1);
-  });
+  const columns = messageColumns(context.tables);
+  const rows =
+    fast !== READ_IN_TRANSACTION
+      ? fast.map((row) => fromColumnNames<MessageRow>(columns, row))
+      : await inTenant(context, async (tx) => {
+          await requireThread(context, tx, thread);
+          return tx
+            .select(columns)
+            .from(agentMessage)
+            .where(
+              and(
+                ofThread(context, agentMessage, thread),
+                isNull(agentMessage.deletedAt),
+                before === null ? undefined : lt(agentMessage.sequence, before),
+                roles === null ? undefined : inArray(agentMessage.role, roles as MessageRole[]),
+                query.onlyEligible ? eq(agentMessage.contextState, 'eligible') : undefined,
+              ),
+            )
+            .orderBy(desc(agentMessage.sequence))
+            .limit(limit + 1);
+        });
   const messages = rows.slice(0, limit).map((row) => toStoredMessage(row));
   return { messages, nextCursor: rows.length > limit ? messages.at(-1)!.sequence : null };
 }

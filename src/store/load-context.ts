@@ -6,22 +6,9 @@ import type { TenantTransaction } from '../tenant/with-tenant.js';
 import type { LoadContextOptions } from './context-artifact-operations.js';
 import { snapshotColumns, summaryColumns, toSnapshot, toSummary } from './context-artifact-rows.js';
 import { requireThread } from './require-thread.js';
-import {
-  fromJsonMessage,
-  messageColumns,
-  threadColumns,
-  toStoredMessage,
-  toStoredThread,
-  type JsonMessage,
-} from './row-mapping.js';
+import { messageColumns, threadColumns, toStoredMessage, toStoredThread, type MessageRow } from './row-mapping.js';
 import { NotFoundError } from '../errors/not-found-error.js';
-import {
-  fromColumnNames,
-  parsedJson,
-  readInOneStatement,
-  READ_IN_TRANSACTION,
-  THREAD_MISSING,
-} from './one-statement-read.js';
+import { fromColumnNames, readInOneStatement, READ_IN_TRANSACTION, THREAD_MISSING } from './one-statement-read.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { ofThread } from './of-thread.js';
 
@@ -40,19 +27,19 @@ export function loadContext(
   return loadContextChecked(context, thread, maxTailMessages);
 }
 
-/** In one statement when the database has migration 0018, else in a repeatable-read transaction. */
+/** In one statement when the database has migration 0013, else in a repeatable-read transaction. */
 async function loadContextChecked(
   context: StoreContext,
   thread: string,
   maxTailMessages: number,
 ): Promise<LoadedThreadContext> {
   await context.checkRowLevelSecurity();
-  const fast = await readInOneStatement<{ kind: string; data: unknown }>(context, 'agent_history_read_context', [
+  const fast = await readInOneStatement<{ kind: string; data: unknown }>(context, 'agent_history_load_context', [
     { uuid: thread },
     { integer: maxTailMessages },
   ]);
   if (fast === THREAD_MISSING) throw new NotFoundError({ entity: 'thread', id: thread });
-  if (fast !== READ_IN_TRANSACTION) return fromContextRows(context, fast, maxTailMessages);
+  if (fast !== READ_IN_TRANSACTION) return fromLoadContextRows(context, fast, maxTailMessages);
   return inTenant(
     context,
     async (tx) => {
@@ -75,36 +62,30 @@ async function loadContextChecked(
   );
 }
 
-/** The `context` row of `agent_history_read_context`: the thread, snapshot and summaries as `to_jsonb` of their rows. */
-interface ContextJson {
-  thread: Record<string, unknown>;
-  snapshot: Record<string, unknown> | null;
-  summary: Record<string, unknown> | null;
-  latestSummary: Record<string, unknown> | null;
-  version: number;
-}
-
-/** The rows of `agent_history_read_context` (a `context` row, then `tail` newest first, then `pinned`) as {@link loadContext} returns them. */
-function fromContextRows(
+/** The rows of `agent_history_load_context` (kind, data as `to_jsonb` of a row) as {@link loadContext} returns them. */
+function fromLoadContextRows(
   context: StoreContext,
   rows: Array<{ kind: string; data: unknown }>,
   maxTailMessages: number,
 ): LoadedThreadContext {
-  const json = parsedJson<ContextJson>(rows[0]!.data);
+  const of = (kind: string) =>
+    rows.filter((row) => row.kind === kind).map((row) => row.data as Record<string, unknown>);
+  const one = (kind: string) => of(kind)[0];
   const messages = (kind: string) =>
-    rows.filter((row) => row.kind === kind).map((row) => fromJsonMessage(parsedJson<JsonMessage>(row.data)));
+    of(kind)
+      .map((data) => toStoredMessage(fromColumnNames<MessageRow>(messageColumns(context.tables), data)))
+      .sort((a, b) => a.sequence - b.sequence);
+  const [thread, snapshot, summary, latestSummary] = ['thread', 'snapshot', 'summary', 'latestSummary'].map(one);
   const tail = messages('tail');
-  const summary = (row: Record<string, unknown> | null) =>
-    row ? toSummary(fromColumnNames(summaryColumns(context), row)) : null;
   return {
-    thread: toStoredThread(fromColumnNames(threadColumns(context.tables), json.thread)),
-    snapshot: json.snapshot ? toSnapshot(fromColumnNames(snapshotColumns(context), json.snapshot)) : null,
-    summary: summary(json.summary),
-    latestSummary: summary(json.latestSummary),
-    tail: tail.slice(0, maxTailMessages).reverse(),
+    thread: toStoredThread(fromColumnNames(threadColumns(context.tables), thread!)),
+    snapshot: snapshot ? toSnapshot(fromColumnNames(snapshotColumns(context), snapshot)) : null,
+    summary: summary ? toSummary(fromColumnNames(summaryColumns(context), summary)) : null,
+    latestSummary: latestSummary ? toSummary(fromColumnNames(summaryColumns(context), latestSummary)) : null,
+    tail: tail.slice(-maxTailMessages),
     pinned: messages('pinned'),
     tailTruncated: tail.length > maxTailMessages,
-    currentVersion: Number(json.version),
+    currentVersion: Number(one('version') ?? 0),
   };
 }
 

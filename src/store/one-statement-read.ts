@@ -3,13 +3,13 @@ import { getTableConfig, PgTransaction } from 'drizzle-orm/pg-core';
 import { rowsOf } from '../tenant/database.js';
 import { postgresErrorCode, type StoreContext } from './store-context.js';
 
-/** Whether the one-statement read functions (migration 0018) can be used; shared by every tenant of a store. */
+/** Whether the one-statement read functions (migration 0013) can be used; shared by every tenant of a store. */
 export interface OneStatementReads {
   /** False once the database answered that it has no such function, or is a Citus coordinator. */
   available: boolean;
 }
 
-/** The function is missing or not granted (a database migrated without 0018), or refuses to run on Citus. */
+/** The function is missing or not granted (a database migrated without 0013), or refuses to run on Citus. */
 const UNAVAILABLE = new Set(['42883', '42501', 'AH001']);
 /** The functions' "thread not found" (`RAISE … USING ERRCODE = 'P0002'`). */
 const THREAD_NOT_FOUND = 'P0002';
@@ -29,13 +29,11 @@ export type ReadArgument =
   | { texts: readonly string[] | null };
 
 /**
- * Calls the read function `name` (`agent_history_read_messages`, `agent_history_read_context`, migration 0018) with
- * the tenant, role and user (empty: the whole tenant) first, in a single statement (its own implicit transaction, so
- * the settings it makes end with it) and a single round trip: every argument is sent as a literal, because a
- * parameterized statement costs postgres-js two round trips (describe, then execute). Returns its rows (a function
- * returning single values names its column `value`), or {@link READ_IN_TRANSACTION} when `db` is the caller's
- * transaction (its settings must be put back), when the function is missing (a database without 0018), or on Citus:
- * the caller then reads in a transaction.
+ * Calls the read function `name` (`agent_history_list_messages`, `agent_history_load_context`) with the tenant,
+ * role and user (empty: the whole tenant) first, in a single statement (its own implicit transaction, so the settings it makes end with it) and a
+ * single round trip: every argument is sent as a literal, because a parameterized statement costs postgres-js two
+ * round trips (describe, then execute). Returns {@link READ_IN_TRANSACTION} when `db` is the caller's transaction
+ * (its settings must be put back), when the function is missing, or on Citus: the caller then reads in a transaction.
  */
 export async function readInOneStatement<ROW>(
   context: StoreContext,
@@ -49,9 +47,7 @@ export async function readInOneStatement<ROW>(
     literal,
   );
   try {
-    return rowsOf<ROW>(
-      await context.db.execute(sql.raw(`select * from ${qualified}(${literals.join(', ')}) as value`)),
-    );
+    return rowsOf<ROW>(await context.db.execute(sql.raw(`select * from ${qualified}(${literals.join(', ')})`)));
   } catch (error) {
     const code = postgresErrorCode(error) ?? '';
     if (code === THREAD_NOT_FOUND) return THREAD_MISSING;
@@ -61,11 +57,6 @@ export async function readInOneStatement<ROW>(
     }
     throw error;
   }
-}
-
-/** A json value as the driver hands it over: postgres-js, node-postgres and PGlite parse it; another may not. */
-export function parsedJson<VALUE>(value: unknown): VALUE {
-  return (typeof value === 'string' ? JSON.parse(value) : value) as VALUE;
 }
 
 const schemas = new WeakMap<object, { schema: string | undefined }>();

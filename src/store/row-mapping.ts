@@ -67,39 +67,3 @@ export function toStoredThread(row: ThreadRow): StoredThread {
   const { nextSequence, ...rest } = row;
   return { ...rest, messageCount: Number(nextSequence) };
 }
-
-const DATE_KEYS = ['leaseExpiresAt', 'createdAt', 'updatedAt', 'completedAt', 'redactedAt', 'deletedAt'] as const;
-
-/**
- * A message as the read functions of migration 0018 return it, parsed: already a {@link StoredMessage} (the
- * functions build the same `UIMessage` as {@link toStoredMessage}, metadata only when not empty), with its dates as
- * ISO strings and `schemaVersion` as stored.
- */
-export type JsonMessage = Omit<StoredMessage, (typeof DATE_KEYS)[number]> &
-  Record<(typeof DATE_KEYS)[number], string | null>;
-
-/**
- * Completes a {@link JsonMessage} in place into what {@link toStoredMessage} returns for the same row: the dates
- * become `Date`s, and a row written with an older message-shape version is migrated (its stored token count
- * dropped when a part changed). A row at the current version is returned as the database wrote it: the store
- * validated it when it appended it, and only a migration changes a stored shape.
- */
-export function fromJsonMessage<UI_MESSAGE extends StorableMessage = StorableMessage>(
-  raw: JsonMessage,
-): StoredMessage<UI_MESSAGE> {
-  const stored = raw as unknown as Record<string, unknown> & StoredMessage;
-  for (const key of DATE_KEYS) {
-    const value = raw[key];
-    if (value !== null) stored[key] = new Date(value);
-  }
-  if (raw.storedSchemaVersion < CURRENT_MESSAGE_SCHEMA_VERSION && Array.isArray(raw.message.parts)) {
-    const shaped = migrateMessageParts(raw.message.parts, raw.storedSchemaVersion);
-    if (shaped.migrations.length > 0) {
-      stored.message.parts = shaped.parts as StorableMessage['parts'];
-      stored.tokenCount = null;
-      stored.tokenCounterId = null;
-    }
-  }
-  stored.schemaVersion = Math.max(raw.storedSchemaVersion, CURRENT_MESSAGE_SCHEMA_VERSION);
-  return stored as unknown as StoredMessage<UI_MESSAGE>;
-}

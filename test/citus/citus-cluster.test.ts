@@ -62,8 +62,6 @@ describe('Citus: the README procedure on a coordinator and two workers', () => {
       ['agent_history_list_messages', null],
       ['agent_history_load_context', null],
       ['agent_history_message_search_vector', null],
-      ['agent_history_read_context', null],
-      ['agent_history_read_messages', null],
     ]);
     const delegated = functions.filter(({ delegated }) => delegated);
     expect(delegated.every(({ colocation }) => colocation === tables[0]!.colocation)).toBe(true);

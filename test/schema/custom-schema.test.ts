@@ -145,11 +145,14 @@ describe('customMigrationSql', () => {
     expect(afterTables).toContain('GRANT USAGE ON SCHEMA "agent" TO "chat_app"');
     // 0009: both functions re-created with a pinned search path, EXECUTE only for the role, the audit log insert-only.
     // (0012 re-creates the single append once more, copying the thread's user; 0013 adds the one-statement page and
-    // context reads, pinned the same way; 0017 the search vector trigger; 0018 the JSON reads, without sorts.)
+    // context reads, pinned the same way; 0017 the search vector trigger; 0018 the reads' planner setting.)
     expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(6);
-    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp SET enable_sort = off AS/g)).toHaveLength(2);
-    expect(afterTables).toContain('CREATE OR REPLACE FUNCTION "agent"."agent_history_read_messages"(');
-    expect(afterTables).toContain('CREATE OR REPLACE FUNCTION "agent"."agent_history_read_context"(');
+    expect(afterTables).toContain(
+      'ALTER FUNCTION "agent"."agent_history_list_messages"(uuid, text, text, uuid, bigint',
+    );
+    expect(afterTables).toContain(
+      'ALTER FUNCTION "agent"."agent_history_load_context"(uuid, text, text, uuid, integer)',
+    );
     expect(afterTables).toContain(
       'ON "agent"."agent_message"\nFOR EACH ROW EXECUTE FUNCTION "agent"."agent_history_message_search_vector"()',
     );
@@ -172,7 +175,7 @@ describe('customMigrationSql', () => {
       .replace(/"agent_message"\."pinned"/g, '');
     expect(
       unqualified.match(
-        /agent_(thread|run|message|summary|context_snapshot|audit_event|history_append_messages?|history_list_messages|history_load_context|history_read_messages|history_read_context|message_role|message_status|message_context_state)\b/g,
+        /agent_(thread|run|message|summary|context_snapshot|audit_event|history_append_messages?|history_list_messages|history_load_context|message_role|message_status|message_context_state)\b/g,
       ),
     ).toBeNull();
     expect(`${beforeTables}${afterTables}`).not.toMatch(/agent_history_app\b/);

@@ -36,7 +36,7 @@ const mutations = fc.record({
   snapshotAt: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
 });
 
-describe.each(CONTRACT_BACKENDS)('the JSON reads (migration 0018) on %s', (backend) => {
+describe.each(CONTRACT_BACKENDS)('the one-statement reads on %s', (backend) => {
   const database = useTestDatabase(backend);
 
   /** The same read inside the caller's transaction: the store then reads the transactional way (Drizzle selects). */
@@ -145,8 +145,8 @@ describe.each(CONTRACT_BACKENDS)('the JSON reads (migration 0018) on %s', (backe
     const read = await database.db.transaction(async (tx) => {
       const page = rowsOf<{ sequence: number }>(
         await tx.execute(
-          sql.raw(`select (value->>'sequence')::int as sequence from agent_history_read_messages('${tenantId}'::uuid,
-            'agent_history_app', null, '${thread}'::uuid, null, 51, null, false) as value`),
+          sql.raw(`select sequence::int from agent_history_list_messages('${tenantId}'::uuid, 'agent_history_app', null,
+            '${thread}'::uuid, null, 51, null, false)`),
         ),
       );
       const [counts] = rowsOf<{ scanned: number; fetched: number }>(
