@@ -1,11 +1,13 @@
 // CPU per read, client and server, which does not depend on how loaded the machine is: agent-history's newest-50
 // page and context load (as the app login, RLS on) against the same newest-50 read as one bare SELECT (superuser, no
-// RLS) on the same table, on one seeded thread. `npx tsx bench/read-cost.ts` (BENCH_READ_SIZE, default 10,000).
+// RLS) on the same table, on one seeded thread, and the whole thread against one bare SELECT of it, in interleaved
+// rounds. `npx tsx bench/read-cost.ts` (BENCH_READ_SIZE, default 10,000; BENCH_READ_ROUNDS, default 3).
+import { loadavg } from 'node:os';
 import postgres from 'postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
-import { cpuMeter, cpuPerOperation } from './cpu.js';
+import { cpuMeter } from './cpu.js';
 import { MessageFactory } from './messages.js';
-import { openAgentHistory } from './peers/agent-history-peer.js';
+import { loadWholeThread, openAgentHistory } from './peers/agent-history-peer.js';
 import { startBenchServer } from './server.js';
 import { loadTemplates, seedAgentHistoryThreads, type AdminQuery } from './workloads/w3-agent-history.js';
 import { createAgentHistory } from '../src/store/create-agent-history.js';
@@ -13,6 +15,8 @@ import type { AgentHistoryDatabase } from '../src/tenant/database.js';
 
 const size = Number(process.env.BENCH_READ_SIZE ?? 10_000);
 const calls = Number(process.env.BENCH_READ_CALLS ?? 300);
+const wholeCalls = Number(process.env.BENCH_READ_WHOLE_CALLS ?? 10);
+const rounds = Number(process.env.BENCH_READ_ROUNDS ?? 3);
 
 async function main() {
   const server = await startBenchServer({ profile: false, synchronousCommit: null });
@@ -30,7 +34,7 @@ async function main() {
         work(createAgentHistory({ db: tx }).forTenant(ah.tenantId)),
       );
     const meter = cpuMeter(await server.postmasterPid());
-    const operations: Array<[string, () => Promise<unknown>]> = [
+    const operations: Array<[string, () => Promise<unknown>, number?]> = [
       [
         'bare SELECT newest 50 (superuser, no RLS)',
         () =>
@@ -44,18 +48,44 @@ async function main() {
       ],
       ['loadContext (snapshot + 8-message tail), one statement', () => ah.store.loadContext(threadId)],
       ['loadContext, in a transaction (before 0013)', () => inTransaction((store) => store.loadContext(threadId))],
+      [
+        `bare SELECT of the whole thread (${size} rows, one query)`,
+        () =>
+          sql`select id, message_id, role, parts, metadata, sequence from agent_message where tenant_id = ${ah.tenantId} and thread_id = ${threadId}
+            order by sequence`,
+        wholeCalls,
+      ],
+      ['whole thread, listMessages pages of 500', () => loadWholeThread(ah.store, threadId), wholeCalls],
     ];
-    for (const [, operation] of operations) for (let index = 0; index < 20; index++) await operation();
+    for (const [, operation, count = calls] of operations)
+      for (let index = 0; index < Math.min(20, count); index++) await operation();
+    // Rounds interleave the operations, so a burst of load on the shared machine falls on all of them alike; the
+    // table sums every round (CPU per call does not depend on load; wall times do).
+    const totals = operations.map(() => ({ clientMs: 0, serverMs: 0, wallMs: 0, calls: 0 }));
+    for (let round = 0; round < rounds; round++) {
+      for (const [index, [, operation, count = calls]] of operations.entries()) {
+        const before = await meter();
+        for (let call = 0; call < count; call++) await operation();
+        const after = await meter();
+        const total = totals[index]!;
+        total.clientMs += after.clientMs - before.clientMs;
+        total.serverMs += after.serverMs - before.serverMs;
+        total.wallMs += after.wallMs - before.wallMs;
+        total.calls += count;
+      }
+    }
+    console.log(
+      `load average ${loadavg()
+        .map((load) => load.toFixed(2))
+        .join(' ')}, ${rounds} rounds`,
+    );
     console.log(
       `| read, thread of ${size} messages | client CPU ms | server CPU ms | wall ms per call (noisy) |\n| --- | --- | --- | --- |`,
     );
-    for (const [label, operation] of operations) {
-      const before = await meter();
-      const started = performance.now();
-      for (let index = 0; index < calls; index++) await operation();
-      const wall = (performance.now() - started) / calls;
-      const cost = cpuPerOperation(before, await meter(), calls);
-      console.log(`| ${label} | ${cost.clientMs} | ${cost.serverMs} | ${wall.toFixed(2)} |`);
+    for (const [index, [label]] of operations.entries()) {
+      const { clientMs, serverMs, wallMs, calls: count } = totals[index]!;
+      const per = (value: number) => (value / count).toFixed(3);
+      console.log(`| ${label} | ${per(clientMs)} | ${per(serverMs)} | ${per(wallMs)} |`);
     }
     await ah.client.end({ timeout: 5 });
     await sql.end({ timeout: 5 });

@@ -41,7 +41,7 @@ export async function readInOneStatement<ROW>(
   args: ReadArgument[],
 ): Promise<ROW[] | typeof READ_IN_TRANSACTION | typeof THREAD_MISSING> {
   if (!context.oneStatementReads.available || is(context.db, PgTransaction)) return READ_IN_TRANSACTION;
-  const schema = getTableConfig(context.tables.agentMessage).schema;
+  const schema = schemaOf(context.tables.agentMessage);
   const qualified = schema === undefined ? name : `"${schema}".${name}`;
   const literals = [{ uuid: context.tenantId }, { text: context.appRole }, { text: context.userId }, ...args].map(
     literal,
@@ -57,6 +57,18 @@ export async function readInOneStatement<ROW>(
     }
     throw error;
   }
+}
+
+const schemas = new WeakMap<object, { schema: string | undefined }>();
+
+/** The table's schema, looked up once per table: `getTableConfig` builds every column, index and check each call. */
+function schemaOf(table: StoreContext['tables']['agentMessage']): string | undefined {
+  let known = schemas.get(table);
+  if (known === undefined) {
+    known = { schema: getTableConfig(table).schema };
+    schemas.set(table, known);
+  }
+  return known.schema;
 }
 
 /** Maps a row keyed by column name (a function's row, or a `to_jsonb` of one) as Drizzle's select would have. */

@@ -145,8 +145,14 @@ describe('customMigrationSql', () => {
     expect(afterTables).toContain('GRANT USAGE ON SCHEMA "agent" TO "chat_app"');
     // 0009: both functions re-created with a pinned search path, EXECUTE only for the role, the audit log insert-only.
     // (0012 re-creates the single append once more, copying the thread's user; 0013 adds the one-statement page and
-    // context reads, pinned the same way; 0017 the search vector trigger.)
+    // context reads, pinned the same way; 0017 the search vector trigger; 0019 the reads' planner setting.)
     expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(6);
+    expect(afterTables).toContain(
+      'ALTER FUNCTION "agent"."agent_history_list_messages"(uuid, text, text, uuid, bigint',
+    );
+    expect(afterTables).toContain(
+      'ALTER FUNCTION "agent"."agent_history_load_context"(uuid, text, text, uuid, integer)',
+    );
     expect(afterTables).toContain(
       'ON "agent"."agent_message"\nFOR EACH ROW EXECUTE FUNCTION "agent"."agent_history_message_search_vector"()',
     );

@@ -1,0 +1,164 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { createAgentHistory, type TenantHistory } from '../../src/index.js';
+import { rowsOf } from '../../src/tenant/database.js';
+import type { StorableMessage } from '../../src/model/stored-rows.js';
+import { generateConversation } from '../support/agent-conversations.js';
+import { CONTRACT_BACKENDS, useTestDatabase } from '../support/test-database.js';
+
+/** AI SDK v4/v5 shapes an old row may hold (schema_version 1), and a v7 part that an old row may hold too. */
+const OLD_PARTS = [
+  {
+    type: 'tool-invocation',
+    toolInvocation: { state: 'result', toolCallId: 'old-1', toolName: 'weather', args: { city: 'Oslo' }, result: 3 },
+  },
+  { type: 'tool-invocation', toolInvocation: { state: 'call', toolCallId: 'old-2', toolName: 'search', args: {} } },
+  { type: 'file', mimeType: 'image/png', data: 'iVBORw0KGgo=' },
+  { type: 'tool-runQuery', toolCallId: 'old-3', state: 'output-error', rawInput: 'select 1', errorText: 'denied' },
+  { type: 'text', text: 'a v7 part in an old row' },
+];
+
+const METADATA = [{}, { createdAt: '2026-01-01T00:00:00.000Z' }, { usage: { inputTokens: 3 }, tags: ['a', 'ü'] }];
+
+/** What is done to the generated thread after it is written: every field picks messages by index (mod length). */
+const mutations = fc.record({
+  seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+  userScoped: fc.boolean(),
+  metadata: fc.array(fc.nat(METADATA.length - 1), { minLength: 1, maxLength: 8 }),
+  excluded: fc.array(fc.nat(), { maxLength: 4 }),
+  redacted: fc.array(fc.nat(), { maxLength: 3 }),
+  deleted: fc.array(fc.nat(), { maxLength: 3 }),
+  old: fc.array(fc.record({ index: fc.nat(), parts: fc.subarray(OLD_PARTS, { minLength: 1 }) }), { maxLength: 4 }),
+  pinned: fc.array(fc.nat(), { maxLength: 4 }),
+  streaming: fc.boolean(),
+  snapshotAt: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
+});
+
+describe.each(CONTRACT_BACKENDS)('the one-statement reads on %s', (backend) => {
+  const database = useTestDatabase(backend);
+
+  /** The same read inside the caller's transaction: the store then reads the transactional way (Drizzle selects). */
+  const inTransaction = <RESULT>(
+    tenantId: string,
+    userId: string | undefined,
+    read: (store: TenantHistory) => Promise<RESULT>,
+  ) =>
+    database.db.transaction((tx) =>
+      read(createAgentHistory({ db: tx }).forTenant(tenantId, userId === undefined ? undefined : { userId })),
+    );
+
+  it('should return exactly what the transactional read returns, for generated threads of every part type and state', async () => {
+    await fc.assert(
+      fc.asyncProperty(mutations, async (plan) => {
+        const tenantId = randomUUID();
+        const userId = plan.userScoped ? 'user-a' : undefined;
+        const store = createAgentHistory({ db: database.db }).forTenant(
+          tenantId,
+          userId === undefined ? undefined : { userId },
+        );
+        const thread = (await store.createThread({ title: 'generated' })).id;
+        const run = await store.startRun(thread);
+        const { rows } = generateConversation(plan.seed, { maxMessages: 20 });
+        for (const [index, row] of rows.entries()) {
+          const metadata = METADATA[plan.metadata[index % plan.metadata.length]!]!;
+          await store.appendMessage(thread, { ...(row.message as StorableMessage), metadata } as StorableMessage, {
+            pinned: row.pinned,
+            runId: index % 3 === 0 ? run.id : undefined,
+            clientRequestId: index % 4 === 0 ? `request-${index}` : undefined,
+          });
+        }
+        const ids = rows.map((row) => row.message.id);
+        const pick = (indexes: number[]) => [...new Set(indexes.map((index) => ids[index % ids.length]!))];
+        for (const id of pick(plan.pinned)) await store.pinMessage(thread, id);
+        if (plan.excluded.length > 0)
+          await store.excludeMessages(thread, pick(plan.excluded), { reason: 'superseded' });
+        for (const id of pick(plan.redacted)) await store.redactMessage(thread, id, { actor: 'test', reason: 'pii' });
+        for (const { index, parts } of plan.old) {
+          await database.admin.query(
+            `update agent_message set parts = $1::text::jsonb, schema_version = 1 where thread_id = $2 and message_id = $3`,
+            [JSON.stringify(parts), thread, ids[index % ids.length]],
+          );
+        }
+        await database.admin.query(
+          `update agent_message set deleted_at = now() where thread_id = $1 and message_id = any($2::text[])`,
+          [thread, pick(plan.deleted)],
+        );
+        if (plan.streaming) await store.beginAssistantMessage(thread, { messageId: 'in-progress', runId: run.id });
+        if (plan.snapshotAt !== undefined) {
+          const boundary = Math.max(1, Math.floor(plan.snapshotAt * ids.length));
+          const summary = await store.writeSummary(thread, {
+            fromSequence: 1,
+            throughSequence: boundary,
+            content: 'summary',
+            tokenCount: 1,
+            policyVersion: 'p',
+          });
+          await store.writeSnapshot(thread, {
+            expectedVersion: 0,
+            throughSequence: boundary,
+            summaryId: summary.id,
+            includedSequences: [boundary],
+            policyVersion: 'p',
+            messagesHash: 'h',
+          });
+        }
+
+        for (const options of [
+          {},
+          { limit: 1 },
+          { limit: 7, before: Math.ceil(ids.length / 2) + 1 },
+          { limit: 500, onlyEligible: true },
+          { roles: ['assistant' as const] },
+        ]) {
+          const fast = await store.listMessages(thread, options);
+          expect(fast).toStrictEqual(
+            await inTransaction(tenantId, userId, (slow) => slow.listMessages(thread, options)),
+          );
+        }
+        for (const maxTailMessages of [1, 3, 2000]) {
+          const fast = await store.loadContext(thread, { maxTailMessages });
+          expect(fast).toStrictEqual(
+            await inTransaction(tenantId, userId, (slow) => slow.loadContext(thread, { maxTailMessages })),
+          );
+        }
+      }),
+      { numRuns: backend === 'pglite' || backend === 'postgres' ? 12 : 4 },
+    );
+  });
+
+  it('should read a page of a thread that holds most of the table through the index, not by scanning the thread', async () => {
+    const tenantId = randomUUID();
+    const store = createAgentHistory({ db: database.db }).forTenant(tenantId);
+    const thread = (await store.createThread()).id;
+    await database.admin.query(
+      `insert into agent_message (tenant_id, thread_id, sequence, message_id, role, status, parts, metadata, byte_size)
+       select $1::uuid, $2::uuid, q, 'm-' || q, 'user', 'completed', '[{"type":"text","text":"hello"}]', '{}', 40
+       from generate_series(1, 5000) q`,
+      [tenantId, thread],
+    );
+    await database.admin.query('update agent_thread set next_sequence = 5000 where id = $1', [thread]);
+    await database.admin.query('analyze agent_message');
+    // The row-level security policy's user clause gets the planner's default selectivity (0.5 %): it took the
+    // thread for 25 visible rows and scanned and sorted all 5,000 instead of walking the index to the LIMIT.
+    const read = await database.db.transaction(async (tx) => {
+      const page = rowsOf<{ sequence: number }>(
+        await tx.execute(
+          sql.raw(`select sequence::int from agent_history_list_messages('${tenantId}'::uuid, 'agent_history_app', null,
+            '${thread}'::uuid, null, 51, null, false)`),
+        ),
+      );
+      const [counts] = rowsOf<{ scanned: number; fetched: number }>(
+        await tx.execute(
+          sql.raw(`select pg_stat_get_xact_tuples_returned('agent_message'::regclass)::int as scanned,
+            pg_stat_get_xact_tuples_fetched('agent_message'::regclass)::int as fetched`),
+        ),
+      );
+      return { page, ...counts! };
+    });
+    expect(read.page.map((row) => row.sequence)).toEqual(Array.from({ length: 51 }, (_, index) => 5000 - index));
+    // Rows the heap handed out to any scan (sequential, index or bitmap): about the page, not the thread's 5,000.
+    expect(read.scanned + read.fetched).toBeLessThanOrEqual(120);
+  });
+});
