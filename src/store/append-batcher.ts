@@ -36,11 +36,8 @@ export interface AppendBatchingOptions {
 
 /** Combines concurrent appends into one statement per batch (see `appendBatching`). Internal. */
 export interface AppendBatcher {
-  /**
-   * The rows `agent_history_append_message` returns for this item, whether it was sent alone or in a batch; with a
-   * `userId`, under that user scope (batched only with appends of the same tenant and user scope).
-   */
-  submit<ROW>(tenantId: string, appRole: string | null, item: AppendItem, userId?: string | null): Promise<ROW[]>;
+  /** The rows `agent_history_append_message` returns for this item, whether it was sent alone or in a batch. */
+  submit<ROW>(tenantId: string, appRole: string | null, item: AppendItem): Promise<ROW[]>;
 }
 
 const setting = (argument: string, value: unknown, fallback: number, max: number): number =>
@@ -148,9 +145,9 @@ export function createAppendBatcher(
     }
   };
 
-  const submit = <ROW>(tenantId: string, appRole: string | null, item: AppendItem, userId?: string | null) =>
+  const submit = <ROW>(tenantId: string, appRole: string | null, item: AppendItem) =>
     new Promise<ROW[]>((resolve, reject) => {
-      const entry = { tenantId, appRole, userId: userId ?? null, item, reject };
+      const entry = { tenantId, appRole, item, reject };
       queue.push({ ...entry, resolve: resolve as (rows: unknown[]) => void });
       pump();
     });

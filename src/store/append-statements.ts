@@ -1,7 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import type { AgentTables } from '../schema/define-agent-tables.js';
-import { USER_SETTING } from '../schema/tenant-policy.js';
 
 /** One append, as the SQL functions take it. */
 export interface AppendItem {
@@ -35,13 +34,10 @@ export interface AppendItem {
 
 /** The statements that call the append functions of `drizzle/0002` and `0004`. */
 export interface AppendStatements {
-  /**
-   * One append (`agent_history_append_message`): the stored row, new or (on a retry) the one already there. With
-   * a `userId`, the statement sets the user scope for itself: another user's thread is invisible to the function.
-   */
-  single(tenantId: string, appRole: string | null, item: AppendItem, userId?: string | null): SQL;
-  /** Several appends of one tenant (and user scope), one statement and one commit (`agent_history_append_messages`): rows tagged `item`. */
-  batch(tenantId: string, appRole: string | null, items: AppendItem[], userId?: string | null): SQL;
+  /** One append (`agent_history_append_message`): the stored row, new or (on a retry) the one already there. */
+  single(tenantId: string, appRole: string | null, item: AppendItem): SQL;
+  /** Several appends of one tenant, one statement and one commit (`agent_history_append_messages`): rows tagged `item`. */
+  batch(tenantId: string, appRole: string | null, items: AppendItem[]): SQL;
 }
 
 /**
@@ -50,7 +46,8 @@ export interface AppendStatements {
  * only are set by `set_config(…, true)` in a subquery the function call depends on (a lateral reference through its
  * tenant argument), so they are in effect before the function runs, without a transaction of its own: with
  * `deferSearch`, `agent_history.search` = 'deferred' (the trigger of migration 0017 then stores a null search
- * vector); for a user-scoped store, `app.user_id` (the policies then hide every other user's thread and rows).
+ * vector). Not the user scope: on Citus the function runs on the tenant's worker, which a coordinator's
+ * `set_config` does not reach, so a user-scoped store appends in a transaction of its scope instead.
  */
 export function appendStatements(tables: AgentTables, deferSearch = false): AppendStatements {
   const schema = getTableConfig(tables.agentMessage).schema;
@@ -70,14 +67,10 @@ export function appendStatements(tables: AgentTables, deferSearch = false): Appe
     named('agent_message_status'),
   ];
   /** The settings of one statement, as [name, value] pairs. */
-  const settingsOf = (userId: string | null | undefined): Setting[] => [
-    ...(deferSearch ? [['agent_history.search', 'deferred'] as Setting] : []),
-    ...(userId == null ? [] : [[USER_SETTING, userId] as Setting]),
-  ];
+  const settings: Setting[] = deferSearch ? [['agent_history.search', 'deferred']] : [];
   return {
-    single: (tenantId, appRole, item, userId) => {
-      const settings = settingsOf(userId);
-      return literalSafe(appRole, [item], userId)
+    single: (tenantId, appRole, item) => {
+      return literalSafe(appRole, [item])
         ? sql.raw(
             callText(
               settings,
@@ -98,9 +91,8 @@ export function appendStatements(tables: AgentTables, deferSearch = false): Appe
       ${item.tokenCounterId}::text, ${item.leaseExpiresAt}::timestamptz, ${item.pinned}::boolean)`,
           );
     },
-    batch: (tenantId, appRole, items, userId) => {
-      const settings = settingsOf(userId);
-      return literalSafe(appRole, items, userId)
+    batch: (tenantId, appRole, items) => {
+      return literalSafe(appRole, items)
         ? sql.raw(
             callText(
               settings,
@@ -171,8 +163,8 @@ function itemsJson(items: AppendItem[]): string {
 // no text column accepts) falls back to parameters, so the database refuses it exactly as before.
 
 /** Whether every text of the statement can be a literal. */
-function literalSafe(appRole: string | null, items: AppendItem[], userId?: string | null): boolean {
-  if (appRole?.includes('\u0000') || userId?.includes('\u0000')) return false;
+function literalSafe(appRole: string | null, items: AppendItem[]): boolean {
+  if (appRole?.includes('\u0000')) return false;
   return items.every(
     (item) =>
       ![

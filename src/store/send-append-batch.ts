@@ -26,7 +26,7 @@ export interface SendAppendBatchOptions {
 export async function sendAppendBatch(batch: QueuedAppend[], options: SendAppendBatchOptions): Promise<void> {
   const { db, statements, onBatchError, onBatchUnavailable } = options;
   if (batch.length === 1) return sendAlone(batch[0]!, options);
-  const { tenantId, appRole, userId } = batch[0]!;
+  const { tenantId, appRole } = batch[0]!;
   let rows: Array<{ item: number }>;
   try {
     rows = await executeAppend(
@@ -35,7 +35,6 @@ export async function sendAppendBatch(batch: QueuedAppend[], options: SendAppend
         tenantId,
         appRole,
         batch.map((entry) => entry.item),
-        userId,
       ),
     );
   } catch (error) {
@@ -79,7 +78,7 @@ export async function sendAppendBatch(batch: QueuedAppend[], options: SendAppend
 
 async function sendAlone(entry: QueuedAppend, { db, statements }: SendAppendBatchOptions): Promise<void> {
   try {
-    entry.resolve(await executeAppend(db, statements.single(entry.tenantId, entry.appRole, entry.item, entry.userId)));
+    entry.resolve(await executeAppend(db, statements.single(entry.tenantId, entry.appRole, entry.item)));
   } catch (error) {
     entry.reject(error);
   }

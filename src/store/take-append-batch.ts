@@ -6,8 +6,6 @@ export interface QueuedAppend {
   tenantId: string;
   /** The role the statement switches to. */
   appRole: string | null;
-  /** The user scope the statement sets (a statement holds one user scope only), or null for the whole tenant. */
-  userId: string | null;
   /** The append itself. */
   item: AppendItem;
   /** Settles the caller's promise with the rows the append functions returned for this item. */
@@ -35,7 +33,7 @@ export interface TakeAppendBatchOptions {
 
 /**
  * Takes the oldest queued append whose thread has no statement in flight, and every later one of its tenant
- * (and user scope) that fits, keeping their order. A thread's appends never overtake each other: once one stays behind, every
+ * that fits, keeping their order. A thread's appends never overtake each other: once one stays behind, every
  * later one of that thread does too. Returns the batch (empty when every queued append waits for its thread) and
  * the queue without it.
  */
@@ -56,7 +54,6 @@ export function takeAppendBatch(
     if (
       entry.tenantId === head.tenantId &&
       entry.appRole === head.appRole &&
-      entry.userId === head.userId &&
       !busyThreads.has(key) &&
       !held.has(key) &&
       fits
