@@ -74,8 +74,9 @@ describe('the first call of a long thread', () => {
         ),
         { numRuns: RUNS, seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined },
       );
-      // The window must have been used, or this compares the whole walk with itself.
-      expect(windowed).toBeGreaterThan(RUNS / 10);
+      // The window must have been used, or this compares the whole walk with itself. It holds in about one run of
+      // ten (random seeds), so "more than a tenth" failed by chance in CI; none in 60 runs has odds of about 1 in 500.
+      expect(windowed).toBeGreaterThan(0);
     },
     timeout,
   );
