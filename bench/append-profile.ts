@@ -10,6 +10,7 @@ import { MessageFactory } from './messages.js';
 import { startBenchServer } from './server.js';
 import { createAgentHistory } from '../src/store/create-agent-history.js';
 import type { AgentHistoryDatabase } from '../src/tenant/database.js';
+import { runMain } from './run-main.js';
 
 const count = Number(process.env.BENCH_APPEND_COUNT ?? 3_000);
 
@@ -94,10 +95,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runMain(main);

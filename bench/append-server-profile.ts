@@ -9,6 +9,7 @@ import { startBenchServer } from './server.js';
 import { createAgentHistory } from '../src/store/create-agent-history.js';
 import type { SearchIndexing } from '../src/store/search-indexing.js';
 import type { AgentHistoryDatabase } from '../src/tenant/database.js';
+import { runMain } from './run-main.js';
 
 const count = Number(process.env.BENCH_APPEND_COUNT ?? 2_000);
 
@@ -50,10 +51,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runMain(main);

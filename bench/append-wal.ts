@@ -12,6 +12,7 @@ import { startBenchServer } from './server.js';
 import { createAgentHistory } from '../src/store/create-agent-history.js';
 import type { SearchIndexing } from '../src/store/search-indexing.js';
 import type { AgentHistoryDatabase } from '../src/tenant/database.js';
+import { runMain } from './run-main.js';
 
 const count = Number(process.env.BENCH_APPEND_COUNT ?? 500);
 const THREADS = 50;
@@ -91,10 +92,4 @@ async function threadUpdates(admin: postgres.Sql): Promise<{ updates: number; ho
   return { updates: Number(row?.updates ?? 0), hot: Number(row?.hot ?? 0) };
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -15,6 +15,7 @@ import { createAgentHistory } from '../src/store/create-agent-history.js';
 import type { SearchIndexing } from '../src/store/search-indexing.js';
 import type { AgentHistoryDatabase } from '../src/tenant/database.js';
 import type { BenchMessage } from './messages.js';
+import { runMain } from './run-main.js';
 
 const count = Number(process.env.BENCH_APPEND_COUNT ?? 500);
 const rounds = Number(process.env.BENCH_PGLITE_ROUNDS ?? 3);
@@ -88,10 +89,4 @@ async function main() {
   await embedded.close();
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runMain(main);

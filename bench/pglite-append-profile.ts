@@ -19,6 +19,7 @@ import { countStoredMessageTokens } from '../src/tokens/count-stored-message-tok
 import { loadO200kTokenCounter } from '../src/tokens/token-counter.js';
 import type { ContextUIMessage } from '../src/model/context-ui-message.js';
 import type { AgentHistoryDatabase } from '../src/tenant/database.js';
+import { runMain } from './run-main.js';
 
 const count = Number(process.env.BENCH_PROFILE_COUNT ?? 200);
 const rounds = Number(process.env.BENCH_PROFILE_ROUNDS ?? 5);
@@ -165,10 +166,4 @@ async function main() {
   await embedded.close();
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runMain(main);

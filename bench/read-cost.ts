@@ -12,6 +12,7 @@ import { startBenchServer } from './server.js';
 import { loadTemplates, seedAgentHistoryThreads, type AdminQuery } from './workloads/w3-agent-history.js';
 import { createAgentHistory } from '../src/store/create-agent-history.js';
 import type { AgentHistoryDatabase } from '../src/tenant/database.js';
+import { runMain } from './run-main.js';
 
 const size = Number(process.env.BENCH_READ_SIZE ?? 10_000);
 const calls = Number(process.env.BENCH_READ_CALLS ?? 300);
@@ -94,10 +95,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runMain(main);

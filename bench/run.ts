@@ -38,6 +38,7 @@ import {
   type Embedded,
 } from './workloads/w5-embedded.js';
 import { runFirstCall } from './workloads/w7-first-call.js';
+import { runMain } from './run-main.js';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH_DIR, '..');
@@ -309,10 +310,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runMain(main);
