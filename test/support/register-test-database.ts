@@ -30,6 +30,7 @@ export function registerTestDatabase(
     get adminUrl() {
       return current().adminUrl;
     },
+    explainNested: (statement) => current().explainNested(statement),
     close: () => current().close(),
   };
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
+import { auto_explain } from '@electric-sql/pglite/contrib/auto_explain';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzleNodePostgres } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
@@ -10,6 +11,7 @@ import { describe, inject, it } from 'vitest';
 import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
 import { rowsOf } from '../../src/tenant/database.js';
 import { APP_LOGIN, TEMPLATE_DATABASE } from './global-setup.js';
+import { AUTO_EXPLAIN_SETTINGS, explainNestedOnServer, plansOfNotices, type ExecutedPlan } from './nested-plans.js';
 import { registerTestDatabase } from './register-test-database.js';
 
 /** The databases every suite runs on: PGlite, and PostgreSQL 15 through postgres-js. */
@@ -37,6 +39,12 @@ export interface TestDatabase {
   appUrl?: string;
   /** For PostgreSQL 15 only: a superuser URL of this database. */
   adminUrl?: string;
+  /**
+   * Runs `statement` as superuser with `auto_explain` logging every statement it runs, nested ones too (the queries
+   * inside a PL/pgSQL function), and returns their plans as executed (`EXPLAIN (ANALYZE, FORMAT JSON)`), innermost
+   * first. For asserting which plan a function chose, from what the server did rather than from timing.
+   */
+  explainNested(statement: string): Promise<ExecutedPlan[]>;
   close(): Promise<void>;
 }
 
@@ -55,11 +63,25 @@ export async function openTestDatabase(
   { poolSize = 10 }: TestDatabaseOptions = {},
 ): Promise<TestDatabase> {
   if (backend === 'pglite') {
-    const client = await PGlite.create({ loadDataDir: new Blob([readFileSync(inject('pgliteDumpPath'))]) });
+    const client = await PGlite.create({
+      loadDataDir: new Blob([readFileSync(inject('pgliteDumpPath'))]),
+      extensions: { auto_explain },
+    });
     return {
       backend,
       db: drizzlePglite({ client }) as unknown as AgentHistoryDatabase,
       admin: { query: async (text, params) => (await client.query(text, params as unknown[])).rows as never[] },
+      explainNested: async (statement) => {
+        const notices: string[] = [];
+        // PGlite has one connection, the store's too: the settings live in this transaction only.
+        await client.transaction(async (tx) => {
+          await tx.exec(
+            `LOAD 'auto_explain'; ${AUTO_EXPLAIN_SETTINGS.map((setting) => `SET LOCAL ${setting};`).join(' ')}`,
+          );
+          await tx.query(statement, [], { onNotice: (notice) => notices.push(notice.message ?? '') });
+        });
+        return plansOfNotices(notices);
+      },
       close: () => client.close(),
     };
   }
@@ -81,6 +103,7 @@ export async function openTestDatabase(
     admin: { query: async (text, params) => rowsOf(await adminClient.unsafe(text, params as never[])) },
     appUrl,
     adminUrl,
+    explainNested: (statement) => explainNestedOnServer(adminUrl, statement),
     close: async () => {
       await app.end();
       await adminClient.end();

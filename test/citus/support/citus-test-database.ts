@@ -7,6 +7,7 @@ import { inject, type describe, type it } from 'vitest';
 import { migrate } from '../../../src/store/migrate.js';
 import { rowsOf, type AgentHistoryDatabase } from '../../../src/tenant/database.js';
 import { APP_LOGIN } from '../../support/global-setup.js';
+import { explainNestedOnServer, type ExecutedPlan } from '../../support/nested-plans.js';
 import { registerTestDatabase } from '../../support/register-test-database.js';
 import { citusClusterAt, createCitusDatabase, dropCitusDatabase } from '../../support/citus-cluster.js';
 
@@ -28,6 +29,8 @@ export interface TestDatabase {
   admin: { query<ROW = Record<string, unknown>>(text: string, params?: unknown[]): Promise<ROW[]> };
   appUrl?: string;
   adminUrl?: string;
+  /** The plans `statement` ran with on the coordinator (see test/support/test-database.ts). */
+  explainNested(statement: string): Promise<ExecutedPlan[]>;
   close(): Promise<void>;
 }
 
@@ -81,6 +84,7 @@ export async function openTestDatabase(
     admin: { query: async (text, params) => rowsOf(await adminClient.unsafe(text, params as never[])) },
     appUrl,
     adminUrl,
+    explainNested: (statement) => explainNestedOnServer(adminUrl, statement),
     close: async () => {
       await appClient.end();
       await adminClient.end();
