@@ -23,6 +23,9 @@ const text = (value: string) => [{ type: 'text', text: value }];
 const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 type Admin = postgres.Sql;
 
+/** Calls that succeeded so far (any label): the killer waits for one between two kills (see `startKiller`). */
+let succeededCalls = 0;
+
 /**
  * Retries `step` until it succeeds, as a client would after an unclear outcome. Every failure must be a typed
  * error or a recognisable lost connection; anything else is a violation and ends the retries.
@@ -37,7 +40,9 @@ async function retrying<RESULT>(
   const giveUpAt = Date.now() + 90_000;
   while (Date.now() < giveUpAt) {
     try {
-      return await withDeadline(step(), 8_000);
+      const result = await withDeadline(step(), 8_000);
+      succeededCalls++;
+      return result;
     } catch (error) {
       const kind = classifyFailure(error);
       if (kind === null) {
@@ -151,17 +156,26 @@ describe('connection and server faults on a private postgres cluster', () => {
     restoreUncaughtHandlers();
   });
 
-  /** Terminates app backends of the database that are not idle (mid-statement or mid-transaction) until stopped. */
+  /**
+   * Terminates app backends of the database that are not idle (mid-statement or mid-transaction) until stopped,
+   * every 50-150 ms but never twice without a call succeeding in between: the fault rate follows the store's progress,
+   * so a loaded machine, where every statement runs longer and is more often caught, cannot starve the retries.
+   */
   const startKiller = (tally: ReliabilityTally, random: SeededRandom) => {
     let running = true;
     const done = (async () => {
+      let succeededAtLastKill = -1;
       while (running) {
         await sleep(random.between(50, 150));
+        if (succeededCalls === succeededAtLastKill) continue;
         const killed = await admin<{ killed: boolean }[]>`
           select pg_terminate_backend(pid) as killed from pg_stat_activity
           where usename = ${APP_LOGIN} and datname = current_database() and state <> 'idle' and pid <> pg_backend_pid()
           order by random() limit 1`;
-        if (killed.length > 0) tally.attempt('fault:backend-terminated');
+        if (killed.length > 0) {
+          tally.attempt('fault:backend-terminated');
+          succeededAtLastKill = succeededCalls;
+        }
       }
     })();
     return async () => {
