@@ -122,6 +122,9 @@ const noToolIds: MessageToolIds = Object.freeze({
 /** The tool ids in a message (memoised per message object). */
 export function messageToolIds(message: ModelMessage): MessageToolIds {
   if (typeof message.content === 'string' || message.role === 'user' || message.role === 'system') return noToolIds;
+  // A message without tool parts (most, once old tool traffic is pruned) is looked at, not remembered: a memo entry
+  // for each new message object costs more than reading its few part types again.
+  if (!message.content.some(isToolPart)) return noToolIds;
   const cached = toolIdMemo.get(message);
   if (cached) return cached;
   const ids: MessageToolIds = { calls: [], results: [], approvalRequests: [], approvalResponses: [] };
@@ -138,6 +141,15 @@ export function messageToolIds(message: ModelMessage): MessageToolIds {
       : ids;
   toolIdMemo.set(message, result);
   return result;
+}
+
+function isToolPart(part: { type: string }): boolean {
+  return (
+    part.type === 'tool-call' ||
+    part.type === 'tool-result' ||
+    part.type === 'tool-approval-request' ||
+    part.type === 'tool-approval-response'
+  );
 }
 
 /**

@@ -164,22 +164,23 @@ export function mapApprovalsToCalls(segments: readonly ContextSegment[]): Map<st
  * `approvalToCall`) and provider-executed calls.
  */
 export function segmentToolCallIds(segment: ContextSegment, approvalToCall: ReadonlyMap<string, string>): string[] {
-  const ids = new Set<string>();
+  // Built only when the segment mentions a call (most segments of a long thread do not, once pruned).
+  let ids: Set<string> | undefined;
   for (const message of segment.messages) {
     const found = messageToolIds(message);
-    for (const id of found.calls) ids.add(id);
-    for (const id of found.results) ids.add(id);
-    for (const request of found.approvalRequests) ids.add(request.toolCallId);
+    for (const id of found.calls) (ids ??= new Set()).add(id);
+    for (const id of found.results) (ids ??= new Set()).add(id);
+    for (const request of found.approvalRequests) (ids ??= new Set()).add(request.toolCallId);
     for (const approvalId of found.approvalResponses) {
       const id = approvalToCall.get(approvalId);
-      if (id !== undefined) ids.add(id);
+      if (id !== undefined) (ids ??= new Set()).add(id);
     }
     if (typeof message.content !== 'string' && message.role === 'assistant') {
       for (const part of message.content)
-        if (part.type === 'tool-call' && part.providerExecuted === true) ids.add(part.toolCallId);
+        if (part.type === 'tool-call' && part.providerExecuted === true) (ids ??= new Set()).add(part.toolCallId);
     }
   }
-  return [...ids];
+  return ids ? [...ids] : [];
 }
 
 function hasReasoning(message: ModelMessage): boolean {

@@ -82,8 +82,8 @@ function candidateMemo(tokenCounter: TokenCounter): WeakMap<object, number> {
   return memo;
 }
 
-/** {@link contentPartKey}, made once per (part object, sequence): a part's key hashes its text. */
 const contentKeys = new WeakMap<object, { sequence: number | null; key: string | undefined }>();
+/** {@link contentPartKey}, made once per (part object, sequence): a part's key hashes its text. */
 export function memoizedContentKey(sequence: number | null, part: ContentPart): string | undefined {
   const known = contentKeys.get(part);
   if (known && known.sequence === sequence) return known.key;
