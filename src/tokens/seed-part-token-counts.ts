@@ -1,5 +1,5 @@
 import type { ModelMessage } from 'ai';
-import { messageTallyMemo, partTallyMemo } from './count-message-tokens.js';
+import { messageTallyMemo, partTallyMemo, type TokenTally } from './count-message-tokens.js';
 import type { TokenCounter } from './token-counter.js';
 
 /**
@@ -37,8 +37,12 @@ export function seedPartTokenCounts(
   return true;
 }
 
-function tally(text: number, messages: number) {
-  return Object.freeze({ text, images: 0, files: 0, messages });
+// Tallies are frozen values: parts with the same count share one (most counts are small), so seeding a long thread
+// allocates and freezes a tally per distinct count rather than per part.
+const sharedTallies: Array<Array<Readonly<TokenTally>>> = [[], []];
+function tally(text: number, messages: 0 | 1): Readonly<TokenTally> {
+  if (text >= 4096) return Object.freeze({ text, images: 0, files: 0, messages });
+  return (sharedTallies[messages]![text] ??= Object.freeze({ text, images: 0, files: 0, messages }));
 }
 
 /** The content parts of messages in order; a string content is one entry (null). */
