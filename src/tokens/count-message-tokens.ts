@@ -50,6 +50,11 @@ export function countModelMessageTokens(message: ModelMessage, tokenCounter: Tok
   const memo = messageTallyMemo(tokenCounter);
   const cached = memo.get(message);
   if (cached) return cached;
+  const seeded = typeof message.content === 'string' ? undefined : sumSeededParts(message.content, tokenCounter);
+  if (seeded) {
+    memo.set(message, seeded);
+    return seeded;
+  }
   const tally = { text: 0, images: 0, files: 0, messages: 1 };
   const { content } = message;
   if (typeof content === 'string') {
@@ -61,6 +66,21 @@ export function countModelMessageTokens(message: ModelMessage, tokenCounter: Tok
   const frozen = Object.freeze(tally);
   memo.set(message, frozen);
   return frozen;
+}
+
+// The tally of a message whose parts were all seeded from stored counts (`seedPartTokenCounts`), or undefined.
+function sumSeededParts(parts: readonly object[], tokenCounter: TokenCounter): TokenTally | undefined {
+  if (parts.length === 0) return undefined;
+  const memo = partTallyMemo(tokenCounter);
+  const tally = { text: 0, images: 0, files: 0, messages: 1 };
+  for (const part of parts) {
+    const known = memo.get(part);
+    if (!known) return undefined;
+    tally.text += known.text;
+    tally.images += known.images;
+    tally.files += known.files;
+  }
+  return Object.freeze(tally);
 }
 
 const partMemo = new WeakMap<TokenCounter, WeakMap<object, TokenTally>>();

@@ -11,15 +11,20 @@ import { withoutContextMessageRef } from '../segments/context-message-ref.js';
  * it was hashed keeps its old hash (the engine never changes a message; it builds a new one).
  */
 export function hashContextMessages(messages: readonly ModelMessage[]): string {
-  // The canonical JSON of the array, fed in pieces: `[`, each message's (made once per message object), `]`.
+  // The canonical JSON of the array, fed in pieces of about 64 KB: `[`, each message's (made once per message
+  // object), `]`. One update per message would cost a native call each.
   const hash = createHash('sha256');
-  hash.update('[');
+  let pending = '[';
   messages.forEach((message, index) => {
     let json = canonicalMessages.get(message);
     if (json === undefined) canonicalMessages.set(message, (json = canonicalJson(withoutContextMessageRef(message))));
-    hash.update(index === 0 ? json : `,${json}`);
+    pending += index === 0 ? json : `,${json}`;
+    if (pending.length >= 65_536) {
+      hash.update(pending);
+      pending = '';
+    }
   });
-  hash.update(']');
+  hash.update(`${pending}]`);
   return hash.digest('hex');
 }
 

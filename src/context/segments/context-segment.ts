@@ -122,6 +122,9 @@ const noToolIds: MessageToolIds = Object.freeze({
 /** The tool ids in a message (memoised per message object). */
 export function messageToolIds(message: ModelMessage): MessageToolIds {
   if (typeof message.content === 'string' || message.role === 'user' || message.role === 'system') return noToolIds;
+  // A message without tool parts (most, once old tool traffic is pruned) is looked at, not remembered: a memo entry
+  // for each new message object costs more than reading its few part types again.
+  if (!message.content.some(isToolPart)) return noToolIds;
   const cached = toolIdMemo.get(message);
   if (cached) return cached;
   const ids: MessageToolIds = { calls: [], results: [], approvalRequests: [], approvalResponses: [] };
@@ -140,23 +143,41 @@ export function messageToolIds(message: ModelMessage): MessageToolIds {
   return result;
 }
 
+function isToolPart(part: { type: string }): boolean {
+  return (
+    part.type === 'tool-call' ||
+    part.type === 'tool-result' ||
+    part.type === 'tool-approval-request' ||
+    part.type === 'tool-approval-response'
+  );
+}
+
 /**
  * True when the segments hold tool work that is not finished: a call without a result, or an approval
  * request without a response. Such a turn is always kept.
  */
 export function hasUnfinishedToolWork(segments: readonly ContextSegment[]): boolean {
-  const open = new Set<string>();
-  const approvals = new Set<string>();
+  // Lists, not sets: a turn holds a few ids, and most messages none (this runs over every turn, several times a
+  // compaction). An id is listed once, as a set holds it.
+  let open: string[] | undefined;
+  let approvals: string[] | undefined;
   for (const segment of segments) {
     for (const message of segment.messages) {
       const ids = messageToolIds(message);
-      for (const id of ids.calls) open.add(id);
-      for (const id of ids.results) open.delete(id);
-      for (const request of ids.approvalRequests) approvals.add(request.approvalId);
-      for (const id of ids.approvalResponses) approvals.delete(id);
+      if (ids === noToolIds) continue;
+      for (const id of ids.calls) if (!(open ??= []).includes(id)) open.push(id);
+      if (open) for (const id of ids.results) removeFrom(open, id);
+      for (const request of ids.approvalRequests)
+        if (!(approvals ??= []).includes(request.approvalId)) approvals.push(request.approvalId);
+      if (approvals) for (const id of ids.approvalResponses) removeFrom(approvals, id);
     }
   }
-  return open.size > 0 || approvals.size > 0;
+  return (open?.length ?? 0) > 0 || (approvals?.length ?? 0) > 0;
+}
+
+function removeFrom(list: string[], id: string): void {
+  const index = list.indexOf(id);
+  if (index >= 0) list.splice(index, 1);
 }
 
 /** Builds a message segment, counting its messages with the measure. */

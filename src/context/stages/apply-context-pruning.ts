@@ -49,63 +49,104 @@ export function applyContextPruning({
 }: ApplyContextPruningOptions): { segments: ContextSegment[]; removed: ContextRemoval[]; pruning: ContextPruning } {
   const currentInput = findCurrentInputIndex(segments);
   const approvalToCall = toolCallIds.size > 0 ? mapApprovalsToCalls(segments) : new Map<string, string>();
-  const removed: ContextRemoval[] = [];
-  const reasoningSequences: number[] = [];
-  const removedToolCallIds = new Set<string>();
-  const toolCallSequences: Array<[string, number | null]> = [];
+  const run: PruningRun = {
+    measure,
+    toolCallIds,
+    approvalToCall,
+    removed: [],
+    reasoningSequences: [],
+    removedToolCallIds: new Set<string>(),
+    toolCallSequences: [],
+  };
   const output: ContextSegment[] = [];
-  segments.forEach((segment, index) => {
+  for (let index = 0; index < segments.length; index++) {
+    const segment = segments[index]!;
     if (segment.kind !== 'message') {
       output.push(segment);
-      return;
+      continue;
     }
-    let current: MessageSegment = segment;
-    const step = (messages: ModelMessage[], reason: ContextRemoval['reason'], toolCallId?: string) => {
-      if (
-        messages.length === current.messages.length &&
-        messages.every((message, position) => message === current.messages[position])
-      )
-        return;
-      const next = withMessages(current, messages, measure);
-      removed.push({
-        sequence: segment.sequence,
-        reason,
-        tokens: measure.estimate(current.tokens) - measure.estimate(next.tokens),
-        ...(toolCallId ? { toolCallId } : {}),
-      });
-      current = next;
-    };
-    if (reasoningFrom(segment, index) && current.messages.some(hasReasoning)) {
-      step(current.messages.map(removeReasoning), 'reasoning-pruned');
-      if (current !== segment && segment.sequence !== null) reasoningSequences.push(segment.sequence);
-    }
-    if (toolCallIds.size > 0) {
-      const mentioned = segmentToolCallIds(current, approvalToCall).filter((id) => toolCallIds.has(id));
-      if (mentioned.length > 0) {
-        step(
-          current.messages.map((message) => removeToolParts(message, toolCallIds, approvalToCall)),
-          'tool-traffic-pruned',
-          mentioned.join(','),
-        );
-        for (const id of mentioned) {
-          removedToolCallIds.add(id);
-          toolCallSequences.push([id, segment.sequence]);
-        }
-      }
-    }
-    if (emptyMessages === 'remove' && current.messages.some(isEmpty)) {
-      step(
-        current.messages.filter((message, position) => !isEmpty(message) || (index === currentInput && position === 0)),
-        'message-empty',
-      );
-    }
+    const current = pruneSegment(run, segment, reasoningFrom(segment, index), emptyMessages, index === currentInput);
     if (current.messages.length > 0) output.push(current);
-  });
+  }
   return {
     segments: output,
-    removed,
-    pruning: { reasoningSequences, toolCallIds: [...removedToolCallIds], toolCallSequences, emptyMessages },
+    removed: run.removed,
+    pruning: {
+      reasoningSequences: run.reasoningSequences,
+      toolCallIds: [...run.removedToolCallIds],
+      toolCallSequences: run.toolCallSequences,
+      emptyMessages,
+    },
   };
+}
+
+// What one application of a pruning decision collects over the segments.
+interface PruningRun {
+  measure: ContextMeasure;
+  toolCallIds: ReadonlySet<string>;
+  approvalToCall: ReadonlyMap<string, string>;
+  removed: ContextRemoval[];
+  reasoningSequences: number[];
+  removedToolCallIds: Set<string>;
+  toolCallSequences: Array<[string, number | null]>;
+}
+
+// One segment: its reasoning (when `reasoning`), the traffic of the calls to remove, then messages left empty (but
+// the current input's first message).
+function pruneSegment(
+  run: PruningRun,
+  segment: MessageSegment,
+  reasoning: boolean,
+  emptyMessages: 'remove' | 'keep',
+  currentInput: boolean,
+): MessageSegment {
+  let current = segment;
+  if (reasoning && current.messages.some(hasReasoning)) {
+    current = pruneStep(run, segment, current, current.messages.map(removeReasoning), 'reasoning-pruned');
+    if (current !== segment && segment.sequence !== null) run.reasoningSequences.push(segment.sequence);
+  }
+  if (run.toolCallIds.size > 0) {
+    const mentioned = segmentToolCallIds(current, run.approvalToCall).filter((id) => run.toolCallIds.has(id));
+    if (mentioned.length > 0) {
+      const messages = current.messages.map((message) => removeToolParts(message, run.toolCallIds, run.approvalToCall));
+      current = pruneStep(run, segment, current, messages, 'tool-traffic-pruned', mentioned.join(','));
+      for (const id of mentioned) {
+        run.removedToolCallIds.add(id);
+        run.toolCallSequences.push([id, segment.sequence]);
+      }
+    }
+  }
+  if (emptyMessages === 'remove' && current.messages.some(isEmpty)) {
+    const messages = current.messages.filter(
+      (message, position) => !isEmpty(message) || (currentInput && position === 0),
+    );
+    current = pruneStep(run, segment, current, messages, 'message-empty');
+  }
+  return current;
+}
+
+// `current` with `messages` instead, and its removal recorded; `current` itself when nothing changed.
+function pruneStep(
+  run: PruningRun,
+  segment: MessageSegment,
+  current: MessageSegment,
+  messages: ModelMessage[],
+  reason: ContextRemoval['reason'],
+  toolCallId?: string,
+): MessageSegment {
+  if (
+    messages.length === current.messages.length &&
+    messages.every((message, position) => message === current.messages[position])
+  )
+    return current;
+  const next = withMessages(current, messages, run.measure);
+  run.removed.push({
+    sequence: segment.sequence,
+    reason,
+    tokens: run.measure.estimate(current.tokens) - run.measure.estimate(next.tokens),
+    ...(toolCallId ? { toolCallId } : {}),
+  });
+  return next;
 }
 
 /** Approval id → tool call id, over every approval request in the segments. */
@@ -123,22 +164,23 @@ export function mapApprovalsToCalls(segments: readonly ContextSegment[]): Map<st
  * `approvalToCall`) and provider-executed calls.
  */
 export function segmentToolCallIds(segment: ContextSegment, approvalToCall: ReadonlyMap<string, string>): string[] {
-  const ids = new Set<string>();
+  // Built only when the segment mentions a call (most segments of a long thread do not, once pruned).
+  let ids: Set<string> | undefined;
   for (const message of segment.messages) {
     const found = messageToolIds(message);
-    for (const id of found.calls) ids.add(id);
-    for (const id of found.results) ids.add(id);
-    for (const request of found.approvalRequests) ids.add(request.toolCallId);
+    for (const id of found.calls) (ids ??= new Set()).add(id);
+    for (const id of found.results) (ids ??= new Set()).add(id);
+    for (const request of found.approvalRequests) (ids ??= new Set()).add(request.toolCallId);
     for (const approvalId of found.approvalResponses) {
       const id = approvalToCall.get(approvalId);
-      if (id !== undefined) ids.add(id);
+      if (id !== undefined) (ids ??= new Set()).add(id);
     }
     if (typeof message.content !== 'string' && message.role === 'assistant') {
       for (const part of message.content)
-        if (part.type === 'tool-call' && part.providerExecuted === true) ids.add(part.toolCallId);
+        if (part.type === 'tool-call' && part.providerExecuted === true) (ids ??= new Set()).add(part.toolCallId);
     }
   }
-  return [...ids];
+  return ids ? [...ids] : [];
 }
 
 function hasReasoning(message: ModelMessage): boolean {

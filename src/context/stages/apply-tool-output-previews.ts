@@ -1,7 +1,8 @@
 import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import { withMessages, type ContextSegment } from '../segments/context-segment.js';
-import { contentPartKey, previewContentPart } from './preview-message-content.js';
+import { previewContentPart } from './preview-message-content.js';
+import { memoizedContentKey } from './preview-candidates.js';
 import { previewToolInput } from './preview-tool-input.js';
 
 type ContentPart = Exclude<ModelMessage['content'], string>[number];
@@ -53,7 +54,7 @@ export function applyToolOutputPreviews({ segments, previews, measure }: ApplyTo
         if (typeof message.content === 'string' || message.role === 'system') return message;
         let messageChanged = false;
         const content = (message.content as ContentPart[]).map((part) => {
-          const key = contents.size > 0 ? contentPartKey(segment.sequence, part) : undefined;
+          const key = contents.size > 0 ? memoizedContentKey(segment.sequence, part) : undefined;
           if (key !== undefined && contents.has(key)) {
             const preview = previewContentPart(part, contents.get(key)!, tokenCounter);
             if (preview !== part) messageChanged = true;

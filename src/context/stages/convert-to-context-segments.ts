@@ -96,29 +96,30 @@ export function convertToContextSegments({ messages, measure, ...conversion }: C
 
 /** Images and files in messages, without tokenizing (text files are part of the stored text count). */
 function countAttachments(messages: readonly ModelMessage[]): { images: number; files: number } {
-  let images = 0;
-  let files = 0;
-  const visit = (part: { type: string; [key: string]: unknown }) => {
-    if (
-      part.type !== 'file' &&
-      part.type !== 'image' &&
-      part.type !== 'reasoning-file' &&
-      !part.type.startsWith('image-') &&
-      !part.type.startsWith('file-')
-    )
-      return;
-    if (fileText(part) !== undefined) return;
-    if (part.type.startsWith('image') || String(part.mediaType ?? '').startsWith('image/')) images += 1;
-    else files += 1;
-  };
+  const found = { images: 0, files: 0 };
   for (const message of messages) {
     if (typeof message.content === 'string') continue;
     for (const part of message.content as Array<{ type: string; [key: string]: unknown }>) {
       if (part.type === 'tool-result') {
         const output = part.output as { type: string; value?: unknown };
-        if (output?.type === 'content' && Array.isArray(output.value)) for (const item of output.value) visit(item);
-      } else visit(part);
+        if (output?.type === 'content' && Array.isArray(output.value))
+          for (const item of output.value) countAttachment(item, found);
+      } else countAttachment(part, found);
     }
   }
-  return { images, files };
+  return found;
+}
+
+function countAttachment(part: { type: string; [key: string]: unknown }, found: { images: number; files: number }) {
+  if (
+    part.type !== 'file' &&
+    part.type !== 'image' &&
+    part.type !== 'reasoning-file' &&
+    !part.type.startsWith('image-') &&
+    !part.type.startsWith('file-')
+  )
+    return;
+  if (fileText(part) !== undefined) return;
+  if (part.type.startsWith('image') || String(part.mediaType ?? '').startsWith('image/')) found.images += 1;
+  else found.files += 1;
 }

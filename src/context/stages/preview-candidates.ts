@@ -4,6 +4,7 @@ import type { TokenCounter } from '../../tokens/token-counter.js';
 import type { ContextToolOutputPreviewPolicy } from '../engine/context-policy.js';
 import { groupTurns, hasUnfinishedToolWork, type ContextSegment } from '../segments/context-segment.js';
 import { contentPartKey } from './preview-message-content.js';
+import { countModelPartTokens } from '../../tokens/count-message-tokens.js';
 import { toolInputText } from './preview-tool-input.js';
 import { toolOutputText } from './preview-tool-output.js';
 
@@ -62,7 +63,8 @@ export function previewCandidates(
           const key = memoizedContentKey(segment.sequence, part);
           if (key === undefined) continue;
           const file = part.type !== 'text';
-          const tokens = file ? Number.MAX_SAFE_INTEGER : count(part, () => (part as { text: string }).text);
+          // A text part's count is its part count (from the stored per-part counts when it was loaded with them).
+          const tokens = file ? Number.MAX_SAFE_INTEGER : countModelPartTokens(part, measure.tokenCounter).text;
           candidates.push({ index, toolCallId: key, tokens, part: { part: 'content' }, file });
         }
       }
@@ -80,9 +82,9 @@ function candidateMemo(tokenCounter: TokenCounter): WeakMap<object, number> {
   return memo;
 }
 
-// A part's key hashes its text: made once per (part object, sequence).
 const contentKeys = new WeakMap<object, { sequence: number | null; key: string | undefined }>();
-function memoizedContentKey(sequence: number | null, part: ContentPart): string | undefined {
+/** {@link contentPartKey}, made once per (part object, sequence): a part's key hashes its text. */
+export function memoizedContentKey(sequence: number | null, part: ContentPart): string | undefined {
   const known = contentKeys.get(part);
   if (known && known.sequence === sequence) return known.key;
   const key = contentPartKey(sequence, part);

@@ -38,6 +38,20 @@ export function contentPartKey(sequence: number | null, part: ContentPart): stri
  */
 export function previewContentPart(part: ContentPart, maxTokens: number, tokenCounter: TokenCounter): ContentPart {
   const original = originalContentPart(part);
+  // The same cut is asked for more than once in a compaction (the selection prices a turn shrunk, the trim then
+  // shrinks it): made once per original part, size and counter.
+  let made = madePreviews.get(tokenCounter);
+  if (!made) madePreviews.set(tokenCounter, (made = new WeakMap()));
+  let sizes = made.get(original);
+  if (!sizes) made.set(original, (sizes = new Map()));
+  let preview = sizes.get(maxTokens);
+  if (!preview) sizes.set(maxTokens, (preview = cutContentPart(original, maxTokens, tokenCounter)));
+  return preview;
+}
+
+const madePreviews = new WeakMap<TokenCounter, WeakMap<ContentPart, Map<number, ContentPart>>>();
+
+function cutContentPart(original: ContentPart, maxTokens: number, tokenCounter: TokenCounter): ContentPart {
   let preview: ContentPart;
   if (original.type === 'text') {
     // Its count, from the stored per-part counts when the part was loaded with them.
@@ -55,7 +69,7 @@ export function previewContentPart(part: ContentPart, maxTokens: number, tokenCo
   } else if (original.type === 'file' || original.type === 'image') {
     const file = original as { mediaType?: string; filename?: string };
     preview = { type: 'text', text: `${filePreviewMarker} ${file.filename ?? file.mediaType ?? 'image'}.]` };
-  } else return part;
+  } else return original;
   originals.set(preview, original);
   return preview;
 }
