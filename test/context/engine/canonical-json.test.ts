@@ -45,7 +45,15 @@ describe('canonicalJson', () => {
           fc.record({ url: fc.webUrl().map((url) => new URL(url)), bytes: fc.uint8Array(), list: fc.array(anything) }),
         ),
         (value) => {
-          expect(canonicalJson(value)).toBe(referenceCanonicalJson(value));
+          let reference: string;
+          try {
+            reference = referenceCanonicalJson(value);
+          } catch (error) {
+            // A nested invalid Date (the filter above sees only the top level): both refuse it the same way.
+            expect(() => canonicalJson(value)).toThrow((error as Error).message);
+            return;
+          }
+          expect(canonicalJson(value)).toBe(reference);
         },
       ),
       { numRuns: 2_000 },
