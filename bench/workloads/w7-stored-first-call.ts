@@ -75,6 +75,18 @@ async function main() {
       `${SIZE} messages from PGlite, ${label}, ${calls} calls: CPU median ${c.p50} ms, p99 ${c.p99} ms; wall median ${w.p50} ms, p99 ${w.p99} ms`,
     );
   }
+  // The read alone, for scale: what every call above spends in loadContext (PGlite included).
+  const cpu: number[] = [];
+  for (let call = 0; call < calls + 5; call++) {
+    const cpuStarted = process.cpuUsage();
+    await store.contextStore(threads['stored part counts']).loadContext();
+    const used = process.cpuUsage(cpuStarted);
+    if (call >= 5) cpu.push((used.user + used.system) / 1000);
+  }
+  const read = summarize(cpu);
+  console.log(
+    `${SIZE} messages from PGlite, loadContext alone, ${calls} calls: CPU median ${read.p50} ms, p99 ${read.p99} ms`,
+  );
   await client.close();
 }
 

@@ -109,7 +109,8 @@ describe.each(BACKENDS)('database defence in depth on %s', (backend) => {
       expect(granted).toEqual([
         ['agent_history_app', true, true, true],
         [outsider, false, false, false],
-        ...(backend === 'postgres' ? [[APP_LOGIN, true, true, true]] : []),
+        // The test login is created after the migrations, with the README's grant: the current version only.
+        ...(backend === 'postgres' ? [[APP_LOGIN, false, true, true]] : []),
       ]);
     } finally {
       await database.admin.query(`drop role ${outsider}`);
