@@ -46,15 +46,22 @@ function turn(index: number): ContextUIMessage[] {
 describe.each(BACKENDS)('the first call of a request on a thread loaded from the store on %s', (backend) => {
   const database = useTestDatabase(backend);
 
-  async function firstCall(oldRows: boolean) {
+  /** `rows`: as written, or changed by SQL (an old release, a hand edit) before the call. */
+  async function firstCall(rows: 'written' | 'old' | 'tampered' = 'written') {
     const store = createAgentHistory({ db: database.db, tokenCounter: counter }).forTenant(randomUUID());
     const thread = (await store.createThread()).id;
     for (let index = 0; index < 30; index++)
       for (const message of turn(index)) await store.appendMessage(thread, message as never);
     await store.appendMessage(thread, { id: 'last', role: 'user', parts: [{ type: 'text', text: 'And next?' }] });
     // Rows as the previous release wrote them: a count, no part counts.
-    if (oldRows)
-      await database.admin.query(`update agent_message set part_token_counts = null where thread_id = $1`, [thread]);
+    const edits = {
+      written: null,
+      old: 'part_token_counts = null',
+      // Counts that do not sum to the count: a row one writer changed without the other column.
+      tampered: 'part_token_counts[1] = part_token_counts[1] + 500',
+    };
+    if (edits[rows])
+      await database.admin.query(`update agent_message set ${edits[rows]} where thread_id = $1`, [thread]);
     const spy = spyCounter();
     const manager = createContextManager({
       store: store.contextStore(thread),
@@ -69,7 +76,7 @@ describe.each(BACKENDS)('the first call of a request on a thread loaded from the
   }
 
   it('should tokenize no part of a stored message on initialMessages(), pruning by the stored part counts', async () => {
-    const { spy, messages, removed } = await firstCall(false);
+    const { spy, messages, removed } = await firstCall();
     // The thread did not fit: older turns lost their reasoning (parts of stored messages), some were dropped.
     expect(removed.some((entry) => entry.reason === 'reasoning-pruned')).toBe(true);
     expect(JSON.stringify(messages)).toContain('And next?');
@@ -77,11 +84,18 @@ describe.each(BACKENDS)('the first call of a request on a thread loaded from the
   });
 
   it('should still work on rows without part counts (the previous release): the removed parts are counted, the result is the same', async () => {
-    const stored = await firstCall(false);
-    const old = await firstCall(true);
+    const stored = await firstCall();
+    const old = await firstCall('old');
     expect(old.messages).toEqual(stored.messages);
     expect(old.report.estimatedTokens).toBe(stored.report.estimatedTokens);
     // Without part counts the engine tokenizes the parts it prunes, as it always did.
     expect(old.spy.counted.some((text) => /t\d+-thought/.test(text))).toBe(true);
+  });
+
+  it('should not trust part counts that do not sum to the stored count: the result is that of exact counts', async () => {
+    const stored = await firstCall();
+    const tampered = await firstCall('tampered');
+    expect(tampered.messages).toEqual(stored.messages);
+    expect(tampered.report.estimatedTokens).toBe(stored.report.estimatedTokens);
   });
 });
