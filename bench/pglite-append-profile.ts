@@ -76,6 +76,7 @@ async function main() {
       byteSize: validated.byteSize,
       tokenCount: 100,
       tokenCounterId: 'o200k_base/gpt-tokenizer@4',
+      partTokenCounts: [60, 40],
       leaseExpiresAt: null,
       pinned: false,
     };

@@ -60,7 +60,7 @@ const sentence = (words: number) =>
   Array.from({ length: words }, () => vocabulary[Math.floor(random() * vocabulary.length)]).join(' ');
 
 /** A turn of about 830 tokens: a question, then reasoning, a tool call with a JSON result and an answer. */
-function turn(index: number): ContextUIMessage[] {
+export function turn(index: number): ContextUIMessage[] {
   return [
     { id: `u${index}`, role: 'user', parts: [{ type: 'text', text: `Question ${index}: ${sentence(40)}?` }] },
     {

@@ -95,6 +95,13 @@ export interface StoredMessage<UI_MESSAGE extends AppendableMessage = StorableMe
   tokenCount: number | null;
   /** Which counter and serialisation produced `tokenCount`, or null. */
   tokenCounterId: string | null;
+  /**
+   * The raw count of each part of the model messages the message converts to (`countStoredPartTokens`), summing to
+   * `tokenCount`, written with it; or null (while streaming, with a counter whose counts are not integers, on a
+   * row written before migration 0020 or migrated on read). The context engine subtracts them when it prunes a part
+   * instead of tokenizing it; it ignores counts that do not sum to `tokenCount` or do not fit the message.
+   */
+  partTokenCounts: number[] | null;
   /** 1 for the message as appended; raised by one when its content is redacted or migrated in place. */
   contentVersion: number;
   /**

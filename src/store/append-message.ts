@@ -50,6 +50,8 @@ type AppendRow = {
   byte_size: number;
   token_count: number | null;
   token_counter_id: string | null;
+  /** Returned by the single append; the batch function (whose result type is fixed) leaves it out. */
+  part_token_counts?: number[] | null;
   content_version: number;
   lease_expires_at: string | Date | null;
   created_at: string | Date;
@@ -97,6 +99,7 @@ export async function appendMessage<UI_MESSAGE extends AppendableMessage>(
     byteSize: validated.byteSize,
     tokenCount: counted?.tokenCount ?? null,
     tokenCounterId: counted?.tokenCounterId ?? null,
+    partTokenCounts: counted?.partTokenCounts ?? null,
     leaseExpiresAt: leaseExpiresAt?.toISOString() ?? null,
     pinned,
   };
@@ -116,7 +119,7 @@ export async function appendMessage<UI_MESSAGE extends AppendableMessage>(
   }
   const [row] = rows;
   if (!row) throw new NotFoundError({ entity: 'thread', id: threadId });
-  return toAppendResult<UI_MESSAGE>(row, thread, validated);
+  return toAppendResult<UI_MESSAGE>(row, thread, validated, item);
 }
 
 /**
@@ -163,12 +166,20 @@ function appendOptions(options: AppendMessageOptions) {
   return { runId, clientRequestId, status, pinned };
 }
 
-/** The row as {@link appendMessage} returns it: parts and metadata from the row, or from the request when the row leaves them out. */
+/**
+ * The row as {@link appendMessage} returns it: parts and metadata from the row, or from the request when the row
+ * leaves them out. The part counts likewise: the batch function does not return them, so an inserted row has those
+ * the item carried (the function stores them or, when they do not sum to the count, null: the item's never do not),
+ * and a retry's row, stored by another call, null (unknown here; a read returns them).
+ */
 function toAppendResult<UI_MESSAGE extends AppendableMessage>(
   row: AppendRow,
   thread: string,
   validated: ValidatedMessage,
+  item: AppendItem,
 ): AppendResult<UI_MESSAGE> {
+  const partTokenCounts =
+    row.part_token_counts !== undefined ? row.part_token_counts : row.inserted ? item.partTokenCounts : null;
   const storedMessage = { id: row.message_id, role: row.role, parts: row.parts ?? validated.parts } as StorableMessage;
   const metadata = row.metadata ?? validated.metadata;
   if (Object.keys(metadata).length > 0) storedMessage.metadata = metadata;
@@ -188,6 +199,7 @@ function toAppendResult<UI_MESSAGE extends AppendableMessage>(
       byteSize: row.byte_size,
       tokenCount: row.token_count,
       tokenCounterId: row.token_counter_id,
+      partTokenCounts,
       contentVersion: row.content_version,
       schemaVersion: CURRENT_MESSAGE_SCHEMA_VERSION,
       storedSchemaVersion: CURRENT_MESSAGE_SCHEMA_VERSION,

@@ -26,15 +26,17 @@ export interface AppendItem {
   tokenCount: number | null;
   /** Which counter counted it; null while the message streams. */
   tokenCounterId: string | null;
+  /** The count of each part, summing to `tokenCount`; null while the message streams or when not exact. */
+  partTokenCounts: number[] | null;
   /** When a pending or streaming message's lease ends (ISO text), or null. */
   leaseExpiresAt: string | null;
   /** Whether the message is pinned. */
   pinned: boolean;
 }
 
-/** The statements that call the append functions of `drizzle/0002` and `0004`. */
+/** The statements that call the append functions of `drizzle/0021` (single) and `0004` (batch, as `0021` re-made it). */
 export interface AppendStatements {
-  /** One append (`agent_history_append_message`): the stored row, new or (on a retry) the one already there. */
+  /** One append (`agent_history_append_message`, 16 arguments): the stored row, new or (on a retry) the one already there. */
   single(tenantId: string, appRole: string | null, item: AppendItem): SQL;
   /** Several appends of one tenant, one statement and one commit (`agent_history_append_messages`): rows tagged `item`. */
   batch(tenantId: string, appRole: string | null, items: AppendItem[]): SQL;
@@ -79,6 +81,7 @@ export function appendStatements(tables: AgentTables, deferSearch = false): Appe
                 `${literal(item.role)}::${roleText}, ${literal(item.status)}::${statusText}, ${literal(item.partsJson)}::jsonb, ` +
                 `${literal(item.metadataJson)}::jsonb, ${literal(item.runId)}::uuid, ${integer(item.byteSize)}::integer, ` +
                 `${integer(item.tokenCount)}::integer, ${literal(item.tokenCounterId)}::text, ` +
+                `${integers(item.partTokenCounts)}::integer[], ` +
                 `${literal(item.leaseExpiresAt)}::timestamptz, ${item.pinned ? 'true' : 'false'})`,
             ),
           )
@@ -88,7 +91,8 @@ export function appendStatements(tables: AgentTables, deferSearch = false): Appe
       ${tenantSql(settings, tenantId)}, ${appRole}::text, ${item.threadId}::uuid, ${item.messageId}::text, ${item.clientRequestId}::text,
       ${item.role}::${messageRole}, ${item.status}::${messageStatus}, ${item.partsJson}::jsonb,
       ${item.metadataJson}::jsonb, ${item.runId}::uuid, ${item.byteSize}::integer, ${item.tokenCount}::integer,
-      ${item.tokenCounterId}::text, ${item.leaseExpiresAt}::timestamptz, ${item.pinned}::boolean)`,
+      ${item.tokenCounterId}::text, ${sql.raw(integers(item.partTokenCounts))}::integer[],
+      ${item.leaseExpiresAt}::timestamptz, ${item.pinned}::boolean)`,
           );
     },
     batch: (tenantId, appRole, items) => {
@@ -150,7 +154,8 @@ function itemsJson(items: AppendItem[]): string {
         `"clientRequestId":${JSON.stringify(item.clientRequestId)},"role":${JSON.stringify(item.role)},` +
         `"status":${JSON.stringify(item.status)},"parts":${item.partsJson},"metadata":${item.metadataJson},` +
         `"runId":${JSON.stringify(item.runId)},"byteSize":${item.byteSize},"tokenCount":${JSON.stringify(item.tokenCount)},` +
-        `"tokenCounterId":${JSON.stringify(item.tokenCounterId)},"leaseExpiresAt":${JSON.stringify(item.leaseExpiresAt)},` +
+        `"tokenCounterId":${JSON.stringify(item.tokenCounterId)},"partTokenCounts":${JSON.stringify(item.partTokenCounts)},` +
+        `"leaseExpiresAt":${JSON.stringify(item.leaseExpiresAt)},` +
         `"pinned":${item.pinned}}`,
     )
     .join(',')}]`;
@@ -196,4 +201,9 @@ function integer(value: number | null): string {
   if (value === null) return 'null';
   if (!Number.isSafeInteger(value)) throw new TypeError(`expected a safe integer, got ${value}`);
   return String(value);
+}
+
+/** An `integer[]` literal of checked integers (`'{1,2}'`, `'{}'`), or null: SQL text in both forms of the statement. */
+function integers(values: readonly number[] | null): string {
+  return values === null ? 'null' : `'{${values.map(integer).join(',')}}'`;
 }

@@ -128,6 +128,10 @@ export async function checkpointMessage(
         status: 'streaming',
         ...deferredSearchVector(context),
         byteSize: fitted.byteSize,
+        // The parts change: a count taken before (a reopened message's) no longer fits them. Finalizing counts again.
+        tokenCount: null,
+        tokenCounterId: null,
+        partTokenCounts: null,
         leaseExpiresAt: new Date(context.now().getTime() + context.leaseMs),
         updatedAt: sql`now()`,
       })
@@ -165,7 +169,7 @@ export async function finalizeMessage(
     'finalize',
   );
   const { parts: validParts, byteSize } = await fit(context, thread, id, checked, validMetadata);
-  const { tokenCount, tokenCounterId } = await storedTokenCount(context, { id, role: 'assistant', parts: validParts });
+  const counted = await storedTokenCount(context, { id, role: 'assistant', parts: validParts });
   const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {
     const [row] = await tx
@@ -176,8 +180,7 @@ export async function finalizeMessage(
         status,
         ...deferredSearchVector(context),
         byteSize,
-        tokenCount,
-        tokenCounterId,
+        ...counted,
         leaseExpiresAt: null,
         completedAt: sql`now()`,
         updatedAt: sql`now()`,

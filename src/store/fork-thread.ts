@@ -73,12 +73,12 @@ export function forkThread(
     await tx.execute(sql`
       insert into ${agentMessage} (id, tenant_id, thread_id, user_id, sequence, message_id, client_request_id, source_message_id, role, status, parts,
         metadata, context_state, exclusion_reason, pinned, schema_version, content_version, byte_size, token_count,
-        token_counter_id, created_at, completed_at, redacted_at, deleted_at)
+        token_counter_id, part_token_counts, created_at, completed_at, redacted_at, deleted_at)
       select md5(${newId}::text || ':' || id::text)::uuid, tenant_id, ${newId}, ${forkUserId}::text, sequence, message_id, null,
         coalesce(source_message_id, id), role,
         case when status in ('pending', 'streaming') then 'failed' else status end,
         parts, metadata, context_state, exclusion_reason, pinned, schema_version, content_version, byte_size,
-        token_count, token_counter_id, created_at, coalesce(completed_at, now()), redacted_at, deleted_at
+        token_count, token_counter_id, part_token_counts, created_at, coalesce(completed_at, now()), redacted_at, deleted_at
       from ${agentMessage}
       where tenant_id = ${context.tenantId} and thread_id = ${sourceId} and sequence <= ${atSequence}`);
     return toStoredThread(row!);

@@ -99,6 +99,7 @@ export async function migrateStoredMessages(
           byteSize,
           tokenCount: null,
           tokenCounterId: null,
+          partTokenCounts: null,
           updatedAt: sql`now()`,
         })
         .where(and(eq(m.tenantId, context.tenantId), eq(m.id, row.id), isNull(m.redactedAt)));

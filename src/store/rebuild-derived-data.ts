@@ -9,7 +9,8 @@ import { storedTokenCount } from './stored-token-count.js';
 export interface RebuildDerivedDataOptions {
   /**
    * Recount every finished message whose `tokenCounterId` is not the store's counter's (a new tokenizer or count
-   * version). @default true
+   * version), or that has no per-part counts (`partTokenCounts`: rows written before migration 0020), writing its
+   * count and its part counts together. @default true
    */
   tokenCounts?: boolean;
   /**
@@ -109,7 +110,7 @@ async function recountBatch(context: StoreContext, cursor: string | null, limit:
         and(
           eq(agentMessage.tenantId, context.tenantId),
           notInArray(agentMessage.status, ['pending', 'streaming']),
-          sql`${agentMessage.tokenCounterId} is distinct from ${counterId}`,
+          sql`(${agentMessage.tokenCounterId} is distinct from ${counterId} or ${agentMessage.partTokenCounts} is null)`,
           cursor === null ? undefined : gt(agentMessage.id, cursor),
         ),
       )
@@ -120,19 +121,27 @@ async function recountBatch(context: StoreContext, cursor: string | null, limit:
   const counted = await Promise.all(
     rows.map(async (row) => {
       const message = { id: row.messageId, role: row.role, parts: row.parts as StoredMessagePart[] };
-      return { ...row, tokenCount: (await storedTokenCount(context, message)).tokenCount };
+      const { tokenCount, partTokenCounts } = await storedTokenCount(context, message);
+      return { ...row, tokenCount, parts: partTokenCounts === null ? null : `{${partTokenCounts.join(',')}}` };
     }),
   );
   const values = sql.join(
-    counted.map((row) => sql`(${row.id}::uuid, ${row.tokenCount}::integer, ${row.partsHash}::text)`),
+    counted.map(
+      (row) => sql`(${row.id}::uuid, ${row.tokenCount}::integer, ${row.parts}::integer[], ${row.partsHash}::text)`,
+    ),
     sql`, `,
   );
-  // Only where the parts are still those counted: a concurrent redaction or reopening keeps its own count.
+  // Only where the parts are still those counted: a concurrent redaction or reopening keeps its own counts. A row
+  // whose counts come out the same (a counter whose part counts are not integers stores none) is left as it is, so
+  // a second call changes nothing.
   const updated = await inTenant(context, (tx) =>
-    tx.execute(sql`update ${agentMessage} set token_count = v.count, token_counter_id = ${counterId}
-      from (values ${values}) as v(id, count, hash)
+    tx.execute(sql`update ${agentMessage}
+      set token_count = v.count, token_counter_id = ${counterId}, part_token_counts = v.parts
+      from (values ${values}) as v(id, count, parts, hash)
       where ${agentMessage.tenantId} = ${context.tenantId} and ${agentMessage.id} = v.id
         and md5(${agentMessage.parts}::text) = v.hash and status not in ('pending', 'streaming')
+        and (token_counter_id is distinct from ${counterId} or token_count is distinct from v.count
+          or part_token_counts is distinct from v.parts)
       returning 1`),
   );
   return { read: rows.length, updated: rowCount(updated), lastId: rows.at(-1)!.id };

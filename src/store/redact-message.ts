@@ -189,8 +189,7 @@ async function redactRow(
       exclusionReason: null,
       contentVersion: sql`${agentMessage.contentVersion} + 1`,
       byteSize: Buffer.byteLength(JSON.stringify(parts)) + Buffer.byteLength(JSON.stringify(metadata)),
-      tokenCount: counted.tokenCount,
-      tokenCounterId: counted.tokenCounterId,
+      ...counted,
       redactedAt: sql`now()`,
       updatedAt: sql`now()`,
     })

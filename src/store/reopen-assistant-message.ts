@@ -68,7 +68,7 @@ export async function reopenAssistantMessage(
     messageId,
     options: context.oversizedToolPayloads,
   });
-  const { tokenCount, tokenCounterId } = await storedTokenCount(context, {
+  const counted = await storedTokenCount(context, {
     id: messageId,
     role: 'assistant',
     parts: fitted.parts,
@@ -81,8 +81,7 @@ export async function reopenAssistantMessage(
       .set({
         parts: fitted.parts,
         byteSize: fitted.byteSize,
-        tokenCount,
-        tokenCounterId,
+        ...counted,
         updatedAt: sql`now()`,
         ...(run === null
           ? {}

@@ -15,7 +15,7 @@ export type MessageRow = Omit<AgentTables['agentMessage']['$inferSelect'], 'sear
 
 /**
  * Maps a message row to a {@link StoredMessage}. A row written with an older message-shape version is migrated
- * on read (`MESSAGE_SHAPE_MIGRATIONS`); its stored token count, counted on the old shape, is dropped so it is
+ * on read (`MESSAGE_SHAPE_MIGRATIONS`); its stored token counts, counted on the old shape, are dropped so it is
  * counted again. Otherwise the `UIMessage` comes back exactly as it was stored.
  */
 export function toStoredMessage<UI_MESSAGE extends StorableMessage = StorableMessage>(
@@ -42,6 +42,7 @@ export function toStoredMessage<UI_MESSAGE extends StorableMessage = StorableMes
     byteSize: row.byteSize,
     tokenCount: migrated ? null : row.tokenCount,
     tokenCounterId: migrated ? null : row.tokenCounterId,
+    partTokenCounts: migrated ? null : row.partTokenCounts,
     contentVersion: row.contentVersion,
     schemaVersion: Math.max(row.schemaVersion, CURRENT_MESSAGE_SCHEMA_VERSION),
     storedSchemaVersion: row.schemaVersion,

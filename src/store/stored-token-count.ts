@@ -1,4 +1,4 @@
-import { countStoredMessageTokens, storedTokenCountId } from '../tokens/count-stored-message-tokens.js';
+import { countStoredPartTokens, storedTokenCountId } from '../tokens/count-stored-message-tokens.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import type { ContextUIMessage } from '../model/context-ui-message.js';
 import type { StoredMessagePart } from '../schema/define-agent-tables.js';
@@ -7,19 +7,33 @@ import type { StoreContext } from './store-context.js';
 /** The longest counter id stored (the column is text; the id is compared, never searched). */
 const MAX_COUNTER_ID_LENGTH = 200;
 
+/** The counts {@link storedTokenCount} gives a message, as they are written together. */
+export interface StoredTokenCount {
+  /** The message's raw count. */
+  tokenCount: number;
+  /** The counter and serialisation that made it. */
+  tokenCounterId: string;
+  /** The count of each part (`countStoredPartTokens`), summing to `tokenCount`; null when they are not integers. */
+  partTokenCounts: number[] | null;
+}
+
 /**
- * The token count stored with a message at write time: exactly what the context engine would count for it
- * (its model messages' text, no factors), with the engine's counter id, so the engine sums stored counts instead
- * of re-tokenizing the thread on every step. An estimating counter's fractional total is stored rounded up (the
- * column holds integers); a count that is not a finite number ≥ 0, or a counter id that is not short text, is an
- * {@link InvalidArgumentError} naming it, before anything is written.
+ * The token counts stored with a message at write time: exactly what the context engine would count for it (its
+ * model messages' text, no factors), with the engine's counter id, so the engine sums stored counts instead of
+ * re-tokenizing the thread on every step, and the count of each part, so that pruning a part subtracts it. The parts
+ * are tokenized once: the message's count is their sum. An estimating counter's fractional total is stored rounded
+ * up (the column holds integers) and its part counts as null (they would not sum to it); a count that is not a
+ * finite number ≥ 0, or a counter id that is not short text, is an {@link InvalidArgumentError} naming it, before
+ * anything is written.
  */
 export async function storedTokenCount(
   context: StoreContext,
   message: { id: string; role: 'system' | 'user' | 'assistant'; parts: StoredMessagePart[] },
-): Promise<{ tokenCount: number; tokenCounterId: string }> {
+): Promise<StoredTokenCount> {
   const tokenCounter = await context.tokenCounter;
-  const counted = countStoredMessageTokens({ message: message as ContextUIMessage, tokenCounter });
+  const parts = countStoredPartTokens({ message: message as ContextUIMessage, tokenCounter });
+  let counted = 0;
+  for (const part of parts) counted += part;
   const tokenCount = Math.ceil(counted);
   if (typeof counted !== 'number' || !Number.isFinite(counted) || counted < 0 || tokenCount > 2_147_483_647) {
     throw new InvalidArgumentError({
@@ -36,5 +50,6 @@ export async function storedTokenCount(
       message: `expected a string of at most ${MAX_COUNTER_ID_LENGTH} characters, without NUL or lone surrogates.`,
     });
   }
-  return { tokenCount, tokenCounterId: storedTokenCountId(tokenCounter) };
+  const exact = counted === tokenCount && parts.every((part) => Number.isSafeInteger(part) && part >= 0);
+  return { tokenCount, tokenCounterId: storedTokenCountId(tokenCounter), partTokenCounts: exact ? parts : null };
 }

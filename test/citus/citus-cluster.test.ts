@@ -57,6 +57,8 @@ describe('Citus: the README procedure on a coordinator and two workers', () => {
     // as objects (the one-statement reads refuse to run on a coordinator; the search-vector trigger's function runs
     // on the shards with its row).
     expect(functions.map(({ name, delegated }) => [name.replace(/\(.*/, ''), delegated])).toEqual([
+      // Two versions of the single append: 0021's, with the part counts, and the one a previous release calls.
+      ['agent_history_append_message', true],
       ['agent_history_append_message', true],
       ['agent_history_append_messages', true],
       ['agent_history_list_messages', null],
@@ -188,7 +190,7 @@ describe('Citus: re-creating a distributed function (the README hazard)', () => 
           [signature],
         )
       )[0]!.n;
-    const single = `agent_history_append_message(uuid, text, uuid, text, text, agent_message_role, agent_message_status, jsonb, jsonb, uuid, integer, integer, text, timestamptz, boolean)`;
+    const single = `agent_history_append_message(uuid, text, uuid, text, text, agent_message_role, agent_message_status, jsonb, jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean)`;
     const definitions: string[] = [];
     for (const name of [signature, single]) {
       const [row] = await database.admin.query<{ definition: string }>(

@@ -1,0 +1,1 @@
+ALTER TABLE "agent_message" ADD COLUMN "part_token_counts" integer[];
