@@ -76,7 +76,7 @@ export function createAgentHistory({
   });
   const schema = getTableConfig(tables.agentThread).schema ?? 'public';
   const checkRowLevelSecurity = onceRowLevelSecurityCheck(db, tables, appRole, rowLevelSecurityCheck);
-  const oneStatementReads = { available: true };
+  const oneStatementReads = { available: true, missing: new Set<string>() };
   return {
     tables,
     tokenCounter,

@@ -17,6 +17,7 @@ export const AFTER_TABLES = [
   '0017_search_vector_trigger.sql',
   '0019_read_index_plan.sql',
   '0021_append_part_token_counts.sql',
+  '0022_load_context_json.sql',
 ];
 const TABLES = [
   'agent_thread',
@@ -33,6 +34,8 @@ const FUNCTIONS = [
   'agent_history_append_message',
   'agent_history_list_messages',
   'agent_history_load_context',
+  'agent_history_list_messages_json',
+  'agent_history_load_context_json',
   'agent_history_message_search_vector',
 ];
 /**
@@ -58,9 +61,9 @@ export interface CustomMigrationSql {
 }
 
 /**
- * The SQL of the package's custom migrations (`0000`; `0002`, `0004`, `0009`, `0012`, `0013`, `0015`, `0017`, `0019`, `0021`: the application
+ * The SQL of the package's custom migrations (`0000`; `0002`, `0004`, `0009`, `0012`, `0013`, `0015`, `0017`, `0019`, `0021`, `0022`: the application
  * role, FORCE row-level security, the grants, the append functions, their pinned search path, the user-scope backfill,
- * the one-statement reads, the stream chunk log, the search vector trigger, the read functions' index plan, the per-part token counts) for tables in another schema or with another application role.
+ * the one-statement reads, the stream chunk log, the search vector trigger, the read functions' index plan, the per-part token counts, the reads as json) for tables in another schema or with another application role.
  * The shipped files name the `public` schema and `agent_history_app`; this returns them with every table, type and
  * function qualified by `schema` (the functions are created in it too) and the role renamed, statements separated
  * by drizzle-kit's `--> statement-breakpoint`. Put each part in a `drizzle-kit generate --custom` migration, before

@@ -72,17 +72,25 @@ export function listMessages(
   });
 }
 
-/** The page: in one statement when the database has migration 0013, else in a transaction. */
+/** The page: in one statement when the database has migration 0022 or 0013, else in a transaction. */
 async function listPage(context: StoreContext, thread: string, query: ListPageQuery): Promise<MessagePage> {
   const { limit, before, roles } = query;
   await context.checkRowLevelSecurity();
-  const fast = await readInOneStatement<Record<string, unknown>>(context, 'agent_history_list_messages', [
+  const args = [
     { uuid: thread },
     { bigint: before },
     { integer: limit + 1 },
     { texts: roles },
     { boolean: query.onlyEligible },
-  ]);
+  ];
+  // From 0022 the page comes as json arrays of rows (newest first within each, in no order between them).
+  let fast = await readInOneStatement<Record<string, unknown>>(context, 'agent_history_list_messages_json', args);
+  if (fast !== READ_IN_TRANSACTION && fast !== THREAD_MISSING) {
+    fast = fast
+      .flatMap((row) => row.data as Array<Record<string, unknown>>)
+      .sort((a, b) => (b.sequence as number) - (a.sequence as number));
+  }
+  if (fast === READ_IN_TRANSACTION) fast = await readInOneStatement(context, 'agent_history_list_messages', args);
   if (fast === THREAD_MISSING) throw new NotFoundError({ entity: 'thread', id: thread });
   const { agentMessage } = context.tables;
   const columns = messageColumns(context.tables);

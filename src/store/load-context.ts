@@ -27,17 +27,26 @@ export function loadContext(
   return loadContextChecked(context, thread, maxTailMessages);
 }
 
-/** In one statement when the database has migration 0013, else in a repeatable-read transaction. */
+/**
+ * In one statement when the database has migration 0022 (the messages as json arrays) or 0013 (one `to_jsonb` row
+ * per message), else in a repeatable-read transaction.
+ */
 async function loadContextChecked(
   context: StoreContext,
   thread: string,
   maxTailMessages: number,
 ): Promise<LoadedThreadContext> {
   await context.checkRowLevelSecurity();
-  const fast = await readInOneStatement<{ kind: string; data: unknown }>(context, 'agent_history_load_context', [
-    { uuid: thread },
-    { integer: maxTailMessages },
-  ]);
+  const args = [{ uuid: thread }, { integer: maxTailMessages }];
+  let fast = await readInOneStatement<LoadContextRow>(context, 'agent_history_load_context_json', args);
+  if (fast !== READ_IN_TRANSACTION && fast !== THREAD_MISSING) {
+    fast = fast.flatMap((row) =>
+      row.kind === 'tail' || row.kind === 'pinned'
+        ? (row.data as unknown[]).map((data) => ({ kind: row.kind, data }))
+        : [row],
+    );
+  }
+  if (fast === READ_IN_TRANSACTION) fast = await readInOneStatement(context, 'agent_history_load_context', args);
   if (fast === THREAD_MISSING) throw new NotFoundError({ entity: 'thread', id: thread });
   if (fast !== READ_IN_TRANSACTION) return fromLoadContextRows(context, fast, maxTailMessages);
   return inTenant(
@@ -62,18 +71,25 @@ async function loadContextChecked(
   );
 }
 
+/** A row of the load functions: a kind and the row (or, from 0022, an array of message rows) as json. */
+interface LoadContextRow {
+  kind: string;
+  data: unknown;
+}
+
 /** The rows of `agent_history_load_context` (kind, data as `to_jsonb` of a row) as {@link loadContext} returns them. */
 function fromLoadContextRows(
   context: StoreContext,
-  rows: Array<{ kind: string; data: unknown }>,
+  rows: LoadContextRow[],
   maxTailMessages: number,
 ): LoadedThreadContext {
   const of = (kind: string) =>
     rows.filter((row) => row.kind === kind).map((row) => row.data as Record<string, unknown>);
   const one = (kind: string) => of(kind)[0];
+  const columns = messageColumns(context.tables);
   const messages = (kind: string) =>
     of(kind)
-      .map((data) => toStoredMessage(fromColumnNames<MessageRow>(messageColumns(context.tables), data)))
+      .map((data) => toStoredMessage(fromColumnNames<MessageRow>(columns, data)))
       .sort((a, b) => a.sequence - b.sequence);
   const [thread, snapshot, summary, latestSummary] = ['thread', 'snapshot', 'summary', 'latestSummary'].map(one);
   const tail = messages('tail');

@@ -3,14 +3,18 @@ import { getTableConfig, PgTransaction } from 'drizzle-orm/pg-core';
 import { rowsOf } from '../tenant/database.js';
 import { postgresErrorCode, type StoreContext } from './store-context.js';
 
-/** Whether the one-statement read functions (migration 0013) can be used; shared by every tenant of a store. */
+/** Whether the one-statement read functions (migrations 0013, 0022) can be used; shared by every tenant of a store. */
 export interface OneStatementReads {
-  /** False once the database answered that it has no such function, or is a Citus coordinator. */
+  /** False once the database answered that it is a Citus coordinator. */
   available: boolean;
+  /** The functions the database answered it has not (migrated without 0013 or 0022) or does not let us run. */
+  missing: Set<string>;
 }
 
-/** The function is missing or not granted (a database migrated without 0013), or refuses to run on Citus. */
-const UNAVAILABLE = new Set(['42883', '42501', 'AH001']);
+/** The function is missing or not granted (a database migrated without it). */
+const MISSING = new Set(['42883', '42501']);
+/** The functions refuse to run on a Citus coordinator. */
+const ON_CITUS = 'AH001';
 /** The functions' "thread not found" (`RAISE … USING ERRCODE = 'P0002'`). */
 const THREAD_NOT_FOUND = 'P0002';
 
@@ -33,14 +37,16 @@ export type ReadArgument =
  * role and user (empty: the whole tenant) first, in a single statement (its own implicit transaction, so the settings it makes end with it) and a
  * single round trip: every argument is sent as a literal, because a parameterized statement costs postgres-js two
  * round trips (describe, then execute). Returns {@link READ_IN_TRANSACTION} when `db` is the caller's transaction
- * (its settings must be put back), when the function is missing, or on Citus: the caller then reads in a transaction.
+ * (its settings must be put back), when the function is missing, or on Citus: the caller then tries an older function
+ * or reads in a transaction.
  */
 export async function readInOneStatement<ROW>(
   context: StoreContext,
   name: string,
   args: ReadArgument[],
 ): Promise<ROW[] | typeof READ_IN_TRANSACTION | typeof THREAD_MISSING> {
-  if (!context.oneStatementReads.available || is(context.db, PgTransaction)) return READ_IN_TRANSACTION;
+  const reads = context.oneStatementReads;
+  if (!reads.available || reads.missing.has(name) || is(context.db, PgTransaction)) return READ_IN_TRANSACTION;
   const schema = schemaOf(context.tables.agentMessage);
   const qualified = schema === undefined ? name : `"${schema}".${name}`;
   const literals = [{ uuid: context.tenantId }, { text: context.appRole }, { text: context.userId }, ...args].map(
@@ -51,11 +57,10 @@ export async function readInOneStatement<ROW>(
   } catch (error) {
     const code = postgresErrorCode(error) ?? '';
     if (code === THREAD_NOT_FOUND) return THREAD_MISSING;
-    if (UNAVAILABLE.has(code)) {
-      context.oneStatementReads.available = false;
-      return READ_IN_TRANSACTION;
-    }
-    throw error;
+    if (code === ON_CITUS) reads.available = false;
+    else if (MISSING.has(code)) reads.missing.add(name);
+    else throw error;
+    return READ_IN_TRANSACTION;
   }
 }
 
@@ -71,14 +76,27 @@ function schemaOf(table: StoreContext['tables']['agentMessage']): string | undef
   return known.schema;
 }
 
-/** Maps a row keyed by column name (a function's row, or a `to_jsonb` of one) as Drizzle's select would have. */
+/** A table's columns as the mapping below walks them, prepared once per columns object. */
+type ColumnList = Array<[key: string, name: string, column: { mapFromDriverValue: (value: unknown) => unknown }]>;
+const columnLists = new WeakMap<object, ColumnList>();
+
+/**
+ * Maps a row keyed by column name (a function's row, or a `row_to_json` / `to_jsonb` of one) as Drizzle's select
+ * would have. Pass the same `columns` object every time (the `*Columns` helpers keep one per tables): its list is
+ * prepared once.
+ */
 export function fromColumnNames<ROW>(
   columns: Record<string, { name: string; mapFromDriverValue: (value: unknown) => unknown }>,
   row: Record<string, unknown>,
 ): ROW {
+  let list = columnLists.get(columns);
+  if (list === undefined) {
+    list = Object.entries(columns).map(([key, column]) => [key, column.name, column]);
+    columnLists.set(columns, list);
+  }
   const mapped: Record<string, unknown> = {};
-  for (const [key, column] of Object.entries(columns)) {
-    const value = row[column.name];
+  for (const [key, name, column] of list) {
+    const value = row[name];
     mapped[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
   }
   return mapped as ROW;

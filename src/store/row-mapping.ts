@@ -4,11 +4,22 @@ import type { StoredMessage, StoredThread } from '../model/stored-rows.js';
 import type { StorableMessage } from '../model/stored-rows.js';
 import { CURRENT_MESSAGE_SCHEMA_VERSION, migrateMessageParts } from '../model/message-shape-migrations.js';
 
-/** The message columns a read needs: everything but the search vector. */
+/** The message columns a read needs: everything but the search vector. One object per tables (do not change it). */
 export function messageColumns(tables: AgentTables) {
-  const { searchVector: _searchVector, tenantId: _tenantId, ...columns } = getTableColumns(tables.agentMessage);
+  let columns = messageColumnsOf.get(tables);
+  if (columns === undefined) {
+    const { searchVector: _searchVector, tenantId: _tenantId, ...rest } = getTableColumns(tables.agentMessage);
+    columns = rest;
+    messageColumnsOf.set(tables, columns);
+  }
   return columns;
 }
+
+type MessageColumns = Omit<
+  ReturnType<typeof getTableColumns<AgentTables['agentMessage']>>,
+  'searchVector' | 'tenantId'
+>;
+const messageColumnsOf = new WeakMap<AgentTables, MessageColumns>();
 
 /** A message row as the store's selects return it. */
 export type MessageRow = Omit<AgentTables['agentMessage']['$inferSelect'], 'searchVector' | 'tenantId'>;

@@ -85,6 +85,63 @@ describe.each(BACKENDS)('listMessages in one statement on %s', (backend) => {
     await expect(store.listMessages(doomed)).rejects.toBeInstanceOf(NotFoundError);
   });
 
+  it('should return, as json, every column the store maps and no other (a column added later must be added to 0022)', async () => {
+    const thread = (await store.createThread()).id;
+    await store.appendMessage(thread, { id: 'only', role: 'user', parts: [text('only')] });
+    const mapped = Object.values(messageColumns(defineAgentTables())).map((column) => column.name);
+    const [loaded] = await database.admin.query<{ data: Array<Record<string, unknown>> }>(
+      `select data from agent_history_load_context_json('${tenantId}', null::text, null::text, '${thread}', 10) where kind = 'tail'`,
+    );
+    const [listed] = await database.admin.query<{ data: Array<Record<string, unknown>> }>(
+      `select data from agent_history_list_messages_json('${tenantId}', null::text, null::text, '${thread}', null::bigint, 10, null::text[], false)`,
+    );
+    for (const data of [loaded!.data, listed!.data])
+      expect(Object.keys(data[0]!).toSorted()).toEqual(mapped.toSorted());
+  });
+
+  it('should load and page a thread of several json chunks (100 messages each) as the transactional reads do', async () => {
+    const thread = (await store.createThread()).id;
+    for (let sequence = 1; sequence <= 230; sequence++) {
+      await store.appendMessage(
+        thread,
+        { id: `k-${sequence}`, role: sequence % 2 ? 'user' : 'assistant', parts: [text(`chunk ${sequence}`)] },
+        { pinned: sequence % 40 === 0 },
+      );
+    }
+    const { db, sent } = countingDatabase(database.db, backend);
+    const counted = createAgentHistory({ db }).forTenant(tenantId);
+    const inTransaction = <T>(read: (store: TenantHistory) => Promise<T>) =>
+      database.db.transaction((tx) => read(createAgentHistory({ db: tx }).forTenant(tenantId)));
+    await counted.loadContext(thread); // the store's one-time row-level security check
+    const compare = async (round: string) => {
+      for (const maxTailMessages of [1, 99, 100, 101, 200, 229, 230, 2000]) {
+        sent.length = 0;
+        const fast = await counted.loadContext(thread, { maxTailMessages });
+        expect(sent, round).toEqual([expect.stringMatching(/agent_history_load_context_json\(/)]);
+        expect(fast, round).toEqual(await inTransaction((slow) => slow.loadContext(thread, { maxTailMessages })));
+      }
+      for (const options of [{ limit: 500 }, { limit: 150 }, { limit: 150, before: 120 }, { limit: 101 }]) {
+        sent.length = 0;
+        const fast = await counted.listMessages(thread, options);
+        expect(sent, round).toEqual([expect.stringMatching(/agent_history_list_messages_json\(/)]);
+        expect(
+          fast.messages.map((stored) => stored.sequence),
+          round,
+        ).toEqual(Array.from({ length: fast.messages.length }, (_, index) => (options.before ?? 231) - 1 - index));
+        expect(fast, round).toEqual(await inTransaction((slow) => slow.listMessages(thread, options)));
+      }
+    };
+    await compare('no snapshot');
+    await store.writeSnapshot(thread, {
+      expectedVersion: 0,
+      throughSequence: 205,
+      summaryId: null,
+      includedSequences: [],
+      policyVersion: 'p',
+      messagesHash: 'h',
+    });
+    await compare('snapshot through 205');
+  });
   it('should return every column the store maps, and no other (a column added later must be added to 0013)', async () => {
     const [row] = await database.admin.query<{ names: string[]; modes: string[] }>(
       `select proargnames as names, proargmodes::text[] as modes from pg_proc where proname = 'agent_history_list_messages'`,
@@ -94,8 +151,30 @@ describe.each(BACKENDS)('listMessages in one statement on %s', (backend) => {
     expect(returned.toSorted()).toEqual(mapped.toSorted());
   });
 
+  it('should read the page as json (0022), and with the 0013 function on a database migrated without 0022', async () => {
+    const before = await database.db.transaction((tx) =>
+      createAgentHistory({ db: tx })
+        .forTenant(tenantId)
+        .listMessages(threadId, { limit: 20, roles: ['user'] }),
+    );
+    const json = countingDatabase(database.db, backend);
+    const current = createAgentHistory({ db: json.db }).forTenant(tenantId);
+    expect(await current.listMessages(threadId, { limit: 20, roles: ['user'] })).toEqual(before);
+    json.sent.length = 0;
+    expect(await current.listMessages(threadId, { limit: 20, roles: ['user'] })).toEqual(before);
+    expect(json.sent).toEqual([expect.stringMatching(/agent_history_list_messages_json\(/)]);
+    await database.admin.query('drop function agent_history_list_messages_json');
+    const { db, sent } = countingDatabase(database.db, backend);
+    const old = createAgentHistory({ db }).forTenant(tenantId);
+    expect(await old.listMessages(threadId, { limit: 20, roles: ['user'] })).toEqual(before);
+    sent.length = 0;
+    expect(await old.listMessages(threadId, { limit: 20, roles: ['user'] })).toEqual(before);
+    expect(sent).toEqual([expect.stringMatching(/agent_history_list_messages\(/)]);
+  });
+
   it('should fall back to a transaction on a database migrated without 0013, with the same pages', async () => {
     const before = await store.listMessages(threadId, { limit: 20, roles: ['user'] });
+    await database.admin.query('drop function if exists agent_history_list_messages_json');
     await database.admin.query('drop function agent_history_list_messages');
     const { db, sent } = countingDatabase(database.db, backend);
     const old = createAgentHistory({ db }).forTenant(tenantId);
@@ -161,9 +240,9 @@ describe.each(BACKENDS)('listMessages in one statement on %s', (backend) => {
   });
 
   it('should read every part of a context from one snapshot of the database (the function is STABLE)', async () => {
-    const [row] = await database.admin.query<{ volatility: string }>(
-      `select provolatile as volatility from pg_proc where proname = 'agent_history_load_context'`,
+    const rows = await database.admin.query<{ volatility: string }>(
+      `select provolatile as volatility from pg_proc where proname in ('agent_history_load_context', 'agent_history_load_context_json')`,
     );
-    expect(row?.volatility).toBe('s');
+    expect(rows.map((row) => row.volatility)).toEqual(['s', 's']);
   });
 });
