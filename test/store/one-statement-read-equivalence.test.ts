@@ -21,6 +21,31 @@ const OLD_PARTS = [
 
 const METADATA = [{}, { createdAt: '2026-01-01T00:00:00.000Z' }, { usage: { inputTokens: 3 }, tags: ['a', 'ü'] }];
 
+/** Text a read must print and parse back unchanged: escapes, line separators, astral and combining characters, no NUL. */
+const STRANGE_TEXT = fc
+  .string({
+    unit: fc.oneof(
+      fc.constantFrom('"', '\\', '\n', '\u2028', '\u001f', '\u007f', '😀', 'é', 'ü', '\t'),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+    ),
+  })
+  .filter((value) => !value.includes('\u0000'));
+/** A user message with such text in its parts, metadata, id and request id, and numbers JSON prints in several ways. */
+const STRANGE_MESSAGE = fc.record({
+  id: STRANGE_TEXT.filter((value) => value.length > 0),
+  text: STRANGE_TEXT,
+  size: fc.integer({ min: 0, max: 70_000 }),
+  number: fc.oneof(
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.integer(),
+    fc.constantFrom(0.1, 1e21, -0, 2 ** 53 + 2),
+  ),
+  requestId: fc.option(
+    STRANGE_TEXT.filter((value) => value.length > 0),
+    { nil: undefined },
+  ),
+});
+
 /** What is done to the generated thread after it is written: every field picks messages by index (mod length). */
 const mutations = fc.record({
   seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
@@ -33,6 +58,7 @@ const mutations = fc.record({
   pinned: fc.array(fc.nat(), { maxLength: 4 }),
   streaming: fc.boolean(),
   snapshotAt: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
+  strange: fc.array(STRANGE_MESSAGE, { maxLength: 3 }),
 });
 
 describe.each(CONTRACT_BACKENDS)('the one-statement reads on %s', (backend) => {
@@ -68,7 +94,22 @@ describe.each(CONTRACT_BACKENDS)('the one-statement reads on %s', (backend) => {
             clientRequestId: index % 4 === 0 ? `request-${index}` : undefined,
           });
         }
-        const ids = rows.map((row) => row.message.id);
+        for (const [index, strange] of plan.strange.entries()) {
+          await store.appendMessage(
+            thread,
+            {
+              id: `${strange.id}-${index}`,
+              role: 'user',
+              parts: [{ type: 'text', text: strange.text + 'x'.repeat(strange.size) + strange.text }],
+              metadata: { [strange.text]: strange.number, nested: [strange.text, { n: strange.number }] },
+            } as StorableMessage,
+            { clientRequestId: strange.requestId === undefined ? undefined : `${strange.requestId}-${index}` },
+          );
+        }
+        const ids = [
+          ...rows.map((row) => row.message.id),
+          ...plan.strange.map((strange, index) => `${strange.id}-${index}`),
+        ];
         const pick = (indexes: number[]) => [...new Set(indexes.map((index) => ids[index % ids.length]!))];
         for (const id of pick(plan.pinned)) await store.pinMessage(thread, id);
         if (plan.excluded.length > 0)
