@@ -8,6 +8,7 @@ import { assertInteger, assertThreadId } from '../errors/assert-input.js';
 import { requireThread } from './require-thread.js';
 import type { MessageRole, StoredMessage } from '../model/stored-rows.js';
 import { ofThread } from './of-thread.js';
+import { embeddedClient } from './execute-append.js';
 import { fromColumnNames, readInOneStatement, READ_IN_TRANSACTION, THREAD_MISSING } from './one-statement-read.js';
 import type { MessageRow } from './row-mapping.js';
 
@@ -72,7 +73,7 @@ export function listMessages(
   });
 }
 
-/** The page: in one statement when the database has migration 0022 or 0013, else in a transaction. */
+/** The page: in one statement when the database has migration 0022 (PGlite) or 0013, else in a transaction. */
 async function listPage(context: StoreContext, thread: string, query: ListPageQuery): Promise<MessagePage> {
   const { limit, before, roles } = query;
   await context.checkRowLevelSecurity();
@@ -83,8 +84,11 @@ async function listPage(context: StoreContext, thread: string, query: ListPageQu
     { texts: roles },
     { boolean: query.onlyEligible },
   ];
-  // From 0022 the page comes as json arrays of rows (newest first within each, in no order between them).
-  let fast = await readInOneStatement<Record<string, unknown>>(context, 'agent_history_list_messages_json', args);
+  // On PGlite (0022) the page comes as json arrays of rows, newest first within each, in no order between them:
+  // half the CPU of typed columns there. A server prints json at more CPU than it saves the client (BENCHMARKS.md).
+  let fast: Array<Record<string, unknown>> | typeof READ_IN_TRANSACTION | typeof THREAD_MISSING = READ_IN_TRANSACTION;
+  if (embeddedClient(context.db) !== null)
+    fast = await readInOneStatement<Record<string, unknown>>(context, 'agent_history_list_messages_json', args);
   if (fast !== READ_IN_TRANSACTION && fast !== THREAD_MISSING) {
     fast = fast
       .flatMap((row) => row.data as Array<Record<string, unknown>>)
