@@ -4,6 +4,7 @@
 //
 //   npx tsx bench/workloads/w7-load-context.ts                       # BENCH_LOAD_CALLS=100, both backends
 //   BENCH_LOAD_BACKENDS=pglite npx tsx bench/workloads/w7-load-context.ts
+//   BENCH_LOAD_TAIL=50 npx tsx bench/workloads/w7-load-context.ts    # a 50-message tail (maxTailMessages)
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
@@ -23,6 +24,8 @@ import { turn } from './w7-first-call.js';
 const SIZE = 600;
 const calls = Number(process.env.BENCH_LOAD_CALLS ?? 100);
 const backends = (process.env.BENCH_LOAD_BACKENDS ?? 'pglite,postgres').split(',');
+/** `maxTailMessages` of the load (the thread has 600 messages and no snapshot: the tail is all of them up to this). */
+const maxTailMessages = Number(process.env.BENCH_LOAD_TAIL ?? 2000);
 
 async function fill(store: TenantStore): Promise<string> {
   const thread = (await store.createThread()).id;
@@ -68,7 +71,7 @@ async function main() {
     await migrate(db);
     const store = createAgentHistory({ db, tokenCounter }).forTenant(randomUUID());
     const thread = await fill(store);
-    await time(`PGlite ${SIZE} messages, loadContext`, () => store.loadContext(thread));
+    await time(`PGlite ${SIZE} messages, loadContext`, () => store.loadContext(thread, { maxTailMessages }));
     await time(`PGlite ${SIZE} messages, listMessages limit 500`, () => store.listMessages(thread, { limit: 500 }));
     await client.close();
   }
@@ -85,7 +88,7 @@ async function main() {
       const meter = cpuMeter(await server.postmasterPid());
       // /proc counts the server's CPU in 10 ms ticks: only the mean over many calls means anything.
       const serverMs = async () => (await meter()).serverMs;
-      await time(`PG15 ${SIZE} messages, loadContext`, () => store.loadContext(thread), serverMs);
+      await time(`PG15 ${SIZE} messages, loadContext`, () => store.loadContext(thread, { maxTailMessages }), serverMs);
       await time(
         `PG15 ${SIZE} messages, listMessages limit 500`,
         () => store.listMessages(thread, { limit: 500 }),
