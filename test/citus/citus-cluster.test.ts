@@ -61,8 +61,11 @@ describe('Citus: the README procedure on a coordinator and two workers', () => {
       ['agent_history_append_message', true],
       ['agent_history_append_message', true],
       ['agent_history_append_messages', true],
+      // The one-statement reads, and 0022's json forms of them (kept side by side for a previous release).
       ['agent_history_list_messages', null],
+      ['agent_history_list_messages_json', null],
       ['agent_history_load_context', null],
+      ['agent_history_load_context_json', null],
       ['agent_history_message_search_vector', null],
     ]);
     const delegated = functions.filter(({ delegated }) => delegated);
