@@ -12,6 +12,9 @@ import { describe, expect, it } from 'vitest';
 import type { ModelMessage } from 'ai';
 import {
   ContextBudgetExceededError,
+  countStoredMessageTokens,
+  countStoredPartTokens,
+  storedTokenCountId,
   type ContextMessage,
   type ContextPolicyInput,
   type ContextReport,
@@ -40,6 +43,8 @@ interface Stress {
   heavy: 'tools' | 'reasoning' | 'none';
   /** Pin a few of the oldest tenth of the messages. */
   pinFarBack: boolean;
+  /** Add to assistant messages a text that counts far fewer tokens than its characters suggest (a ruler). */
+  rulers: boolean;
   /** Share of the rows whose per-part counts are dropped (a count only), and share counted by another counter. */
   countOnly: number;
   otherCounter: number;
@@ -48,8 +53,9 @@ interface Stress {
 const stressArbitrary = fc.record<Stress>({
   heavy: fc.constantFrom('tools', 'reasoning', 'none'),
   pinFarBack: fc.boolean(),
+  rulers: fc.boolean(),
   countOnly: fc.constantFrom(0, 0.1, 0.5, 1),
-  otherCounter: fc.constantFrom(0, 0, 0.2),
+  otherCounter: fc.constantFrom(0, 0.2, 0.6),
 });
 
 const policyArbitrary: fc.Arbitrary<ContextPolicyInput> = fc.record({
@@ -71,8 +77,10 @@ function stressRows(rows: readonly ContextMessage[], stress: Stress, seed: numbe
   const farBack = Math.max(1, Math.floor(rows.length / 10));
   return rows.map((row, index) => {
     const pinned = stress.pinFarBack && index < farBack && random.chance(0.3) ? true : row.pinned;
-    if (row.message.role !== 'assistant' || index >= rows.length - 2 || stress.heavy === 'none')
-      return { ...row, pinned };
+    if (row.message.role !== 'assistant' || index >= rows.length - 2) return { ...row, pinned };
+    const ruler = stress.rulers ? [{ type: 'text', text: '='.repeat(random.int(200, 4000)) }] : [];
+    if (stress.heavy === 'none')
+      return { ...row, pinned, message: { ...row.message, parts: [...row.message.parts, ...ruler] } };
     const extra =
       stress.heavy === 'tools'
         ? [
@@ -98,7 +106,9 @@ function stressCounts(conversation: GeneratedConversation, stress: Stress): Gene
   const random = createRandom(conversation.seed ^ 0xc0_a7);
   const rows = conversation.rows.map((row) => {
     const draw = random.next();
-    if (draw < stress.otherCounter) return { ...row, tokenCounterId: 'another-counter/model-messages-v2' };
+    // Another counter's count, larger than this counter's: the engine recounts the row, the window's size takes it.
+    if (draw < stress.otherCounter)
+      return { ...row, tokenCount: (row.tokenCount ?? 0) * 4, tokenCounterId: 'another-counter/model-messages-v2' };
     if (random.next() < stress.countOnly) return { ...row, partTokenCounts: null };
     return row;
   });
@@ -175,4 +185,53 @@ describe('the first call of a long thread', () => {
     },
     timeout,
   );
+
+  it('should not take the turns left out as over the budget from an estimate: only from counts used as they are', async () => {
+    // Old rows without per-part counts, whose text counts far fewer tokens than its characters (a ruler), behind
+    // large tool outputs, then newer turns with per-part counts: the window's size estimate finds the thread over
+    // the budget, but once its tool traffic is pruned the whole thread fits, and the whole walk keeps every turn.
+    // The old turns the window leaves out must not be counted against the budget from the estimate, or the window
+    // (over the selection's target) sets turns aside that the whole walk keeps.
+    const rows: ContextMessage[] = [];
+    const add = (message: ContextMessage['message'], partCounts: boolean) => {
+      const tokenCount = countStoredMessageTokens({ message, tokenCounter });
+      rows.push({
+        sequence: rows.length + 1,
+        message,
+        status: 'completed',
+        contextState: 'eligible',
+        pinned: false,
+        deletedAt: null,
+        tokenCount,
+        tokenCounterId: storedTokenCountId(tokenCounter),
+        partTokenCounts: partCounts ? countStoredPartTokens({ message, tokenCounter }) : null,
+      });
+    };
+    for (let index = 0; index < 70; index++) {
+      const old = index < 30;
+      add({ id: `u${index}`, role: 'user', parts: [{ type: 'text', text: `Check part ${index}.` }] }, !old);
+      const tool = { type: 'tool-readFile', toolCallId: `c${index}`, state: 'output-available', input: { path: 'a' } };
+      const parts = old
+        ? [
+            { type: 'step-start' },
+            { ...tool, output: bigOutput(index) },
+            { type: 'step-start' },
+            { type: 'text', text: '='.repeat(4000) },
+          ]
+        : [
+            { type: 'step-start' },
+            { type: 'text', text: `Part ${index} reads: ${'the totals match the ledger. '.repeat(12)}` },
+          ];
+      add({ id: `a${index}`, role: 'assistant', parts }, !old);
+    }
+    add({ id: 'last', role: 'user', parts: [{ type: 'text', text: 'And the last part?' }] }, true);
+    const conversation: GeneratedConversation = { seed: 1, rows, steps: [], maxInputTokens: 9_000, summarizer: false };
+    const policy = { summary: { targetRatio: 0.3 } };
+    const reference = await walk(conversation, tokenCounter, true, policy);
+    const fast = await walk(conversation, tokenCounter, false, policy);
+    // The whole walk keeps every turn (141 stored messages; the newest turns keep their tool messages too).
+    expect(reference.calls[0]!.report.messageCount).toBeGreaterThanOrEqual(141);
+    expect(fast.calls).toEqual(reference.calls);
+    expect(fast.snapshots).toEqual(reference.snapshots);
+  });
 });
