@@ -49,7 +49,10 @@ export function findWindowStart(candidates: readonly ContextMessage[], size: Con
     if (typeof stored?.message !== 'object' || stored.message === null) return 0;
     const estimate = prunedTokenEstimate(stored, turns, size);
     total += estimate.pruned;
-    if (start > 0) continue;
+    if (start > 0) {
+      if (total > size.inputTokens) return start;
+      continue;
+    }
     const pinned = stored.pinned === true;
     turn.pruned += pinned ? 0 : estimate.pruned;
     turn.shrunk += pinned ? 0 : estimate.shrunk;

@@ -72,6 +72,7 @@ export function loadContextSegments(options: LoadContextSegmentsOptions): Loaded
     messages: candidates.slice(0, start).filter((message) => message.pinned !== true),
     countId: storedTokenCountId(options.measure.tokenCounter),
     assistantStatuses: options.policy.assistantStatuses,
+    limit: window?.inputTokens ?? Number.POSITIVE_INFINITY,
   });
   const firstSequence = candidates[start]!.sequence;
   return { ...windowed, window: { firstSequence, outsideTokens, whole: () => load(candidates) } };

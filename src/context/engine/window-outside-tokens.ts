@@ -12,12 +12,14 @@ const settledToolStates = new Set(['output-available', 'output-error', 'output-d
  * message's count, an assistant message's text parts by its per-part counts (the parts pruning never removes,
  * {@link modelPartKinds}). A message the validation or the filter would change or leave out adds 0. The stages add
  * it to the window's estimate where they compare the whole context with the budget, so that a window over the
- * budget only with it decides as the whole thread does; it must never exceed what the whole thread adds.
+ * budget only with it decides as the whole thread does; it must never exceed what the whole thread adds (above
+ * `limit`, only that it is above matters).
  */
 export function windowOutsideTokens({
   messages,
   countId,
   assistantStatuses,
+  limit,
 }: {
   /** The messages left out, oldest first. */
   messages: readonly ContextMessage[];
@@ -25,9 +27,14 @@ export function windowOutsideTokens({
   countId: string;
   /** The assistant statuses that reach the model. */
   assistantStatuses: readonly string[];
+  /** Counting stops once the total exceeds it: the most input the model takes (no budget is above it). */
+  limit: number;
 }): number {
   let total = 0;
-  for (const stored of validateStoredMessages({ messages }).messages) {
+  // Newest first, and only until `limit`: a comparison with a budget below it is decided by then.
+  for (let index = messages.length - 1; index >= 0 && total <= limit; index--) {
+    const [stored] = validateStoredMessages({ messages: [messages[index]!] }).messages;
+    if (!stored) continue;
     const { role, parts } = stored.message;
     if (stored.deletedAt != null || (stored.contextState ?? 'eligible') !== 'eligible') continue;
     if (typeof stored.tokenCount !== 'number' || stored.tokenCounterId !== countId) continue;
