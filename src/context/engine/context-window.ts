@@ -11,7 +11,10 @@ import type { ContextStageReports } from './run-context-stages.js';
  * ({@link windowHeld} checks that it did not, else the compaction runs again over the whole thread).
  */
 export interface ContextWindowSize {
-  /** The most the model's input may hold (raw tokens are never priced below it): the window must exceed it. */
+  /**
+   * The most the model's input may hold (raw tokens are never priced below it): the whole thread, pruned, must
+   * exceed it for a window to be taken (else the selection sets nothing aside).
+   */
   inputTokens: number;
   /** The share of the budget the selection keeps (`policy.summary.targetRatio`). */
   targetRatio: number;
