@@ -122,12 +122,7 @@ export async function compactContext(
   // Marked for the next step's parse; the stages and the snapshot hash never see the references.
   const final = markSegments(stages.segments);
   const decision = decideSnapshot({ loadedThread: state.loadedThread, stages });
-  recordCompaction(state, {
-    ...stages,
-    trimmedSequences: decision.trimmedSequences,
-    trimmedReasoning: stages.trimmedReasoning,
-    droppedRounds: stages.droppedRounds,
-  });
+  recordCompaction(state, { ...stages, trimmedSequences: decision.trimmedSequences });
   let snapshot: ContextSnapshotReport = {
     status: 'not-needed',
     version: state.knownVersion || null,
