@@ -10,6 +10,7 @@ import {
   createContextEngine,
   rebuildContextFromSnapshot,
   resolveModelProfile,
+  type ContextPolicyInput,
   type ContextReport,
   type ContextSummarizer,
   type TokenCounter,
@@ -94,6 +95,7 @@ export function createGeneratedEngine(
   store: ReturnType<typeof createMemoryContextStore>,
   tokenCounter: TokenCounter,
   _internal?: { wholeThread?: boolean },
+  policy: ContextPolicyInput = {},
 ) {
   const budget = conversation.maxInputTokens;
   return createContextEngine({
@@ -106,7 +108,8 @@ export function createGeneratedEngine(
     maxInputTokens: budget,
     summarizer: conversation.summarizer ? mockSummarizer : undefined,
     policy: {
-      summary: { targetRatio: 1, reserveTokens: Math.min(2000, Math.floor(budget / 8)) },
+      ...policy,
+      summary: { targetRatio: 1, reserveTokens: Math.min(2000, Math.floor(budget / 8)), ...policy.summary },
     },
   });
 }

@@ -92,21 +92,39 @@ export async function adoptThread(
 }
 
 /**
- * How much of the thread `initialMessages()` starts from: the newest turns holding twice the most input the model
- * takes, in stored raw tokens (the selection keeps less: pruned turns are smaller, but not by half in general; when
- * it would keep more, the whole thread is compacted instead). None with a summarizer (it reads every turn set
+ * How much of the thread `initialMessages()` starts from: the newest turns whose pruned size (estimated from the
+ * stored per-part counts) exceeds the most input the model takes — the selection sets turns aside only from a
+ * context over the budget — and {@link WINDOW_MARGIN_TURNS} more. None with a summarizer (it reads every turn set
  * aside) or a custom conversion (stored counts are not used with it).
  */
 export function contextWindowSize(
   options: Pick<CreateContextEngineOptions, 'summarizer' | 'convertToolOutput' | 'convertDataPart' | '_internal'>,
-  settings: Pick<ContextEngineSettings, 'profile' | 'maxInputTokens' | 'policy'>,
+  settings: Pick<ContextEngineSettings, 'profile' | 'maxInputTokens' | 'maxOutputTokens' | 'policy'>,
 ): ContextWindowSize | undefined {
   if (options.summarizer || options.convertToolOutput || options.convertDataPart) return undefined;
   if (options._internal?.wholeThread) return undefined;
-  const input = Math.min(settings.profile.contextWindow, settings.maxInputTokens ?? Number.POSITIVE_INFINITY);
-  const { reasoningTurns, toolTrafficTurns } = settings.policy.prune;
-  return { rawTokens: 2 * input, minimumTurns: Math.max(reasoningTurns, toolTrafficTurns) + 2 };
+  const { profile, policy } = settings;
+  const windowCeiling =
+    profile.contextWindow -
+    (settings.maxOutputTokens ?? profile.maxOutputTokens) -
+    Math.ceil(profile.contextWindow * profile.safetyMarginRatio);
+  const { reasoningTurns, toolTrafficTurns } = policy.prune;
+  return {
+    inputTokens: Math.min(windowCeiling, settings.maxInputTokens ?? Number.POSITIVE_INFINITY),
+    minimumTurns: Math.max(reasoningTurns, toolTrafficTurns) + 2,
+    targetRatio: policy.summary.targetRatio,
+    marginTurns: WINDOW_MARGIN_TURNS,
+    prune: policy.prune,
+    previewTokens: policy.toolOutputPreview.minimumTokens,
+    assistantStatuses: policy.assistantStatuses,
+  };
 }
+
+/**
+ * Turns a window takes past the budget: a turn that does not fit whole may still be kept shrunk (previews), and
+ * then the next one is tried. Measured on generated conversations (BENCHMARKS.md, W7).
+ */
+const WINDOW_MARGIN_TURNS = 1;
 
 // A message's content as a comparable text: role and parts, without provider options (the caller's conversion
 // may carry other ones) and without the engine's reference.

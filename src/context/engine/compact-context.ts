@@ -76,7 +76,12 @@ export interface CompactContextOptions {
    * the whole thread's segments and stage reports, compacted instead when the window did not hold
    * ({@link windowHeld}).
    */
-  window?: { firstSequence: number; whole: () => { segments: ContextSegment[]; stages: ContextStageReport[] } };
+  window?: {
+    firstSequence: number;
+    /** The least the turns left out add to the estimate: the stages add it where they compare with the budget. */
+    outsideTokens: number;
+    whole: () => { segments: ContextSegment[]; stages: ContextStageReport[] };
+  };
 }
 
 /**
@@ -101,9 +106,10 @@ export async function compactContext(
     measureBudget({ segments, measure, overhead, settings, calibration });
   const initialBudget = budgetFor(options.segments);
   const messageBudget = initialBudget.availableTokens + initialBudget.currentInputTokens;
-  const { stages, loadStages } = await runOnWindow(options, (segments) =>
+  const { stages, loadStages } = await runOnWindow(options, (segments, outsideTokens) =>
     runContextStages({
       segments,
+      outsideTokens,
       measure,
       messageBudget,
       policy,
@@ -116,12 +122,7 @@ export async function compactContext(
   // Marked for the next step's parse; the stages and the snapshot hash never see the references.
   const final = markSegments(stages.segments);
   const decision = decideSnapshot({ loadedThread: state.loadedThread, stages });
-  recordCompaction(state, {
-    ...stages,
-    trimmedSequences: decision.trimmedSequences,
-    trimmedReasoning: stages.trimmedReasoning,
-    droppedRounds: stages.droppedRounds,
-  });
+  recordCompaction(state, { ...stages, trimmedSequences: decision.trimmedSequences });
   let snapshot: ContextSnapshotReport = {
     status: 'not-needed',
     version: state.knownVersion || null,
@@ -167,14 +168,14 @@ export async function compactContext(
 // The stages over the window; over the whole thread instead when the window did not hold.
 async function runOnWindow(
   { segments, stages: loadStages, window, settings }: CompactContextOptions,
-  run: (segments: ContextSegment[]) => Promise<ContextStagesResult>,
+  run: (segments: ContextSegment[], outsideTokens: number) => Promise<ContextStagesResult>,
 ): Promise<{ stages: ContextStagesResult; loadStages: ContextStageReport[] }> {
-  const stages = await run(segments);
+  const stages = await run(segments, window?.outsideTokens ?? 0);
   if (!window) return { stages, loadStages };
   const { firstSequence } = window;
   if (windowHeld({ ...stages, segments, firstSequence, policy: settings.policy })) return { stages, loadStages };
   const whole = window.whole();
-  return { stages: await run(whole.segments), loadStages: whole.stages };
+  return { stages: await run(whole.segments, 0), loadStages: whole.stages };
 }
 
 function measureBudget({

@@ -1,40 +1,127 @@
 import type { ContextMessage } from '../../model/context-store.js';
 import { groupTurns, messageToolIds, type ContextSegment } from '../segments/context-segment.js';
-import type { ContextPolicy } from './context-policy.js';
+import { modelPartKinds } from '../../tokens/model-part-kinds.js';
+import type { ContextPolicy, ContextPrunePolicy } from './context-policy.js';
 import type { ContextStageReports } from './run-context-stages.js';
 
 /**
- * How much of a long thread a compaction starts from: the newest turns whose stored counts add up to
- * `rawTokens` (at least `minimumTurns` turns, starting at a user message), plus every older pinned message.
- * The older turns are set aside whole, unconverted: the selection would not keep them ({@link windowHeld} checks
- * that it did not, else the compaction runs again over the whole thread).
+ * How much of a long thread a compaction starts from: the newest turns, from a user message, down to the first one
+ * the selection would set aside by an estimate from the stored counts ({@link findWindowStart}), plus every older
+ * pinned message. The older turns are set aside whole, unconverted: the selection would not keep them
+ * ({@link windowHeld} checks that it did not, else the compaction runs again over the whole thread).
  */
 export interface ContextWindowSize {
-  /** Stored raw tokens to take, newest first, before the window may end. */
-  rawTokens: number;
+  /**
+   * The most the model's input may hold (raw tokens are never priced below it): the whole thread, pruned, must
+   * exceed it for a window to be taken (else the selection sets nothing aside).
+   */
+  inputTokens: number;
+  /** The share of the budget the selection keeps (`policy.summary.targetRatio`). */
+  targetRatio: number;
   /** Turns to take at least. */
   minimumTurns: number;
+  /** Turns to take after the first one estimated to be set aside. */
+  marginTurns: number;
+  /** What the pruning removes from turns older than the protected ones. */
+  prune: Pick<ContextPrunePolicy, 'reasoning' | 'reasoningTurns' | 'toolTraffic' | 'toolTrafficTurns'>;
+  /** The smallest preview: the least a kept part is shrunk to by the selection. */
+  previewTokens: number;
+  /** The assistant statuses that reach the model. */
+  assistantStatuses: readonly string[];
 }
 
 /**
- * The index in `candidates` (sorted by sequence) where the window starts: a user message, with at least
- * `size.rawTokens` stored tokens and `size.minimumTurns` turns from it on; 0 (the whole thread) when there is no
- * such message.
+ * The index in `candidates` (sorted by sequence) where the window starts; 0 (the whole thread) when there is no
+ * such message. From the newest turn, each turn's size once pruned and once shrunk ({@link prunedTokenEstimate})
+ * is taken as the selection takes it (whole while it fits `inputTokens × targetRatio`, else shrunk while that
+ * fits); the window starts at the user message of the first turn that fits neither, once it holds `minimumTurns`
+ * turns, and `marginTurns` turns older. The whole thread must hold more than `inputTokens` pruned (the selection
+ * sets nothing aside from a context that fits). The estimates are below what the stages count: the window errs
+ * large.
  */
 export function findWindowStart(candidates: readonly ContextMessage[], size: ContextWindowSize): number {
-  let tokens = 0;
+  const target = size.inputTokens * size.targetRatio;
+  let total = 0;
+  let kept = 0;
   let turns = 0;
+  let turn = { pruned: 0, shrunk: 0 };
+  let margin = -1;
+  let start = 0;
   for (let index = candidates.length - 1; index > 0; index--) {
     const stored = candidates[index];
     if (typeof stored?.message !== 'object' || stored.message === null) return 0;
-    // A message without a stored count, or one that never reaches the model, adds nothing: the window only grows.
-    const reaches = stored.deletedAt == null && (stored.contextState ?? 'eligible') === 'eligible';
-    tokens += reaches && typeof stored.tokenCount === 'number' ? stored.tokenCount : 0;
+    const estimate = prunedTokenEstimate(stored, turns, size);
+    total += estimate.pruned;
+    if (start > 0) {
+      if (total > size.inputTokens) return start;
+      continue;
+    }
+    const pinned = stored.pinned === true;
+    turn.pruned += pinned ? 0 : estimate.pruned;
+    turn.shrunk += pinned ? 0 : estimate.shrunk;
+    if (pinned) kept += estimate.pruned;
     if (stored.message.role !== 'user') continue;
     turns += 1;
-    if (tokens >= size.rawTokens && turns >= size.minimumTurns) return index;
+    // The newest turn is kept, shrunk first when it does not fit (down to its user message, never shrunk).
+    if (turns === 1) kept += kept + turn.pruned <= target ? turn.pruned : pinned ? 0 : estimate.pruned;
+    else if (margin < 0 && kept + turn.pruned <= target) kept += turn.pruned;
+    else if (margin < 0 && kept + turn.shrunk <= target) kept += turn.shrunk;
+    else margin += 1;
+    if (margin >= size.marginTurns && turns >= size.minimumTurns) start = index;
+    turn = { pruned: 0, shrunk: 0 };
   }
-  return 0;
+  return total > size.inputTokens ? start : 0;
+}
+
+/**
+ * Raw tokens a stored message keeps at least once pruned (`pruned`) and once shrunk by the selection as well
+ * (`shrunk`: each part kept at most at the smallest preview), from its stored counts and without converting it.
+ * With per-part counts, the parts pruning keeps ({@link modelPartKinds}) when the message is in a turn (`turn` 0 is
+ * the newest) older than the protected ones (reasoning and tool traffic are removed, as if the tool traffic were
+ * pruned; pinned messages are never pruned); without, a quarter of its texts' characters (below the count for
+ * most texts). 0 for a message that does not reach the model or has no stored count. Underestimating only makes
+ * the window larger.
+ */
+export function prunedTokenEstimate(
+  stored: ContextMessage,
+  turn: number,
+  size: Pick<ContextWindowSize, 'prune' | 'assistantStatuses' | 'previewTokens'>,
+): { pruned: number; shrunk: number } {
+  const reaches =
+    stored.deletedAt == null &&
+    (stored.contextState ?? 'eligible') === 'eligible' &&
+    stored.message.role !== 'system' &&
+    (stored.message.role !== 'assistant' || size.assistantStatuses.includes(stored.status));
+  if (!reaches || typeof stored.tokenCount !== 'number' || !Array.isArray(stored.message.parts))
+    return { pruned: 0, shrunk: 0 };
+  const { prune } = size;
+  const keepReasoning =
+    stored.pinned === true || prune.reasoning === 'none' || (prune.reasoning !== 'all' && turn < prune.reasoningTurns);
+  const keepTools = stored.pinned === true || prune.toolTraffic === 'none' || turn < prune.toolTrafficTurns;
+  const counts = stored.partTokenCounts;
+  const kinds = counts ? modelPartKinds(stored.message) : [];
+  if (counts && kinds.length === counts.length) {
+    let pruned = 0;
+    let shrunk = 0;
+    kinds.forEach((kind, index) => {
+      if (
+        kind === 'text' ||
+        kind === 'other' ||
+        (kind === 'reasoning' && keepReasoning) ||
+        (kind === 'tool' && keepTools)
+      ) {
+        pruned += counts[index]!;
+        if (kind !== 'reasoning') shrunk += Math.min(counts[index]!, size.previewTokens);
+      }
+    });
+    return { pruned: Math.min(pruned, stored.tokenCount), shrunk: Math.min(shrunk, stored.tokenCount) };
+  }
+  if (stored.message.role === 'user' || (keepReasoning && keepTools))
+    return { pruned: stored.tokenCount, shrunk: Math.min(stored.tokenCount, size.previewTokens) };
+  let characters = 0;
+  for (const part of stored.message.parts) if (part.type === 'text') characters += String(part.text ?? '').length;
+  const pruned = Math.min(stored.tokenCount, Math.floor(characters / 4));
+  return { pruned, shrunk: Math.min(pruned, size.previewTokens) };
 }
 
 /** The messages of the window: the candidates from `start` on, after every older pinned one. */

@@ -10,6 +10,8 @@ import { ContextEmptyError } from './context-empty-error.js';
 import { findWindowStart, windowMessages, type ContextWindowSize } from './context-window.js';
 import type { ContextPolicy } from './context-policy.js';
 import type { ContextStageReport } from './context-report.js';
+import { windowOutsideTokens } from './window-outside-tokens.js';
+import { storedTokenCountId } from '../../tokens/count-stored-message-tokens.js';
 
 /** Options of {@link loadContextSegments}. */
 export interface LoadContextSegmentsOptions extends ConvertUIMessageOptions {
@@ -32,8 +34,11 @@ export interface LoadedContextSegments {
   segments: ContextSegment[];
   /** The reports of stages 1 to 4. */
   stages: ContextStageReport[];
-  /** With a window that left older turns out: the sequence of its first message, and the whole thread's segments. */
-  window?: { firstSequence: number; whole: () => LoadedContextSegments };
+  /**
+   * With a window that left older turns out: the sequence of its first message, the least those turns add to the
+   * estimate ({@link windowOutsideTokens}), and the whole thread's segments.
+   */
+  window?: { firstSequence: number; outsideTokens: number; whole: () => LoadedContextSegments };
 }
 
 /**
@@ -63,7 +68,14 @@ export function loadContextSegments(options: LoadContextSegmentsOptions): Loaded
     if (error instanceof ContextEmptyError) return load(candidates);
     throw error;
   }
-  return { ...windowed, window: { firstSequence: candidates[start]!.sequence, whole: () => load(candidates) } };
+  const outsideTokens = windowOutsideTokens({
+    messages: candidates.slice(0, start).filter((message) => message.pinned !== true),
+    countId: storedTokenCountId(options.measure.tokenCounter),
+    assistantStatuses: options.policy.assistantStatuses,
+    limit: window?.inputTokens ?? Number.POSITIVE_INFINITY,
+  });
+  const firstSequence = candidates[start]!.sequence;
+  return { ...windowed, window: { firstSequence, outsideTokens, whole: () => load(candidates) } };
 }
 
 function segmentsOf(

@@ -32,6 +32,11 @@ export interface RunContextStagesOptions {
   memory: boolean;
   /** The content versions of the loaded messages, passed with a new summary. @default none */
   contentVersions?: ReadonlyMap<number, number>;
+  /**
+   * Tokens the context stands for beyond `segments` (older turns a window left out, at least what they add): added
+   * where the whole context is compared with the budget (pruning tool traffic, selecting). @default 0
+   */
+  outsideTokens?: number;
 }
 
 /** The reports of the stages {@link runContextStages} ran. */
@@ -82,8 +87,9 @@ export async function runContextStages({
   store,
   memory,
   contentVersions = new Map(),
+  outsideTokens = 0,
 }: RunContextStagesOptions): Promise<ContextStagesResult> {
-  const pruned = pruneContext({ segments, measure, messageBudget, policy: policy.prune });
+  const pruned = pruneContext({ segments, measure, messageBudget, policy: policy.prune, outsideTokens });
   // A newest turn larger than the budget is shrunk before anything is selected or summarized for it.
   const previewed = shrinkNewestTurn({
     segments: pruned.segments,
@@ -101,6 +107,7 @@ export async function runContextStages({
     policy,
     summarizer,
     store: withSourceVersions(store, contentVersions),
+    outsideTokens,
   });
   let selected = summarized.segments;
   let memoryReport: MemoryStageReport | null = null;

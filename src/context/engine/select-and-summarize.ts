@@ -26,6 +26,8 @@ export interface SelectAndSummarizeOptions {
   summarizer: ContextSummarizer | undefined;
   /** Stores a new summary. */
   store: Pick<ContextStore, 'writeSummary'>;
+  /** Tokens the context stands for beyond `pruned`, counted against `messageBudget` (see `selectContext`). */
+  outsideTokens?: number;
 }
 
 /** The outcome of {@link selectAndSummarize}. */
@@ -57,6 +59,7 @@ export async function selectAndSummarize(options: SelectAndSummarizeOptions): Pr
     targetTokens: target,
     overflowReason: summarizer ? 'turn-summarized' : 'turn-trimmed',
     preview: policy.toolOutputPreview,
+    outsideTokens: options.outsideTokens,
   });
   const unchanged: SummarizeStageReport = {
     stage: 'summarize',
@@ -119,6 +122,7 @@ export async function selectAndSummarize(options: SelectAndSummarizeOptions): Pr
     targetTokens: trimTarget,
     overflowReason: 'turn-trimmed',
     preview: policy.toolOutputPreview,
+    outsideTokens: options.outsideTokens,
   });
   return { segments: fallback.segments, select: fallback.report, summarize, summaryCreated: false };
 }

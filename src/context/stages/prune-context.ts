@@ -36,6 +36,8 @@ export interface PruneContextOptions {
   messageBudget: number;
   /** What to prune. */
   policy: ContextPrunePolicy;
+  /** Tokens the context stands for beyond `segments`, counted against `messageBudget`. @default 0 */
+  outsideTokens?: number;
 }
 
 /**
@@ -45,7 +47,7 @@ export interface PruneContextOptions {
  * work keep their tool traffic; the current input is never removed. Idempotent: pruning its output changes
  * nothing.
  */
-export function pruneContext({ segments, measure, messageBudget, policy }: PruneContextOptions): {
+export function pruneContext({ segments, measure, messageBudget, policy, outsideTokens = 0 }: PruneContextOptions): {
   segments: ContextSegment[];
   report: PruneStageReport;
   pruning: ContextPruning;
@@ -61,7 +63,7 @@ export function pruneContext({ segments, measure, messageBudget, policy }: Prune
   });
   let result = first;
   let toolTraffic: PruneStageReport['toolTraffic'] = 'kept';
-  const overBudget = estimateSegments(first.segments, measure) > messageBudget;
+  const overBudget = estimateSegments(first.segments, measure) + outsideTokens > messageBudget;
   if (policy.toolTraffic === 'outside-newest-turns' || (policy.toolTraffic === 'when-over-budget' && overBudget)) {
     const toolCallIds = prunableToolCallIds(first.segments, policy.toolTrafficTurns);
     if (toolCallIds.size > 0) {

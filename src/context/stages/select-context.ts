@@ -49,6 +49,8 @@ export interface SelectContextOptions {
    * `minimumTokens`, files left out), counted at that size; the trim then shrinks it. Without, it is set aside.
    */
   preview?: ContextToolOutputPreviewPolicy;
+  /** Tokens the context stands for beyond `segments`, counted against `messageBudget`. @default 0 */
+  outsideTokens?: number;
 }
 
 /**
@@ -65,9 +67,10 @@ export function selectContext({
   targetTokens = messageBudget,
   overflowReason = 'turn-trimmed',
   preview,
+  outsideTokens = 0,
 }: SelectContextOptions): { segments: ContextSegment[]; overflow: MessageSegment[][]; report: SelectStageReport } {
   const turns = groupTurns(segments);
-  if (estimateSegments(segments, measure) <= messageBudget) {
+  if (estimateSegments(segments, measure) + outsideTokens <= messageBudget) {
     return {
       segments: [...segments],
       overflow: [],
