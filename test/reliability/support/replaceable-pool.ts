@@ -12,7 +12,11 @@ export interface ReplaceablePool {
   readonly history: AgentHistory;
   /** How many pools have been opened (1 + replacements). */
   readonly generation: number;
-  /** Opens a new pool and abandons the old one (at most once per 500 ms). */
+  /**
+   * Opens a new pool and abandons the old one, at most once per 500 ms: a call within 500 ms of the last replacement
+   * replaces once more when the 500 ms are up (the crash may have been the new pool's, which would otherwise stay
+   * broken and hang every later call).
+   */
   replace(): void;
   end(): Promise<void>;
 }
@@ -27,8 +31,9 @@ export function openReplaceablePool(url: string, { max = 8 }: { max?: number } =
   let history = createAgentHistory({ db: drizzle({ client }) as unknown as AgentHistoryDatabase });
   let generation = 1;
   let replacedAt = 0;
+  let pending: NodeJS.Timeout | undefined;
   const abandoned: postgres.Sql[] = [];
-  return {
+  const pool: ReplaceablePool = {
     get history() {
       return history;
     },
@@ -36,7 +41,14 @@ export function openReplaceablePool(url: string, { max = 8 }: { max?: number } =
       return generation;
     },
     replace() {
-      if (performance.now() - replacedAt < 500) return;
+      const since = performance.now() - replacedAt;
+      if (since < 500) {
+        pending ??= setTimeout(() => {
+          pending = undefined;
+          pool.replace();
+        }, 500 - since);
+        return;
+      }
       replacedAt = performance.now();
       // Close the old pool now, so its connections do not pile up on the server.
       const old = client;
@@ -47,7 +59,9 @@ export function openReplaceablePool(url: string, { max = 8 }: { max?: number } =
       generation++;
     },
     async end() {
-      await Promise.allSettled([client, ...abandoned].map((pool) => pool.end({ timeout: 0 })));
+      clearTimeout(pending);
+      await Promise.allSettled([client, ...abandoned].map((sql) => sql.end({ timeout: 0 })));
     },
   };
+  return pool;
 }
