@@ -1,6 +1,6 @@
 import type { ContextUIMessage } from '../model/context-ui-message.js';
 import { convertUIMessageToModelMessages } from './convert-ui-message.js';
-import { countModelMessageTokens, countModelPartTokens } from './count-message-tokens.js';
+import { countModelPartTokens } from './count-message-tokens.js';
 import type { TokenCounter } from './token-counter.js';
 
 /** The serialisation version of {@link countStoredMessageTokens}; part of {@link storedTokenCountId}. */
@@ -17,7 +17,7 @@ export function storedTokenCountId(tokenCounter: TokenCounter): string {
 
 /**
  * The raw token count to store with a message when it is written: the text tokens of the model messages it
- * converts to (see {@link countModelMessageTokens}), without factors, overheads, images or files (the model
+ * converts to (the sum of {@link countStoredPartTokens}), without factors, overheads, images or files (the model
  * profile prices those when the budget is computed, so a thread can switch models without a recount).
  *
  * @example
@@ -31,9 +31,9 @@ export function countStoredMessageTokens({
   message: ContextUIMessage;
   tokenCounter: TokenCounter;
 }): number {
+  // The sum of the part counts by construction, so a stored count and its stored part counts always agree.
   let total = 0;
-  for (const modelMessage of convertUIMessageToModelMessages(message))
-    total += countModelMessageTokens(modelMessage, tokenCounter).text;
+  for (const count of countStoredPartTokens({ message, tokenCounter })) total += count;
   return total;
 }
 
