@@ -26,6 +26,7 @@ export default defineConfig({
       'test/store/user-scope.test.ts',
       'test/store/temp-table-capture.test.ts',
       'test/store/concurrency.test.ts',
+      'test/store/append-batch-equivalence.test.ts',
       'test/store/redaction.test.ts',
       'test/store/redaction-across-forks.test.ts',
       'test/store/retention.test.ts',

@@ -18,6 +18,7 @@ export const AFTER_TABLES = [
   '0019_read_index_plan.sql',
   '0021_append_part_token_counts.sql',
   '0022_load_context_json.sql',
+  '0023_append_batch_set_based.sql',
 ];
 const TABLES = [
   'agent_thread',

@@ -147,8 +147,8 @@ describe('customMigrationSql', () => {
     // (0012 re-creates the single append once more, copying the thread's user; 0013 adds the one-statement page and
     // context reads, pinned the same way; 0017 the search vector trigger; 0019 the reads' planner setting; 0021 the
     // single append with part counts and the batch calling it, and the two reads again, with the planner setting;
-    // 0022 the two reads returning json.)
-    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(8);
+    // 0022 the two reads returning json; 0023 the batch, set-based.)
+    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(9);
     expect(afterTables.match(/SET search_path = pg_catalog, pg_temp SET enable_sort = off AS/g)).toHaveLength(4);
     expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_load_context_json"(');
     expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_list_messages_json"(');
