@@ -90,7 +90,8 @@ BEGIN
         SELECT p_tenant_id, f."threadId", s.user_id, s.before_sequence + f.rank, f."messageId", f."clientRequestId",
           f."runId", f."role", f."status", f."parts", f."metadata", f."pinned", f."byteSize", f."tokenCount",
           f."tokenCounterId",
-          CASE WHEN f."tokenCount" IS NOT NULL AND array_position(f."partTokenCounts", NULL) IS NULL
+          CASE WHEN f."tokenCount" IS NOT NULL AND coalesce(array_ndims(f."partTokenCounts"), 1) = 1
+            AND array_position(f."partTokenCounts", NULL) IS NULL
             AND 0 <= ALL (f."partTokenCounts")
             AND (SELECT coalesce(sum(c), 0) FROM unnest(f."partTokenCounts") c) = f."tokenCount"
           THEN f."partTokenCounts" END,

@@ -36,13 +36,13 @@ const itemArbitrary: fc.Arbitrary<Item> = fc
     role: fc.constantFrom('user' as const, 'assistant' as const),
     status: fc.constantFrom('completed' as const, 'streaming' as const, 'failed' as const),
     text: fc.string({ maxLength: 12 }),
-    counts: fc.option(fc.array(fc.nat(40), { minLength: 1, maxLength: 1 }), { nil: null }),
+    counts: fc.option(fc.array(fc.nat(40), { maxLength: 2 }), { nil: null }),
     countsExact: fc.boolean(),
     pinned: fc.boolean(),
   })
   .map(({ counts, countsExact, ...item }) => ({
     ...item,
-    tokenCount: counts === null ? null : counts[0]! + (countsExact ? 0 : 1),
+    tokenCount: counts === null ? null : counts.reduce((sum, count) => sum + count, 0) + (countsExact ? 0 : 1),
     partTokenCounts: counts,
   }));
 
