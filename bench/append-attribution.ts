@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import postgres from 'postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
+import { backendCpuMs } from './cpu.js';
 import { MessageFactory } from './messages.js';
 import { BARE_DDL } from './peers/bare-insert-peer.js';
 import { startBenchServer } from './server.js';
@@ -121,13 +122,6 @@ interface Sample {
   /** Its elapsed time in the backend. */
   ms: number;
   wal: number;
-}
-
-/** A backend's CPU ms so far, from /proc (the server runs on this machine). */
-function backendCpuMs(pid: number): number {
-  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 async function main() {

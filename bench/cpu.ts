@@ -34,6 +34,12 @@ export function serverCpuMs(postmasterPid: number): number {
   return ticks * TICK_MS;
 }
 
+/** One server backend's CPU ms so far (utime + stime from /proc: the server runs on this machine). */
+export function backendCpuMs(pid: number): number {
+  const fields = statFields(pid);
+  return fields ? (Number(fields[11]) + Number(fields[12])) * TICK_MS : NaN;
+}
+
 /** The whole machine's busy CPU ms since boot (every core): user, nice, system, irq, softirq, steal. */
 export function machineBusyMs(): number {
   try {

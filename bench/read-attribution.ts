@@ -6,10 +6,10 @@
 //
 //   npx tsx bench/read-attribution.ts        # BENCH_ATTRIBUTION_ROUNDS (3)
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import postgres from 'postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
+import { backendCpuMs } from './cpu.js';
 import { MessageFactory } from './messages.js';
 import { startBenchServer } from './server.js';
 import { createAgentHistory } from '../src/store/create-agent-history.js';
@@ -18,13 +18,6 @@ import { runMain } from './run-main.js';
 
 const rounds = Number(process.env.BENCH_ATTRIBUTION_ROUNDS ?? 3);
 const CALLS = 1_000;
-
-/** A backend's CPU ms so far, from /proc (the server runs on this machine). */
-function backendCpuMs(pid: number): number {
-  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 const COLUMNS =
   'm.id, m.thread_id, m.user_id, m.run_id, m.sequence, m.message_id, m.client_request_id, m.source_message_id, ' +
