@@ -32,6 +32,14 @@ BEGIN
         AND t.id IN (SELECT DISTINCT (e.value->>'threadId')::uuid FROM jsonb_array_elements(p_items) e)
       ORDER BY t.id
       FOR NO KEY UPDATE NOWAIT;
+  ELSE
+    -- One thread: a writer holding it is waited for here, in a statement of its own, so the look-up below (one
+    -- snapshot for every item) sees what it committed, as the loop's look-ups after its first wait do; without it a
+    -- message that writer stored and this batch retries hit the unique index instead of being returned.
+    PERFORM 1 FROM "public"."agent_thread" t
+      WHERE t.tenant_id = p_tenant_id
+        AND t.id IN (SELECT (e.value->>'threadId')::uuid FROM jsonb_array_elements(p_items) e)
+      FOR NO KEY UPDATE;
   END IF;
   IF NOT EXISTS (
     SELECT 1 FROM jsonb_array_elements(p_items) e
