@@ -9,7 +9,8 @@ import { BACKENDS, itOffCitus, useTestDatabase } from '../support/test-database.
 // append would have given it, called once per item in the batch's order, and leaves the same rows behind. Generated
 // batches over two identical sets of threads (one gets the batch, the other the single calls): repeated message ids
 // and client request ids (against stored rows, and within the batch, which takes the per-item path), several
-// threads, a deleted and a missing thread, part counts that are and are not exact, every status.
+// threads, a deleted and a missing thread, part counts that are and are not exact, every status, and the thread id
+// in every spelling the uuid type reads (a repeat is a repeat whatever the spelling).
 
 const ROLE = 'agent_history_app';
 const SINGLE_ARGUMENTS =
@@ -26,7 +27,16 @@ interface Item {
   tokenCount: number | null;
   partTokenCounts: number[] | null;
   pinned: boolean;
+  /** How the batch spells the thread id: as stored, in capitals, in braces, without hyphens (all one uuid). */
+  spelling: 0 | 1 | 2 | 3;
 }
+
+const SPELLINGS = [
+  (id: string) => id,
+  (id: string) => id.toUpperCase(),
+  (id: string) => `{${id}}`,
+  (id: string) => id.replaceAll('-', ''),
+];
 
 const itemArbitrary: fc.Arbitrary<Item> = fc
   .record({
@@ -39,6 +49,7 @@ const itemArbitrary: fc.Arbitrary<Item> = fc
     counts: fc.option(fc.array(fc.nat(40), { maxLength: 2 }), { nil: null }),
     countsExact: fc.boolean(),
     pinned: fc.boolean(),
+    spelling: fc.constantFrom(0 as const, 0 as const, 1 as const, 2 as const, 3 as const),
   })
   .map(({ counts, countsExact, ...item }) => ({
     ...item,
@@ -84,7 +95,7 @@ describe.each(BACKENDS)('the batch append on %s', (backend) => {
       ROLE,
       JSON.stringify(
         items.map((item) => ({
-          threadId: threads[item.thread],
+          threadId: SPELLINGS[item.spelling]!(threads[item.thread]!),
           messageId: item.messageId,
           clientRequestId: item.clientRequestId,
           role: item.role,
@@ -201,6 +212,7 @@ describe.each(BACKENDS)('the batch append on %s', (backend) => {
         tokenCount: 3,
         partTokenCounts: [3],
         pinned: false,
+        spelling: 0,
       }));
       const plans = await database.explainNested(
         `select * from agent_history_append_messages('${tenantId}'::uuid, '${ROLE}'::text, '${JSON.stringify(
