@@ -32,10 +32,11 @@ BEGIN
         AND t.id IN (SELECT DISTINCT (e.value->>'threadId')::uuid FROM jsonb_array_elements(p_items) e)
       ORDER BY t.id
       FOR NO KEY UPDATE NOWAIT;
-  ELSE
+  ELSIF current_setting('transaction_isolation') = 'read committed' THEN
     -- One thread: a writer holding it is waited for here, in a statement of its own, so the look-up below (one
     -- snapshot for every item) sees what it committed, as the loop's look-ups after its first wait do; without it a
-    -- message that writer stored and this batch retries hit the unique index instead of being returned.
+    -- message that writer stored and this batch retries hit the unique index instead of being returned. (Under
+    -- repeatable read the snapshot is the transaction's: the wait would only add a serialization failure.)
     PERFORM 1 FROM "public"."agent_thread" t
       WHERE t.tenant_id = p_tenant_id
         AND t.id IN (SELECT (e.value->>'threadId')::uuid FROM jsonb_array_elements(p_items) e)

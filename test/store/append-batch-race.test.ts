@@ -97,4 +97,32 @@ describe('the batch append racing another writer on postgres', () => {
     ]);
     expect(stored.map((row) => row.message_id)).toEqual(['w1', 'm1']);
   });
+  itOffCitus('should not wait for a writer under repeatable read when every item is stored already', async () => {
+    const tenantId = randomUUID();
+    const threadId = randomUUID();
+    await database.admin.query('insert into agent_thread (tenant_id, id) values ($1, $2)', [tenantId, threadId]);
+    const call = `select * from agent_history_append_messages($1::uuid, $2::text, $3::text::jsonb)`;
+    const items = JSON.stringify([single('m1', null), single('m2', null)].map((item) => ({ ...item, threadId })));
+    await database.admin.query(call, [tenantId, ROLE, items]);
+    const session = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
+    const batcher = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
+    try {
+      await session.begin(async (tx) => {
+        await tx.unsafe(call, [tenantId, ROLE, JSON.stringify([{ ...single('w1', null), threadId }])]);
+        // The per-item loop only looks these up: it neither waits for the thread nor fails to serialize.
+        // (A wait would last until the session ends: the lock timeout turns it into an error.)
+        const rows = await batcher.begin('isolation level repeatable read', async (batch) => {
+          await batch.unsafe(`set local lock_timeout = '5s'`);
+          return batch.unsafe(call, [tenantId, ROLE, items]);
+        });
+        expect(rows.map((row) => [row.item, row.inserted, row.message_id])).toEqual([
+          [0, false, 'm1'],
+          [1, false, 'm2'],
+        ]);
+      });
+    } finally {
+      await session.end();
+      await batcher.end();
+    }
+  });
 });
