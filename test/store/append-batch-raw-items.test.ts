@@ -8,6 +8,7 @@ import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 // batches hold items as the JSON the function accepts, not only as the store writes them (thread ids in any form
 // the uuid type reads, JSON nulls, part counts of every JSON type), and compare the batch with one single append
 // per item, called with exactly 0021's argument expressions: the same rows, the same stored state, or the same error.
+// Also as a user-scoped transaction would call it (`app.user_id` set): another user's thread and messages are out of reach.
 
 const ROLE = 'agent_history_app';
 /** 0021's per-item call, with the item as $3. */
@@ -76,16 +77,42 @@ const CASES: Record<string, Raw[]> = {
   'an invalid status on a missing thread': [item('m1'), item('m2', { threadId: 'T2', status: 'bogus' })],
 };
 
+/**
+ * Batches appended as Alice in a user-scoped transaction (`app.user_id`): thread 0 is hers, thread 1 Bob's, which
+ * holds a message `mb` (a message's user is its thread's: a foreign key).
+ */
+const USER_CASES: Record<string, Raw[]> = {
+  "an item on another user's thread": [item('m1'), item('m2', { threadId: 'T1' })],
+  "a message id another user's thread holds": [item('m1'), item('mb', { threadId: 'T1' })],
+};
+/** A statement run with `app.user_id` set for its own transaction, before the function call that depends on it. */
+const asAlice = (call: string) =>
+  `select a.* from (select set_config('app.user_id', 'alice', true) as u) s cross join lateral ` +
+  call.replace('select * from ', '').replace('$1::uuid', `($1::text || left(s.u, 0))::uuid`) +
+  ' a';
+
 describe.each(BACKENDS)('the batch append with raw JSON items on %s', (backend) => {
   const database = useTestDatabase(backend);
   const query = database.admin.query.bind(database.admin);
 
   /** Two live threads and a missing id for a fresh tenant; the items with their thread ids filled in. */
-  const setUp = async (items: Raw[]) => {
+  const setUp = async (items: Raw[], scoped: boolean) => {
     const tenantId = randomUUID();
     const threads = [randomUUID(), randomUUID(), randomUUID()];
-    for (const id of threads.slice(0, 2))
-      await query('insert into agent_thread (tenant_id, id) values ($1, $2)', [tenantId, id]);
+    for (const [index, id] of threads.slice(0, 2).entries())
+      await query('insert into agent_thread (tenant_id, id, user_id) values ($1, $2, $3)', [
+        tenantId,
+        id,
+        scoped ? ['alice', 'bob'][index] : null,
+      ]);
+    if (scoped) {
+      await query('update agent_thread set next_sequence = 1 where id = $1', [threads[1]]);
+      await query(
+        `insert into agent_message (tenant_id, thread_id, user_id, sequence, message_id, role, parts)
+         values ($1, $2, 'bob', 1, 'mb', 'user', '[]')`,
+        [tenantId, threads[1]],
+      );
+    }
     const resolve = (raw: Raw): Raw => {
       if (typeof raw !== 'object' || raw === null) return raw;
       const thread = raw.threadId;
@@ -134,11 +161,15 @@ describe.each(BACKENDS)('the batch append with raw JSON items on %s', (backend) 
       .sort(),
   });
 
-  it.each(Object.entries(CASES))('should treat %s as the per-item loop does', async (_name, raw) => {
-    const batched = await setUp(raw);
-    const oneByOne = await setUp(raw);
+  it.each([
+    ...Object.entries(CASES).map(([name, raw]) => [name, raw, false] as const),
+    ...Object.entries(USER_CASES).map(([name, raw]) => [`${name}, user-scoped`, raw, true] as const),
+  ])('should treat %s as the per-item loop does', async (_name, raw, scoped) => {
+    const scope = (call: string) => (scoped ? asAlice(call) : call);
+    const batched = await setUp(raw, scoped);
+    const oneByOne = await setUp(raw, scoped);
     const batch = await outcome(() =>
-      query('select * from agent_history_append_messages($1::uuid, $2::text, $3::text::jsonb)', [
+      query(scope('select * from agent_history_append_messages($1::uuid, $2::text, $3::text::jsonb)'), [
         batched.tenantId,
         ROLE,
         JSON.stringify(batched.items),
@@ -147,7 +178,7 @@ describe.each(BACKENDS)('the batch append with raw JSON items on %s', (backend) 
     // The loop stops at the first error and the batch rolls back: compare the error alone.
     const single: { rows?: Record<string, unknown>[]; error?: string } = { rows: [] };
     for (const [index, one] of oneByOne.items.entries()) {
-      const result = await outcome(() => query(PER_ITEM, [oneByOne.tenantId, ROLE, JSON.stringify(one)]));
+      const result = await outcome(() => query(scope(PER_ITEM), [oneByOne.tenantId, ROLE, JSON.stringify(one)]));
       if (result.error !== undefined) {
         Object.assign(single, { rows: undefined, error: result.error });
         break;
@@ -163,6 +194,8 @@ describe.each(BACKENDS)('the batch append with raw JSON items on %s', (backend) 
         .map(({ part_token_counts: _counts, ...row }) => row) // the batch does not return them
         .sort((a, b) => Number(a.item) - Number(b.item));
     expect(batch.error).toBeUndefined();
+    // Bob's thread (item 1 of every user-scoped case) is out of Alice's scope: no row, stored or new.
+    if (scoped) expect(batch.rows!.map((row) => row.item)).toEqual([0]);
     expect(byItem(batch.rows!, batched.threads)).toEqual(byItem(single.rows!, oneByOne.threads));
     expect(await stored(batched.tenantId, batched.threads)).toEqual(await stored(oneByOne.tenantId, oneByOne.threads));
   });
