@@ -124,7 +124,11 @@ describe.each(BACKENDS)('the batch append with raw JSON items on %s', (backend) 
     };
     return { tenantId, threads, items: items.map(resolve) };
   };
-  const outcome = async (run: () => Promise<Record<string, unknown>[]>) => {
+  const outcome = async (
+    run: () => Promise<Record<string, unknown>[]>,
+  ): Promise<
+    { rows: Record<string, unknown>[]; error?: undefined } | { rows?: undefined; error: string | undefined }
+  > => {
     try {
       return { rows: await run() };
     } catch (error) {
@@ -132,7 +136,7 @@ describe.each(BACKENDS)('the batch append with raw JSON items on %s', (backend) 
     }
   };
   /** Rows without what differs between two tenants by construction. */
-  const comparable = (rows: Record<string, unknown>[], threads: string[]) =>
+  const comparable = (rows: Record<string, unknown>[], threads: string[]): Record<string, unknown>[] =>
     rows.map(
       ({ id: _id, created_at, updated_at, completed_at, thread_id, tenant_id: _t, part_token_counts, ...rest }) => ({
         ...rest,
@@ -179,8 +183,8 @@ describe.each(BACKENDS)('the batch append with raw JSON items on %s', (backend) 
     const single: { rows?: Record<string, unknown>[]; error?: string } = { rows: [] };
     for (const [index, one] of oneByOne.items.entries()) {
       const result = await outcome(() => query(scope(PER_ITEM), [oneByOne.tenantId, ROLE, JSON.stringify(one)]));
-      if (result.error !== undefined) {
-        Object.assign(single, { rows: undefined, error: result.error });
+      if (result.rows === undefined) {
+        Object.assign(single, { rows: undefined, error: result.error ?? 'not a database error' });
         break;
       }
       single.rows!.push(...result.rows.map((row) => ({ item: index, ...row })));
