@@ -10,7 +10,8 @@ import { BACKENDS, itOffCitus, useTestDatabase } from '../support/test-database.
 // batches over two identical sets of threads (one gets the batch, the other the single calls): repeated message ids
 // and client request ids (against stored rows, and within the batch, which takes the per-item path), several
 // threads, a deleted and a missing thread, part counts that are and are not exact, every status, and the thread id
-// in every spelling the uuid type reads (a repeat is a repeat whatever the spelling).
+// in every spelling the uuid type reads (a repeat is a repeat whatever the spelling), stored rows soft-deleted or
+// redacted.
 
 const ROLE = 'agent_history_app';
 const SINGLE_ARGUMENTS =
@@ -154,11 +155,22 @@ describe.each(BACKENDS)('the batch append on %s', (backend) => {
       fc.asyncProperty(
         fc.array(itemArbitrary, { maxLength: 5 }),
         fc.array(itemArbitrary, { minLength: 2, maxLength: 10 }),
-        async (stored, items) => {
+        fc.subarray(['m1', 'm2', 'm3']),
+        fc.subarray(['m4', 'm5', 'm6']),
+        async (stored, items, deleted, redacted) => {
           const tenantId = randomUUID();
           const [batched, oneByOne] = [await createThreads(tenantId), await createThreads(tenantId)];
           for (const threads of [batched, oneByOne])
             for (const item of stored) await single(tenantId, threads[item.thread]!, item);
+          // Stored rows a retry may hit: soft-deleted ones, and redacted ones (parts emptied).
+          await query('update agent_message set deleted_at = now() where tenant_id = $1 and message_id = any($2)', [
+            tenantId,
+            `{${deleted.join(',')}}`,
+          ]);
+          await query(
+            `update agent_message set redacted_at = now(), parts = '[]' where tenant_id = $1 and message_id = any($2)`,
+            [tenantId, `{${redacted.join(',')}}`],
+          );
 
           const batchRows = await batch(tenantId, batched, items);
           const singleRows: Record<string, unknown>[] = [];
