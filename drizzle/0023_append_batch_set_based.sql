@@ -6,7 +6,9 @@
 -- with the item's index; a retried message or request returns the row stored first (inserted false, with its parts);
 -- no row for an item whose thread is missing or deleted; sequences in item order per thread. A batch that repeats a
 -- message id or client request id of the same thread within itself (where whether an item is new depends on the
--- items before it) takes the per-item path of 0021 unchanged.
+-- items before it) takes the per-item path of 0021 unchanged. Each item is read with the expressions 0021's loop
+-- passes to the single append (so the same JSON means the same on both paths), and a one-thread batch waits for its
+-- thread before the look-up (so it sees what the writer it waited for committed, as the loop's look-ups do).
 CREATE OR REPLACE FUNCTION "public"."agent_history_append_messages"(
   p_tenant_id uuid,
   p_role_name text,
