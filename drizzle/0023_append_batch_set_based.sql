@@ -6,7 +6,9 @@
 -- with the item's index; a retried message or request returns the row stored first (inserted false, with its parts);
 -- no row for an item whose thread is missing or deleted; sequences in item order per thread. A batch that repeats a
 -- message id or client request id of the same thread within itself (where whether an item is new depends on the
--- items before it) takes the per-item path of 0021 unchanged.
+-- items before it) takes the per-item path of 0021 unchanged. Each item is read with the expressions 0021's loop
+-- passes to the single append (so the same JSON means the same on both paths), and a one-thread batch waits for its
+-- thread before the look-up (so it sees what the writer it waited for committed, as the loop's look-ups do).
 CREATE OR REPLACE FUNCTION "public"."agent_history_append_messages"(
   p_tenant_id uuid,
   p_role_name text,
@@ -26,32 +28,48 @@ BEGIN
   IF p_role_name IS NOT NULL THEN
     PERFORM set_config('role', p_role_name, true);
   END IF;
-  IF (SELECT count(DISTINCT e.value->>'threadId') FROM jsonb_array_elements(p_items) e) > 1 THEN
+  IF (SELECT count(DISTINCT (e.value->>'threadId')::uuid) FROM jsonb_array_elements(p_items) e) > 1 THEN
     PERFORM 1 FROM "public"."agent_thread" t
       WHERE t.tenant_id = p_tenant_id
         AND t.id IN (SELECT DISTINCT (e.value->>'threadId')::uuid FROM jsonb_array_elements(p_items) e)
       ORDER BY t.id
       FOR NO KEY UPDATE NOWAIT;
+  ELSIF current_setting('transaction_isolation') = 'read committed' THEN
+    -- One thread: a writer holding it is waited for here, in a statement of its own, so the look-up below (one
+    -- snapshot for every item) sees what it committed, as the loop's look-ups after its first wait do; without it a
+    -- message that writer stored and this batch retries hit the unique index instead of being returned. (Under
+    -- repeatable read the snapshot is the transaction's: the wait would only add a serialization failure.)
+    PERFORM 1 FROM "public"."agent_thread" t
+      WHERE t.tenant_id = p_tenant_id
+        AND t.id IN (SELECT (e.value->>'threadId')::uuid FROM jsonb_array_elements(p_items) e)
+      FOR NO KEY UPDATE;
   END IF;
   IF NOT EXISTS (
     SELECT 1 FROM jsonb_array_elements(p_items) e
-    GROUP BY e.value->>'threadId', e.value->>'messageId' HAVING count(*) > 1
+    GROUP BY (e.value->>'threadId')::uuid, e.value->>'messageId' HAVING count(*) > 1
   ) AND NOT EXISTS (
     SELECT 1 FROM jsonb_array_elements(p_items) e
     WHERE e.value->>'clientRequestId' IS NOT NULL
-    GROUP BY e.value->>'threadId', e.value->>'clientRequestId' HAVING count(*) > 1
+    GROUP BY (e.value->>'threadId')::uuid, e.value->>'clientRequestId' HAVING count(*) > 1
   ) THEN
     -- Every item is independent of the others: new exactly when no stored row has its message id or request id.
     RETURN QUERY
       WITH items AS (
-        SELECT (e.ordinality - 1)::integer AS item, x.*
-        FROM jsonb_array_elements(p_items) WITH ORDINALITY e,
-          jsonb_to_record(e.value) AS x(
-            "threadId" uuid, "messageId" text, "clientRequestId" text, "role" "public"."agent_message_role",
-            "status" "public"."agent_message_status", "parts" jsonb, "metadata" jsonb, "runId" uuid,
-            "byteSize" integer, "tokenCount" integer, "tokenCounterId" text, "partTokenCounts" integer[],
-            "leaseExpiresAt" timestamptz, "pinned" boolean
-          )
+        -- Each argument read with the expression 0021's loop passes to the single append, so an item's JSON means
+        -- the same on both paths (a thread id in any spelling the uuid type reads, a JSON null kept as JSON, part
+        -- counts that are not a list of integers).
+        SELECT (e.ordinality - 1)::integer AS item, (e.value->>'threadId')::uuid AS "threadId",
+          e.value->>'messageId' AS "messageId", e.value->>'clientRequestId' AS "clientRequestId",
+          (e.value->>'role')::"public"."agent_message_role" AS "role",
+          (e.value->>'status')::"public"."agent_message_status" AS "status", e.value->'parts' AS "parts",
+          e.value->'metadata' AS "metadata", (e.value->>'runId')::uuid AS "runId",
+          (e.value->>'byteSize')::integer AS "byteSize", (e.value->>'tokenCount')::integer AS "tokenCount",
+          e.value->>'tokenCounterId' AS "tokenCounterId",
+          CASE WHEN jsonb_typeof(e.value->'partTokenCounts') = 'array' THEN ARRAY(
+            SELECT (c.value #>> '{}')::integer FROM jsonb_array_elements(e.value->'partTokenCounts') WITH ORDINALITY c
+            ORDER BY c.ordinality) END AS "partTokenCounts",
+          (e.value->>'leaseExpiresAt')::timestamptz AS "leaseExpiresAt", (e.value->>'pinned')::boolean AS "pinned"
+        FROM jsonb_array_elements(p_items) WITH ORDINALITY e
       ),
       found AS (
         SELECT i.item, s.*
@@ -90,8 +108,7 @@ BEGIN
         SELECT p_tenant_id, f."threadId", s.user_id, s.before_sequence + f.rank, f."messageId", f."clientRequestId",
           f."runId", f."role", f."status", f."parts", f."metadata", f."pinned", f."byteSize", f."tokenCount",
           f."tokenCounterId",
-          CASE WHEN f."tokenCount" IS NOT NULL AND coalesce(array_ndims(f."partTokenCounts"), 1) = 1
-            AND array_position(f."partTokenCounts", NULL) IS NULL
+          CASE WHEN f."tokenCount" IS NOT NULL AND array_position(f."partTokenCounts", NULL) IS NULL
             AND 0 <= ALL (f."partTokenCounts")
             AND (SELECT coalesce(sum(c), 0) FROM unnest(f."partTokenCounts") c) = f."tokenCount"
           THEN f."partTokenCounts" END,

@@ -9,7 +9,9 @@ import { BACKENDS, itOffCitus, useTestDatabase } from '../support/test-database.
 // append would have given it, called once per item in the batch's order, and leaves the same rows behind. Generated
 // batches over two identical sets of threads (one gets the batch, the other the single calls): repeated message ids
 // and client request ids (against stored rows, and within the batch, which takes the per-item path), several
-// threads, a deleted and a missing thread, part counts that are and are not exact, every status.
+// threads, a deleted and a missing thread, part counts that are and are not exact, every status, and the thread id
+// in every spelling the uuid type reads (a repeat is a repeat whatever the spelling), stored rows soft-deleted or
+// redacted.
 
 const ROLE = 'agent_history_app';
 const SINGLE_ARGUMENTS =
@@ -26,7 +28,16 @@ interface Item {
   tokenCount: number | null;
   partTokenCounts: number[] | null;
   pinned: boolean;
+  /** How the batch spells the thread id: as stored, in capitals, in braces, without hyphens (all one uuid). */
+  spelling: 0 | 1 | 2 | 3;
 }
+
+const SPELLINGS = [
+  (id: string) => id,
+  (id: string) => id.toUpperCase(),
+  (id: string) => `{${id}}`,
+  (id: string) => id.replaceAll('-', ''),
+];
 
 const itemArbitrary: fc.Arbitrary<Item> = fc
   .record({
@@ -39,6 +50,7 @@ const itemArbitrary: fc.Arbitrary<Item> = fc
     counts: fc.option(fc.array(fc.nat(40), { maxLength: 2 }), { nil: null }),
     countsExact: fc.boolean(),
     pinned: fc.boolean(),
+    spelling: fc.constantFrom(0 as const, 0 as const, 1 as const, 2 as const, 3 as const),
   })
   .map(({ counts, countsExact, ...item }) => ({
     ...item,
@@ -84,7 +96,7 @@ describe.each(BACKENDS)('the batch append on %s', (backend) => {
       ROLE,
       JSON.stringify(
         items.map((item) => ({
-          threadId: threads[item.thread],
+          threadId: SPELLINGS[item.spelling]!(threads[item.thread]!),
           messageId: item.messageId,
           clientRequestId: item.clientRequestId,
           role: item.role,
@@ -143,11 +155,22 @@ describe.each(BACKENDS)('the batch append on %s', (backend) => {
       fc.asyncProperty(
         fc.array(itemArbitrary, { maxLength: 5 }),
         fc.array(itemArbitrary, { minLength: 2, maxLength: 10 }),
-        async (stored, items) => {
+        fc.subarray(['m1', 'm2', 'm3']),
+        fc.subarray(['m4', 'm5', 'm6']),
+        async (stored, items, deleted, redacted) => {
           const tenantId = randomUUID();
           const [batched, oneByOne] = [await createThreads(tenantId), await createThreads(tenantId)];
           for (const threads of [batched, oneByOne])
             for (const item of stored) await single(tenantId, threads[item.thread]!, item);
+          // Stored rows a retry may hit: soft-deleted ones, and redacted ones (parts emptied).
+          await query('update agent_message set deleted_at = now() where tenant_id = $1 and message_id = any($2)', [
+            tenantId,
+            `{${deleted.join(',')}}`,
+          ]);
+          await query(
+            `update agent_message set redacted_at = now(), parts = '[]' where tenant_id = $1 and message_id = any($2)`,
+            [tenantId, `{${redacted.join(',')}}`],
+          );
 
           const batchRows = await batch(tenantId, batched, items);
           const singleRows: Record<string, unknown>[] = [];
@@ -201,6 +224,7 @@ describe.each(BACKENDS)('the batch append on %s', (backend) => {
         tokenCount: 3,
         partTokenCounts: [3],
         pinned: false,
+        spelling: 0,
       }));
       const plans = await database.explainNested(
         `select * from agent_history_append_messages('${tenantId}'::uuid, '${ROLE}'::text, '${JSON.stringify(
