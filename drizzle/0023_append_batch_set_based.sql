@@ -1,6 +1,6 @@
 -- A batch append as a few set-based statements instead of a call of the single append per item: one idempotency
 -- look-up for all items, one thread-row UPDATE per thread, one INSERT of all new rows. The per-item call cost more
--- server CPU per message than a lone append statement (0.58 against 0.51 ms, `bench/append-attribution.ts`), and a
+-- server CPU per message than a lone append statement (0.50 against 0.48 ms, `bench/append-attribution.ts`), and a
 -- hot thread's batches run one at a time, so that cost bounded W2.
 -- Same signature, result and behaviour (CREATE OR REPLACE keeps its grants and its Citus distribution): rows tagged
 -- with the item's index; a retried message or request returns the row stored first (inserted false, with its parts);
