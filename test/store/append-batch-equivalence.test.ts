@@ -90,28 +90,31 @@ describe.each(BACKENDS)('the batch append on %s', (backend) => {
       item.status === 'streaming' ? '2030-01-01T00:00:00Z' : null,
       item.pinned,
     ]);
+  /** The batch function's items argument, as the store builds it, for `items` on `threads`. */
+  const itemsJson = (threads: string[], items: Item[]) =>
+    JSON.stringify(
+      items.map((item) => ({
+        threadId: SPELLINGS[item.spelling]!(threads[item.thread]!),
+        messageId: item.messageId,
+        clientRequestId: item.clientRequestId,
+        role: item.role,
+        status: item.status,
+        parts: parts(item),
+        metadata: {},
+        runId: null,
+        byteSize: 10,
+        tokenCount: item.tokenCount,
+        tokenCounterId: item.tokenCount === null ? null : 'counter',
+        partTokenCounts: item.partTokenCounts,
+        leaseExpiresAt: item.status === 'streaming' ? '2030-01-01T00:00:00Z' : null,
+        pinned: item.pinned,
+      })),
+    );
   const batch = (tenantId: string, threads: string[], items: Item[]) =>
     query(`select * from agent_history_append_messages($1::uuid, $2::text, $3::text::jsonb)`, [
       tenantId,
       ROLE,
-      JSON.stringify(
-        items.map((item) => ({
-          threadId: SPELLINGS[item.spelling]!(threads[item.thread]!),
-          messageId: item.messageId,
-          clientRequestId: item.clientRequestId,
-          role: item.role,
-          status: item.status,
-          parts: parts(item),
-          metadata: {},
-          runId: null,
-          byteSize: 10,
-          tokenCount: item.tokenCount,
-          tokenCounterId: item.tokenCount === null ? null : 'counter',
-          partTokenCounts: item.partTokenCounts,
-          leaseExpiresAt: item.status === 'streaming' ? '2030-01-01T00:00:00Z' : null,
-          pinned: item.pinned,
-        })),
-      ),
+      itemsJson(threads, items),
     ]);
 
   /** A result row or a stored row without what differs between the two sets by construction (ids, times). */
@@ -227,24 +230,7 @@ describe.each(BACKENDS)('the batch append on %s', (backend) => {
         spelling: 0,
       }));
       const plans = await database.explainNested(
-        `select * from agent_history_append_messages('${tenantId}'::uuid, '${ROLE}'::text, '${JSON.stringify(
-          items.map((item) => ({
-            threadId: threads[item.thread],
-            messageId: item.messageId,
-            clientRequestId: null,
-            role: 'user',
-            status: 'completed',
-            parts: parts(item),
-            metadata: {},
-            runId: null,
-            byteSize: 10,
-            tokenCount: 3,
-            tokenCounterId: 'counter',
-            partTokenCounts: [3],
-            leaseExpiresAt: null,
-            pinned: false,
-          })),
-        )}'::jsonb)`,
+        `select * from agent_history_append_messages('${tenantId}'::uuid, '${ROLE}'::text, '${itemsJson(threads, items)}'::jsonb)`,
       );
       const all = plans.flatMap((plan) => planNodes(plan.Plan)) as Array<PlanNode & { Operation?: string }>;
       const modifying = (operation: string) =>
