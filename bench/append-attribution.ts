@@ -57,8 +57,12 @@ const STEPS: { name: string; ddl: string[] }[] = [
   {
     name: '− idempotency (the look-up and the message-id and request-id unique indexes)',
     ddl: [
-      `do $$ begin execute replace(pg_get_functiondef('${SINGLE}'::regprocedure),
-         'WHERE m.tenant_id = p_tenant_id AND m.thread_id = p_thread_id', 'WHERE false'); end $$`,
+      // The look-up's WHERE clause made false; a function worded otherwise fails here rather than measure nothing.
+      `do $$ declare body text := pg_get_functiondef('${SINGLE}'::regprocedure); begin
+         if position('WHERE m.tenant_id = p_tenant_id AND m.thread_id = p_thread_id' in body) = 0 then
+           raise exception 'the single append no longer has the look-up this step removes';
+         end if;
+         execute replace(body, 'WHERE m.tenant_id = p_tenant_id AND m.thread_id = p_thread_id', 'WHERE false'); end $$`,
       'drop index agent_message_thread_message_id_uidx',
       'drop index agent_message_client_request_uidx',
     ],
@@ -113,7 +117,9 @@ const STEPS: { name: string; ddl: string[] }[] = [
 function perItemBatchFunction(): string {
   const text = readFileSync(new URL('../drizzle/0021_append_part_token_counts.sql', import.meta.url), 'utf8');
   const start = text.indexOf('CREATE OR REPLACE FUNCTION "public"."agent_history_append_messages"');
-  return text.slice(start, text.indexOf('$$;', start) + 2);
+  const end = text.indexOf('$$;', start);
+  if (start < 0 || end < 0) throw new Error('0021 no longer holds the batch function this bench compares against');
+  return text.slice(start, end + 2);
 }
 
 interface Sample {
