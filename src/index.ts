@@ -33,6 +33,11 @@ export {
   scopeTokenCounter,
   type TokenCounter,
 } from './tokens/token-counter.js';
+export {
+  createContextMessageCache,
+  type ContextMessageCacheOptions,
+  type SharedContextMessageCache,
+} from './tokens/context-message-cache.js';
 export { withTenant, type TenantTransaction } from './tenant/with-tenant.js';
 export type { AgentHistoryDatabase } from './tenant/database.js';
 export type { AppendMessageOptions, AppendResult } from './store/append-message.js';
@@ -89,6 +94,7 @@ export type {
 } from './model/stored-rows.js';
 export type {
   ContextMessage,
+  ContextMessageCache,
   ContextSnapshot,
   ContextStore,
   ContextSummary,

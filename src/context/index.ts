@@ -67,6 +67,7 @@ export {
 } from './engine/context-snapshot-pruning.js';
 export type {
   ContextMessage,
+  ContextMessageCache,
   ContextSnapshot,
   ContextStore,
   ContextSummary,

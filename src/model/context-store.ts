@@ -8,13 +8,17 @@ import type { StoredMessage, StoredSnapshot, StoredSummary, StoredThread } from 
  * `contentVersion`, when given, is handed back with a summary written from the message (`NewSummary.sourceVersions`),
  * so that a summary read from a message redacted since is refused. `partTokenCounts`, when given with a usable
  * `tokenCount`, are the per-part counts `countStoredPartTokens` makes: pruning then subtracts them instead of
- * tokenizing the parts it removes (counts that do not fit the message are ignored).
+ * tokenizing the parts it removes (counts that do not fit the message are ignored). `rowId` with
+ * `contentVersion` lets a store's {@link ContextMessageCache} keep the message's converted form across requests;
+ * `byteSize` is what it weighs there.
  */
 export type ContextMessage = Pick<
   StoredMessage<ContextUIMessage>,
   'sequence' | 'message' | 'status' | 'contextState' | 'tokenCount' | 'tokenCounterId' | 'deletedAt'
 > &
-  Partial<Pick<StoredMessage<ContextUIMessage>, 'pinned' | 'schemaVersion' | 'contentVersion'>> & {
+  Partial<
+    Pick<StoredMessage<ContextUIMessage>, 'pinned' | 'schemaVersion' | 'contentVersion' | 'rowId' | 'byteSize'>
+  > & {
     /** Per-part text counts (`countStoredPartTokens`) summing to `tokenCount`, or null. @default null */
     partTokenCounts?: readonly number[] | null;
   };
@@ -153,4 +157,25 @@ export interface ContextStore {
   writeSnapshot(input: NewSnapshot): Promise<ContextSnapshot>;
   /** Optional full-text search for relevant earlier messages (the memory step), best match first. */
   searchMessages?(input: { query: string; limit: number }): Promise<ContextMessage[]>;
+  /**
+   * Optional: where the engine keeps what it derives from a stored message (its model messages) between requests,
+   * bound to this store's tenant and thread. Only messages with a `rowId` and a `contentVersion` are kept, under a
+   * key of both, the status, the schema version and the role; a store that offers a cache must raise
+   * `contentVersion` on every change of a message's parts (the Postgres store's database does).
+   */
+  messageCache?: ContextMessageCache;
+}
+
+/**
+ * A bounded cache of values derived from stored messages, bound to one tenant and one thread
+ * (`createContextMessageCache(...).scoped(...)`): one value per row id, for one version of the row. The engine
+ * reads and writes it; a value is never changed once set.
+ */
+export interface ContextMessageCache {
+  /** The value stored for row `id` at `version`, or undefined (another version is held, or none; it may be evicted). */
+  get(id: string, version: string): object | undefined;
+  /** Stores `value` for row `id` at `version`, replacing what the row had; `bytes` is its weight against the bound. */
+  set(id: string, version: string, value: object, bytes: number): void;
+  /** Drops what row `id` has (it was redacted, deleted or excluded). */
+  delete(id: string): void;
 }

@@ -6,6 +6,7 @@ import type { RowLevelSecurityCheck } from './check-row-level-security.js';
 import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
 import type { MessageCheck } from './message-check.js';
 import type { SearchIndexing } from './search-indexing.js';
+import type { ContextMessageCacheOptions, SharedContextMessageCache } from '../tokens/context-message-cache.js';
 
 /** The options of `createAgentHistory`. */
 export interface CreateAgentHistoryOptions {
@@ -57,6 +58,17 @@ export interface CreateAgentHistoryOptions {
    * @default 'inline'
    */
   search?: SearchIndexing;
+  /**
+   * Keeps each stored message's model messages between requests for the context engine, in this process, per
+   * tenant and thread, so a long thread is not converted again on every request; `false` turns it off. An entry
+   * is used only for the row's current `contentVersion`, which the database raises on every change of the
+   * parts (migration 0024), with the same status: an edited, redacted or finalized message is converted again,
+   * and its old entry is dropped when the new one is stored. A redaction drops the message's entry in this process
+   * at once (another process drops its own at its next load of the thread). Pass a cache
+   * (`createContextMessageCache`) to share one between stores of the same database or to read its size.
+   * @default { maxBytes: 67_108_864 } (64 MiB of stored messages, least recently used first out)
+   */
+  contextCache?: ContextMessageCacheOptions | SharedContextMessageCache | false;
   /** @internal Test hooks: a clock and an id generator. */
   _internal?: {
     /** The clock (leases, retention cut-offs). @default () => new Date() */

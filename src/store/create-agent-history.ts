@@ -37,6 +37,11 @@ import { assertOptionalText, assertOptionalUserId } from '../errors/assert-input
 import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
 import type { TenantHistory } from './tenant-history.js';
 import type { CreateAgentHistoryOptions } from './create-agent-history-options.js';
+import {
+  createContextMessageCache,
+  type ContextMessageCacheOptions,
+  type SharedContextMessageCache,
+} from '../tokens/context-message-cache.js';
 
 export type { CreateAgentHistoryOptions } from './create-agent-history-options.js';
 
@@ -62,6 +67,7 @@ export function createAgentHistory({
   appendBatching,
   rowLevelSecurityCheck = 'refuse',
   search = 'inline',
+  contextCache = {},
   _internal = {},
 }: CreateAgentHistoryOptions): AgentHistory {
   assertDatabase(db);
@@ -77,6 +83,7 @@ export function createAgentHistory({
   const schema = getTableConfig(tables.agentThread).schema ?? 'public';
   const checkRowLevelSecurity = onceRowLevelSecurityCheck(db, tables, appRole, rowLevelSecurityCheck);
   const oneStatementReads = { available: true, missing: new Set<string>() };
+  const sharedContextCache = contextCacheOf(contextCache);
   return {
     tables,
     tokenCounter,
@@ -103,10 +110,35 @@ export function createAgentHistory({
         oneStatementReads,
         checkRowLevelSecurity,
         search,
+        contextCache: sharedContextCache,
       };
       return tenantHistory(context);
     },
   };
+}
+
+/** The `contextCache` option, checked: `false`, a cache (`createContextMessageCache`), or the options of one. */
+function contextCacheOf(option: unknown): SharedContextMessageCache | null {
+  if (option === false) return null;
+  if (typeof (option as SharedContextMessageCache | null)?.scoped === 'function')
+    return option as SharedContextMessageCache;
+  if (typeof option !== 'object' || option === null || Array.isArray(option))
+    throw new InvalidArgumentError({
+      argument: 'contextCache',
+      value: option,
+      message: 'expected false, { maxBytes? } or a cache from createContextMessageCache().',
+    });
+  try {
+    return createContextMessageCache(option as ContextMessageCacheOptions);
+  } catch (error) {
+    if (error instanceof InvalidArgumentError)
+      throw new InvalidArgumentError({
+        argument: 'contextCache.maxBytes',
+        value: (option as ContextMessageCacheOptions).maxBytes,
+        message: 'expected a non-negative integer (bytes).',
+      });
+    throw error;
+  }
 }
 
 /** `db` is a Drizzle database or transaction (not the driver's client, a common slip), checked before any call. */

@@ -1,3 +1,4 @@
+import { threadContextCache } from './thread-context-store.js';
 import { and, asc, eq, gte, lte, or, sql } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
@@ -76,6 +77,8 @@ export async function redactMessage(
     let redactedOriginal: StoredMessage | undefined;
     for (const target of copies) {
       const redacted = await redactRow(context, tx, target, { spans, replacement });
+      // This process's converted copy of the message goes now (another process drops its own on its next load).
+      threadContextCache(context, target.threadId)?.delete(target.id);
       const staleness = await invalidateDerived(context, tx, target.threadId, target.sequence, { spans, replacement });
       // The chunk log of an answer still streaming holds its text as sent: a redaction leaves none of it.
       await tx

@@ -1,3 +1,4 @@
+import type { SharedContextMessageCache } from '../tokens/context-message-cache.js';
 import type { AgentTables } from '../schema/define-agent-tables.js';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
 import { keepCallerSettings } from '../tenant/keep-caller-settings.js';
@@ -48,6 +49,8 @@ export interface StoreContext {
   checkRowLevelSecurity: () => Promise<void>;
   /** When search vectors are computed (`createAgentHistory({ search })`). */
   search: SearchIndexing;
+  /** The context engine's cache of converted messages, shared by every tenant (each gets its own part); or null. */
+  contextCache: SharedContextMessageCache | null;
 }
 
 /** Runs `work` in a transaction scoped to the context's tenant, user (if any) and role. */

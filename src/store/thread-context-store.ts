@@ -1,5 +1,5 @@
 import { and, inArray, isNull } from 'drizzle-orm';
-import type { ContextStore } from '../model/context-store.js';
+import type { ContextMessageCache, ContextStore } from '../model/context-store.js';
 import { loadContext } from './load-context.js';
 import { writeSnapshot } from './write-snapshot.js';
 import { writeSummary } from './write-summary.js';
@@ -20,7 +20,10 @@ export function createThreadContextStore(
   { maxTailMessages = 2000 }: { maxTailMessages?: number } = {},
 ): ContextStore {
   const thread = assertThreadId(threadId);
+  // The tenant's and thread's own part: a row id another tenant also has never reaches this one's entries.
+  const messageCache = threadContextCache(context, thread);
   return {
+    ...(messageCache ? { messageCache } : {}),
     async loadContext() {
       const view = await loadContext(context, thread, { maxTailMessages });
       return {
@@ -59,4 +62,9 @@ export function createThreadContextStore(
       });
     },
   };
+}
+
+/** The part of the store's context cache for one thread of the context's tenant (`thread`: a lower-case uuid). */
+export function threadContextCache(context: StoreContext, thread: string): ContextMessageCache | undefined {
+  return context.contextCache?.scoped(`${context.tenantId}\u0000${thread}`);
 }

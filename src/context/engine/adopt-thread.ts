@@ -55,6 +55,7 @@ export async function buildInitial(
     convertToolOutput: options.convertToolOutput,
     convertDataPart: options.convertDataPart,
     window: whole ? undefined : contextWindowSize(options, settings),
+    cache: settings.store.messageCache,
   });
   const { segments: final, report } = await compact({
     trigger: 'initial-messages',

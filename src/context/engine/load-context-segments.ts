@@ -1,4 +1,4 @@
-import type { LoadedContext, ContextMessage } from '../../model/context-store.js';
+import type { LoadedContext, ContextMessage, ContextMessageCache } from '../../model/context-store.js';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ConvertUIMessageOptions } from '../../tokens/convert-ui-message.js';
 import type { ContextSegment } from '../segments/context-segment.js';
@@ -26,6 +26,8 @@ export interface LoadContextSegmentsOptions extends ConvertUIMessageOptions {
    * and how to load the whole thread. @default the whole thread
    */
   window?: ContextWindowSize;
+  /** The store's cache of converted messages (`ContextStore.messageCache`). @default none */
+  cache?: ContextMessageCache;
 }
 
 /** What {@link loadContextSegments} built. */
@@ -79,18 +81,24 @@ export function loadContextSegments(options: LoadContextSegmentsOptions): Loaded
 }
 
 function segmentsOf(
-  { measure, policy, convertToolOutput, convertDataPart }: LoadContextSegmentsOptions,
+  { measure, policy, convertToolOutput, convertDataPart, cache }: LoadContextSegmentsOptions,
   candidates: readonly ContextMessage[],
   summary: LoadedContext['latestSummary'],
   loadedMessages: number,
 ): LoadedContextSegments {
-  const validated = validateStoredMessages({ messages: candidates });
+  const validated = validateStoredMessages({ messages: candidates, cache });
+  // A row that no longer reaches the model (redacted, deleted, excluded) leaves the cache.
+  if (cache)
+    for (const stored of validated.messages)
+      if (typeof stored.rowId === 'string' && (stored.deletedAt != null || stored.contextState !== 'eligible'))
+        cache.delete(stored.rowId);
   const filtered = filterStoredMessages({ messages: validated.messages, assistantStatuses: policy.assistantStatuses });
   const converted = convertToContextSegments({
     messages: filtered.messages,
     measure,
     convertToolOutput,
     convertDataPart,
+    cache,
   });
   if (converted.segments.length === 0) throw new ContextEmptyError({ loadedMessages });
   const segments: ContextSegment[] = [];

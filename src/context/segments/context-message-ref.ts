@@ -75,8 +75,8 @@ function refFor(segment: ContextSegment, position: number): string | undefined {
 /**
  * The segments as the engine returns them: every message built from the store (a stored message's model
  * messages, the summary, the memory message) carries a reference, so that a step's copy of it is recognised.
- * A message that has one keeps it; the copy made for one without is made once per message object, so the same
- * context returns the same objects. Unstored messages (the request's own steps) are left as they are.
+ * A message that has one keeps it; the copy made for one without is made once per message object and reference,
+ * so the same context returns the same objects. Unstored messages (the request's own steps) are left as they are.
  */
 export function markSegments(segments: readonly ContextSegment[]): ContextSegment[] {
   return segments.map((segment) => {
@@ -85,8 +85,10 @@ export function markSegments(segments: readonly ContextSegment[]): ContextSegmen
       if (contextMessageRef(message) !== undefined) return message;
       const ref = refFor(segment, position);
       if (ref === undefined) return message;
+      // One copy per message object and reference: a message a cache hands out again may sit elsewhere now.
       let marked = markedCopies.get(message);
-      if (!marked) markedCopies.set(message, (marked = withContextMessageRef(message, ref)));
+      if (!marked || contextMessageRef(marked) !== ref)
+        markedCopies.set(message, (marked = withContextMessageRef(message, ref)));
       changed = true;
       return marked;
     });

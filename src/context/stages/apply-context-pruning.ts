@@ -1,6 +1,7 @@
 import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextRemoval } from '../segments/context-removal.js';
+import { hasReasoning, removeReasoning, removeToolParts } from './prune-message-parts.js';
 import {
   findCurrentInputIndex,
   messageToolIds,
@@ -181,63 +182,6 @@ export function segmentToolCallIds(segment: ContextSegment, approvalToCall: Read
     }
   }
   return ids ? [...ids] : [];
-}
-
-function hasReasoning(message: ModelMessage): boolean {
-  return (
-    message.role === 'assistant' &&
-    typeof message.content !== 'string' &&
-    message.content.some((part) => part.type === 'reasoning' || part.type === 'reasoning-file')
-  );
-}
-
-function removeReasoning(message: ModelMessage): ModelMessage {
-  if (message.role !== 'assistant' || typeof message.content === 'string' || !hasReasoning(message)) return message;
-  const content = message.content.filter((part) => part.type !== 'reasoning' && part.type !== 'reasoning-file');
-  return content.length === message.content.length ? message : { ...message, content };
-}
-
-function removeToolParts(
-  message: ModelMessage,
-  ids: ReadonlySet<string>,
-  approvalToCall: ReadonlyMap<string, string>,
-): ModelMessage {
-  if (typeof message.content === 'string') return message;
-  if (message.role === 'tool') {
-    const content = message.content.filter((part) =>
-      part.type === 'tool-result'
-        ? !ids.has(part.toolCallId)
-        : part.type === 'tool-approval-response'
-          ? !ids.has(approvalToCall.get(part.approvalId) ?? '')
-          : true,
-    );
-    return content.length === message.content.length ? message : { ...message, content };
-  }
-  if (message.role !== 'assistant') return message;
-  const parts = message.content;
-  const removedAt = parts.map(
-    (part) =>
-      (part.type === 'tool-call' || part.type === 'tool-result' || part.type === 'tool-approval-request') &&
-      ids.has(part.toolCallId),
-  );
-  if (!removedAt.includes(true)) return message;
-  // A run of reasoning goes when everything it led to was removed (keeps OpenAI reasoning items paired).
-  const isReasoning = (index: number) => parts[index]!.type === 'reasoning' || parts[index]!.type === 'reasoning-file';
-  for (let start = 0; start < parts.length;) {
-    if (!isReasoning(start)) {
-      start += 1;
-      continue;
-    }
-    let end = start;
-    while (end < parts.length && isReasoning(end)) end += 1;
-    let next = end;
-    while (next < parts.length && !isReasoning(next)) next += 1;
-    const followers = removedAt.slice(end, next);
-    if (followers.length > 0 && followers.every(Boolean))
-      for (let index = start; index < end; index++) removedAt[index] = true;
-    start = end;
-  }
-  return { ...message, content: parts.filter((_part, index) => !removedAt[index]) } as ModelMessage;
 }
 
 function isEmpty(message: ModelMessage): boolean {

@@ -94,8 +94,9 @@ export function filterStoredMessages({
       });
       return closed;
     });
+    // Changed here, it is no longer the row's content: no row id, so no cache keeps it under the row's key.
     return changed
-      ? { ...stored, message: { ...stored.message, parts }, tokenCount: null, tokenCounterId: null }
+      ? { ...stored, message: { ...stored.message, parts }, tokenCount: null, tokenCounterId: null, rowId: undefined }
       : stored;
   });
   return {

@@ -1,8 +1,9 @@
-import type { ContextMessage } from '../../model/context-store.js';
+import type { ContextMessage, ContextMessageCache } from '../../model/context-store.js';
 import type { ContextUIPart } from '../../model/context-ui-message.js';
 import { isToolUIPart } from '../../model/context-ui-message.js';
 import { migrateMessageParts, type PartMigration } from '../../model/message-shape-migrations.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
+import { cachedVersion } from './convert-to-context-segments.js';
 
 export type { PartMigration };
 
@@ -38,7 +39,17 @@ const TOOL_STATES = new Set([
  * parts (`data`, `mimeType`) become data URLs. A changed message loses its stored token count so it is counted again.
  * Idempotent: its output passes through unchanged.
  */
-export function validateStoredMessages({ messages }: { messages: readonly ContextMessage[] }): {
+export function validateStoredMessages({
+  messages,
+  cache,
+}: {
+  messages: readonly ContextMessage[];
+  /**
+   * The store's cache of conversions: a row it holds at its version passed this stage unchanged before (a changed
+   * message loses its row id, so it is never cached), and its parts are not checked again. @default none
+   */
+  cache?: ContextMessageCache;
+}): {
   messages: ContextMessage[];
   report: ValidateStageReport;
 } {
@@ -54,6 +65,11 @@ export function validateStoredMessages({ messages }: { messages: readonly Contex
         tokens: stored?.tokenCount ?? 0,
         detail: problem,
       });
+      continue;
+    }
+    const version = cache ? cachedVersion(stored) : undefined;
+    if (version !== undefined && cache!.get(stored.rowId!, version)) {
+      valid.push(stored);
       continue;
     }
     const shaped = migrateMessageParts(stored.message.parts as unknown[], stored.schemaVersion ?? 1);
@@ -74,8 +90,11 @@ export function validateStoredMessages({ messages }: { messages: readonly Contex
       }
       parts.push(part as ContextUIPart);
     }
+    // Changed here, it is no longer the row's content: no row id, so no cache keeps it under the row's key.
     valid.push(
-      changed ? { ...stored, message: { ...stored.message, parts }, tokenCount: null, tokenCounterId: null } : stored,
+      changed
+        ? { ...stored, message: { ...stored.message, parts }, tokenCount: null, tokenCounterId: null, rowId: undefined }
+        : stored,
     );
   }
   return { messages: valid, report: { stage: 'validate', removed, migrated, tokensSaved: sumRemovedTokens(removed) } };
