@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createContextEngine } from '../../src/context/engine/context-engine.js';
 import { createAgentHistory, type TenantHistory } from '../../src/index.js';
 import type { StoredMessagePart } from '../../src/schema/index.js';
-import { rowsOf } from '../../src/tenant/database.js';
+import { rowsOf, type AgentHistoryDatabase } from '../../src/tenant/database.js';
 import { withTenant } from '../../src/tenant/with-tenant.js';
 import { resolveModelProfile } from '../../src/tokens/model-profile.js';
 import { text } from '../support/fixtures.js';
@@ -120,6 +122,45 @@ describe.each(BACKENDS)('content_version kept by the database on %s', (backend) 
     expect((await store.redactMessage(threadId, 'u', { actor: 'dpo', reason: 'test' })).contentVersion).toBe(2);
     expect([await stored(store, threadId, 'a'), await stored(store, threadId, 'u')]).toEqual([7, 2]);
   });
+
+  // A second writer: the UPDATE that waited for the first one's row lock runs the trigger on the row the first
+  // committed, so each change of parts counts (read committed re-reads the row before the BEFORE trigger fires).
+  if (backend === 'postgres')
+    itOffCitus('should count each of two writers that change the parts at once', async () => {
+      const { store, threadId } = await threadWith({ id: 'u', role: 'user', parts: [text('v1')] });
+      const client = postgres(database.appUrl!, { max: 1, onnotice: () => {} });
+      try {
+        let release!: () => void;
+        const released = new Promise<void>((resolve) => (release = resolve));
+        let signal!: () => void;
+        const holding = new Promise<void>((resolve) => (signal = resolve));
+        const scope = { tenantId: store.tenantId, role: 'agent_history_app' };
+        const first = withTenant(drizzle({ client }) as unknown as AgentHistoryDatabase, scope, async (tx) => {
+          await tx.execute(sql`update agent_message set ${parts([text('first')])}
+            where tenant_id = ${store.tenantId} and thread_id = ${threadId} and message_id = 'u'`);
+          signal();
+          await released;
+        });
+        await holding;
+        const second = update(store, threadId, 'u', [parts([text('second')])]);
+        let settled = false;
+        void second.finally(() => (settled = true)).catch(() => {});
+        // Until the second waits for the lock (or ends without waiting, which the assertion below reports).
+        while (!settled) {
+          const [row] = await database.admin.query<{ waiting: number }>(
+            "select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+          );
+          if (row!.waiting > 0) break;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        const waited = !settled;
+        release();
+        await first;
+        expect([waited, await second]).toEqual([true, 3]);
+      } finally {
+        await client.end();
+      }
+    });
 
   // Random sequences of plain UPDATEs of one row: parts new, the same (keys reordered or not) or not set; an explicit
   // content_version lower (down to 0), equal, higher or not set. After each: strictly higher than before exactly
