@@ -28,6 +28,7 @@ export default defineConfig({
       'test/store/concurrency.test.ts',
       'test/store/append-batch-equivalence.test.ts',
       'test/store/redaction.test.ts',
+      'test/store/content-version.test.ts',
       'test/store/redaction-across-forks.test.ts',
       'test/store/retention.test.ts',
       'test/reliability/append-concurrency.test.ts',

@@ -5,8 +5,9 @@ import type { StoredMessage, StoredSnapshot, StoredSummary, StoredThread } from 
  * One row of the conversation log as the context engine needs it: the fields of {@link StoredMessage} it
  * reads, so the store's rows can be passed as they are. `pinned` may be left out (not pinned), and
  * `schemaVersion` too (the message is then migrated from version 1; the migrations are idempotent).
- * `contentVersion`, when given, is handed back with a summary written from the message (`NewSummary.sourceVersions`),
- * so that a summary read from a message redacted since is refused. `partTokenCounts`, when given with a usable
+ * `contentVersion` (raised by the database on every change of parts; never lowered), when given, is handed back with
+ * a summary written from the message (`NewSummary.sourceVersions`), so that a summary read from a message whose parts
+ * changed since (a redaction, a finalize, any update) is refused. `partTokenCounts`, when given with a usable
  * `tokenCount`, are the per-part counts `countStoredPartTokens` makes: pruning then subtracts them instead of
  * tokenizing the parts it removes (counts that do not fit the message are ignored). `rowId` with
  * `contentVersion` lets a store's {@link ContextMessageCache} keep the message's converted form across requests;
@@ -27,7 +28,7 @@ export type ContextMessage = Pick<
 export interface SummarySourceVersion {
   /** The message's sequence in the thread. */
   sequence: number;
-  /** Its `contentVersion` when it was read (a redaction raises it). */
+  /** Its `contentVersion` when it was read (raised by the database on every change of parts; never lowered). */
   contentVersion: number;
 }
 
@@ -72,8 +73,8 @@ export interface NewSummary {
   previousSummaryId?: string | null;
   /**
    * The covered messages as the summarizer read them. When any of them has a higher `contentVersion` at write
-   * time (it was redacted after it was read), the store writes nothing and throws a `VersionConflictError`: the
-   * summary may repeat what the redaction removed. The check and the insert are one atomic step (the Postgres
+   * time (its parts changed after it was read: a redaction, a finalize, any update), the store writes nothing and
+   * throws a `VersionConflictError`: the summary may repeat what a redaction removed, or miss what was added. The check and the insert are one atomic step (the Postgres
    * store locks the messages FOR SHARE, so a redaction in flight is waited for). The context engine always passes
    * them; an application writing its own summaries should. @default [] (nothing checked)
    */

@@ -102,7 +102,11 @@ export interface StoredMessage<UI_MESSAGE extends AppendableMessage = StorableMe
    * instead of tokenizing it; it ignores counts that do not sum to `tokenCount` or do not fit the message.
    */
   partTokenCounts: number[] | null;
-  /** 1 for the message as appended; raised by one when its content is redacted or migrated in place. */
+  /**
+   * The version of the message's parts: 1 as appended, raised by the database on every change of parts (a
+   * checkpoint, a finalize, a reopen, a redaction, a migration in place, any `UPDATE`; migration 0024); never lowered.
+   * Two reads of a row with the same `contentVersion` have the same parts.
+   */
   contentVersion: number;
   /**
    * The message-shape version of `message` as returned: reads migrate older rows, so this is always

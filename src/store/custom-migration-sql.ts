@@ -19,6 +19,7 @@ export const AFTER_TABLES = [
   '0021_append_part_token_counts.sql',
   '0022_load_context_json.sql',
   '0023_append_batch_set_based.sql',
+  '0024_message_content_version.sql',
 ];
 const TABLES = [
   'agent_thread',
@@ -38,6 +39,7 @@ const FUNCTIONS = [
   'agent_history_list_messages_json',
   'agent_history_load_context_json',
   'agent_history_message_search_vector',
+  'agent_history_message_content_version',
 ];
 /**
  * A name that needs no care when double-quoted (no quote, no NUL), within Postgres's 63 bytes. No `$`: Postgres
@@ -62,9 +64,9 @@ export interface CustomMigrationSql {
 }
 
 /**
- * The SQL of the package's custom migrations (`0000`; `0002`, `0004`, `0009`, `0012`, `0013`, `0015`, `0017`, `0019`, `0021`, `0022`: the application
+ * The SQL of the package's custom migrations (`0000`; `0002`, `0004`, `0009`, `0012`, `0013`, `0015`, `0017`, `0019`, `0021`, `0022`, `0023`, `0024`: the application
  * role, FORCE row-level security, the grants, the append functions, their pinned search path, the user-scope backfill,
- * the one-statement reads, the stream chunk log, the search vector trigger, the read functions' index plan, the per-part token counts, the reads as json) for tables in another schema or with another application role.
+ * the one-statement reads, the stream chunk log, the search vector trigger, the read functions' index plan, the per-part token counts, the reads as json, the set-based batch append, the content version trigger) for tables in another schema or with another application role.
  * The shipped files name the `public` schema and `agent_history_app`; this returns them with every table, type and
  * function qualified by `schema` (the functions are created in it too) and the role renamed, statements separated
  * by drizzle-kit's `--> statement-breakpoint`. Put each part in a `drizzle-kit generate --custom` migration, before

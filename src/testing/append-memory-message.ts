@@ -1,6 +1,7 @@
 import type { ContextMessage } from '../model/context-store.js';
 import type { AppendMemoryMessageInput } from './memory-context-store.js';
 import { lastSequence, requireMessage, type MemoryContextState } from './memory-context-state.js';
+import { sameJson } from './same-json.js';
 
 /** Appends a copy of the message with the next sequence and returns a copy of what was stored. */
 export function appendMemoryMessage(
@@ -30,13 +31,23 @@ export function appendMemoryMessage(
   return structuredClone(stored);
 }
 
-/** Applies a copy of `patch` to the stored message and returns a copy; `InvalidArgumentError` for a missing one. */
+/**
+ * Applies a copy of `patch` to the stored message and returns a copy; `InvalidArgumentError` for a missing one. As
+ * the database does (migration 0024), a patch that changes the parts raises `contentVersion` to at least one above
+ * the stored version (taken as 1 when unset), and no patch lowers it: a higher `contentVersion` in the patch is kept.
+ */
 export function updateMemoryMessage(
   state: MemoryContextState,
   sequence: number,
   patch: Partial<Omit<ContextMessage, 'sequence'>>,
 ): ContextMessage {
   const message = requireMessage(state, sequence);
+  const stored = message.contentVersion;
+  const changed = patch.message !== undefined && !sameJson(patch.message.parts, message.message.parts);
   Object.assign(message, structuredClone(patch));
+  if (changed || stored !== undefined || message.contentVersion !== undefined) {
+    const floor = (stored ?? 1) + (changed ? 1 : 0);
+    message.contentVersion = Math.max(message.contentVersion ?? floor, floor);
+  }
   return structuredClone(message);
 }

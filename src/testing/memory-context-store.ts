@@ -32,7 +32,10 @@ export interface AppendMemoryMessageInput {
 export interface MemoryContextStore extends ContextStore {
   /** Appends a message with the next sequence and returns it. */
   appendMessage(input: AppendMemoryMessageInput): ContextMessage;
-  /** Changes a stored message (status, parts, context state, deletion, …). */
+  /**
+   * Changes a stored message (status, parts, context state, deletion, …). As the database does, a change of parts
+   * raises `contentVersion` by at least one and no change lowers it (a higher one given in `patch` is kept).
+   */
   updateMessage(sequence: number, patch: Partial<Omit<ContextMessage, 'sequence'>>): ContextMessage;
   /**
    * Redacts a message: its context state becomes `redacted` and its parts empty, and, as the Postgres store does,

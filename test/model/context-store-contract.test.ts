@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createAgentHistory } from '../../src/index.js';
 import { createMemoryContextStore } from '../../src/testing/memory-context-store.js';
+import { withTenant } from '../../src/tenant/with-tenant.js';
 import { statementsThatDoNotRoute } from '../support/statement-routing.js';
 import { CONTRACT_BACKENDS, itOffCitus, openTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { defineContextStoreContract, type StoredSnapshotRow, type StoredSummaryRow } from './context-store-contract.js';
@@ -12,6 +14,13 @@ defineContextStoreContract('createMemoryContextStore', async () => {
     store,
     appendMessage: async (message, { pinned } = {}) => store.appendMessage({ message, pinned }).sequence,
     redactMessage: async (sequence) => store.redactMessage(sequence),
+    updateMessage: async (sequence, { parts, contentVersion }) => {
+      const { message } = store.messages[sequence - 1]!;
+      store.updateMessage(sequence, {
+        ...(parts === undefined ? { status: 'completed' } : { message: { ...message, parts } }),
+        ...(contentVersion === undefined ? {} : { contentVersion }),
+      });
+    },
     storedSnapshots: async () =>
       store.snapshots.map(({ version, throughSequence, messagesHash }) => ({ version, throughSequence, messagesHash })),
     storedSummaries: async () =>
@@ -39,6 +48,19 @@ describe.each(CONTRACT_BACKENDS)('on %s', (backend) => {
       },
       async redactMessage(sequence) {
         await tenant.redactMessage(thread.id, messageIds.get(sequence)!, { actor: 'contract', reason: 'test' });
+      },
+      // A plain UPDATE as the app login, in the tenant's transaction (routed to its shard on Citus).
+      async updateMessage(sequence, { parts, contentVersion }) {
+        const set = [
+          parts === undefined ? sql`updated_at = now()` : sql`parts = ${JSON.stringify(parts)}::jsonb`,
+          ...(contentVersion === undefined ? [] : [sql`content_version = ${contentVersion}`]),
+        ];
+        await withTenant(database.db, { tenantId: tenant.tenantId, role: 'agent_history_app' }, (tx) =>
+          tx.execute(
+            sql`update agent_message set ${sql.join(set, sql`, `)}
+                where tenant_id = ${tenant.tenantId} and thread_id = ${thread.id} and sequence = ${sequence}`,
+          ),
+        );
       },
       // Read directly (as the superuser, so stale and policy-hidden rows are seen too).
       storedSnapshots: () =>

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   InvalidArgumentError,
@@ -14,6 +15,12 @@ export interface StoredSnapshotRow {
   version: number;
   throughSequence: number;
   messagesHash: string;
+}
+
+/** What {@link ContextStoreFixture.updateMessage} writes: the parts, an explicit content version, both or neither. */
+export interface MessageChange {
+  parts?: ContextUIMessage['parts'];
+  contentVersion?: number;
 }
 
 /** A summary as it is stored (stale ones included), read around the store under test. */
@@ -34,6 +41,11 @@ export interface ContextStoreFixture {
   appendMessage(message: ContextUIMessage, options?: { pinned?: boolean }): Promise<number>;
   /** Redacts the message at this sequence, as the backend's redaction does. */
   redactMessage(sequence: number): Promise<void>;
+  /**
+   * Writes the message at this sequence as any writer can (a plain `UPDATE` as the app login on Postgres,
+   * `updateMessage` in memory): its parts, its `contentVersion`, both, or neither (then another column).
+   */
+  updateMessage(sequence: number, change: MessageChange): Promise<void>;
   /** Every snapshot of the thread, oldest first. */
   storedSnapshots(): Promise<StoredSnapshotRow[]>;
   /** Every summary of the thread, oldest first. */
@@ -336,6 +348,77 @@ export function defineContextStoreContract(name: string, makeStore: () => Promis
         await fixture.redactMessage(2);
         const loaded = await store.loadContext();
         expect([loaded.snapshot, loaded.currentVersion]).toEqual([null, 1]);
+      });
+    });
+
+    describe('contentVersion', () => {
+      const versionsOf = async (store: ContextStore) =>
+        (await store.loadContext()).tail.map((message) => ({
+          sequence: message.sequence,
+          contentVersion: message.contentVersion ?? 1,
+        }));
+
+      it('should rise by exactly one on a change of parts, not on the same parts, and refuse a summary read before', async () => {
+        const fixture = await threeMessages();
+        const { store } = fixture;
+        const read = await versionsOf(store);
+        // The same parts, keys in another order (jsonb keeps no order): not a change.
+        await fixture.updateMessage(2, { parts: [{ text: 'u2', type: 'text' }] });
+        expect(await versionsOf(store)).toEqual(read);
+        await fixture.updateMessage(2, { parts: [{ type: 'text', text: 'u2, edited' }] });
+        expect((await versionsOf(store)).map((source) => source.contentVersion)).toEqual([1, 2, 1]);
+        await expect(store.writeSummary({ ...summaryInput(1, 3), sourceVersions: read })).rejects.toThrowError(
+          'Stale summary source (message 2) version: expected 1, but the current version is 2.',
+        );
+        expect(await fixture.storedSummaries()).toEqual([]);
+        const fresh = await store.writeSummary({ ...summaryInput(1, 3), sourceVersions: await versionsOf(store) });
+        expect(fresh.stale).toBe(false);
+      });
+
+      // Any sequence of writes to two messages: parts changed, the same, or untouched, with an explicit version
+      // lower, equal, higher or none. After each, a message's version is max(explicit, before + 1 if its parts
+      // changed else before): strictly higher exactly when the parts changed, never lower.
+      it('should rise exactly when parts change and never go down, over any sequence of writes', async () => {
+        const change = fc.record({
+          sequence: fc.constantFrom(1, 2),
+          parts: fc.constantFrom('changed', 'same', 'untouched'),
+          version: fc.oneof(
+            fc.constant({ kind: 'none' as const, by: 0 }),
+            fc.record({ kind: fc.constantFrom('lower' as const, 'equal' as const, 'higher' as const), by: fc.nat(3) }),
+          ),
+        });
+        await fc.assert(
+          fc.asyncProperty(fc.array(change, { minLength: 1, maxLength: 6 }), async (changes) => {
+            const fixture = await makeStore();
+            for (const id of ['u1', 'u2']) await fixture.appendMessage(user(id, id));
+            const texts = ['u1', 'u2'];
+            let expected = [1, 1];
+            for (const [step, { sequence, parts, version }] of changes.entries()) {
+              const before = expected[sequence - 1]!;
+              if (parts === 'changed') texts[sequence - 1] = `${texts[sequence - 1]} / ${step}`;
+              const explicit =
+                version.kind === 'none'
+                  ? undefined
+                  : version.kind === 'lower'
+                    ? Math.max(0, before - 1 - version.by)
+                    : version.kind === 'equal'
+                      ? before
+                      : before + 1 + version.by;
+              await fixture.updateMessage(sequence, {
+                ...(parts === 'untouched' ? {} : { parts: [{ text: texts[sequence - 1]!, type: 'text' }] }),
+                ...(explicit === undefined ? {} : { contentVersion: explicit }),
+              });
+              const after = (await versionsOf(fixture.store)).map((source) => source.contentVersion);
+              if (parts === 'changed') expect(after[sequence - 1]).toBeGreaterThan(before);
+              else expect(after[sequence - 1]).toBeGreaterThanOrEqual(before);
+              expected = expected.map((current, index) =>
+                index === sequence - 1 ? Math.max(explicit ?? before, before + (parts === 'changed' ? 1 : 0)) : current,
+              );
+              expect(after).toEqual(expected);
+            }
+          }),
+          { numRuns: 20 },
+        );
       });
     });
   });

@@ -123,6 +123,12 @@ describe.each(BACKENDS)('tables in another schema, with another application role
           'm1',
         ]);
         expect(await store.searchMessages('bread')).toHaveLength(4);
+        // 0024's trigger, in that schema: a change of parts raises content_version, whoever writes.
+        const raised = (await database.query(
+          `update ${SCHEMA}.agent_message set parts = '[]' where thread_id = '${thread.id}' and message_id = 'm1'
+           returning content_version`,
+        )) as Array<{ content_version: number }>;
+        expect(raised).toEqual([{ content_version: 2 }]);
         // Row-level security holds for the renamed role: another tenant sees nothing and cannot append.
         const other = history(appendBatching).forTenant(randomUUID());
         await expect(other.getThread(thread.id)).rejects.toBeInstanceOf(NotFoundError);
@@ -147,8 +153,8 @@ describe('customMigrationSql', () => {
     // (0012 re-creates the single append once more, copying the thread's user; 0013 adds the one-statement page and
     // context reads, pinned the same way; 0017 the search vector trigger; 0019 the reads' planner setting; 0021 the
     // single append with part counts and the batch calling it, and the two reads again, with the planner setting;
-    // 0022 the two reads returning json; 0023 the batch, set-based.)
-    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(9);
+    // 0022 the two reads returning json; 0023 the batch, set-based; 0024 the content version trigger.)
+    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(10);
     expect(afterTables.match(/SET search_path = pg_catalog, pg_temp SET enable_sort = off AS/g)).toHaveLength(4);
     expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_load_context_json"(');
     expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_list_messages_json"(');
@@ -163,6 +169,9 @@ describe('customMigrationSql', () => {
     );
     expect(afterTables).toContain(
       'ON "agent"."agent_message"\nFOR EACH ROW EXECUTE FUNCTION "agent"."agent_history_message_search_vector"()',
+    );
+    expect(afterTables).toContain(
+      'CREATE TRIGGER agent_message_content_version BEFORE UPDATE OF parts, content_version ON "agent"."agent_message"\nFOR EACH ROW EXECUTE FUNCTION "agent"."agent_history_message_content_version"()',
     );
     expect(afterTables).toContain(
       'UPDATE "agent"."agent_message" c SET user_id = t.user_id FROM "agent"."agent_thread" t',
