@@ -18,7 +18,7 @@ export type ContextMessage = Pick<
   'sequence' | 'message' | 'status' | 'contextState' | 'tokenCount' | 'tokenCounterId' | 'deletedAt'
 > &
   Partial<
-    Pick<StoredMessage<ContextUIMessage>, 'pinned' | 'schemaVersion' | 'contentVersion' | 'rowId' | 'byteSize'>
+    Pick<StoredMessage<ContextUIMessage>, 'pinned' | 'schemaVersion' | 'contentVersion' | 'rowId' | 'byteSize' | 'createdAt'>
   > & {
     /** Per-part text counts (`countStoredPartTokens`) summing to `tokenCount`, or null. @default null */
     partTokenCounts?: readonly number[] | null;

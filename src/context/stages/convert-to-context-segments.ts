@@ -148,12 +148,14 @@ export function cachedConversion(stored: ContextMessage, cache: ContextMessageCa
 }
 
 /**
- * What a cached conversion of the row is valid for: its `contentVersion`, status, schema version, role and message
- * id; undefined without a row id or a version.
+ * What a cached conversion of the row is valid for: its `contentVersion`, when it was written (a row id that comes
+ * back after a hard delete is another row), status, schema version, role and message id; undefined without a row
+ * id or a version.
  */
 export function cachedVersion(stored: ContextMessage): string | undefined {
   if (typeof stored.rowId !== 'string' || !Number.isSafeInteger(stored.contentVersion)) return undefined;
-  return `${stored.contentVersion}\u0000${stored.status}\u0000${stored.schemaVersion ?? ''}\u0000${stored.message.role}\u0000${stored.message.id}`;
+  const created = stored.createdAt instanceof Date ? stored.createdAt.getTime() : '';
+  return `${stored.contentVersion}\u0000${created}\u0000${stored.status}\u0000${stored.schemaVersion ?? ''}\u0000${stored.message.role}\u0000${stored.message.id}`;
 }
 
 // Without a stored size: four bytes a token, or a kilobyte.
