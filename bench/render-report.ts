@@ -131,18 +131,21 @@ export function renderReport(results: { meta: Record<string, any>; runs: any[] }
 
 /** W7: initialMessages() plus one prepareStep on long threads with stored counts (ms, min / median / max over runs). */
 function firstCallTable(runs: any[]): string {
-  const sizes: number[] = (runs[0]?.w7 ?? []).map((row: any) => row.messages);
-  const rows = sizes.map((size) => {
+  const labelOf = (row: any) => String(row.label ?? row.messages);
+  const labels: string[] = (runs[0]?.w7 ?? []).map(labelOf);
+  const rows = labels.map((label) => {
     const of = (key: string) =>
-      runs.map((run) => run.w7?.find((row: any) => row.messages === size)?.ms?.[key] as number);
-    const tokens = runs[0].w7.find((row: any) => row.messages === size).storedTokens;
-    return `| ${size} | ${tokens.toLocaleString('en')} | ${fmtSpread(spread(of('p50')))} | ${fmtSpread(spread(of('p99')))} |`;
+      runs.map((run) => run.w7?.find((row: any) => labelOf(row) === label)?.ms?.[key] as number);
+    const cpu = (key: string) =>
+      runs.map((run) => run.w7?.find((row: any) => labelOf(row) === label)?.cpuMs?.[key] as number);
+    const tokens = runs[0].w7.find((row: any) => labelOf(row) === label).storedTokens;
+    return `| ${label} | ${tokens.toLocaleString('en')} | ${fmtSpread(spread(of('p50')))} | ${fmtSpread(spread(of('p99')))} | ${fmtSpread(spread(cpu('p50')))} |`;
   });
   return [
     '## W7 first call of a request (bench/workloads/w7-first-call.ts)',
     '',
-    '| messages | stored tokens | median ms | p99 ms |',
-    '| ---: | ---: | ---: | ---: |',
+    '| messages | stored tokens | median ms | p99 ms | CPU median ms |',
+    '| --- | ---: | ---: | ---: | ---: |',
     ...rows,
   ].join('\n');
 }

@@ -66,7 +66,7 @@ export interface CreateAgentHistoryOptions {
    * and its old entry is dropped when the new one is stored. A redaction drops the message's entry in this process
    * at once (another process drops its own at its next load of the thread). Pass a cache
    * (`createContextMessageCache`) to share one between stores of the same database or to read its size.
-   * @default { maxBytes: 67_108_864 } (64 MiB of stored messages, least recently used first out)
+   * @default { maxBytes: 33_554_432 } (32 MiB of stored messages, about twice that in heap; least recently used out first)
    */
   contextCache?: ContextMessageCacheOptions | SharedContextMessageCache | false;
   /** @internal Test hooks: a clock and an id generator. */

@@ -17,37 +17,64 @@ export function retallyMessages(
   after: readonly ModelMessage[],
   measure: ContextMeasure,
 ): TokenTally {
+  return applyTallyChange(tally, tallyChange(before, after, measure));
+}
+
+/** What {@link retallyMessages} adds to a tally: the parts only `after` has, less those only `before` has. */
+export interface TallyChange {
+  /** The tally of the parts that went. */
+  removed: Omit<TokenTally, 'messages'>;
+  /** The tally of the parts that came. */
+  added: Omit<TokenTally, 'messages'>;
+  /** `after.length - before.length`. */
+  messages: number;
+}
+
+/** The change from `before` to `after` ({@link retallyMessages} applies it), independent of the tally it applies to. */
+export function tallyChange(
+  before: readonly ModelMessage[],
+  after: readonly ModelMessage[],
+  measure: ContextMeasure,
+): TallyChange {
   // A message in both is unchanged: its parts cancel out. A string content stands for itself (by its text).
   const large = before.length > SMALL || after.length > SMALL;
   const keptAfter = large ? new Set<ModelMessage>(after) : undefined;
   const keptBefore = large ? new Set<ModelMessage>(before) : undefined;
-  const removed: unknown[] = [];
-  const added: unknown[] = [];
+  const removedParts: unknown[] = [];
+  const addedParts: unknown[] = [];
   for (const message of before)
-    if (!(keptAfter ? keptAfter.has(message) : after.includes(message))) collectParts(message, removed);
+    if (!(keptAfter ? keptAfter.has(message) : after.includes(message))) collectParts(message, removedParts);
   for (const message of after)
-    if (!(keptBefore ? keptBefore.has(message) : before.includes(message))) collectParts(message, added);
-  const result = { ...tally, messages: tally.messages - before.length + after.length };
-  if (removed.length > SMALL || added.length > SMALL) {
+    if (!(keptBefore ? keptBefore.has(message) : before.includes(message))) collectParts(message, addedParts);
+  const change: TallyChange = {
+    removed: { text: 0, images: 0, files: 0 },
+    added: { text: 0, images: 0, files: 0 },
+    messages: after.length - before.length,
+  };
+  if (removedParts.length > SMALL || addedParts.length > SMALL) {
     // Many parts: compared in sets, each part once.
-    const inRemoved = new Set(removed);
-    const inAdded = new Set(added);
-    for (const part of inRemoved) if (!inAdded.has(part)) apply(result, part, -1, measure);
-    for (const part of inAdded) if (!inRemoved.has(part)) apply(result, part, 1, measure);
+    const inRemoved = new Set(removedParts);
+    const inAdded = new Set(addedParts);
+    for (const part of inRemoved) if (!inAdded.has(part)) apply(change.removed, part, measure);
+    for (const part of inAdded) if (!inRemoved.has(part)) apply(change.added, part, measure);
   } else {
-    removed.forEach((part, index) => {
-      if (!added.includes(part) && !listedEarlier(removed, index)) apply(result, part, -1, measure);
+    removedParts.forEach((part, index) => {
+      if (!addedParts.includes(part) && !listedEarlier(removedParts, index)) apply(change.removed, part, measure);
     });
-    added.forEach((part, index) => {
-      if (!removed.includes(part) && !listedEarlier(added, index)) apply(result, part, 1, measure);
+    addedParts.forEach((part, index) => {
+      if (!removedParts.includes(part) && !listedEarlier(addedParts, index)) apply(change.added, part, measure);
     });
   }
-  // A stored count below the true one could go negative; a tally never does.
+  return change;
+}
+
+/** `tally` changed by `change`, clamped at 0 (a stored count below the true one could go negative). */
+export function applyTallyChange(tally: TokenTally, change: TallyChange): TokenTally {
   return {
-    text: Math.max(0, result.text),
-    images: Math.max(0, result.images),
-    files: Math.max(0, result.files),
-    messages: Math.max(0, result.messages),
+    text: Math.max(0, tally.text - change.removed.text + change.added.text),
+    images: Math.max(0, tally.images - change.removed.images + change.added.images),
+    files: Math.max(0, tally.files - change.removed.files + change.added.files),
+    messages: Math.max(0, tally.messages + change.messages),
   };
 }
 
@@ -63,12 +90,12 @@ function listedEarlier(list: readonly unknown[], index: number): boolean {
   return false;
 }
 
-function apply(result: TokenTally, part: unknown, sign: number, measure: ContextMeasure): void {
+function apply(into: Omit<TokenTally, 'messages'>, part: unknown, measure: ContextMeasure): void {
   const counted =
     typeof part === 'string'
       ? { text: measure.tokenCounter.count(part), images: 0, files: 0 }
       : countModelPartTokens(part as object, measure.tokenCounter);
-  result.text += sign * counted.text;
-  result.images += sign * counted.images;
-  result.files += sign * counted.files;
+  into.text += counted.text;
+  into.images += counted.images;
+  into.files += counted.files;
 }

@@ -1,7 +1,7 @@
 import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextRemoval } from '../segments/context-removal.js';
-import { hasReasoning, removeReasoning, removeToolParts } from './prune-message-parts.js';
+import { pruneSegment, type PruningRun } from './prune-segment.js';
 import {
   findCurrentInputIndex,
   messageToolIds,
@@ -81,75 +81,6 @@ export function applyContextPruning({
   };
 }
 
-// What one application of a pruning decision collects over the segments.
-interface PruningRun {
-  measure: ContextMeasure;
-  toolCallIds: ReadonlySet<string>;
-  approvalToCall: ReadonlyMap<string, string>;
-  removed: ContextRemoval[];
-  reasoningSequences: number[];
-  removedToolCallIds: Set<string>;
-  toolCallSequences: Array<[string, number | null]>;
-}
-
-// One segment: its reasoning (when `reasoning`), the traffic of the calls to remove, then messages left empty (but
-// the current input's first message).
-function pruneSegment(
-  run: PruningRun,
-  segment: MessageSegment,
-  reasoning: boolean,
-  emptyMessages: 'remove' | 'keep',
-  currentInput: boolean,
-): MessageSegment {
-  let current = segment;
-  if (reasoning && current.messages.some(hasReasoning)) {
-    current = pruneStep(run, segment, current, current.messages.map(removeReasoning), 'reasoning-pruned');
-    if (current !== segment && segment.sequence !== null) run.reasoningSequences.push(segment.sequence);
-  }
-  if (run.toolCallIds.size > 0) {
-    const mentioned = segmentToolCallIds(current, run.approvalToCall).filter((id) => run.toolCallIds.has(id));
-    if (mentioned.length > 0) {
-      const messages = current.messages.map((message) => removeToolParts(message, run.toolCallIds, run.approvalToCall));
-      current = pruneStep(run, segment, current, messages, 'tool-traffic-pruned', mentioned.join(','));
-      for (const id of mentioned) {
-        run.removedToolCallIds.add(id);
-        run.toolCallSequences.push([id, segment.sequence]);
-      }
-    }
-  }
-  if (emptyMessages === 'remove' && current.messages.some(isEmpty)) {
-    const messages = current.messages.filter(
-      (message, position) => !isEmpty(message) || (currentInput && position === 0),
-    );
-    current = pruneStep(run, segment, current, messages, 'message-empty');
-  }
-  return current;
-}
-
-// `current` with `messages` instead, and its removal recorded; `current` itself when nothing changed.
-function pruneStep(
-  run: PruningRun,
-  segment: MessageSegment,
-  current: MessageSegment,
-  messages: ModelMessage[],
-  reason: ContextRemoval['reason'],
-  toolCallId?: string,
-): MessageSegment {
-  if (
-    messages.length === current.messages.length &&
-    messages.every((message, position) => message === current.messages[position])
-  )
-    return current;
-  const next = withMessages(current, messages, run.measure);
-  run.removed.push({
-    sequence: segment.sequence,
-    reason,
-    tokens: run.measure.estimate(current.tokens) - run.measure.estimate(next.tokens),
-    ...(toolCallId ? { toolCallId } : {}),
-  });
-  return next;
-}
-
 /** Approval id → tool call id, over every approval request in the segments. */
 export function mapApprovalsToCalls(segments: readonly ContextSegment[]): Map<string, string> {
   const approvalToCall = new Map<string, string>();
@@ -182,8 +113,4 @@ export function segmentToolCallIds(segment: ContextSegment, approvalToCall: Read
     }
   }
   return ids ? [...ids] : [];
-}
-
-function isEmpty(message: ModelMessage): boolean {
-  return message.content.length === 0;
 }
