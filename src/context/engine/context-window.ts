@@ -1,6 +1,6 @@
-import type { ContextMessage } from '../../model/context-store.js';
+import type { ContextMessage, ContextMessageCache } from '../../model/context-store.js';
 import { groupTurns, messageToolIds, type ContextSegment } from '../segments/context-segment.js';
-import { modelPartKinds } from '../../tokens/model-part-kinds.js';
+import { cachedPartKinds } from '../stages/cached-row.js';
 import type { ContextPolicy, ContextPrunePolicy } from './context-policy.js';
 import type { ContextStageReports } from './run-context-stages.js';
 
@@ -28,6 +28,8 @@ export interface ContextWindowSize {
   previewTokens: number;
   /** The assistant statuses that reach the model. */
   assistantStatuses: readonly string[];
+  /** The store's cache, where the kinds of a row's model parts are kept between requests. @default none */
+  cache?: ContextMessageCache;
 }
 
 /**
@@ -85,7 +87,7 @@ export function findWindowStart(candidates: readonly ContextMessage[], size: Con
 export function prunedTokenEstimate(
   stored: ContextMessage,
   turn: number,
-  size: Pick<ContextWindowSize, 'prune' | 'assistantStatuses' | 'previewTokens'>,
+  size: Pick<ContextWindowSize, 'prune' | 'assistantStatuses' | 'previewTokens' | 'cache'>,
 ): { pruned: number; shrunk: number } {
   const reaches =
     stored.deletedAt == null &&
@@ -99,7 +101,7 @@ export function prunedTokenEstimate(
     stored.pinned === true || prune.reasoning === 'none' || (prune.reasoning !== 'all' && turn < prune.reasoningTurns);
   const keepTools = stored.pinned === true || prune.toolTraffic === 'none' || turn < prune.toolTrafficTurns;
   const counts = stored.partTokenCounts;
-  const kinds = counts ? modelPartKinds(stored.message) : [];
+  const kinds = counts ? cachedPartKinds(stored, size.cache) : [];
   if (counts && kinds.length === counts.length) {
     let pruned = 0;
     let shrunk = 0;

@@ -60,7 +60,7 @@ export function loadContextSegments(options: LoadContextSegmentsOptions): Loaded
     if (message.pinned === true || message.sequence > boundary) candidates.push(message);
   candidates.sort((a, b) => a.sequence - b.sequence);
   const load = (messages: readonly ContextMessage[]) => segmentsOf(options, messages, summary, bySequence.size);
-  const start = window ? findWindowStart(candidates, window) : 0;
+  const start = window ? findWindowStart(candidates, { ...window, cache: options.cache }) : 0;
   if (start === 0) return load(candidates);
   let windowed: LoadedContextSegments;
   try {
@@ -75,6 +75,7 @@ export function loadContextSegments(options: LoadContextSegmentsOptions): Loaded
     countId: storedTokenCountId(options.measure.tokenCounter),
     assistantStatuses: options.policy.assistantStatuses,
     limit: window?.inputTokens ?? Number.POSITIVE_INFINITY,
+    cache: options.cache,
   });
   const firstSequence = candidates[start]!.sequence;
   return { ...windowed, window: { firstSequence, outsideTokens, whole: () => load(candidates) } };

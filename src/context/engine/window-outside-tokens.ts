@@ -1,6 +1,7 @@
 import type { ContextMessage } from '../../model/context-store.js';
 import { isToolUIPart } from '../../model/context-ui-message.js';
-import { modelPartKinds } from '../../tokens/model-part-kinds.js';
+import type { ContextMessageCache } from '../../model/context-store.js';
+import { cachedPartKinds } from '../stages/cached-row.js';
 import { validateStoredMessages } from '../stages/validate-stored-messages.js';
 
 /** Tool states the filter leaves as they are in an older turn (it closes every other one, and recounts). */
@@ -20,6 +21,7 @@ export function windowOutsideTokens({
   countId,
   assistantStatuses,
   limit,
+  cache,
 }: {
   /** The messages left out, oldest first. */
   messages: readonly ContextMessage[];
@@ -29,11 +31,13 @@ export function windowOutsideTokens({
   assistantStatuses: readonly string[];
   /** Counting stops once the total exceeds it: the most input the model takes (no budget is above it). */
   limit: number;
+  /** The store's cache (validation and part kinds kept per row). @default none */
+  cache?: ContextMessageCache;
 }): number {
   let total = 0;
   // Newest first, and only until `limit`: a comparison with a budget below it is decided by then.
   for (let index = messages.length - 1; index >= 0 && total <= limit; index--) {
-    const [stored] = validateStoredMessages({ messages: [messages[index]!] }).messages;
+    const [stored] = validateStoredMessages({ messages: [messages[index]!], cache }).messages;
     if (!stored) continue;
     const { role, parts } = stored.message;
     if (stored.deletedAt != null || (stored.contextState ?? 'eligible') !== 'eligible') continue;
@@ -46,7 +50,7 @@ export function windowOutsideTokens({
     const counts = stored.partTokenCounts;
     if (!counts || !counts.every((count) => Number.isSafeInteger(count) && count >= 0)) continue;
     if (counts.reduce((sum, count) => sum + count, 0) !== stored.tokenCount) continue;
-    const kinds = modelPartKinds(stored.message);
+    const kinds = cachedPartKinds(stored, cache);
     if (kinds.length !== counts.length) continue;
     kinds.forEach((kind, index) => {
       if (kind === 'text') total += counts[index]!;

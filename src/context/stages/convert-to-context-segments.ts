@@ -4,6 +4,7 @@ import type { ContextMessage, ContextMessageCache } from '../../model/context-st
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
 import { createMessageSegment, type MessageSegment } from '../segments/context-segment.js';
 import { convertUIMessageToModelMessages, type ConvertUIMessageOptions } from '../../tokens/convert-ui-message.js';
+import { cachedConversion } from './cached-row.js';
 import { fileText } from '../../tokens/count-message-tokens.js';
 import { storedTokenCountId } from '../../tokens/count-stored-message-tokens.js';
 import { seedPartTokenCounts } from '../../tokens/seed-part-token-counts.js';
@@ -31,7 +32,7 @@ export interface ConvertToContextSegmentsOptions extends ConvertUIMessageOptions
   /** The counter and profile. */
   measure: ContextMeasure;
   /**
-   * Keeps each message's model messages between requests ({@link cachedConversion}); used only without custom
+   * Keeps each message's model messages between requests (`cachedConversion`); used only without custom
    * conversions (`convertToolOutput`, `convertDataPart`), which may convert the same message differently. @default none
    */
   cache?: ContextMessageCache;
@@ -62,7 +63,7 @@ export function convertToContextSegments({
   const reusable = cache && !conversion.convertToolOutput && !conversion.convertDataPart ? cache : undefined;
   for (const stored of messages) {
     const held = reusable ? cachedConversion(stored, reusable) : undefined;
-    const modelMessages = held ? held.messages : convertUIMessageToModelMessages(stored.message, conversion);
+    const modelMessages = held?.messages ?? convertUIMessageToModelMessages(stored.message, conversion);
     if (modelMessages.length === 0) {
       removed.push({ sequence: stored.sequence, reason: 'message-empty', tokens: 0 });
       continue;
@@ -110,57 +111,6 @@ export function convertToContextSegments({
       tokensSaved: sumRemovedTokens(removed),
     },
   };
-}
-
-/** A stored message's model messages as a cache holds them, with the counters whose part counts seeded them. */
-export interface CachedConversion {
-  /** The model messages, frozen. */
-  messages: ModelMessage[];
-  /** Counters already seeded with the row's `partTokenCounts`. */
-  seeded: WeakSet<object>;
-}
-
-/**
- * The model messages of a stored message, from the cache when it holds them: one entry per row id, for the row's
- * `contentVersion` (the store raises it on every change of the parts) with its status, schema version, role and
- * message id, so a changed, redacted, migrated or re-statused message is converted again. Undefined for a row
- * without a row id or a version (an earlier stage changed it, or the store has no ids): it is converted every
- * time. The cached messages are frozen (message, content and parts): the engine builds new ones for every change,
- * and a caller that changed one in place would change every later request.
- */
-export function cachedConversion(stored: ContextMessage, cache: ContextMessageCache): CachedConversion | undefined {
-  const version = cachedVersion(stored);
-  if (version === undefined) return undefined;
-  const rowId = stored.rowId!;
-  const held = cache.get(rowId, version) as CachedConversion | undefined;
-  if (held) return held;
-  const messages = convertUIMessageToModelMessages(stored.message);
-  for (const message of messages) {
-    if (typeof message.content !== 'string') {
-      for (const part of message.content) Object.freeze(part);
-      Object.freeze(message.content);
-    }
-    Object.freeze(message);
-  }
-  const made: CachedConversion = { messages: Object.freeze(messages) as ModelMessage[], seeded: new WeakSet() };
-  cache.set(rowId, version, made, stored.byteSize ?? approximateBytes(stored));
-  return made;
-}
-
-/**
- * What a cached conversion of the row is valid for: its `contentVersion`, when it was written (a row id that comes
- * back after a hard delete is another row), status, schema version, role and message id; undefined without a row
- * id or a version.
- */
-export function cachedVersion(stored: ContextMessage): string | undefined {
-  if (typeof stored.rowId !== 'string' || !Number.isSafeInteger(stored.contentVersion)) return undefined;
-  const created = stored.createdAt instanceof Date ? stored.createdAt.getTime() : '';
-  return `${stored.contentVersion}\u0000${created}\u0000${stored.status}\u0000${stored.schemaVersion ?? ''}\u0000${stored.message.role}\u0000${stored.message.id}`;
-}
-
-// Without a stored size: four bytes a token, or a kilobyte.
-function approximateBytes(stored: ContextMessage): number {
-  return stored.tokenCount != null ? stored.tokenCount * 4 : 1024;
 }
 
 /** Images and files in messages, without tokenizing (text files are part of the stored text count). */

@@ -3,7 +3,7 @@ import type { ContextUIPart } from '../../model/context-ui-message.js';
 import { isToolUIPart } from '../../model/context-ui-message.js';
 import { migrateMessageParts, type PartMigration } from '../../model/message-shape-migrations.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
-import { cachedVersion } from './convert-to-context-segments.js';
+import { cachedRow } from './cached-row.js';
 
 export type { PartMigration };
 
@@ -45,8 +45,8 @@ export function validateStoredMessages({
 }: {
   messages: readonly ContextMessage[];
   /**
-   * The store's cache of conversions: a row it holds at its version passed this stage unchanged before (a changed
-   * message loses its row id, so it is never cached), and its parts are not checked again. @default none
+   * The store's cache: a row that passed this stage unchanged is marked there, at its version, and its parts are
+   * not checked again (a changed message loses its row id, so it is never cached). @default none
    */
   cache?: ContextMessageCache;
 }): {
@@ -67,8 +67,7 @@ export function validateStoredMessages({
       });
       continue;
     }
-    const version = cache ? cachedVersion(stored) : undefined;
-    if (version !== undefined && cache!.get(stored.rowId!, version)) {
+    if (cache && cachedRow(stored, cache, false)?.validated) {
       valid.push(stored);
       continue;
     }
@@ -89,6 +88,10 @@ export function validateStoredMessages({
         continue;
       }
       parts.push(part as ContextUIPart);
+    }
+    if (!changed && cache) {
+      const row = cachedRow(stored, cache, true);
+      if (row) row.validated = true;
     }
     // Changed here, it is no longer the row's content: no row id, so no cache keeps it under the row's key.
     valid.push(

@@ -1,0 +1,79 @@
+import type { ModelMessage } from 'ai';
+import type { ContextMessage, ContextMessageCache } from '../../model/context-store.js';
+import { convertUIMessageToModelMessages } from '../../tokens/convert-ui-message.js';
+import { modelPartKinds, type ModelPartKind } from '../../tokens/model-part-kinds.js';
+
+/**
+ * What the engine keeps of a stored row in a store's cache (`ContextStore.messageCache`), each piece made the first
+ * time a request needs it and then kept for the row's version: its model messages, whether it passed validation
+ * unchanged, and the kinds of its model parts (the window sizes rows it never converts from them).
+ */
+export interface CachedRow {
+  /** The model messages, frozen (message, content and parts), once converted. */
+  messages?: ModelMessage[];
+  /** Counters already seeded with the row's `partTokenCounts`. */
+  seeded: WeakSet<object>;
+  /** True once the row passed the validate stage unchanged. */
+  validated: boolean;
+  /** `modelPartKinds` of the message, once asked for. */
+  kinds?: readonly ModelPartKind[];
+}
+
+/**
+ * What a cached row is valid for: its `contentVersion` (the store raises it on every change of the parts), when it
+ * was written (a row id that comes back after a hard delete is another row), status, schema version, role and
+ * message id; undefined without a row id or a version (an earlier stage changed the message, or the store has no
+ * ids): such a row is never cached.
+ */
+export function cachedVersion(stored: ContextMessage): string | undefined {
+  if (typeof stored.rowId !== 'string' || !Number.isSafeInteger(stored.contentVersion)) return undefined;
+  if (typeof stored.message !== 'object' || stored.message === null) return undefined;
+  const created = stored.createdAt instanceof Date ? stored.createdAt.getTime() : '';
+  return `${stored.contentVersion}\u0000${created}\u0000${stored.status}\u0000${stored.schemaVersion ?? ''}\u0000${stored.message.role}\u0000${stored.message.id}`;
+}
+
+/** The cache's entry for the row at its version, made when `create` (undefined when the row cannot be cached). */
+export function cachedRow(stored: ContextMessage, cache: ContextMessageCache, create: boolean): CachedRow | undefined {
+  const version = cachedVersion(stored);
+  if (version === undefined) return undefined;
+  const held = cache.get(stored.rowId!, version) as CachedRow | undefined;
+  if (held || !create) return held;
+  const made: CachedRow = { seeded: new WeakSet(), validated: false };
+  cache.set(stored.rowId!, version, made, stored.byteSize ?? approximateBytes(stored));
+  return made;
+}
+
+/**
+ * The row's entry with its model messages, converted (with the default conversion) and frozen the first time: the
+ * engine builds new messages for every change, and a caller that changed one in place would change every later
+ * request. Undefined for a row that cannot be cached.
+ */
+export function cachedConversion(stored: ContextMessage, cache: ContextMessageCache): CachedRow | undefined {
+  const row = cachedRow(stored, cache, true);
+  if (!row || row.messages) return row;
+  const messages = convertUIMessageToModelMessages(stored.message);
+  for (const message of messages) {
+    if (typeof message.content !== 'string') {
+      for (const part of message.content) Object.freeze(part);
+      Object.freeze(message.content);
+    }
+    Object.freeze(message);
+  }
+  row.messages = Object.freeze(messages) as ModelMessage[];
+  return row;
+}
+
+/** `modelPartKinds` of the row's message, kept in its cache entry when it has one. */
+export function cachedPartKinds(
+  stored: ContextMessage,
+  cache: ContextMessageCache | undefined,
+): readonly ModelPartKind[] {
+  const row = cache ? cachedRow(stored, cache, true) : undefined;
+  if (!row) return modelPartKinds(stored.message);
+  return (row.kinds ??= Object.freeze(modelPartKinds(stored.message)));
+}
+
+// Without a stored size: four bytes a token, or a kilobyte.
+function approximateBytes(stored: ContextMessage): number {
+  return stored.tokenCount != null ? stored.tokenCount * 4 : 1024;
+}
