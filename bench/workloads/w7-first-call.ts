@@ -3,6 +3,8 @@
 // Every call gets fresh message objects, as a store's load parses them from rows: they are copied before the
 // clock starts, so the figure is the engine's own time (the database read is W3). Snapshots are accepted and not
 // kept, so every call starts from the same thread without one (the worst case: the whole thread is compacted).
+// The store's message cache (the Postgres store's `contextCache`) is measured warm from the same thread, warm from
+// the thread's previous request (the newest turn is new to it), and absent (a cold process): `FirstCallCache`.
 //
 //   npx tsx bench/workloads/w7-first-call.ts                       # 600 messages (~250k tokens) and 2,000
 //   BENCH_W7_CALLS=400 npx tsx bench/workloads/w7-first-call.ts
@@ -125,9 +127,12 @@ function threadOf(size: number, tokenCounter: Awaited<ReturnType<typeof loadO200
 }
 
 /** A store that hands out the prepared view and accepts (but does not keep) summaries and snapshots. */
-function benchStore(next: () => LoadedContext, messageCache: ContextMessageCache | undefined): ContextStore {
+function benchStore(next: () => LoadedContext, cache: () => ContextMessageCache | undefined): ContextStore {
   return {
-    ...(messageCache ? { messageCache } : {}),
+    // The cache the round uses (a getter: `'previous'` starts each round with a fresh one).
+    get messageCache() {
+      return cache();
+    },
     loadContext: async () => next(),
     writeSummary: async () => {
       throw new Error('W7 runs without a summarizer');
@@ -137,26 +142,34 @@ function benchStore(next: () => LoadedContext, messageCache: ContextMessageCache
   };
 }
 
+/**
+ * How the store's message cache stands when a call starts: `'same'`, the process served this very thread before
+ * (the warm-up calls fill one cache, as one `createAgentHistory` holds it); `'previous'`, it served the thread's
+ * previous request (the thread without its newest question and the answer before it), in a fresh cache each call, so
+ * every call converts the newest turn and prunes what moved; `'none'`, no cache (a cold process).
+ */
+export type FirstCallCache = 'same' | 'previous' | 'none';
+
 /** Measures `initialMessages()` plus one `prepareStep` on a thread of `size` messages, `calls` times. */
 export async function measureFirstCall(
   size: number,
   calls: number,
   partCounts = true,
-  cached = true,
+  cache: FirstCallCache = 'same',
 ): Promise<FirstCallResult> {
   const tokenCounter = await loadO200kTokenCounter();
   const rows = threadOf(size, tokenCounter, partCounts);
   const base: LoadedContext = { snapshot: null, latestSummary: null, tail: rows, pinned: [], currentVersion: 0 };
+  // The previous request's thread ends with the question before the newest one.
+  const previous: LoadedContext = { ...base, tail: rows.slice(0, -2) };
   let view = structuredClone(base);
-  // One cache for the process, as one `createAgentHistory` holds it; the warm-up calls fill it.
-  const store = benchStore(() => view, cached ? createContextMessageCache().scoped('tenant\u0000thread') : undefined);
-  const times: number[] = [];
-  const cpuTimes: number[] = [];
-  const warmup = 5;
-  for (let call = 0; call < calls + warmup; call++) {
-    view = structuredClone(base);
-    const cpuStarted = process.cpuUsage();
-    const started = performance.now();
+  const newCache = () => createContextMessageCache().scoped('tenant\u0000thread');
+  let messageCache = cache === 'none' ? undefined : newCache();
+  const store = benchStore(
+    () => view,
+    () => messageCache,
+  );
+  const call = async () => {
     const manager = createContextManager({ store, model: 'openai:gpt-4o', maxOutputTokens: 8192, tokenCounter });
     const messages = await manager.initialMessages({ instructions: 'You are an analyst.' });
     await manager.prepareStep({
@@ -167,18 +180,33 @@ export async function measureFirstCall(
       initialMessages: messages,
       responseMessages: [] as ModelMessage[],
     } as never);
+  };
+  const times: number[] = [];
+  const cpuTimes: number[] = [];
+  const warmup = 5;
+  for (let round = 0; round < calls + warmup; round++) {
+    if (cache === 'previous') {
+      messageCache = newCache();
+      view = structuredClone(previous);
+      await call();
+    }
+    view = structuredClone(base);
+    const cpuStarted = process.cpuUsage();
+    const started = performance.now();
+    await call();
     const elapsed = performance.now() - started;
     const cpu = process.cpuUsage(cpuStarted);
-    if (call >= warmup) {
+    if (round >= warmup) {
       times.push(elapsed);
       cpuTimes.push((cpu.user + cpu.system) / 1000);
     }
   }
+  const cacheLabel = { same: 'cache warm', previous: 'cache from the previous request', none: 'no cache' }[cache];
   return {
     messages: size,
     partCounts,
-    cached,
-    label: `${size}${partCounts ? '' : ', no per-part counts'}${cached ? ', cache warm' : ', no cache'}`,
+    cached: cache !== 'none',
+    label: `${size}${partCounts ? '' : ', no per-part counts'}, ${cacheLabel}`,
     storedTokens: rows.reduce((sum, row) => sum + (row.tokenCount ?? 0), 0),
     calls,
     ms: summarize(times),
@@ -188,16 +216,19 @@ export async function measureFirstCall(
 
 /**
  * W7 as bench/run.ts records it: the 600-message thread (median, p99) and the 2,000-message one (median), with
- * per-part counts as the store writes them, then the 600-message thread with message counts only (old rows).
+ * per-part counts as the store writes them, the cache warm from the same thread, from the previous request, and
+ * without a cache; then the 600-message thread with message counts only (old rows), without a cache.
  */
 export async function runFirstCall({ calls }: { calls: number }): Promise<FirstCallResult[]> {
   const fewer = Math.max(20, Math.floor(calls / 4));
   return [
     await measureFirstCall(600, calls),
     await measureFirstCall(2_000, fewer),
-    await measureFirstCall(600, fewer, true, false),
-    await measureFirstCall(2_000, fewer, true, false),
-    await measureFirstCall(600, fewer, false, false),
+    await measureFirstCall(600, fewer, true, 'previous'),
+    await measureFirstCall(2_000, fewer, true, 'previous'),
+    await measureFirstCall(600, fewer, true, 'none'),
+    await measureFirstCall(2_000, fewer, true, 'none'),
+    await measureFirstCall(600, fewer, false, 'none'),
   ];
 }
 

@@ -18,7 +18,10 @@ export type ContextMessage = Pick<
   'sequence' | 'message' | 'status' | 'contextState' | 'tokenCount' | 'tokenCounterId' | 'deletedAt'
 > &
   Partial<
-    Pick<StoredMessage<ContextUIMessage>, 'pinned' | 'schemaVersion' | 'contentVersion' | 'rowId' | 'byteSize' | 'createdAt'>
+    Pick<
+      StoredMessage<ContextUIMessage>,
+      'pinned' | 'schemaVersion' | 'contentVersion' | 'rowId' | 'byteSize' | 'createdAt'
+    >
   > & {
     /** Per-part text counts (`countStoredPartTokens`) summing to `tokenCount`, or null. @default null */
     partTokenCounts?: readonly number[] | null;
@@ -169,8 +172,9 @@ export interface ContextStore {
 
 /**
  * A bounded cache of values derived from stored messages, bound to one tenant and one thread
- * (`createContextMessageCache(...).scoped(...)`): one value per row id, for one version of the row. The engine
- * reads and writes it; a value is never changed once set.
+ * (`createContextMessageCache(...).scoped(...)`): one value per row id, for one version of the row. The values are
+ * the engine's: it fills in a value's pieces (the row's model messages, its validation, its part kinds) as it first
+ * needs them, and never changes one it filled in.
  */
 export interface ContextMessageCache {
   /** The value stored for row `id` at `version`, or undefined (another version is held, or none; it may be evicted). */
