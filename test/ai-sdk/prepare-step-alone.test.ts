@@ -131,6 +131,15 @@ async function run(value: Conversation, { alone, copy }: { alone: boolean; copy?
   return { prompts, summaries: withoutIds(store.summaries), snapshots: withoutIds(store.snapshots), thread };
 }
 
+const shrunkStepOutput: Conversation = {
+  turns: [{ user: 'Can you check the weather in Paris for tomorrow?', pinned: true, tool: 'none', answer: 5 }],
+  question: 'Can you check the weather in Paris for tomorrow?',
+  contextWindow: 3882,
+  summarizer: false,
+  toolSteps: 2,
+  bigStepOutput: true,
+};
+
 describe('createContextManager: prepareStep alone, on copies', () => {
   it('should send and store exactly what the initialMessages() path does, with pinned messages kept', async () => {
     await fc.assert(
@@ -153,7 +162,13 @@ describe('createContextManager: prepareStep alone, on copies', () => {
           }
         }
       }),
-      { numRuns: RUNS, seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined },
+      {
+        numRuns: RUNS,
+        seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined,
+        // Found by CI: a step's big tool output previewed at step 1 came back as a copy at step 2 and was previewed
+        // again from the preview (the copy was not known as the engine's own message).
+        examples: [[shrunkStepOutput]],
+      },
     );
   }, 120_000);
 });

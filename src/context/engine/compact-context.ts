@@ -1,3 +1,4 @@
+import type { ModelMessage } from 'ai';
 import type { ContextStore } from '../../model/context-store.js';
 import { createContextMeasure, type ContextMeasure } from '../../tokens/context-measure.js';
 import type { ModelProfile } from '../../tokens/model-profile.js';
@@ -24,6 +25,9 @@ import {
 import { listStageReports, runContextStages, type ContextStagesResult } from './run-context-stages.js';
 import { writeContextSnapshot } from './write-context-snapshot.js';
 import { windowHeld } from './context-window.js';
+import { isToolOutputPreview } from '../stages/preview-tool-output.js';
+import { isToolInputPreview } from '../stages/preview-tool-input.js';
+import { isContentPreview } from '../stages/preview-message-content.js';
 
 /** What stays the same for every compaction of one engine. */
 export interface ContextEngineSettings {
@@ -120,7 +124,7 @@ export async function compactContext(
     }),
   );
   // Marked for the next step's parse; the stages and the snapshot hash never see the references.
-  const final = markSegments(stages.segments);
+  const final = markSegments(stages.segments, holdsPreview);
   const decision = decideSnapshot({ loadedThread: state.loadedThread, stages });
   recordCompaction(state, { ...stages, trimmedSequences: decision.trimmedSequences });
   let snapshot: ContextSnapshotReport = {
@@ -219,4 +223,15 @@ function uncalibratedEstimate(
   });
   const baseMeasure = createContextMeasure({ tokenCounter, profile: settings.profile });
   return overhead.instructionsTokens + overhead.toolDefinitionsTokens + estimateSegments(segments, baseMeasure);
+}
+
+// Whether an unstored message holds a preview the engine made: a step's copy of it must be taken back as its own.
+function holdsPreview(message: ModelMessage): boolean {
+  if (typeof message.content === 'string') return false;
+  for (const part of message.content as Array<{ type: string; output?: unknown; input?: unknown }>) {
+    if (part.type === 'tool-result' && isToolOutputPreview(part.output)) return true;
+    if (part.type === 'tool-call' && isToolInputPreview(part.input)) return true;
+    if (isContentPreview(part)) return true;
+  }
+  return false;
 }

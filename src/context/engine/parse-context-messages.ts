@@ -1,6 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
-import { contextMessageRef, sameMessage } from '../segments/context-message-ref.js';
+import { contextMessageRef, ownUnstoredMessage, sameMessage } from '../segments/context-message-ref.js';
 import { createMessageSegment, type ContextSegment } from '../segments/context-segment.js';
 
 /** Where a message the engine returned came from: its segment and its position in it. */
@@ -69,19 +69,30 @@ export function parseContextMessages({ messages, registry, measure }: ParseConte
       index += known.messages.length;
       continue;
     }
-    // Not built by this engine (the current request's steps, or messages the caller made): an assistant
-    // message and the tool messages after it form one segment, so that a call stays with its results.
-    const group = [messages[index]!];
+    // Not built by this engine (the current request's steps, or messages the caller made), or changed since: an
+    // assistant message and the tool messages after it form one segment, so that a call stays with its results.
+    // A tool message that begins a segment the engine returned is left to it.
+    // A copy of an unstored message the engine changed (a preview) becomes the engine's own message again.
+    const own = (message: ModelMessage) => ownUnstoredMessage(message, (ref) => knownMessage(registry, ref));
+    const group = [own(messages[index]!)];
     index += 1;
     if (group[0]!.role === 'assistant') {
-      while (
-        index < messages.length &&
-        messages[index]!.role === 'tool' &&
-        contextMessageRef(messages[index]!) === undefined
-      )
-        group.push(messages[index++]!);
+      while (index < messages.length && messages[index]!.role === 'tool' && !beginsSegment(messages[index]!, registry))
+        group.push(own(messages[index++]!));
     }
     segments.push(createMessageSegment({ messages: group, sequence: null, measure }));
   }
   return segments;
+}
+
+// Whether the message is the first of a segment the engine returned (by its reference).
+function beginsSegment(message: ModelMessage, registry: ProvenanceRegistry): boolean {
+  const ref = contextMessageRef(message);
+  return ref !== undefined && registry.get(ref)?.position === 0;
+}
+
+// The message the engine returned under `ref`, if any.
+function knownMessage(registry: ProvenanceRegistry, ref: string): ModelMessage | undefined {
+  const known = registry.get(ref);
+  return known?.segment.messages[known.position];
 }

@@ -1,5 +1,5 @@
 import type { ModelMessage } from 'ai';
-import type { ContextSegment } from './context-segment.js';
+import { messageToolIds, type ContextSegment } from './context-segment.js';
 
 /**
  * The key of the reference the engine puts on every message it builds from the store (a stored message's model
@@ -65,25 +65,43 @@ function deepEqual(a: unknown, b: unknown): boolean {
 
 const markedCopies = new WeakMap<ModelMessage, ModelMessage>();
 
-/** The reference a segment's message gets when the engine returns it, or undefined for unstored messages. */
-function refFor(segment: ContextSegment, position: number): string | undefined {
+/**
+ * The reference a segment's message gets when the engine returns it, or undefined for a message of an unstored
+ * segment, unless `unstored` marks it (one the engine changed): it is then known by its first tool call's id, which
+ * is unique in a request.
+ */
+function refFor(
+  segment: ContextSegment,
+  message: ModelMessage,
+  position: number,
+  unstored: ((message: ModelMessage) => boolean) | undefined,
+): string | undefined {
   if (segment.kind === 'summary') return `summary:${segment.summaryId}:${position}`;
   if (segment.kind === 'memory') return `memory:${segment.sequences.join(',')}:${position}`;
-  return segment.sequence === null ? undefined : `${segment.sequence}:${position}`;
+  if (segment.sequence !== null) return `${segment.sequence}:${position}`;
+  if (!unstored?.(message)) return undefined;
+  const ids = messageToolIds(message);
+  const call = ids.calls[0] ?? ids.results[0];
+  return call === undefined ? undefined : `step:${call}:${position}`;
 }
 
 /**
  * The segments as the engine returns them: every message built from the store (a stored message's model
  * messages, the summary, the memory message) carries a reference, so that a step's copy of it is recognised.
  * A message that has one keeps it; the copy made for one without is made once per message object and reference,
- * so the same context returns the same objects. Unstored messages (the request's own steps) are left as they are.
+ * so the same context returns the same objects. Unstored messages (the request's own steps) are left as they are,
+ * but those `unstored` marks (one holding a preview the engine made): a step's copy of one is then taken back as
+ * the engine's own message, and a preview in it is cut again from the original, as the object itself would be.
  */
-export function markSegments(segments: readonly ContextSegment[]): ContextSegment[] {
+export function markSegments(
+  segments: readonly ContextSegment[],
+  unstored?: (message: ModelMessage) => boolean,
+): ContextSegment[] {
   return segments.map((segment) => {
     let changed = false;
     const messages = segment.messages.map((message, position) => {
       if (contextMessageRef(message) !== undefined) return message;
-      const ref = refFor(segment, position);
+      const ref = refFor(segment, message, position, unstored);
       if (ref === undefined) return message;
       // One copy per message object and reference: a message a cache hands out again may sit elsewhere now.
       let marked = markedCopies.get(message);
@@ -94,4 +112,18 @@ export function markSegments(segments: readonly ContextSegment[]): ContextSegmen
     });
     return changed ? { ...segment, messages } : segment;
   });
+}
+
+/**
+ * The engine's own message for a step's copy of an unstored message it marked (`markSegments`' `unstored`), when
+ * the copy is unchanged; the message itself otherwise.
+ */
+export function ownUnstoredMessage(
+  message: ModelMessage,
+  known: (ref: string) => ModelMessage | undefined,
+): ModelMessage {
+  const ref = contextMessageRef(message);
+  if (ref === undefined || !ref.startsWith('step:')) return message;
+  const own = known(ref);
+  return own !== undefined && sameMessage(message, own) ? own : message;
 }

@@ -13,6 +13,11 @@ type ContentPart = Exclude<ModelMessage['content'], string>[number];
 
 const originals = new WeakMap<object, ContentPart>();
 
+/** Whether the part is a preview this process made (cut from another part). */
+export function isContentPreview(part: object): boolean {
+  return originals.has(part);
+}
+
 /** The part a preview was cut from (the part itself when it is no preview). */
 export function originalContentPart(part: ContentPart): ContentPart {
   return originals.get(part) ?? part;

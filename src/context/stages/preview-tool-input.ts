@@ -8,6 +8,11 @@ export const toolInputPreviewKey = 'agentHistoryInputPreview';
 
 const originals = new WeakMap<object, unknown>();
 
+/** Whether the input is a preview this process made (cut from another input). */
+export function isToolInputPreview(input: unknown): boolean {
+  return typeof input === 'object' && input !== null && originals.has(input);
+}
+
 /** The text of a tool input as providers send it (its JSON). */
 export function toolInputText(input: unknown): string {
   return typeof input === 'string' ? input : (JSON.stringify(input ?? {}) ?? '{}');

@@ -6,6 +6,11 @@ export const toolOutputPreviewMarker = '[agent-history: tool output shortened to
 
 const originals = new WeakMap<object, ToolResultOutput>();
 
+/** Whether the output is a preview this process made (cut from another output). */
+export function isToolOutputPreview(output: unknown): boolean {
+  return typeof output === 'object' && output !== null && originals.has(output);
+}
+
 /** The text a tool output shows the model, as the preview cuts it. */
 export function toolOutputText(output: ToolResultOutput): string {
   switch (output.type) {
