@@ -124,7 +124,7 @@ export async function compactContext(
     }),
   );
   // Marked for the next step's parse; the stages and the snapshot hash never see the references.
-  const final = markSegments(stages.segments, holdsPreview);
+  const final = markSegments(stages.segments, state.markedCopies, holdsPreview);
   const decision = decideSnapshot({ loadedThread: state.loadedThread, stages });
   recordCompaction(state, { ...stages, trimmedSequences: decision.trimmedSequences });
   let snapshot: ContextSnapshotReport = {

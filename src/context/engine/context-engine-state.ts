@@ -1,3 +1,4 @@
+import type { ModelMessage } from 'ai';
 import type { ContextSegment } from '../segments/context-segment.js';
 import type { ContextPruning } from '../stages/apply-context-pruning.js';
 import type { ToolOutputPreview } from '../stages/apply-tool-output-previews.js';
@@ -54,6 +55,11 @@ export interface ContextEngineState {
   lastReport: ContextReport | undefined;
   /** The messages this engine returned, to parse the next step's messages back into segments. */
   provenance: ProvenanceRegistry;
+  /**
+   * The marked copies of the messages this engine returned, per message object (`markSegments`); made afresh at each
+   * load of the thread, as the messages are without a cache.
+   */
+  markedCopies: WeakMap<ModelMessage, ModelMessage>;
   /** Raw token counts of instruction texts already seen. */
   instructionTokenCache: Map<string, number>;
   /** The tools' raw size, counted on first use. */
@@ -81,6 +87,7 @@ export function createContextEngineState(): ContextEngineState {
     lastEstimate: undefined,
     lastReport: undefined,
     provenance: new Map(),
+    markedCopies: new WeakMap(),
     instructionTokenCache: new Map(),
     toolDefinitions: undefined,
     contentVersions: new Map(),
@@ -94,6 +101,8 @@ export function recordLoadedContext(state: ContextEngineState, view: LoadedConte
   state.knownSnapshot = view.snapshot;
   state.loadedBoundary = view.snapshot?.throughSequence ?? 0;
   state.contentVersions.clear();
+  // A cached message is the same object at every load: the caller's copy of it from an earlier load is not reused.
+  state.markedCopies = new WeakMap();
   for (const message of [...view.pinned, ...view.tail])
     if (message.contentVersion !== undefined) state.contentVersions.set(message.sequence, message.contentVersion);
   state.pruningRecord.reasoningSequences.clear();

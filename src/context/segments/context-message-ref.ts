@@ -63,8 +63,6 @@ function deepEqual(a: unknown, b: unknown): boolean {
   return true;
 }
 
-const markedCopies = new WeakMap<ModelMessage, ModelMessage>();
-
 /**
  * The reference a segment's message gets when the engine returns it, or undefined for a message of an unstored
  * segment, unless `unstored` marks it (one the engine changed): it is then known by its first tool call's id, which
@@ -88,13 +86,16 @@ function refFor(
 /**
  * The segments as the engine returns them: every message built from the store (a stored message's model
  * messages, the summary, the memory message) carries a reference, so that a step's copy of it is recognised.
- * A message that has one keeps it; the copy made for one without is made once per message object and reference,
- * so the same context returns the same objects. Unstored messages (the request's own steps) are left as they are,
+ * A message that has one keeps it; the copy made for one without is made once per message object and reference in
+ * `copies` (the engine's, made afresh at each load of the thread: a cached message is the same object in every
+ * request, and a caller's change to the copy one request got must not reach the next), so the same context returns
+ * the same objects. Unstored messages (the request's own steps) are left as they are,
  * but those `unstored` marks (one holding a preview the engine made): a step's copy of one is then taken back as
  * the engine's own message, and a preview in it is cut again from the original, as the object itself would be.
  */
 export function markSegments(
   segments: readonly ContextSegment[],
+  copies: WeakMap<ModelMessage, ModelMessage>,
   unstored?: (message: ModelMessage) => boolean,
 ): ContextSegment[] {
   return segments.map((segment) => {
@@ -104,9 +105,9 @@ export function markSegments(
       const ref = refFor(segment, message, position, unstored);
       if (ref === undefined) return message;
       // One copy per message object and reference: a message a cache hands out again may sit elsewhere now.
-      let marked = markedCopies.get(message);
+      let marked = copies.get(message);
       if (!marked || contextMessageRef(marked) !== ref)
-        markedCopies.set(message, (marked = withContextMessageRef(message, ref)));
+        copies.set(message, (marked = withContextMessageRef(message, ref)));
       changed = true;
       return marked;
     });
