@@ -8,15 +8,19 @@ import { createContextManager } from '../../src/ai-sdk/index.js';
 import { createAgentHistory, createContextMessageCache } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { tokenCounter } from '../context/fixtures.js';
+import { cachedVersion } from '../../src/context/stages/cached-row.js';
+import type { ContextStore } from '../../src/model/context-store.js';
 
 type TenantStore = ReturnType<ReturnType<typeof createAgentHistory>['forTenant']>;
 
 describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
   const database = useTestDatabase(backend);
 
-  function managerOf(store: TenantStore, thread: string) {
-    return createContextManager({ store: store.contextStore(thread), model: 'openai:gpt-4o', tokenCounter });
+  function managerOf(store: TenantStore | ContextStore, thread: string) {
+    const context = 'contextStore' in store ? store.contextStore(thread) : store;
+    return createContextManager({ store: context, model: 'openai:gpt-4o', tokenCounter });
   }
+  const json = (messages: readonly ModelMessage[]) => JSON.stringify(messages);
 
   async function twoStores() {
     const tenant = randomUUID();
@@ -29,7 +33,11 @@ describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
       role: 'assistant',
       parts: [{ type: 'text', text: 'Hi, how can I help?' }],
     });
-    await cached.appendMessage(thread.id, { id: 'u2', role: 'user', parts: [{ type: 'text', text: 'Tell me a joke' }] });
+    await cached.appendMessage(thread.id, {
+      id: 'u2',
+      role: 'user',
+      parts: [{ type: 'text', text: 'Tell me a joke' }],
+    });
     return { cached, uncached, thread: thread.id };
   }
 
@@ -43,5 +51,90 @@ describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
     const again = await managerOf(cached, thread).initialMessages();
     const fresh = await managerOf(uncached, thread).initialMessages();
     expect(JSON.stringify(again)).toBe(JSON.stringify(fresh));
+  });
+
+  it("should let a caller change a returned message's part, as it can without the cache, and not see it next time", async () => {
+    const { cached, uncached, thread } = await twoStores();
+    const change = (messages: ModelMessage[]) => {
+      const part = (messages.at(-1)!.content as Array<{ providerOptions?: unknown }>)[0]!;
+      part.providerOptions = { anthropic: { cacheControl: { type: 'ephemeral' } } };
+    };
+    change(await managerOf(uncached, thread).initialMessages());
+    change(await managerOf(cached, thread).initialMessages());
+    expect(json(await managerOf(cached, thread).initialMessages())).toBe(
+      json(await managerOf(uncached, thread).initialMessages()),
+    );
+  });
+
+  it('should not keep a redacted text that a request in flight read before the redaction', async () => {
+    const cache = createContextMessageCache();
+    const store = createAgentHistory({ db: database.db, contextCache: cache }).forTenant(randomUUID());
+    const thread = (await store.createThread()).id;
+    await store.appendMessage(thread, { id: 'm1', role: 'user', parts: [{ type: 'text', text: 'card 4111 1111' }] });
+    const [before] = (await store.loadContext(thread)).tail;
+    const inner = store.contextStore(thread);
+    // The request reads the thread, then the redaction commits, then the request converts what it read.
+    const racing: ContextStore = {
+      ...inner,
+      async loadContext() {
+        const view = await inner.loadContext();
+        await store.redactMessage(thread, 'm1', { spans: ['4111'], actor: 'test', reason: 'PCI' });
+        return view;
+      },
+    };
+    expect(json(await managerOf(racing, thread).initialMessages())).toContain('4111');
+    expect(inner.messageCache!.get(before!.rowId!, cachedVersion(before!)!)).toBeUndefined();
+  });
+
+  it('should send what the database holds after raw SQL changes of parts, status and message id', async () => {
+    const { cached, uncached, thread } = await twoStores();
+    await managerOf(cached, thread).initialMessages();
+    await database.admin.query(
+      `update agent_message set parts = '[{"type":"text","text":"Changed behind the store"}]'::jsonb
+       where tenant_id = $1 and thread_id = $2 and message_id = 'a1'`,
+      [cached.tenantId, thread],
+    );
+    await database.admin.query(
+      `update agent_message set message_id = 'u2b' where tenant_id = $1 and thread_id = $2 and message_id = 'u2'`,
+      [cached.tenantId, thread],
+    );
+    const again = json(await managerOf(cached, thread).initialMessages());
+    expect(again).toContain('Changed behind the store');
+    expect(again).toBe(json(await managerOf(uncached, thread).initialMessages()));
+  });
+
+  it('should send a recreated thread as it is now, after deleteThread and the same ids again', async () => {
+    const { cached, uncached, thread } = await twoStores();
+    await managerOf(cached, thread).initialMessages();
+    await cached.deleteThread(thread);
+    await cached.createThread({ id: thread });
+    await cached.appendMessage(thread, { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Second life' }] });
+    const again = json(await managerOf(cached, thread).initialMessages());
+    expect(again).toContain('Second life');
+    expect(again).toBe(json(await managerOf(uncached, thread).initialMessages()));
+  });
+
+  it('should serve two interleaved requests of one thread as without the cache', async () => {
+    const { cached, uncached, thread } = await twoStores();
+    const [a, b] = await Promise.all([
+      managerOf(cached, thread).initialMessages(),
+      managerOf(cached, thread).initialMessages(),
+    ]);
+    const fresh = json(await managerOf(uncached, thread).initialMessages());
+    expect([json(a), json(b)]).toEqual([fresh, fresh]);
+  });
+
+  it('should serve a row larger than maxBytes uncached, and the others as before', async () => {
+    const tenant = randomUUID();
+    const cache = createContextMessageCache({ maxBytes: 200 });
+    const cached = createAgentHistory({ db: database.db, contextCache: cache }).forTenant(tenant);
+    const uncached = createAgentHistory({ db: database.db, contextCache: false }).forTenant(tenant);
+    const thread = (await cached.createThread()).id;
+    await cached.appendMessage(thread, { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'x'.repeat(5000) }] });
+    await cached.appendMessage(thread, { id: 'u2', role: 'user', parts: [{ type: 'text', text: 'small' }] });
+    const first = json(await managerOf(cached, thread).initialMessages());
+    expect(cache.bytes).toBeLessThanOrEqual(200);
+    expect(first).toBe(json(await managerOf(uncached, thread).initialMessages()));
+    expect(json(await managerOf(cached, thread).initialMessages())).toBe(first);
   });
 });
