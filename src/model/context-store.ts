@@ -181,6 +181,9 @@ export interface ContextMessageCache {
   get(id: string, version: string): object | undefined;
   /** Stores `value` for row `id` at `version`, replacing what the row had; `bytes` is its weight against the bound. */
   set(id: string, version: string, value: object, bytes: number): void;
-  /** Drops what row `id` has (it was redacted, deleted or excluded). */
+  /**
+   * Drops what row `id` has (it was redacted, deleted or excluded), and keeps it from being stored again for a while:
+   * a request that read the row before (a redaction committed while it ran) must not put its old text back.
+   */
   delete(id: string): void;
 }

@@ -74,6 +74,8 @@ export function createContextMessageCache({
         set(id, version, value, weight) {
           const held = scopes.get(scope)?.get(id);
           if (held) list.remove(held);
+          // A row dropped since (redacted): the caller may have read it before, and must not put it back.
+          if (list.dropped.has(`${scope}\u0000${id}`)) return;
           const entryBytes = Number.isFinite(weight) && weight > 0 ? Math.ceil(weight) : 1;
           if (entryBytes > maxBytes) return;
           const rows = rowsOf();
@@ -87,6 +89,7 @@ export function createContextMessageCache({
         delete(id) {
           const held = scopes.get(scope)?.get(id);
           if (held) list.remove(held);
+          list.drop(`${scope}\u0000${id}`);
         },
       };
     },
@@ -98,9 +101,13 @@ export function createContextMessageCache({
     },
     clear() {
       while (list.oldest) list.remove(list.oldest);
+      list.dropped.clear();
     },
   };
 }
+
+// How many dropped rows are remembered (about 100 bytes each).
+const DROPPED_ROWS = 4096;
 
 // The entries of every scope in one list, least recently used first, with the totals the bound is checked on.
 function createEntryList() {
@@ -110,6 +117,14 @@ function createEntryList() {
     newest: null as Entry | null,
     size: 0,
     bytes: 0,
+    // The rows dropped last (scope and id), oldest first: a request that read one before it was dropped (a
+    // redaction committed while it ran) does not store it again. Bounded: a row's entry is only ever refused.
+    dropped: new Set<string>(),
+    drop(key: string) {
+      list.dropped.delete(key);
+      list.dropped.add(key);
+      if (list.dropped.size > DROPPED_ROWS) list.dropped.delete(list.dropped.values().next().value!);
+    },
     unlink(entry: Entry) {
       if (entry.older) entry.older.newer = entry.newer;
       else list.oldest = entry.newer;

@@ -33,6 +33,8 @@ describe('createContextMessageCache', () => {
         const scopes = ['a', 'b', 'a\u0000b'].map((scope) => cache.scoped(scope));
         // The model: entries from least to most recently used.
         let model: Array<{ scope: number; id: number; version: number; value: object; bytes: number }> = [];
+        // Rows deleted (until a clear): never stored again, so a request that read one before cannot put it back.
+        const dropped = new Set<string>();
         for (const step of operations) {
           const scoped = step.kind === 'clear' ? undefined : scopes[step.scope]!;
           if (step.kind === 'get' && scoped) {
@@ -45,13 +47,16 @@ describe('createContextMessageCache', () => {
             scoped.set(String(step.id), String(step.version), value, step.bytes);
             model = model.filter((entry) => !(entry.scope === step.scope && entry.id === step.id));
             const bytes = Number.isFinite(step.bytes) && step.bytes > 0 ? Math.ceil(step.bytes) : 1;
-            if (bytes <= maxBytes) model.push({ scope: step.scope, id: step.id, version: step.version, value, bytes });
+            if (bytes <= maxBytes && !dropped.has(`${step.scope}:${step.id}`))
+              model.push({ scope: step.scope, id: step.id, version: step.version, value, bytes });
             while (model.reduce((sum, entry) => sum + entry.bytes, 0) > maxBytes) model.shift();
           } else if (step.kind === 'delete' && scoped) {
             scoped.delete(String(step.id));
+            dropped.add(`${step.scope}:${step.id}`);
             model = model.filter((entry) => !(entry.scope === step.scope && entry.id === step.id));
           } else {
             cache.clear();
+            dropped.clear();
             model = [];
           }
           expect(cache.size).toBe(model.length);
@@ -86,5 +91,18 @@ describe('createContextMessageCache', () => {
     for (const maxBytes of [-1, 1.5, Number.NaN, '64' as unknown as number])
       expect(() => createContextMessageCache({ maxBytes })).toThrow(InvalidArgumentError);
     expect(() => createContextMessageCache({ maxBytes: -1 })).toThrow(/maxBytes/);
+  });
+
+  it('should refuse a deleted row until 4,096 other rows were deleted after it', () => {
+    const cache = createContextMessageCache();
+    const part = cache.scoped('t');
+    part.delete('r0');
+    part.set('r0', 'v1', {}, 10);
+    expect(part.get('r0', 'v1')).toBeUndefined();
+    cache.scoped('other').set('r0', 'v1', {}, 10);
+    expect(cache.size).toBe(1);
+    for (let index = 1; index <= 4096; index++) part.delete(`r${index}`);
+    part.set('r0', 'v1', {}, 10);
+    expect(part.get('r0', 'v1')).toBeDefined();
   });
 });
