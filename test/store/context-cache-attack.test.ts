@@ -137,4 +137,33 @@ describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
     expect(first).toBe(json(await managerOf(uncached, thread).initialMessages()));
     expect(json(await managerOf(cached, thread).initialMessages())).toBe(first);
   });
+
+  it("should not send the next request a part a caller added to a pruned message's content", async () => {
+    const tenant = randomUUID();
+    const cached = createAgentHistory({ db: database.db, contextCache: createContextMessageCache() }).forTenant(tenant);
+    const uncached = createAgentHistory({ db: database.db, contextCache: false }).forTenant(tenant);
+    const thread = (await cached.createThread()).id;
+    await cached.appendMessage(thread, { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Why?' }] });
+    await cached.appendMessage(thread, {
+      id: 'a1',
+      role: 'assistant',
+      parts: [
+        { type: 'reasoning', text: 'Let me think.' },
+        { type: 'text', text: 'Because.' },
+      ],
+    });
+    await cached.appendMessage(thread, { id: 'u2', role: 'user', parts: [{ type: 'text', text: 'And then?' }] });
+    // The answer of an older turn loses its reasoning: the engine returns a pruned copy of the cached message.
+    const first = await managerOf(cached, thread).initialMessages();
+    const answer = first.find((message) => message.role === 'assistant')!;
+    expect(json([answer])).not.toContain('Let me think');
+    try {
+      (answer.content as unknown[]).push({ type: 'text', text: 'INJECTED' });
+    } catch {
+      // A frozen content refuses it: then nothing can reach the next request either.
+    }
+    const again = json(await managerOf(cached, thread).initialMessages());
+    expect(again).not.toContain('INJECTED');
+    expect(again).toBe(json(await managerOf(uncached, thread).initialMessages()));
+  });
 });
