@@ -18,9 +18,14 @@ export function contextMessageRef(message: ModelMessage): string | undefined {
   return typeof ref === 'string' ? ref : undefined;
 }
 
-/** The message with the reference `ref`. */
+/**
+ * The message with the reference `ref`, and a content array of its own (the same parts): the message it copies may
+ * be kept past this request (a store's cache, a pruned form made once per cached message), and a caller that adds to
+ * or removes from the returned content must not change it.
+ */
 export function withContextMessageRef<MESSAGE extends ModelMessage>(message: MESSAGE, ref: string): MESSAGE {
-  return { ...message, [contextMessageRefKey]: ref };
+  const { content } = message;
+  return { ...message, ...(Array.isArray(content) ? { content: [...content] } : {}), [contextMessageRefKey]: ref };
 }
 
 /** The message without the engine's reference (the same object when it has none). */
