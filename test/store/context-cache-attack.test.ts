@@ -2,7 +2,10 @@
 // cache must send the model what the same request sends without it, whatever the caller did with an earlier
 // request's messages; a redacted message's old text must not stay in the process's cache.
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle } from 'drizzle-orm/pglite';
+import { describe, expect, inject, it } from 'vitest';
 import type { ModelMessage } from 'ai';
 import { createContextManager } from '../../src/ai-sdk/index.js';
 import { createAgentHistory, createContextMessageCache } from '../../src/index.js';
@@ -165,5 +168,43 @@ describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
     const again = json(await managerOf(cached, thread).initialMessages());
     expect(again).not.toContain('INJECTED');
     expect(again).toBe(json(await managerOf(uncached, thread).initialMessages()));
+  });
+});
+
+// A cache shared by the stores of two databases (a clone of one: the same tenant, thread and row ids, creation times
+// and versions) must not hand one database's message to the other.
+describe('a context cache shared by two databases', () => {
+  it("should never send one database's message for the other's row of the same id and version", async () => {
+    const one = await PGlite.create({ loadDataDir: new Blob([readFileSync(inject('pgliteDumpPath'))]) });
+    const cache = createContextMessageCache();
+    const tenant = randomUUID();
+    const storeOne = createAgentHistory({ db: drizzle({ client: one }) as never, contextCache: cache }).forTenant(
+      tenant,
+    );
+    const thread = (await storeOne.createThread()).id;
+    await storeOne.appendMessage(thread, { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Start' }] });
+    const two = (await one.clone()) as PGlite;
+    const storeTwo = createAgentHistory({ db: drizzle({ client: two }) as never, contextCache: cache }).forTenant(
+      tenant,
+    );
+    try {
+      for (const [client, words] of [
+        [one, 'Secret of database one'],
+        [two, 'Text of database two'],
+      ] as const)
+        await client.query(`update agent_message set parts = $1::jsonb where thread_id = $2`, [
+          JSON.stringify([{ type: 'text', text: words }]),
+          thread,
+        ]);
+      const manager = (store: TenantStore) =>
+        createContextManager({ store: store.contextStore(thread), model: 'openai:gpt-4o', tokenCounter });
+      expect(JSON.stringify(await manager(storeOne).initialMessages())).toContain('Secret of database one');
+      const seen = JSON.stringify(await manager(storeTwo).initialMessages());
+      expect(seen).toContain('Text of database two');
+      expect(seen).not.toContain('database one');
+    } finally {
+      await two.close();
+      await one.close();
+    }
   });
 });
