@@ -10,10 +10,12 @@ import type { ModelMessage } from 'ai';
 import { createContextManager } from '../../src/ai-sdk/index.js';
 import { createAgentHistory, createContextMessageCache } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
-import { tokenCounter } from '../context/fixtures.js';
+import { smallProfile, tokenCounter } from '../context/fixtures.js';
 import { cachedVersion } from '../../src/context/stages/cached-row.js';
 import type { ContextStore } from '../../src/model/context-store.js';
+import { createContextEngine, type ContextSummarizer } from '../../src/context/index.js';
 
+const json = (messages: readonly ModelMessage[]) => JSON.stringify(messages);
 type TenantStore = ReturnType<ReturnType<typeof createAgentHistory>['forTenant']>;
 
 describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
@@ -23,7 +25,6 @@ describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
     const context = 'contextStore' in store ? store.contextStore(thread) : store;
     return createContextManager({ store: context, model: 'openai:gpt-4o', tokenCounter });
   }
-  const json = (messages: readonly ModelMessage[]) => JSON.stringify(messages);
 
   async function twoStores() {
     const tenant = randomUUID();
@@ -168,6 +169,57 @@ describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
     const again = json(await managerOf(cached, thread).initialMessages());
     expect(again).not.toContain('INJECTED');
     expect(again).toBe(json(await managerOf(uncached, thread).initialMessages()));
+  });
+});
+
+describe.each(BACKENDS)('a summarizer that changes its messages, with the context cache on %s', (backend) => {
+  const database = useTestDatabase(backend);
+
+  it('should summarize as without the cache when the summarizer edits the messages it is given', async () => {
+    const tenant = randomUUID();
+    // An app's summarizer that shortens the texts it is handed, in place, before sending them on.
+    const summarizer: ContextSummarizer = {
+      id: 'shortening',
+      summarize: async ({ messages }) => {
+        for (const message of messages)
+          if (typeof message.content !== 'string')
+            for (const part of message.content as Array<{ type: string; text?: string }>)
+              if (part.type === 'text') part.text = part.text!.slice(0, 40);
+        return `Summary of ${messages.length} messages.`;
+      },
+    };
+    const contextOf = async (contextCache: false | undefined) => {
+      const store = createAgentHistory({
+        db: database.db,
+        ...(contextCache === false ? { contextCache } : {}),
+      }).forTenant(tenant);
+      const thread = (await store.createThread()).id;
+      for (let turn = 1; turn <= 10; turn++) {
+        await store.appendMessage(thread, {
+          id: `u${turn}`,
+          role: 'user',
+          parts: [{ type: 'text', text: `Day ${turn}: ${'what should we visit there '.repeat(12)}` }],
+        });
+        await store.appendMessage(thread, {
+          id: `a${turn}`,
+          role: 'assistant',
+          parts: [{ type: 'text', text: `On day ${turn}, ${'see the museum and the park '.repeat(12)}` }],
+        });
+      }
+      await store.appendMessage(thread, { id: 'u11', role: 'user', parts: [{ type: 'text', text: 'And day 11?' }] });
+      const engine = createContextEngine({
+        store: store.contextStore(thread),
+        profile: smallProfile(1200, 200),
+        summarizer,
+        tokenCounter,
+      });
+      const { messages, report } = await engine.buildInitialContext();
+      const summary = report.stages.find((stage) => stage.stage === 'summarize');
+      return { messages: json(messages), summary: summary && 'status' in summary ? summary.status : undefined };
+    };
+    const without = await contextOf(false);
+    expect(without.summary).toBe('created');
+    expect(await contextOf(undefined)).toEqual(without);
   });
 });
 
