@@ -65,7 +65,7 @@ export async function summarizeContext({
       const text = await summarizeWithTimeout(summarizer, policy.timeoutMs, (abortSignal) => ({
         previousSummary: content,
         transcript: renderSummaryTranscript({ messages, toolOutputCharacters: policy.toolOutputCharacters }),
-        messages,
+        messages: messages.map(copyForSummarizer),
         fromSequence,
         throughSequence,
         maxOutputTokens: policy.reserveTokens,
@@ -159,4 +159,17 @@ async function summarizeWithTimeout(
   } finally {
     clearTimeout(timer);
   }
+}
+
+// The summarizer's own copy of a message: its objects and arrays copied (other values, binary data or URLs, shared).
+// The engine's messages may be kept past this request (a store's cache, frozen) and must not change; a summarizer
+// that edits what it is handed (shortens texts, drops parts) works as it would on messages loaded for it alone.
+function copyForSummarizer<VALUE>(value: VALUE): VALUE {
+  if (Array.isArray(value)) return value.map(copyForSummarizer) as VALUE;
+  if (typeof value !== 'object' || value === null) return value;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== null) return value;
+  const copy: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) copy[key] = copyForSummarizer(item);
+  return copy as VALUE;
 }
