@@ -142,6 +142,37 @@ describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
     expect(json(await managerOf(cached, thread).initialMessages())).toBe(first);
   });
 
+  it("should not send the next request what a caller changed inside a returned tool result's value", async () => {
+    const tenant = randomUUID();
+    const cached = createAgentHistory({ db: database.db, contextCache: createContextMessageCache() }).forTenant(tenant);
+    const uncached = createAgentHistory({ db: database.db, contextCache: false }).forTenant(tenant);
+    const thread = (await cached.createThread()).id;
+    await cached.appendMessage(thread, { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Find hotels' }] });
+    await cached.appendMessage(thread, {
+      id: 'a1',
+      role: 'assistant',
+      parts: [
+        {
+          type: 'tool-search',
+          toolCallId: 'call-1',
+          state: 'output-available',
+          input: { city: 'Oslo' },
+          output: { hits: ['Hotel A'] },
+        },
+        { type: 'text', text: 'Found one.' },
+      ],
+    });
+    await cached.appendMessage(thread, { id: 'u2', role: 'user', parts: [{ type: 'text', text: 'Book it' }] });
+    const first = await managerOf(cached, thread).initialMessages();
+    const tool = first.find((message) => message.role === 'tool')!;
+    const result = (tool.content as Array<{ type: string; output?: { value?: { hits?: string[] } } }>)[0]!;
+    // An app that scrubs what it sends, in place (as middleware often does).
+    result.output!.value!.hits!.push('INJECTED');
+    const again = json(await managerOf(cached, thread).initialMessages());
+    expect(again).not.toContain('INJECTED');
+    expect(again).toBe(json(await managerOf(uncached, thread).initialMessages()));
+  });
+
   it("should not send the next request a part a caller added to a pruned message's content", async () => {
     const tenant = randomUUID();
     const cached = createAgentHistory({ db: database.db, contextCache: createContextMessageCache() }).forTenant(tenant);
