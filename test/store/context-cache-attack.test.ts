@@ -167,7 +167,11 @@ describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
     const tool = first.find((message) => message.role === 'tool')!;
     const result = (tool.content as Array<{ type: string; output?: { value?: { hits?: string[] } } }>)[0]!;
     // An app that scrubs what it sends, in place (as middleware often does).
-    result.output!.value!.hits!.push('INJECTED');
+    try {
+      result.output!.value!.hits!.push('INJECTED');
+    } catch {
+      // A frozen value refuses it (loudly, unlike without the cache: see the test on a part above).
+    }
     const again = json(await managerOf(cached, thread).initialMessages());
     expect(again).not.toContain('INJECTED');
     expect(again).toBe(json(await managerOf(uncached, thread).initialMessages()));

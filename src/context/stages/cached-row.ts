@@ -44,21 +44,16 @@ export function cachedRow(stored: ContextMessage, cache: ContextMessageCache, cr
 }
 
 /**
- * The row's entry with its model messages, converted (with the default conversion) and frozen the first time: the
- * engine builds new messages for every change, and a caller that changed one in place would change every later
- * request. Undefined for a row that cannot be cached.
+ * The row's entry with its model messages, converted (with the default conversion) and frozen the first time, with
+ * every object and array in them (a tool result's value, provider options; binary data cannot be): the engine builds
+ * new messages for every change, and a caller that changed one in place would change every later request. Undefined
+ * for a row that cannot be cached.
  */
 export function cachedConversion(stored: ContextMessage, cache: ContextMessageCache): CachedRow | undefined {
   const row = cachedRow(stored, cache, true);
   if (!row || row.messages) return row;
   const messages = convertUIMessageToModelMessages(stored.message);
-  for (const message of messages) {
-    if (typeof message.content !== 'string') {
-      for (const part of message.content) Object.freeze(part);
-      Object.freeze(message.content);
-    }
-    Object.freeze(message);
-  }
+  for (const message of messages) deepFreeze(message);
   row.messages = Object.freeze(messages) as ModelMessage[];
   return row;
 }
@@ -76,4 +71,13 @@ export function cachedPartKinds(
 // Without a stored size: four bytes a token, or a kilobyte.
 function approximateBytes(stored: ContextMessage): number {
   return stored.tokenCount != null ? stored.tokenCount * 4 : 1024;
+}
+
+// Freezes plain objects and arrays, through every level (the stored values the messages share are frozen with them).
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (!Array.isArray(value) && prototype !== Object.prototype && prototype !== null) return;
+  Object.freeze(value);
+  for (const item of Object.values(value)) deepFreeze(item);
 }
