@@ -57,6 +57,53 @@ describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
     expect(JSON.stringify(again)).toBe(JSON.stringify(fresh));
   });
 
+  it('should send what a store without the cache sends, after each of a sequence of store operations', async () => {
+    const tenant = randomUUID();
+    const cache = createContextMessageCache();
+    const cached = createAgentHistory({ db: database.db, contextCache: cache }).forTenant(tenant);
+    const uncached = createAgentHistory({ db: database.db, contextCache: false }).forTenant(tenant);
+    const thread = (await cached.createThread()).id;
+    let fork: string | undefined;
+    const check = async (step: string) => {
+      for (const id of fork ? [thread, fork] : [thread]) {
+        const seen = json(await managerOf(cached, id).initialMessages());
+        expect(`${step}: ${seen}`).toBe(`${step}: ${json(await managerOf(uncached, id).initialMessages())}`);
+      }
+    };
+    const say = (id: string, words: string) =>
+      cached.appendMessage(thread, { id, role: 'user', parts: [{ type: 'text', text: words }] });
+    await say('u1', 'My card is 4111 and my name is Ada');
+    await check('append');
+    await cached.beginAssistantMessage(thread, { messageId: 'a1' });
+    await check('begin');
+    await cached.checkpointMessage(thread, 'a1', { parts: [{ type: 'text', text: 'Let me' }] });
+    await check('checkpoint');
+    await cached.finalizeMessage(thread, 'a1', {
+      status: 'completed',
+      parts: [{ type: 'text', text: 'Let me look: Ada, 4111.' }],
+    });
+    await check('finalize');
+    await say('u2', 'Thanks');
+    await cached.excludeMessages(thread, ['u2'], { reason: 'test' });
+    await check('exclude');
+    await cached.includeMessages(thread, ['u2']);
+    await check('include');
+    await cached.pinMessage(thread, 'u1');
+    await check('pin');
+    fork = (await cached.forkThread(thread, { atSequence: 3 })).id;
+    await check('fork');
+    await cached.redactMessage(thread, 'a1', { spans: ['4111'], actor: 'test', reason: 'PCI' });
+    await check('redact spans');
+    expect(json(await managerOf(cached, fork).initialMessages())).not.toContain('Ada, 4111');
+    await cached.unpinMessage(thread, 'u1');
+    await cached.rebuildDerivedData({ tokenCounts: true });
+    await check('unpin and rebuild');
+    await cached.deleteThread(fork);
+    fork = undefined;
+    await cached.migrateStoredMessages();
+    await check('migrate');
+  });
+
   it("should let a caller change a returned message's part, as it can without the cache, and not see it next time", async () => {
     const { cached, uncached, thread } = await twoStores();
     const change = (messages: ModelMessage[]) => {
