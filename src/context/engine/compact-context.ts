@@ -138,7 +138,9 @@ export async function compactContext(
       store,
       state,
       snapshot: buildSnapshot({
-        segments: final,
+        // The messages before marking: the same objects at every load of a cached thread, so what is kept per
+        // message object for the hash (its canonical form, the state after a prefix) is found again.
+        segments: stages.segments,
         state,
         emptyMessages: stages.pruning.emptyMessages,
         activeSummary: stages.activeSummary,
