@@ -292,3 +292,32 @@ export function toolPairProblems(messages: readonly ModelMessage[]): string[] {
   for (const id of open) if (!awaiting.has(id) && !answered.has(id)) problems.push(`call without result: ${id}`);
   return problems;
 }
+
+/**
+ * The calls of one request on a generated conversation: the engine's first call, then (with `steps`) each of the
+ * conversation's steps appended to the previous call's messages, every call handed to `keep`. Returns the message
+ * of a `ContextBudgetExceededError` that refused a call (the calls before it are kept), or null.
+ */
+export async function walkGeneratedRequest(
+  engine: ReturnType<typeof createGeneratedEngine>,
+  conversation: GeneratedConversation,
+  keep: (messages: ModelMessage[], report: ContextReport) => void,
+  steps = true,
+): Promise<string | null> {
+  try {
+    const initial = await engine.buildInitialContext();
+    let messages = initial.messages;
+    keep(messages, initial.report);
+    if (steps)
+      for (const [index, step] of conversation.steps.entries()) {
+        messages = [...messages, ...step];
+        const prepared = await engine.prepareStep({ messages, stepNumber: index + 1 });
+        messages = prepared.messages ?? messages;
+        keep(messages, prepared.report);
+      }
+  } catch (error) {
+    if (!(error instanceof ContextBudgetExceededError)) throw error;
+    return error.message;
+  }
+  return null;
+}

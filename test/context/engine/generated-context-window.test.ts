@@ -11,7 +11,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ModelMessage } from 'ai';
 import {
-  ContextBudgetExceededError,
   countStoredMessageTokens,
   countStoredPartTokens,
   storedTokenCountId,
@@ -22,7 +21,7 @@ import {
 } from '../../../src/context/index.js';
 import { createMemoryContextStore } from '../../../src/testing/memory-context-store.js';
 import { createRandom, generateConversation, type GeneratedConversation } from '../../support/agent-conversations.js';
-import { createGeneratedEngine } from '../../support/check-generated-context.js';
+import { createGeneratedEngine, walkGeneratedRequest } from '../../support/check-generated-context.js';
 import { withStoredCounts } from '../../support/stored-counts.js';
 import { tokenCounter } from '../fixtures.js';
 
@@ -131,21 +130,8 @@ async function walk(
     if (convert && 'storedCounts' in convert) converted = convert.storedCounts + convert.countedSequences.length;
     calls.push({ messages: [...messages], report: rest });
   };
-  try {
-    const initial = await engine.buildInitialContext();
-    let messages = initial.messages;
-    keep(messages, initial.report);
-    for (const [index, step] of conversation.steps.entries()) {
-      messages = [...messages, ...step];
-      const prepared = await engine.prepareStep({ messages, stepNumber: index + 1 });
-      messages = prepared.messages ?? messages;
-      keep(messages, prepared.report);
-    }
-  } catch (error) {
-    if (!(error instanceof ContextBudgetExceededError)) throw error;
-    return { calls, snapshots: store.snapshots, refused: error.message, converted };
-  }
-  return { calls, snapshots: store.snapshots, refused: null, converted };
+  const refused = await walkGeneratedRequest(engine, conversation, keep);
+  return { calls, snapshots: store.snapshots, refused, converted };
 }
 
 describe('the first call of a long thread', () => {

@@ -10,7 +10,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ModelMessage } from 'ai';
 import {
-  ContextBudgetExceededError,
   countStoredPartTokens,
   storedTokenCountId,
   type ContextMessage,
@@ -22,7 +21,7 @@ import {
 import { createContextMessageCache } from '../../../src/tokens/context-message-cache.js';
 import { createMemoryContextStore } from '../../../src/testing/memory-context-store.js';
 import { createRandom, generateConversation, type GeneratedConversation } from '../../support/agent-conversations.js';
-import { createGeneratedEngine } from '../../support/check-generated-context.js';
+import { createGeneratedEngine, walkGeneratedRequest } from '../../support/check-generated-context.js';
 import { withStoredCounts } from '../../support/stored-counts.js';
 import { tokenCounter } from '../fixtures.js';
 
@@ -56,22 +55,8 @@ async function walk(
     const { durationMs: _durationMs, ...rest } = report;
     calls.push({ messages: [...messages], report: rest });
   };
-  try {
-    const initial = await engine.buildInitialContext();
-    let messages = initial.messages;
-    keep(messages, initial.report);
-    if (steps)
-      for (const [index, step] of conversation.steps.entries()) {
-        messages = [...messages, ...step];
-        const prepared = await engine.prepareStep({ messages, stepNumber: index + 1 });
-        messages = prepared.messages ?? messages;
-        keep(messages, prepared.report);
-      }
-  } catch (error) {
-    if (!(error instanceof ContextBudgetExceededError)) throw error;
-    return { calls, snapshots: memory.snapshots, refused: error.message };
-  }
-  return { calls, snapshots: memory.snapshots, refused: null };
+  const refused = await walkGeneratedRequest(engine, conversation, keep, steps);
+  return { calls, snapshots: memory.snapshots, refused };
 }
 
 /** Row identity as the Postgres store gives it: a row id, a content version and a byte size. */
