@@ -181,9 +181,11 @@ export interface ContextMessageCache {
   get(id: string, version: string): object | undefined;
   /** Stores `value` for row `id` at `version`, replacing what the row had; `bytes` is its weight against the bound. */
   set(id: string, version: string, value: object, bytes: number): void;
-  /**
-   * Drops what row `id` has (it was redacted, deleted or excluded), and keeps it from being stored again for a while:
-   * a request that read the row before (a redaction committed while it ran) must not put its old text back.
-   */
+  /** Drops what row `id` has (a row that no longer reaches the model: deleted, excluded, redacted elsewhere). */
   delete(id: string): void;
+  /**
+   * Drops what row `id` has and refuses to store it again while the cache remembers the withdrawal (the last 4,096):
+   * a redaction's, so that a request that read the row before it committed does not put its old text back.
+   */
+  withdraw(id: string): void;
 }

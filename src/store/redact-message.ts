@@ -78,7 +78,7 @@ export async function redactMessage(
     for (const target of copies) {
       const redacted = await redactRow(context, tx, target, { spans, replacement });
       // This process's converted copy of the message goes now (another process drops its own on its next load).
-      threadContextCache(context, target.threadId)?.delete(target.id);
+      threadContextCache(context, target.threadId)?.withdraw(target.id);
       const staleness = await invalidateDerived(context, tx, target.threadId, target.sequence, { spans, replacement });
       // The chunk log of an answer still streaming holds its text as sent: a redaction leaves none of it.
       await tx

@@ -74,7 +74,7 @@ export function createContextMessageCache({
         set(id, version, value, weight) {
           const held = scopes.get(scope)?.get(id);
           if (held) list.remove(held);
-          // A row dropped since (redacted): the caller may have read it before, and must not put it back.
+          // A row withdrawn since (redacted): the caller may have read it before, and must not put it back.
           if (list.dropped.has(`${scope}\u0000${id}`)) return;
           const entryBytes = Number.isFinite(weight) && weight > 0 ? Math.ceil(weight) : 1;
           if (entryBytes > maxBytes) return;
@@ -87,6 +87,10 @@ export function createContextMessageCache({
           while (list.bytes > maxBytes && list.oldest) list.remove(list.oldest);
         },
         delete(id) {
+          const held = scopes.get(scope)?.get(id);
+          if (held) list.remove(held);
+        },
+        withdraw(id) {
           const held = scopes.get(scope)?.get(id);
           if (held) list.remove(held);
           list.drop(`${scope}\u0000${id}`);
@@ -106,7 +110,7 @@ export function createContextMessageCache({
   };
 }
 
-// How many dropped rows are remembered (about 100 bytes each).
+// How many withdrawn rows are remembered (about 100 bytes each).
 const DROPPED_ROWS = 4096;
 
 // The entries of every scope in one list, least recently used first, with the totals the bound is checked on.
@@ -117,8 +121,10 @@ function createEntryList() {
     newest: null as Entry | null,
     size: 0,
     bytes: 0,
-    // The rows dropped last (scope and id), oldest first: a request that read one before it was dropped (a
-    // redaction committed while it ran) does not store it again. Bounded: a row's entry is only ever refused.
+    // The rows withdrawn last (scope and id), oldest first: a request that read one before it was withdrawn (a
+    // redaction committed while it ran) does not store it again. Bounded: a row's entry is only ever refused. Only a
+    // redaction withdraws: the rows a load finds no longer reaching the model are deleted, so a thread of many
+    // excluded messages never pushes a redaction out of it.
     dropped: new Set<string>(),
     drop(key: string) {
       list.dropped.delete(key);

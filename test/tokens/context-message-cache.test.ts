@@ -8,7 +8,7 @@ import { createContextMessageCache } from '../../src/tokens/context-message-cach
 type Operation =
   | { kind: 'get'; scope: number; id: number; version: number }
   | { kind: 'set'; scope: number; id: number; version: number; bytes: number }
-  | { kind: 'delete'; scope: number; id: number }
+  | { kind: 'delete' | 'withdraw'; scope: number; id: number }
   | { kind: 'clear' };
 
 const operation: fc.Arbitrary<Operation> = fc.oneof(
@@ -20,7 +20,7 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
     version: fc.nat(2),
     bytes: fc.oneof(fc.integer({ min: 1, max: 60 }), fc.constantFrom(0, -5, Number.NaN, 0.5, 150)),
   }),
-  fc.record({ kind: fc.constant('delete' as const), scope: fc.nat(2), id: fc.nat(5) }),
+  fc.record({ kind: fc.constantFrom('delete' as const, 'withdraw' as const), scope: fc.nat(2), id: fc.nat(5) }),
   fc.constant({ kind: 'clear' as const }),
 );
 
@@ -33,7 +33,8 @@ describe('createContextMessageCache', () => {
         const scopes = ['a', 'b', 'a\u0000b'].map((scope) => cache.scoped(scope));
         // The model: entries from least to most recently used.
         let model: Array<{ scope: number; id: number; version: number; value: object; bytes: number }> = [];
-        // Rows deleted (until a clear): never stored again, so a request that read one before cannot put it back.
+        // Rows withdrawn (until a clear): never stored again, so a request that read one before cannot put it back.
+        // A delete only drops the entry.
         const dropped = new Set<string>();
         for (const step of operations) {
           const scoped = step.kind === 'clear' ? undefined : scopes[step.scope]!;
@@ -50,9 +51,9 @@ describe('createContextMessageCache', () => {
             if (bytes <= maxBytes && !dropped.has(`${step.scope}:${step.id}`))
               model.push({ scope: step.scope, id: step.id, version: step.version, value, bytes });
             while (model.reduce((sum, entry) => sum + entry.bytes, 0) > maxBytes) model.shift();
-          } else if (step.kind === 'delete' && scoped) {
-            scoped.delete(String(step.id));
-            dropped.add(`${step.scope}:${step.id}`);
+          } else if ((step.kind === 'delete' || step.kind === 'withdraw') && scoped) {
+            scoped[step.kind](String(step.id));
+            if (step.kind === 'withdraw') dropped.add(`${step.scope}:${step.id}`);
             model = model.filter((entry) => !(entry.scope === step.scope && entry.id === step.id));
           } else {
             cache.clear();
@@ -93,15 +94,18 @@ describe('createContextMessageCache', () => {
     expect(() => createContextMessageCache({ maxBytes: -1 })).toThrow(/maxBytes/);
   });
 
-  it('should refuse a deleted row until 4,096 other rows were deleted after it', () => {
+  it('should refuse a withdrawn row until 4,096 other rows were withdrawn after it, and a deleted one never', () => {
     const cache = createContextMessageCache();
     const part = cache.scoped('t');
-    part.delete('r0');
+    part.delete('d0');
+    part.set('d0', 'v1', {}, 10);
+    expect(part.get('d0', 'v1')).toBeDefined();
+    part.withdraw('r0');
     part.set('r0', 'v1', {}, 10);
     expect(part.get('r0', 'v1')).toBeUndefined();
     cache.scoped('other').set('r0', 'v1', {}, 10);
-    expect(cache.size).toBe(1);
-    for (let index = 1; index <= 4096; index++) part.delete(`r${index}`);
+    expect(cache.size).toBe(2);
+    for (let index = 1; index <= 4096; index++) part.withdraw(`r${index}`);
     part.set('r0', 'v1', {}, 10);
     expect(part.get('r0', 'v1')).toBeDefined();
   });

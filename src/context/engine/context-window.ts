@@ -28,8 +28,6 @@ export interface ContextWindowSize {
   previewTokens: number;
   /** The assistant statuses that reach the model. */
   assistantStatuses: readonly string[];
-  /** The store's cache, where the kinds of a row's model parts are kept between requests. @default none */
-  cache?: ContextMessageCache;
 }
 
 /**
@@ -39,9 +37,13 @@ export interface ContextWindowSize {
  * fits); the window starts at the user message of the first turn that fits neither, once it holds `minimumTurns`
  * turns, and `marginTurns` turns older. The whole thread must hold more than `inputTokens` pruned (the selection
  * sets nothing aside from a context that fits). The estimates are below what the stages count: the window errs
- * large.
+ * large. The store's `cache` keeps each row's part kinds between requests.
  */
-export function findWindowStart(candidates: readonly ContextMessage[], size: ContextWindowSize): number {
+export function findWindowStart(
+  candidates: readonly ContextMessage[],
+  size: ContextWindowSize,
+  cache?: ContextMessageCache,
+): number {
   const target = size.inputTokens * size.targetRatio;
   let total = 0;
   let kept = 0;
@@ -52,7 +54,7 @@ export function findWindowStart(candidates: readonly ContextMessage[], size: Con
   for (let index = candidates.length - 1; index > 0; index--) {
     const stored = candidates[index];
     if (typeof stored?.message !== 'object' || stored.message === null) return 0;
-    const estimate = prunedTokenEstimate(stored, turns, size);
+    const estimate = prunedTokenEstimate(stored, turns, size, cache);
     total += estimate.pruned;
     if (start > 0) {
       if (total > size.inputTokens) return start;
@@ -82,12 +84,13 @@ export function findWindowStart(candidates: readonly ContextMessage[], size: Con
  * the newest) older than the protected ones (reasoning and tool traffic are removed, as if the tool traffic were
  * pruned; pinned messages are never pruned); without, a quarter of its texts' characters (below the count for
  * most texts). 0 for a message that does not reach the model or has no stored count. Underestimating only makes
- * the window larger.
+ * the window larger. The part kinds are kept in the store's `cache` when given.
  */
 export function prunedTokenEstimate(
   stored: ContextMessage,
   turn: number,
-  size: Pick<ContextWindowSize, 'prune' | 'assistantStatuses' | 'previewTokens' | 'cache'>,
+  size: Pick<ContextWindowSize, 'prune' | 'assistantStatuses' | 'previewTokens'>,
+  cache?: ContextMessageCache,
 ): { pruned: number; shrunk: number } {
   const reaches =
     stored.deletedAt == null &&
@@ -101,7 +104,7 @@ export function prunedTokenEstimate(
     stored.pinned === true || prune.reasoning === 'none' || (prune.reasoning !== 'all' && turn < prune.reasoningTurns);
   const keepTools = stored.pinned === true || prune.toolTraffic === 'none' || turn < prune.toolTrafficTurns;
   const counts = stored.partTokenCounts;
-  const kinds = counts ? cachedPartKinds(stored, size.cache) : [];
+  const kinds = counts ? cachedPartKinds(stored, cache) : [];
   if (counts && kinds.length === counts.length) {
     let pruned = 0;
     let shrunk = 0;

@@ -60,7 +60,7 @@ export function loadContextSegments(options: LoadContextSegmentsOptions): Loaded
     if (message.pinned === true || message.sequence > boundary) candidates.push(message);
   candidates.sort((a, b) => a.sequence - b.sequence);
   const load = (messages: readonly ContextMessage[]) => segmentsOf(options, messages, summary, bySequence.size);
-  const start = window ? findWindowStart(candidates, { ...window, cache: options.cache }) : 0;
+  const start = window ? findWindowStart(candidates, window, options.cache) : 0;
   if (start === 0) return load(candidates);
   let windowed: LoadedContextSegments;
   try {

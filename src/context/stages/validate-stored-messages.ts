@@ -89,7 +89,9 @@ export function validateStoredMessages({
       }
       parts.push(part as ContextUIPart);
     }
-    if (!changed && cache) {
+    // Marked only for a row that reaches the model: one that does not is never converted, and its entry would only
+    // be deleted again by the load.
+    if (!changed && cache && stored.deletedAt == null && (stored.contextState ?? 'eligible') === 'eligible') {
       const row = cachedRow(stored, cache, true);
       if (row) row.validated = true;
     }

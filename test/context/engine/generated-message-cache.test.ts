@@ -11,6 +11,8 @@ import { describe, expect, it } from 'vitest';
 import type { ModelMessage } from 'ai';
 import {
   countStoredPartTokens,
+  createContextEngine,
+  resolveModelProfile,
   storedTokenCountId,
   type ContextMessage,
   type ContextMessageCache,
@@ -164,4 +166,48 @@ describe('the message cache', () => {
     },
     timeout,
   );
+});
+
+describe('the message cache, between a redaction and a request that read the row before it', () => {
+  it("should keep refusing the redacted row's old form while another thread's excluded rows are loaded", async () => {
+    const shared = createContextMessageCache();
+    // A redaction withdrew thread A's row: a request that read it before must not store its old form.
+    const threadA = shared.scoped('tenant\u0000thread-a');
+    threadA.withdraw('row-a');
+    // Thread B: more rows than the cache remembers withdrawals, served once, then all excluded and served again.
+    const rows: ContextMessage[] = Array.from({ length: 4_200 }, (_row, index) => ({
+      rowId: `row-b-${index}`,
+      contentVersion: 1,
+      sequence: index + 1,
+      message: {
+        id: `m${index}`,
+        role: index % 2 === 0 ? 'user' : 'assistant',
+        parts: [{ type: 'text', text: `Message ${index}.` }],
+      },
+      status: 'completed',
+      contextState: 'eligible',
+      tokenCount: null,
+      tokenCounterId: null,
+      deletedAt: null,
+    }));
+    const serve = async (served: readonly ContextMessage[]) => {
+      const memory = createMemoryContextStore({ messages: served });
+      const store: ContextStore = {
+        loadContext: () => memory.loadContext(),
+        writeSummary: (input) => memory.writeSummary(input),
+        writeSnapshot: (input) => memory.writeSnapshot(input),
+        messageCache: shared.scoped('tenant\u0000thread-b'),
+      };
+      const engine = createContextEngine({ store, profile: resolveModelProfile({ modelId: 'gpt-4o' }), tokenCounter });
+      await engine.buildInitialContext();
+    };
+    await serve(rows);
+    expect(shared.size).toBeGreaterThan(4_096);
+    const last = rows.at(-1)!;
+    await serve([...rows.slice(0, -1).map((row) => ({ ...row, contextState: 'excluded' as const })), last]);
+    // The excluded rows left the cache, and the withdrawal of A's row still holds.
+    expect(shared.size).toBeLessThanOrEqual(1);
+    threadA.set('row-a', 'old', { text: 'card 4111' }, 10);
+    expect(threadA.get('row-a', 'old')).toBeUndefined();
+  });
 });
