@@ -39,7 +39,7 @@ export function cachedRow(stored: ContextMessage, cache: ContextMessageCache, cr
   const held = cache.get(stored.rowId!, version) as CachedRow | undefined;
   if (held || !create) return held;
   const made: CachedRow = { seeded: new WeakSet(), validated: false };
-  cache.set(stored.rowId!, version, made, stored.byteSize ?? approximateBytes(stored));
+  cache.set(stored.rowId!, version, made, rowBytes(stored));
   return made;
 }
 
@@ -68,9 +68,12 @@ export function cachedPartKinds(
   return (row.kinds ??= Object.freeze(modelPartKinds(stored.message)));
 }
 
-// Without a stored size: four bytes a token, or a kilobyte.
-function approximateBytes(stored: ContextMessage): number {
-  return stored.tokenCount != null ? stored.tokenCount * 4 : 1024;
+// What the row weighs against the cache's bound: the store's byte size, or without a usable one (a custom store's
+// rows), the length of its parts serialized, measured once when its entry is made.
+function rowBytes(stored: ContextMessage): number {
+  const { byteSize } = stored;
+  if (typeof byteSize === 'number' && Number.isFinite(byteSize) && byteSize > 0) return byteSize;
+  return JSON.stringify(stored.message.parts)?.length ?? 1;
 }
 
 // Freezes plain objects and arrays, through every level (the stored values the messages share are frozen with them).

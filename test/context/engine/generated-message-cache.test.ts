@@ -211,3 +211,43 @@ describe('the message cache, between a redaction and a request that read the row
     expect(threadA.get('row-a', 'old')).toBeUndefined();
   });
 });
+
+describe('the message cache and a store that gives no size', () => {
+  it('should weigh rows by their content when the store gives no byte size, and stay within its bound', async () => {
+    const shared = createContextMessageCache({ maxBytes: 200_000 });
+    const big = (index: number): ContextMessage => ({
+      rowId: `row-${index}`,
+      contentVersion: 1,
+      sequence: index + 1,
+      message: {
+        id: `m${index}`,
+        role: index % 2 === 0 ? 'user' : 'assistant',
+        parts: [{ type: 'text', text: `${index} `.repeat(50_000) }],
+      },
+      status: 'completed',
+      contextState: 'eligible',
+      tokenCount: null,
+      tokenCounterId: null,
+      deletedAt: null,
+      // A custom store's rows: no byteSize, or a wrong one.
+      ...(index % 2 === 0 ? {} : { byteSize: Number.NaN }),
+    });
+    const memory = createMemoryContextStore({ messages: Array.from({ length: 6 }, (_row, index) => big(index)) });
+    const store: ContextStore = {
+      loadContext: () => memory.loadContext(),
+      writeSummary: (input) => memory.writeSummary(input),
+      writeSnapshot: (input) => memory.writeSnapshot(input),
+      messageCache: shared.scoped('tenant\u0000thread'),
+    };
+    const engine = createContextEngine({
+      store,
+      profile: resolveModelProfile({ modelId: 'gpt-4o' }),
+      tokenCounter,
+      maxInputTokens: 1_000_000,
+    });
+    await engine.buildInitialContext();
+    // Each row is over 100 KB of text: at most one fits the bound, however the store sized it.
+    expect(shared.bytes).toBeLessThanOrEqual(200_000);
+    expect(shared.size).toBeLessThanOrEqual(1);
+  });
+});
