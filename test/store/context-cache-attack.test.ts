@@ -15,6 +15,12 @@ import { createContextEngine, type ContextSummarizer } from '../../src/context/i
 const json = (messages: readonly ModelMessage[]) => JSON.stringify(messages);
 type TenantStore = ReturnType<ReturnType<typeof createAgentHistory>['forTenant']>;
 
+const chat = [
+  { id: 'u1', role: 'user' as const, parts: [{ type: 'text', text: 'Hello' }] },
+  { id: 'a1', role: 'assistant' as const, parts: [{ type: 'text', text: 'Hi, how can I help?' }] },
+  { id: 'u2', role: 'user' as const, parts: [{ type: 'text', text: 'Tell me a joke' }] },
+];
+
 describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
   const database = useTestDatabase(backend);
 
@@ -23,22 +29,13 @@ describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
     return createContextManager({ store: context, model: 'openai:gpt-4o', tokenCounter });
   }
 
-  async function twoStores() {
+  /** A cached and an uncached store of one tenant, and a thread holding `messages` (a short chat by default). */
+  async function twoStores(messages: Parameters<TenantStore['appendMessage']>[1][] = chat) {
     const tenant = randomUUID();
     const cached = createAgentHistory({ db: database.db, contextCache: createContextMessageCache() }).forTenant(tenant);
     const uncached = createAgentHistory({ db: database.db, contextCache: false }).forTenant(tenant);
     const thread = await cached.createThread();
-    await cached.appendMessage(thread.id, { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Hello' }] });
-    await cached.appendMessage(thread.id, {
-      id: 'a1',
-      role: 'assistant',
-      parts: [{ type: 'text', text: 'Hi, how can I help?' }],
-    });
-    await cached.appendMessage(thread.id, {
-      id: 'u2',
-      role: 'user',
-      parts: [{ type: 'text', text: 'Tell me a joke' }],
-    });
+    for (const message of messages) await cached.appendMessage(thread.id, message);
     return { cached, uncached, thread: thread.id };
   }
 
@@ -191,26 +188,24 @@ describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
   });
 
   it("should not send the next request what a caller changed inside a returned tool result's value", async () => {
-    const tenant = randomUUID();
-    const cached = createAgentHistory({ db: database.db, contextCache: createContextMessageCache() }).forTenant(tenant);
-    const uncached = createAgentHistory({ db: database.db, contextCache: false }).forTenant(tenant);
-    const thread = (await cached.createThread()).id;
-    await cached.appendMessage(thread, { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Find hotels' }] });
-    await cached.appendMessage(thread, {
-      id: 'a1',
-      role: 'assistant',
-      parts: [
-        {
-          type: 'tool-search',
-          toolCallId: 'call-1',
-          state: 'output-available',
-          input: { city: 'Oslo' },
-          output: { hits: ['Hotel A'] },
-        },
-        { type: 'text', text: 'Found one.' },
-      ],
-    });
-    await cached.appendMessage(thread, { id: 'u2', role: 'user', parts: [{ type: 'text', text: 'Book it' }] });
+    const { cached, uncached, thread } = await twoStores([
+      { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Find hotels' }] },
+      {
+        id: 'a1',
+        role: 'assistant',
+        parts: [
+          {
+            type: 'tool-search',
+            toolCallId: 'call-1',
+            state: 'output-available',
+            input: { city: 'Oslo' },
+            output: { hits: ['Hotel A'] },
+          },
+          { type: 'text', text: 'Found one.' },
+        ],
+      },
+      { id: 'u2', role: 'user', parts: [{ type: 'text', text: 'Book it' }] },
+    ]);
     const first = await managerOf(cached, thread).initialMessages();
     const tool = first.find((message) => message.role === 'tool')!;
     const result = (tool.content as Array<{ type: string; output?: { value?: { hits?: string[] } } }>)[0]!;
@@ -226,20 +221,18 @@ describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
   });
 
   it("should not send the next request a part a caller added to a pruned message's content", async () => {
-    const tenant = randomUUID();
-    const cached = createAgentHistory({ db: database.db, contextCache: createContextMessageCache() }).forTenant(tenant);
-    const uncached = createAgentHistory({ db: database.db, contextCache: false }).forTenant(tenant);
-    const thread = (await cached.createThread()).id;
-    await cached.appendMessage(thread, { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Why?' }] });
-    await cached.appendMessage(thread, {
-      id: 'a1',
-      role: 'assistant',
-      parts: [
-        { type: 'reasoning', text: 'Let me think.' },
-        { type: 'text', text: 'Because.' },
-      ],
-    });
-    await cached.appendMessage(thread, { id: 'u2', role: 'user', parts: [{ type: 'text', text: 'And then?' }] });
+    const { cached, uncached, thread } = await twoStores([
+      { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Why?' }] },
+      {
+        id: 'a1',
+        role: 'assistant',
+        parts: [
+          { type: 'reasoning', text: 'Let me think.' },
+          { type: 'text', text: 'Because.' },
+        ],
+      },
+      { id: 'u2', role: 'user', parts: [{ type: 'text', text: 'And then?' }] },
+    ]);
     // The answer of an older turn loses its reasoning: the engine returns a pruned copy of the cached message.
     const first = await managerOf(cached, thread).initialMessages();
     const answer = first.find((message) => message.role === 'assistant')!;
