@@ -8,46 +8,56 @@ import { withoutContextMessageRef } from '../segments/context-message-ref.js';
  * their `href`, binary data as base64. Two equal contexts hash equally whatever the key order or object
  * identity, so a rebuild can be checked against the snapshot. The engine's message references are left out.
  * Each message's canonical form is made once per message object and remembered: a message changed in place after
- * it was hashed keeps its old hash (the engine never changes a message; it builds a new one). The hash's state
- * after the last list hashed that began with the same message object is kept too, so a list that extends it (the
- * same objects, then more: the next request of a thread whose start did not move) hashes only what it adds.
+ * it was hashed keeps its old hash (the engine never changes a message; it builds a new one). Per first message
+ * object, the hash's state is kept at points along the last list hashed from it (about every 16 KB, and at its
+ * end), so a list that shares a beginning with it (the same objects: the next request of a thread whose start did
+ * not move, where an older turn's tool traffic was just pruned) hashes only from the last point they share.
  */
 export function hashContextMessages(messages: readonly ModelMessage[]): string {
   const first = messages[0];
   const kept = first ? prefixes.get(first) : undefined;
-  let hash: Hash;
-  let start = 0;
-  if (
-    kept &&
-    kept.messages.length <= messages.length &&
-    kept.messages.every((message, index) => message === messages[index])
-  ) {
-    hash = kept.state.copy();
-    start = kept.messages.length;
-  } else {
-    hash = createHash('sha256');
-    hash.update('[');
-  }
-  // The canonical JSON of the array, fed in pieces of about 64 KB: `[`, each message's (made once per message
-  // object), `]`. One update per message would cost a native call each.
+  const shared = kept ? sharedLength(kept.messages, messages) : 0;
+  // The last point at or before the shared part's end (the first is index 1: the first message is always shared).
+  const points = kept?.points.filter((point) => point.index <= shared) ?? [];
+  const resume = points.at(-1);
+  const hash = resume ? resume.state.copy() : createHash('sha256').update('[');
   let pending = '';
-  for (let index = start; index < messages.length; index++) {
+  let pendingFrom = resume?.index ?? 0;
+  for (let index = pendingFrom; index < messages.length; index++) {
     const message = messages[index]!;
     let json = canonicalMessages.get(message);
     if (json === undefined) canonicalMessages.set(message, (json = canonicalJson(withoutContextMessageRef(message))));
     pending += index === 0 ? json : `,${json}`;
-    if (pending.length >= 65_536) {
+    if (pending.length >= POINT_CHARACTERS || index === messages.length - 1) {
       hash.update(pending);
       pending = '';
+      pendingFrom = index + 1;
+      // A point after this message (a copy: the hash goes on).
+      if (first && index > 0) points.push({ index: index + 1, state: hash.copy() });
     }
   }
-  hash.update(pending);
-  if (first && start < messages.length) prefixes.set(first, { messages: [...messages], state: hash.copy() });
+  if (first && pendingFrom > (resume?.index ?? 0)) prefixes.set(first, { messages: [...messages], points });
   hash.update(']');
   return hash.digest('hex');
 }
 
+// Characters of canonical JSON between two kept states: one native update each, and a resume rehashes at most this.
+const POINT_CHARACTERS = 16_384;
+
+function sharedLength(kept: readonly ModelMessage[], messages: readonly ModelMessage[]): number {
+  const limit = Math.min(kept.length, messages.length);
+  let index = 0;
+  while (index < limit && kept[index] === messages[index]) index++;
+  return index;
+}
+
 // Messages the engine hashes are not changed afterwards: it builds new ones for every change.
 const canonicalMessages = new WeakMap<ModelMessage, string>();
-// Per first message: the last list hashed from it and the hash's state before the closing `]`.
-const prefixes = new WeakMap<ModelMessage, { messages: readonly ModelMessage[]; state: Hash }>();
+// Per first message: the last list hashed from it and the hash's states (before the closing `]`) along it, each
+// after the message before `index`.
+const prefixes = new WeakMap<ModelMessage, { messages: readonly ModelMessage[]; points: HashPoint[] }>();
+
+interface HashPoint {
+  index: number;
+  state: Hash;
+}
