@@ -157,6 +157,22 @@ function isToolPart(part: { type: string }): boolean {
  * request without a response. Such a turn is always kept.
  */
 export function hasUnfinishedToolWork(segments: readonly ContextSegment[]): boolean {
+  // Each segment finished on its own (remembered per frozen message array: a store's cache and the pruning hand the
+  // same ones to every request) leaves nothing open for the next, so the turn is finished.
+  if (segments.every((segment) => finishedAlone(segment.messages))) return false;
+  return unfinished(segments);
+}
+
+const finishedMemo = new WeakMap<readonly ModelMessage[], boolean>();
+function finishedAlone(messages: readonly ModelMessage[]): boolean {
+  if (messages.length === 0) return true;
+  if (!Object.isFrozen(messages)) return false;
+  let finished = finishedMemo.get(messages);
+  if (finished === undefined) finishedMemo.set(messages, (finished = !unfinished([{ messages }])));
+  return finished;
+}
+
+function unfinished(segments: ReadonlyArray<{ readonly messages: readonly ModelMessage[] }>): boolean {
   // Lists, not sets: a turn holds a few ids, and most messages none (this runs over every turn, several times a
   // compaction). An id is listed once, as a set holds it.
   let open: string[] | undefined;

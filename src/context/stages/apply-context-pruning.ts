@@ -34,6 +34,8 @@ export interface ApplyContextPruningOptions {
   toolCallIds: ReadonlySet<string>;
   /** Whether messages left empty are removed. */
   emptyMessages: 'remove' | 'keep';
+  /** {@link mapApprovalsToCalls} of `segments`, when the caller has it. @default made from `segments` */
+  approvalToCall?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -47,9 +49,9 @@ export function applyContextPruning({
   reasoningFrom,
   toolCallIds,
   emptyMessages,
+  approvalToCall = toolCallIds.size > 0 ? mapApprovalsToCalls(segments) : new Map<string, string>(),
 }: ApplyContextPruningOptions): { segments: ContextSegment[]; removed: ContextRemoval[]; pruning: ContextPruning } {
   const currentInput = findCurrentInputIndex(segments);
-  const approvalToCall = toolCallIds.size > 0 ? mapApprovalsToCalls(segments) : new Map<string, string>();
   const run: PruningRun = {
     measure,
     toolCallIds,
@@ -85,20 +87,48 @@ export function applyContextPruning({
 export function mapApprovalsToCalls(segments: readonly ContextSegment[]): Map<string, string> {
   const approvalToCall = new Map<string, string>();
   for (const segment of segments)
-    for (const message of segment.messages)
-      for (const request of messageToolIds(message).approvalRequests)
-        approvalToCall.set(request.approvalId, request.toolCallId);
+    for (const request of approvalRequestsOf(segment.messages))
+      approvalToCall.set(request.approvalId, request.toolCallId);
   return approvalToCall;
+}
+
+type ApprovalRequests = ReadonlyArray<{ approvalId: string; toolCallId: string }>;
+const approvalRequestMemo = new WeakMap<readonly ModelMessage[], ApprovalRequests>();
+// The approval requests of the messages, in order; remembered per frozen array (the same one every request).
+function approvalRequestsOf(messages: readonly ModelMessage[]): ApprovalRequests {
+  let known = Object.isFrozen(messages) ? approvalRequestMemo.get(messages) : undefined;
+  if (known) return known;
+  known = messages.flatMap((message) => messageToolIds(message).approvalRequests);
+  if (Object.isFrozen(messages)) approvalRequestMemo.set(messages, known);
+  return known;
 }
 
 /**
  * The tool calls a segment mentions: calls, results, approval requests, approval responses (through
  * `approvalToCall`) and provider-executed calls.
  */
-export function segmentToolCallIds(segment: ContextSegment, approvalToCall: ReadonlyMap<string, string>): string[] {
+export function segmentToolCallIds(
+  segment: Pick<ContextSegment, 'messages'>,
+  approvalToCall: ReadonlyMap<string, string>,
+): readonly string[] {
+  const { messages } = segment;
+  if (!Object.isFrozen(messages)) return toolCallIdsOf(messages, approvalToCall);
+  // A frozen message array (a store's cache, the pruning's plans) is the same every request: its ids are made once
+  // when it answers no approval (the only ids that depend on the other segments).
+  let known = callIdMemo.get(messages);
+  if (known === undefined) {
+    const answers = messages.some((message) => messageToolIds(message).approvalResponses.length > 0);
+    callIdMemo.set(messages, (known = answers ? null : Object.freeze(toolCallIdsOf(messages, approvalToCall))));
+  }
+  return known ?? toolCallIdsOf(messages, approvalToCall);
+}
+
+const callIdMemo = new WeakMap<readonly ModelMessage[], readonly string[] | null>();
+
+function toolCallIdsOf(messages: readonly ModelMessage[], approvalToCall: ReadonlyMap<string, string>): string[] {
   // Built only when the segment mentions a call (most segments of a long thread do not, once pruned).
   let ids: Set<string> | undefined;
-  for (const message of segment.messages) {
+  for (const message of messages) {
     const found = messageToolIds(message);
     for (const id of found.calls) (ids ??= new Set()).add(id);
     for (const id of found.results) (ids ??= new Set()).add(id);

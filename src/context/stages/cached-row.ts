@@ -2,6 +2,7 @@ import type { ModelMessage } from 'ai';
 import type { ContextMessage, ContextMessageCache } from '../../model/context-store.js';
 import { convertUIMessageToModelMessages } from '../../tokens/convert-ui-message.js';
 import { modelPartKinds, type ModelPartKind } from '../../tokens/model-part-kinds.js';
+import type { MessageSegment } from '../segments/context-segment.js';
 
 /**
  * What the engine keeps of a stored row in a store's cache (`ContextStore.messageCache`), each piece made the first
@@ -17,6 +18,8 @@ export interface CachedRow {
   validated: boolean;
   /** `modelPartKinds` of the message, once asked for. */
   kinds?: readonly ModelPartKind[];
+  /** The segment made from the messages and the stored count (frozen), reused while the row's fields match. */
+  segment?: MessageSegment;
 }
 
 /**

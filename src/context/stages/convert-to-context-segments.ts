@@ -4,7 +4,7 @@ import type { ContextMessage, ContextMessageCache } from '../../model/context-st
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
 import { createMessageSegment, type MessageSegment } from '../segments/context-segment.js';
 import { convertUIMessageToModelMessages, type ConvertUIMessageOptions } from '../../tokens/convert-ui-message.js';
-import { cachedConversion } from './cached-row.js';
+import { cachedConversion, type CachedRow } from './cached-row.js';
 import { fileText } from '../../tokens/count-message-tokens.js';
 import { storedTokenCountId } from '../../tokens/count-stored-message-tokens.js';
 import { seedPartTokenCounts } from '../../tokens/seed-part-token-counts.js';
@@ -88,13 +88,7 @@ export function convertToContextSegments({
         seedPartTokenCounts(modelMessages, parts, measure.tokenCounter)
       )
         held?.seeded.add(measure.tokenCounter);
-      segments.push({
-        kind: 'message',
-        sequence: stored.sequence,
-        pinned,
-        messages: modelMessages,
-        tokens: { text: stored.tokenCount!, ...countAttachments(modelMessages), messages: modelMessages.length },
-      });
+      segments.push(storedCountSegment(stored, modelMessages, held));
     } else {
       countedSequences.push(stored.sequence);
       segments.push(createMessageSegment({ messages: modelMessages, sequence: stored.sequence, pinned, measure }));
@@ -113,8 +107,51 @@ export function convertToContextSegments({
   };
 }
 
-/** Images and files in messages, without tokenizing (text files are part of the stored text count). */
+// The segment of a message whose stored count is used. A cached row's segment is the same frozen object every
+// request while its fields match: later stages remember what they made of it.
+function storedCountSegment(
+  stored: ContextMessage,
+  modelMessages: ModelMessage[],
+  held: CachedRow | undefined,
+): MessageSegment {
+  const pinned = stored.pinned === true;
+  const known = held?.segment;
+  if (
+    known &&
+    known.messages === modelMessages &&
+    known.sequence === stored.sequence &&
+    known.pinned === pinned &&
+    known.tokens.text === stored.tokenCount
+  )
+    return known;
+  const segment: MessageSegment = {
+    kind: 'message',
+    sequence: stored.sequence,
+    pinned,
+    messages: modelMessages,
+    tokens: { text: stored.tokenCount!, ...countAttachments(modelMessages), messages: modelMessages.length },
+  };
+  if (held) {
+    Object.freeze(segment.tokens);
+    held.segment = Object.freeze(segment);
+  }
+  return segment;
+}
+
+/**
+ * Images and files in messages, without tokenizing (text files are part of the stored text count); remembered per
+ * frozen message array (a store's cache hands the same one to every request).
+ */
 function countAttachments(messages: readonly ModelMessage[]): { images: number; files: number } {
+  if (!Object.isFrozen(messages)) return findAttachments(messages);
+  let found = attachmentMemo.get(messages);
+  if (!found) attachmentMemo.set(messages, (found = Object.freeze(findAttachments(messages))));
+  return found;
+}
+
+const attachmentMemo = new WeakMap<readonly ModelMessage[], { images: number; files: number }>();
+
+function findAttachments(messages: readonly ModelMessage[]): { images: number; files: number } {
   const found = { images: 0, files: 0 };
   for (const message of messages) {
     if (typeof message.content === 'string') continue;

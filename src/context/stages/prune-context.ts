@@ -65,7 +65,8 @@ export function pruneContext({ segments, measure, messageBudget, policy, outside
   let toolTraffic: PruneStageReport['toolTraffic'] = 'kept';
   const overBudget = estimateSegments(first.segments, measure) + outsideTokens > messageBudget;
   if (policy.toolTraffic === 'outside-newest-turns' || (policy.toolTraffic === 'when-over-budget' && overBudget)) {
-    const toolCallIds = prunableToolCallIds(first.segments, policy.toolTrafficTurns);
+    const approvalToCall = mapApprovalsToCalls(first.segments);
+    const toolCallIds = prunableToolCallIds(first.segments, policy.toolTrafficTurns, approvalToCall);
     if (toolCallIds.size > 0) {
       toolTraffic = 'pruned';
       const second = applyContextPruning({
@@ -74,6 +75,7 @@ export function pruneContext({ segments, measure, messageBudget, policy, outside
         reasoningFrom: () => false,
         toolCallIds,
         emptyMessages: policy.emptyMessages,
+        approvalToCall,
       });
       result = {
         segments: second.segments,
@@ -100,7 +102,11 @@ function newestTurnIndices(segments: readonly ContextSegment[], count: number): 
 }
 
 /** Tool call ids outside the protected turns (newest, pinned, unfinished) that no protected segment uses. */
-function prunableToolCallIds(segments: readonly ContextSegment[], keepTurns: number): Set<string> {
+function prunableToolCallIds(
+  segments: readonly ContextSegment[],
+  keepTurns: number,
+  approvalToCall: ReadonlyMap<string, string>,
+): Set<string> {
   const turns = groupTurns(segments);
   const protectedIndices = new Set<number>();
   turns.forEach((turn, position) => {
@@ -111,7 +117,6 @@ function prunableToolCallIds(segments: readonly ContextSegment[], keepTurns: num
   segments.forEach((segment, index) => {
     if (segment.kind !== 'message' || segment.pinned) protectedIndices.add(index);
   });
-  const approvalToCall = mapApprovalsToCalls(segments);
   const keep = new Set<string>();
   const candidates = new Set<string>();
   segments.forEach((segment, index) => {

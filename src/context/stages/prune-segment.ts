@@ -1,6 +1,7 @@
 import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { TokenCounter } from '../../tokens/token-counter.js';
+import type { TokenTally } from '../../tokens/count-message-tokens.js';
 import type { ContextRemoval } from '../segments/context-removal.js';
 import type { MessageSegment } from '../segments/context-segment.js';
 import { applyTallyChange, tallyChange, type TallyChange } from '../segments/retally-messages.js';
@@ -39,7 +40,9 @@ interface PrunePlan {
   mentioned: string[];
 }
 
-const plans = new WeakMap<TokenCounter, WeakMap<readonly ModelMessage[], Map<string, PrunePlan>>>();
+// Per counter and frozen message array: plans by the decision's flags (reasoning, empty messages, current input as
+// bits) and the tool parts it removes.
+const plans = new WeakMap<TokenCounter, WeakMap<readonly ModelMessage[], Array<Map<string, PrunePlan> | undefined>>>();
 
 /**
  * One segment: its reasoning (when `reasoning`), the traffic of the calls to remove, then messages left empty (but
@@ -56,17 +59,17 @@ export function pruneSegment(
   const reasoningApplies = reasoning && messages.some(hasReasoning);
   const toolKey = run.toolCallIds.size > 0 ? toolRemovalKey(messages, run) : '';
   if (!reasoningApplies && toolKey === '' && !(emptyMessages === 'remove' && messages.some(isEmpty))) return segment;
-  const key = `${reasoningApplies ? 1 : 0}${emptyMessages === 'remove' ? 1 : 0}${currentInput ? 1 : 0}${toolKey}`;
+  const flags = (reasoningApplies ? 4 : 0) + (emptyMessages === 'remove' ? 2 : 0) + (currentInput ? 1 : 0);
   const frozen = Object.isFrozen(messages);
   let byCounter = frozen ? plans.get(run.measure.tokenCounter) : undefined;
   if (frozen && !byCounter) plans.set(run.measure.tokenCounter, (byCounter = new WeakMap()));
   let planned = byCounter?.get(messages);
-  let plan = planned?.get(key);
+  let plan = planned?.[flags]?.get(toolKey);
   if (!plan) {
     plan = planPruning(run, messages, reasoningApplies, toolKey !== '', emptyMessages, currentInput, frozen);
     if (byCounter) {
-      if (!planned) byCounter.set(messages, (planned = new Map()));
-      planned.set(key, plan);
+      if (!planned) byCounter.set(messages, (planned = []));
+      (planned[flags] ??= new Map()).set(toolKey, plan);
     }
   }
   return replayPlan(run, segment, plan);
@@ -74,19 +77,27 @@ export function pruneSegment(
 
 // The tool parts the decision touches in the messages, as a key ('' when none): per part 1 or 0, and for an
 // approval response the call it answers (the map is built over every segment). Not '' exactly when the segment
-// mentions a call to remove.
+// mentions a call to remove. For a frozen array that answers no approval, none or all of its parts (most segments of
+// a long thread) are found from its tool part ids, remembered with the key of all.
 function toolRemovalKey(messages: readonly ModelMessage[], run: PruningRun): string {
+  const known = Object.isFrozen(messages) ? toolPartsOf(messages) : undefined;
+  if (known && !known.answers) {
+    let removed = 0;
+    for (const id of known.ids) if (run.toolCallIds.has(id)) removed += 1;
+    if (removed === 0) return '';
+    if (removed === known.ids.length) return known.allKey;
+  }
   let key = '';
   let any = false;
   for (const message of messages) {
-    if (typeof message.content === 'string' || (message.role !== 'assistant' && message.role !== 'tool')) continue;
+    if (!touchesTools(message)) continue;
     for (const part of message.content as Array<{ type: string; toolCallId?: string; approvalId?: string }>) {
       if (part.type === 'tool-approval-response') {
         const call = run.approvalToCall.get(part.approvalId!);
         const removed = call !== undefined && run.toolCallIds.has(call);
         any ||= removed;
         key += removed ? `[${call}]` : '0';
-      } else if (part.type === 'tool-call' || part.type === 'tool-result' || part.type === 'tool-approval-request') {
+      } else if (isRemovableToolPart(part)) {
         const removed = run.toolCallIds.has(part.toolCallId!);
         any ||= removed;
         key += removed ? '1' : '0';
@@ -95,6 +106,36 @@ function toolRemovalKey(messages: readonly ModelMessage[], run: PruningRun): str
     key += ',';
   }
   return any ? key : '';
+}
+
+const toolParts = new WeakMap<readonly ModelMessage[], { ids: string[]; answers: boolean; allKey: string }>();
+// The call ids of the tool calls, results and approval requests (in order), whether an approval is answered, and
+// the key when every part is removed.
+function toolPartsOf(messages: readonly ModelMessage[]) {
+  let known = toolParts.get(messages);
+  if (known) return known;
+  known = { ids: [], answers: false, allKey: '' };
+  for (const message of messages) {
+    if (!touchesTools(message)) continue;
+    for (const part of message.content as Array<{ type: string; toolCallId?: string }>) {
+      if (part.type === 'tool-approval-response') known.answers = true;
+      else if (isRemovableToolPart(part)) {
+        known.ids.push(part.toolCallId!);
+        known.allKey += '1';
+      }
+    }
+    known.allKey += ',';
+  }
+  toolParts.set(messages, known);
+  return known;
+}
+
+function touchesTools(message: ModelMessage): boolean {
+  return typeof message.content !== 'string' && (message.role === 'assistant' || message.role === 'tool');
+}
+
+function isRemovableToolPart(part: { type: string }): boolean {
+  return part.type === 'tool-call' || part.type === 'tool-result' || part.type === 'tool-approval-request';
 }
 
 function planPruning(
@@ -134,26 +175,44 @@ function planPruning(
   return plan;
 }
 
-// The plan applied to the segment: its steps' messages and tallies, and what each removed recorded in the run.
+// The plan applied to the segment: its steps' messages and tallies, and what each removed recorded in the run. For
+// a frozen segment (a store's cache hands the same one to every request, and this makes frozen ones of those) the
+// resulting segment and the tallies along the way are made once per plan.
 function replayPlan(run: PruningRun, segment: MessageSegment, plan: PrunePlan): MessageSegment {
-  let current = segment;
-  for (const { reason, messages, change, toolCallId } of plan.steps) {
-    const next: MessageSegment = { ...current, messages, tokens: applyTallyChange(current.tokens, change) };
-    run.removed.push({
-      sequence: segment.sequence,
-      reason,
-      tokens: run.measure.estimate(current.tokens) - run.measure.estimate(next.tokens),
-      ...(toolCallId ? { toolCallId } : {}),
-    });
-    current = next;
+  const frozen = Object.isFrozen(segment);
+  let replayed = frozen ? replays.get(segment)?.get(plan) : undefined;
+  if (!replayed) {
+    const tallies = [segment.tokens];
+    for (const { change } of plan.steps) tallies.push(applyTallyChange(tallies.at(-1)!, change));
+    const last = plan.steps.at(-1);
+    const result: MessageSegment = last ? { ...segment, messages: last.messages, tokens: tallies.at(-1)! } : segment;
+    replayed = { result, tallies };
+    if (frozen) {
+      Object.freeze(result.tokens);
+      Object.freeze(result);
+      let byPlan = replays.get(segment);
+      if (!byPlan) replays.set(segment, (byPlan = new WeakMap()));
+      byPlan.set(plan, replayed);
+    }
+  }
+  const { tallies } = replayed;
+  for (const [index, { reason, toolCallId }] of plan.steps.entries()) {
+    const tokens = run.measure.estimate(tallies[index]!) - run.measure.estimate(tallies[index + 1]!);
+    run.removed.push(
+      toolCallId
+        ? { sequence: segment.sequence, reason, tokens, toolCallId }
+        : { sequence: segment.sequence, reason, tokens },
+    );
   }
   if (plan.reasoningPruned && segment.sequence !== null) run.reasoningSequences.push(segment.sequence);
   for (const id of plan.mentioned) {
     run.removedToolCallIds.add(id);
     run.toolCallSequences.push([id, segment.sequence]);
   }
-  return current;
+  return replayed.result;
 }
+
+const replays = new WeakMap<MessageSegment, WeakMap<PrunePlan, { result: MessageSegment; tallies: TokenTally[] }>>();
 
 function isEmpty(message: ModelMessage): boolean {
   return message.content.length === 0;
