@@ -1,0 +1,239 @@
+// The stages remember what they make of a frozen message array or segment (a store's cache hands the same ones to
+// every request): its tool call ids, approval requests, whether it leaves tool work open, its tool-traffic key and
+// its pruned form. Each memo must give what the same stage gives on fresh copies, which never hit a memo. Threads are
+// drawn with tool call and approval ids from a pool of a few, so that ids repeat across turns (some providers number
+// their calls) and an approval may be answered in another segment or turn than the one that asked.
+import type { ModelMessage } from 'ai';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { resolveContextPolicy } from '../../../src/context/engine/context-policy.js';
+import { mapApprovalsToCalls, segmentToolCallIds } from '../../../src/context/stages/apply-context-pruning.js';
+import { pruneContext } from '../../../src/context/stages/prune-context.js';
+import {
+  createMessageSegment,
+  groupTurns,
+  hasUnfinishedToolWork,
+  renderSegments,
+  type MessageSegment,
+} from '../../../src/context/segments/context-segment.js';
+import { smallMeasure } from '../fixtures.js';
+
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 150);
+const measure = smallMeasure(100_000);
+
+const callId = fc.constantFrom('call-0', 'call-1', 'call-2', 'call-3');
+const approvalId = fc.constantFrom('approval-0', 'approval-1', 'approval-2');
+const words = fc.string({ minLength: 1, maxLength: 30 });
+
+const assistantPart = fc.oneof(
+  words.map((text) => ({ type: 'text', text })),
+  words.map((text) => ({ type: 'reasoning', text })),
+  fc.tuple(callId, words, fc.boolean()).map(([toolCallId, query, providerExecuted]) => ({
+    type: 'tool-call',
+    toolCallId,
+    toolName: 'search',
+    input: { query },
+    ...(providerExecuted ? { providerExecuted: true } : {}),
+  })),
+  fc.tuple(approvalId, callId).map(([id, toolCallId]) => ({
+    type: 'tool-approval-request',
+    approvalId: id,
+    toolCallId,
+  })),
+);
+const toolPart = fc.oneof(
+  fc.tuple(callId, words).map(([toolCallId, value]) => ({
+    type: 'tool-result',
+    toolCallId,
+    toolName: 'search',
+    output: { type: 'text', value },
+  })),
+  fc.tuple(approvalId, fc.boolean()).map(([id, approved]) => ({
+    type: 'tool-approval-response',
+    approvalId: id,
+    approved,
+  })),
+);
+const message: fc.Arbitrary<ModelMessage> = fc.oneof(
+  words.map((text) => ({ role: 'user', content: [{ type: 'text', text }] }) as ModelMessage),
+  fc.array(assistantPart, { maxLength: 4 }).map((content) => ({ role: 'assistant', content }) as ModelMessage),
+  fc.array(toolPart, { minLength: 1, maxLength: 3 }).map((content) => ({ role: 'tool', content }) as ModelMessage),
+);
+const thread = fc.array(
+  fc.record({ messages: fc.array(message, { minLength: 1, maxLength: 3 }), pinned: fc.boolean() }),
+  { minLength: 1, maxLength: 14 },
+);
+
+type Drawn = Array<{ messages: ModelMessage[]; pinned: boolean }>;
+
+// The segments as a store's cache hands them out: every array, message, part and the segment frozen.
+function frozenSegments(drawn: Drawn): MessageSegment[] {
+  return drawn.map(({ messages, pinned }, index) => {
+    const copy = structuredClone(messages);
+    for (const item of copy) deepFreeze(item);
+    const segment = createMessageSegment({
+      messages: Object.freeze(copy) as ModelMessage[],
+      sequence: index + 1,
+      pinned,
+      measure,
+    });
+    Object.freeze(segment.tokens);
+    return Object.freeze(segment);
+  });
+}
+
+// Fresh copies: no memo knows them, and unfrozen objects are never remembered.
+function freshSegments(drawn: Drawn): MessageSegment[] {
+  return drawn.map(({ messages, pinned }, index) =>
+    createMessageSegment({ messages: structuredClone(messages), sequence: index + 1, pinned, measure }),
+  );
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null) return;
+  Object.freeze(value);
+  for (const item of Object.values(value)) deepFreeze(item);
+}
+
+const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as unknown;
+
+describe('memos of frozen message arrays and segments', () => {
+  it('should find the same tool ids, approvals and unfinished turns as on fresh copies, memo cold and warm', () => {
+    fc.assert(
+      fc.property(thread, (drawn) => {
+        const frozen = frozenSegments(drawn);
+        const fresh = freshSegments(drawn);
+        for (let round = 0; round < 2; round++) {
+          const approvals = mapApprovalsToCalls(frozen);
+          expect([...approvals]).toEqual([...mapApprovalsToCalls(fresh)]);
+          // The ids a segment mentions through an approval it answers depend on the map: the whole thread's, and
+          // (as for a segment whose request was cut away) one of a part of it.
+          const partial = mapApprovalsToCalls(frozen.slice(frozen.length >> 1));
+          for (const map of [approvals, partial, approvals])
+            frozen.forEach((segment, index) =>
+              expect([...segmentToolCallIds(segment, map)].sort()).toEqual(
+                [...segmentToolCallIds(fresh[index]!, map)].sort(),
+              ),
+            );
+          // Every run of consecutive segments, as a turn or a part of one.
+          for (let start = 0; start < frozen.length; start++)
+            for (let end = start + 1; end <= frozen.length; end++)
+              expect(hasUnfinishedToolWork(frozen.slice(start, end))).toBe(
+                hasUnfinishedToolWork(fresh.slice(start, end)),
+              );
+        }
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('should prune frozen segments as fresh copies are pruned, on every policy and on the second request too', () => {
+    const policies = fc.record({
+      reasoning: fc.constantFrom('outside-newest-turns', 'all', 'none'),
+      reasoningTurns: fc.integer({ min: 0, max: 3 }),
+      toolTraffic: fc.constantFrom('when-over-budget', 'outside-newest-turns', 'none'),
+      toolTrafficTurns: fc.integer({ min: 0, max: 3 }),
+      emptyMessages: fc.constantFrom('remove', 'keep'),
+    });
+    // Requests of one thread differ in what they prune from the same frozen segments: other policies and budgets,
+    // and the thread grown by turns that use its ids again (a call is then kept everywhere its id is protected).
+    const requests = fc.array(
+      fc.record({
+        prune: policies,
+        budget: fc.integer({ min: 0, max: 400 }),
+        grow: thread,
+        reused: fc.subarray(['call-0', 'call-1', 'call-2', 'call-3']),
+      }),
+      { minLength: 1, maxLength: 4 },
+    );
+    // The newest turn calls tools whose ids older turns used: those calls are protected, the others are not.
+    const newestTurn = (ids: string[]) => [
+      { messages: [{ role: 'user', content: [{ type: 'text', text: 'Again?' }] } as ModelMessage], pinned: false },
+      {
+        messages: [
+          {
+            role: 'assistant',
+            content: ids.map((toolCallId) => ({ type: 'tool-call', toolCallId, toolName: 'search', input: {} })),
+          } as ModelMessage,
+        ],
+        pinned: false,
+      },
+    ];
+    fc.assert(
+      fc.property(thread, requests, (drawn, asked) => {
+        const frozen = frozenSegments(drawn);
+        for (const { prune, budget: messageBudget, grow, reused } of [...asked, ...asked]) {
+          const policy = resolveContextPolicy({ prune: prune as never }).prune;
+          const grown = [...drawn, ...grow.slice(0, 3), ...newestTurn(reused)];
+          const segments = [...frozen, ...freshSegments(grown).slice(frozen.length)];
+          const expected = pruneContext({ segments: freshSegments(grown), measure, messageBudget, policy });
+          const result = pruneContext({ segments, measure, messageBudget, policy });
+          expect(plain(renderSegments(result.segments))).toEqual(plain(renderSegments(expected.segments)));
+          expect(result.segments.map((segment) => segment.tokens)).toEqual(
+            expected.segments.map((segment) => segment.tokens),
+          );
+          expect(plain(result.report)).toEqual(plain(expected.report));
+          expect(plain(result.pruning)).toEqual(plain(expected.pruning));
+          expect(groupTurns(result.segments).length).toBe(groupTurns(expected.segments).length);
+        }
+      }),
+      // Found by 1,500 runs when the key of a segment whose calls are partly kept was taken for the key of all:
+      // call-0's result is kept (a newer assistant message calls it again, unanswered) and call-3's is not.
+      { numRuns: RUNS, examples: [[partlyKept.thread, partlyKept.requests] as never] },
+    );
+  });
+});
+
+const pruneWhenOver = {
+  reasoning: 'outside-newest-turns',
+  reasoningTurns: 0,
+  toolTraffic: 'when-over-budget',
+  toolTrafficTurns: 0,
+  emptyMessages: 'remove',
+};
+const result = (toolCallId: string) =>
+  ({
+    role: 'tool',
+    content: [{ type: 'tool-result', toolCallId, toolName: 'search', output: { type: 'text', value: ' ' } }],
+  }) as ModelMessage;
+const partlyKept = {
+  thread: [
+    { messages: [result('call-0'), result('call-3')], pinned: false },
+    { messages: [{ role: 'user', content: [{ type: 'text', text: ' ' }] } as ModelMessage], pinned: false },
+  ],
+  requests: [
+    {
+      prune: pruneWhenOver,
+      budget: 0,
+      grow: [
+        {
+          messages: [
+            {
+              role: 'tool',
+              content: [{ type: 'tool-approval-response', approvalId: 'approval-0', approved: false }],
+            } as ModelMessage,
+          ],
+          pinned: false,
+        },
+      ],
+      reused: [],
+    },
+    {
+      prune: pruneWhenOver,
+      budget: 0,
+      grow: [
+        {
+          messages: [
+            {
+              role: 'assistant',
+              content: [{ type: 'tool-call', toolCallId: 'call-0', toolName: 'search', input: { query: ' ' } }],
+            } as ModelMessage,
+          ],
+          pinned: false,
+        },
+        { messages: [{ role: 'assistant', content: [] } as ModelMessage], pinned: false },
+      ],
+      reused: [],
+    },
+  ],
+};
