@@ -1,4 +1,5 @@
 import type { ModelMessage } from 'ai';
+import { segmentFacts } from './segment-facts.js';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import { addTokenTallies, type TokenTally } from '../../tokens/count-message-tokens.js';
 import { retallyMessages } from './retally-messages.js';
@@ -159,13 +160,16 @@ function isToolPart(part: { type: string }): boolean {
 export function hasUnfinishedToolWork(segments: readonly ContextSegment[]): boolean {
   // Each segment finished on its own (remembered per frozen message array: a store's cache and the pruning hand the
   // same ones to every request) leaves nothing open for the next, so the turn is finished.
-  if (segments.every((segment) => finishedAlone(segment.messages))) return false;
+  if (segments.every(finishedAlone)) return false;
   return unfinished(segments);
 }
 
 const finishedMemo = new WeakMap<readonly ModelMessage[], boolean>();
-function finishedAlone(messages: readonly ModelMessage[]): boolean {
+function finishedAlone(segment: ContextSegment): boolean {
+  const { messages } = segment;
   if (messages.length === 0) return true;
+  const facts = segmentFacts(segment);
+  if (facts) return (facts.finished ??= !unfinished([{ messages }]));
   if (!Object.isFrozen(messages)) return false;
   let finished = finishedMemo.get(messages);
   if (finished === undefined) finishedMemo.set(messages, (finished = !unfinished([{ messages }])));

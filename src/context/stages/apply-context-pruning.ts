@@ -2,6 +2,7 @@ import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextRemoval } from '../segments/context-removal.js';
 import { pruneSegment, type PruningRun } from './prune-segment.js';
+import { segmentFacts } from '../segments/segment-facts.js';
 import {
   findCurrentInputIndex,
   messageToolIds,
@@ -87,15 +88,18 @@ export function applyContextPruning({
 export function mapApprovalsToCalls(segments: readonly ContextSegment[]): Map<string, string> {
   const approvalToCall = new Map<string, string>();
   for (const segment of segments)
-    for (const request of approvalRequestsOf(segment.messages))
-      approvalToCall.set(request.approvalId, request.toolCallId);
+    for (const request of approvalRequestsOf(segment)) approvalToCall.set(request.approvalId, request.toolCallId);
   return approvalToCall;
 }
 
 type ApprovalRequests = ReadonlyArray<{ approvalId: string; toolCallId: string }>;
 const approvalRequestMemo = new WeakMap<readonly ModelMessage[], ApprovalRequests>();
 // The approval requests of the messages, in order; remembered per frozen array (the same one every request).
-function approvalRequestsOf(messages: readonly ModelMessage[]): ApprovalRequests {
+function approvalRequestsOf(segment: ContextSegment): ApprovalRequests {
+  const { messages } = segment;
+  const facts = segment.kind === 'message' ? segmentFacts(segment) : undefined;
+  if (facts)
+    return (facts.approvalRequests ??= messages.flatMap((message) => messageToolIds(message).approvalRequests));
   let known = Object.isFrozen(messages) ? approvalRequestMemo.get(messages) : undefined;
   if (known) return known;
   known = messages.flatMap((message) => messageToolIds(message).approvalRequests);
@@ -112,18 +116,27 @@ export function segmentToolCallIds(
   approvalToCall: ReadonlyMap<string, string>,
 ): readonly string[] {
   const { messages } = segment;
+  const facts = segmentFacts(segment);
+  if (facts) {
+    facts.callIds ??= answersApproval(messages) ? null : Object.freeze(toolCallIdsOf(messages, approvalToCall));
+    return facts.callIds ?? toolCallIdsOf(messages, approvalToCall);
+  }
   if (!Object.isFrozen(messages)) return toolCallIdsOf(messages, approvalToCall);
   // A frozen message array (a store's cache, the pruning's plans) is the same every request: its ids are made once
   // when it answers no approval (the only ids that depend on the other segments).
   let known = callIdMemo.get(messages);
   if (known === undefined) {
-    const answers = messages.some((message) => messageToolIds(message).approvalResponses.length > 0);
+    const answers = answersApproval(messages);
     callIdMemo.set(messages, (known = answers ? null : Object.freeze(toolCallIdsOf(messages, approvalToCall))));
   }
   return known ?? toolCallIdsOf(messages, approvalToCall);
 }
 
 const callIdMemo = new WeakMap<readonly ModelMessage[], readonly string[] | null>();
+
+function answersApproval(messages: readonly ModelMessage[]): boolean {
+  return messages.some((message) => messageToolIds(message).approvalResponses.length > 0);
+}
 
 function toolCallIdsOf(messages: readonly ModelMessage[], approvalToCall: ReadonlyMap<string, string>): string[] {
   // Built only when the segment mentions a call (most segments of a long thread do not, once pruned).

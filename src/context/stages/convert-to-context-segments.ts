@@ -3,6 +3,7 @@ import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextMessage, ContextMessageCache } from '../../model/context-store.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
 import { createMessageSegment, type MessageSegment } from '../segments/context-segment.js';
+import { freezeSegment } from '../segments/segment-facts.js';
 import { convertUIMessageToModelMessages, type ConvertUIMessageOptions } from '../../tokens/convert-ui-message.js';
 import { cachedConversion, type CachedRow } from './cached-row.js';
 import { fileText } from '../../tokens/count-message-tokens.js';
@@ -131,11 +132,8 @@ function storedCountSegment(
     messages: modelMessages,
     tokens: { text: stored.tokenCount!, ...countAttachments(modelMessages), messages: modelMessages.length },
   };
-  if (held) {
-    Object.freeze(segment.tokens);
-    held.segment = Object.freeze(segment);
-  }
-  return segment;
+  if (held) held.segment = freezeSegment(segment);
+  return held?.segment ?? segment;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { TokenCounter } from '../../tokens/token-counter.js';
 import type { TokenTally } from '../../tokens/count-message-tokens.js';
 import type { ContextRemoval } from '../segments/context-removal.js';
 import type { MessageSegment } from '../segments/context-segment.js';
+import { freezeSegment, segmentFacts, type SegmentFacts } from '../segments/segment-facts.js';
 import { applyTallyChange, tallyChange, type TallyChange } from '../segments/retally-messages.js';
 import { segmentToolCallIds } from './apply-context-pruning.js';
 import { hasReasoning, removeReasoning, removeToolParts } from './prune-message-parts.js';
@@ -56,10 +57,17 @@ export function pruneSegment(
   currentInput: boolean,
 ): MessageSegment {
   const { messages } = segment;
-  const reasoningApplies = reasoning && messages.some(hasReasoning);
-  const toolKey = run.toolCallIds.size > 0 ? toolRemovalKey(messages, run) : '';
-  if (!reasoningApplies && toolKey === '' && !(emptyMessages === 'remove' && messages.some(isEmpty))) return segment;
+  // A cached segment carries what was found of it (and its pruned forms) on itself.
+  const facts = segmentFacts(segment);
+  const reasoningApplies =
+    reasoning && (facts ? (facts.reasoning ??= messages.some(hasReasoning)) : messages.some(hasReasoning));
+  const toolKey = run.toolCallIds.size > 0 ? toolRemovalKey(messages, run, facts) : '';
+  const empties =
+    emptyMessages === 'remove' && (facts ? (facts.empty ??= messages.some(isEmpty)) : messages.some(isEmpty));
+  if (!reasoningApplies && toolKey === '' && !empties) return segment;
   const flags = (reasoningApplies ? 4 : 0) + (emptyMessages === 'remove' ? 2 : 0) + (currentInput ? 1 : 0);
+  const known = facts?.pruned?.[flags]?.get(toolKey) as Replayed | undefined;
+  if (known && known.counter === run.measure.tokenCounter) return record(run, segment, known);
   const frozen = Object.isFrozen(messages);
   let byCounter = frozen ? plans.get(run.measure.tokenCounter) : undefined;
   if (frozen && !byCounter) plans.set(run.measure.tokenCounter, (byCounter = new WeakMap()));
@@ -72,15 +80,21 @@ export function pruneSegment(
       (planned[flags] ??= new Map()).set(toolKey, plan);
     }
   }
-  return replayPlan(run, segment, plan);
+  const replayed = replayPlan(run.measure.tokenCounter, segment, plan);
+  if (facts) ((facts.pruned ??= [])[flags] ??= new Map()).set(toolKey, replayed);
+  return record(run, segment, replayed);
 }
 
 // The tool parts the decision touches in the messages, as a key ('' when none): per part 1 or 0, and for an
 // approval response the call it answers (the map is built over every segment). Not '' exactly when the segment
 // mentions a call to remove. For a frozen array that answers no approval, none or all of its parts (most segments of
 // a long thread) are found from its tool part ids, remembered with the key of all.
-function toolRemovalKey(messages: readonly ModelMessage[], run: PruningRun): string {
-  const known = Object.isFrozen(messages) ? toolPartsOf(messages) : undefined;
+function toolRemovalKey(messages: readonly ModelMessage[], run: PruningRun, facts: SegmentFacts | undefined): string {
+  const known = facts
+    ? (facts.toolParts ??= findToolParts(messages))
+    : Object.isFrozen(messages)
+      ? toolPartsOf(messages)
+      : undefined;
   if (known && !known.answers) {
     let removed = 0;
     for (const id of known.ids) if (run.toolCallIds.has(id)) removed += 1;
@@ -108,26 +122,30 @@ function toolRemovalKey(messages: readonly ModelMessage[], run: PruningRun): str
   return any ? key : '';
 }
 
-const toolParts = new WeakMap<readonly ModelMessage[], { ids: string[]; answers: boolean; allKey: string }>();
+const toolParts = new WeakMap<readonly ModelMessage[], ToolParts>();
+function toolPartsOf(messages: readonly ModelMessage[]): ToolParts {
+  let known = toolParts.get(messages);
+  if (!known) toolParts.set(messages, (known = findToolParts(messages)));
+  return known;
+}
+
+type ToolParts = NonNullable<SegmentFacts['toolParts']>;
 // The call ids of the tool calls, results and approval requests (in order), whether an approval is answered, and
 // the key when every part is removed.
-function toolPartsOf(messages: readonly ModelMessage[]) {
-  let known = toolParts.get(messages);
-  if (known) return known;
-  known = { ids: [], answers: false, allKey: '' };
+function findToolParts(messages: readonly ModelMessage[]): ToolParts {
+  const found: ToolParts = { ids: [], answers: false, allKey: '' };
   for (const message of messages) {
     if (!touchesTools(message)) continue;
     for (const part of message.content as Array<{ type: string; toolCallId?: string }>) {
-      if (part.type === 'tool-approval-response') known.answers = true;
+      if (part.type === 'tool-approval-response') found.answers = true;
       else if (isRemovableToolPart(part)) {
-        known.ids.push(part.toolCallId!);
-        known.allKey += '1';
+        found.ids.push(part.toolCallId!);
+        found.allKey += '1';
       }
     }
-    known.allKey += ',';
+    found.allKey += ',';
   }
-  toolParts.set(messages, known);
-  return known;
+  return found;
 }
 
 function touchesTools(message: ModelMessage): boolean {
@@ -175,28 +193,38 @@ function planPruning(
   return plan;
 }
 
-// The plan applied to the segment: its steps' messages and tallies, and what each removed recorded in the run. For
-// a frozen segment (a store's cache hands the same one to every request, and this makes frozen ones of those) the
-// resulting segment and the tallies along the way are made once per plan.
-function replayPlan(run: PruningRun, segment: MessageSegment, plan: PrunePlan): MessageSegment {
+// A plan applied to a segment: the resulting segment (frozen, with its own facts, when the segment is frozen) and
+// the tallies along the way. Made once per frozen segment and plan.
+interface Replayed {
+  counter: TokenCounter;
+  plan: PrunePlan;
+  result: MessageSegment;
+  tallies: TokenTally[];
+}
+
+function replayPlan(counter: TokenCounter, segment: MessageSegment, plan: PrunePlan): Replayed {
   const frozen = Object.isFrozen(segment);
   let replayed = frozen ? replays.get(segment)?.get(plan) : undefined;
-  if (!replayed) {
-    const tallies = [segment.tokens];
-    for (const { change } of plan.steps) tallies.push(applyTallyChange(tallies.at(-1)!, change));
-    const last = plan.steps.at(-1);
-    const result: MessageSegment = last ? { ...segment, messages: last.messages, tokens: tallies.at(-1)! } : segment;
-    replayed = { result, tallies };
-    if (frozen) {
-      Object.freeze(result.tokens);
-      Object.freeze(result);
-      let byPlan = replays.get(segment);
-      if (!byPlan) replays.set(segment, (byPlan = new WeakMap()));
-      byPlan.set(plan, replayed);
-    }
+  if (replayed) return replayed;
+  const tallies = [segment.tokens];
+  for (const { change } of plan.steps) tallies.push(applyTallyChange(tallies.at(-1)!, change));
+  const last = plan.steps.at(-1);
+  const result: MessageSegment = last ? { ...segment, messages: last.messages, tokens: tallies.at(-1)! } : segment;
+  replayed = { counter, plan, result: frozen && result !== segment ? freezeSegment(result) : result, tallies };
+  if (frozen && !segmentFacts(segment)) {
+    let byPlan = replays.get(segment);
+    if (!byPlan) replays.set(segment, (byPlan = new WeakMap()));
+    byPlan.set(plan, replayed);
   }
-  const { tallies } = replayed;
-  for (const [index, { reason, toolCallId }] of plan.steps.entries()) {
+  return replayed;
+}
+
+const replays = new WeakMap<MessageSegment, WeakMap<PrunePlan, Replayed>>();
+
+// What the replay removed, recorded in the run: per step its estimate, then the reasoning and calls removed.
+function record(run: PruningRun, segment: MessageSegment, { plan, tallies, result }: Replayed): MessageSegment {
+  for (let index = 0; index < plan.steps.length; index++) {
+    const { reason, toolCallId } = plan.steps[index]!;
     const tokens = run.measure.estimate(tallies[index]!) - run.measure.estimate(tallies[index + 1]!);
     run.removed.push(
       toolCallId
@@ -209,10 +237,8 @@ function replayPlan(run: PruningRun, segment: MessageSegment, plan: PrunePlan): 
     run.removedToolCallIds.add(id);
     run.toolCallSequences.push([id, segment.sequence]);
   }
-  return replayed.result;
+  return result;
 }
-
-const replays = new WeakMap<MessageSegment, WeakMap<PrunePlan, { result: MessageSegment; tallies: TokenTally[] }>>();
 
 function isEmpty(message: ModelMessage): boolean {
   return message.content.length === 0;
