@@ -82,20 +82,26 @@ export function filterStoredMessages({
   const closedToolCalls: ClosedToolCall[] = [];
   const result = kept.map((stored) => {
     if (stored.message.role !== 'assistant') return stored;
-    let changed = false;
-    const parts = stored.message.parts.map((part) => {
+    // Built only from the first part it closes (most messages have none to close).
+    let parts: ContextUIPart[] | undefined;
+    const original = stored.message.parts;
+    for (let index = 0; index < original.length; index++) {
+      const part = original[index]!;
       const closed = closeToolPart(part, stored.status, stored.sequence < lastUserSequence);
-      if (closed === part) return part;
-      changed = true;
+      if (closed === part) {
+        parts?.push(part);
+        continue;
+      }
+      parts ??= original.slice(0, index);
+      parts.push(closed);
       closedToolCalls.push({
         sequence: stored.sequence,
         toolCallId: String(part.toolCallId),
         previousState: String(part.state),
       });
-      return closed;
-    });
+    }
     // Changed here, it is no longer the row's content: no row id, so no cache keeps it under the row's key.
-    return changed
+    return parts
       ? { ...stored, message: { ...stored.message, parts }, tokenCount: null, tokenCounterId: null, rowId: undefined }
       : stored;
   });
