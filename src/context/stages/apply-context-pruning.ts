@@ -87,8 +87,16 @@ export function applyContextPruning({
 /** Approval id → tool call id, over every approval request in the segments. */
 export function mapApprovalsToCalls(segments: readonly ContextSegment[]): Map<string, string> {
   const approvalToCall = new Map<string, string>();
-  for (const segment of segments)
-    for (const request of approvalRequestsOf(segment)) approvalToCall.set(request.approvalId, request.toolCallId);
+  for (const segment of segments) {
+    if (segmentFacts(segment) || Object.isFrozen(segment.messages)) {
+      for (const request of approvalRequestsOf(segment)) approvalToCall.set(request.approvalId, request.toolCallId);
+      continue;
+    }
+    // A segment the caller's step made (a copy): read, not remembered.
+    for (const message of segment.messages)
+      for (const request of messageToolIds(message).approvalRequests)
+        approvalToCall.set(request.approvalId, request.toolCallId);
+  }
   return approvalToCall;
 }
 

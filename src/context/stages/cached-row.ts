@@ -35,49 +35,15 @@ export function cachedVersion(stored: ContextMessage): string | undefined {
   return `${stored.contentVersion}\u0000${created}\u0000${stored.status}\u0000${stored.schemaVersion ?? ''}\u0000${stored.message.role}\u0000${stored.message.id}`;
 }
 
-/**
- * The cache's entry for the row at its version, made when `create` (undefined when the row cannot be cached). The
- * stages of one load ask for it several times per row: found once per row object while the fields of its version
- * are the same objects and values.
- */
+/** The cache's entry for the row at its version, made when `create` (undefined when the row cannot be cached). */
 export function cachedRow(stored: ContextMessage, cache: ContextMessageCache, create: boolean): CachedRow | undefined {
-  const found = foundRows.get(stored);
-  if (found && found.cache === cache && sameVersion(found.stored, stored)) return found.row;
   const version = cachedVersion(stored);
   if (version === undefined) return undefined;
-  let row = cache.get(stored.rowId!, version) as CachedRow | undefined;
-  if (!row && !create) return undefined;
-  if (!row) {
-    row = { seeded: new WeakSet(), validated: false };
-    cache.set(stored.rowId!, version, row, rowBytes(stored));
-  }
-  foundRows.set(stored, { cache, row, stored: versionFields(stored) });
-  return row;
-}
-
-type VersionFields = Pick<
-  ContextMessage,
-  'rowId' | 'contentVersion' | 'createdAt' | 'status' | 'schemaVersion' | 'message'
-> & { role: unknown; id: unknown };
-const foundRows = new WeakMap<ContextMessage, { cache: ContextMessageCache; row: CachedRow; stored: VersionFields }>();
-
-function versionFields(stored: ContextMessage): VersionFields {
-  const { rowId, contentVersion, createdAt, status, schemaVersion, message } = stored;
-  return { rowId, contentVersion, createdAt, status, schemaVersion, message, role: message.role, id: message.id };
-}
-
-// The fields `cachedVersion` reads, compared without building the version (the message and its date by identity).
-function sameVersion(found: VersionFields, stored: ContextMessage): boolean {
-  return (
-    found.rowId === stored.rowId &&
-    found.contentVersion === stored.contentVersion &&
-    found.createdAt === stored.createdAt &&
-    found.status === stored.status &&
-    found.schemaVersion === stored.schemaVersion &&
-    found.message === stored.message &&
-    found.role === stored.message?.role &&
-    found.id === stored.message?.id
-  );
+  const held = cache.get(stored.rowId!, version) as CachedRow | undefined;
+  if (held || !create) return held;
+  const made: CachedRow = { seeded: new WeakSet(), validated: false };
+  cache.set(stored.rowId!, version, made, rowBytes(stored));
+  return made;
 }
 
 /**
