@@ -26,6 +26,7 @@ import {
 } from '../../src/context/index.js';
 import { createContextMessageCache } from '../../src/tokens/context-message-cache.js';
 import { summarize, type Summary } from '../stats.js';
+import { measureNextRequest } from './w7-next-request.js';
 
 /** One measured thread. */
 export interface FirstCallResult {
@@ -48,6 +49,8 @@ export interface FirstCallResult {
   ms: Summary;
   /** CPU milliseconds of this process over the same calls (less sensitive to a loaded machine; includes GC). */
   cpuMs: Summary;
+  /** The thread's next request: rows the store loaded per request (after the snapshot's boundary, and pinned ones). */
+  loaded?: Summary;
 }
 
 // Seeded, varied text: a repeated string would let the tokenizer's cache flatter any recount.
@@ -215,13 +218,17 @@ export async function measureFirstCall(
 }
 
 /**
- * W7 as bench/run.ts records it: the 600-message thread (median, p99) and the 2,000-message one (median), with
- * per-part counts as the store writes them, the cache warm from the same thread, from the previous request, and
- * without a cache; then the 600-message thread with message counts only (old rows), without a cache.
+ * W7 as bench/run.ts records it: first the thread's next request (its snapshot and the process's cache, as most
+ * requests of a long thread find them: `w7-next-request.ts`) at 600 and 2,000 messages; then the worst case, a thread
+ * without a snapshot compacted whole, at 600 messages (median, p99) and 2,000 (median), with per-part counts as the
+ * store writes them, the cache warm from the same thread, from the previous request, and without a cache; then the
+ * 600-message thread with message counts only (old rows), without a cache.
  */
 export async function runFirstCall({ calls }: { calls: number }): Promise<FirstCallResult[]> {
   const fewer = Math.max(20, Math.floor(calls / 4));
   return [
+    await measureNextRequest(600, calls),
+    await measureNextRequest(2_000, fewer),
     await measureFirstCall(600, calls),
     await measureFirstCall(2_000, fewer),
     await measureFirstCall(600, fewer, true, 'previous'),

@@ -1,0 +1,155 @@
+// W7, the thread's next request: what most requests of a long thread are. The thread grows by one question and its
+// answer per request; each request is a new context manager (one per request, as an app makes) whose
+// `initialMessages()` plus one `prepareStep` are timed. Between requests the store keeps what a store keeps: the
+// snapshot the previous request wrote (its boundary moves past the turns the trim set aside, so the store loads only
+// the messages after it, and the pinned ones) and, in the process, the message cache. The timed calls span the
+// thread from `size - calls` to `size + calls` messages, so their median is the thread at about `size`; every few
+// dozen requests the context outgrows the budget and is cut again to `targetRatio`, which the p99 shows.
+// Each request's rows are fresh copies made before the clock starts, as a store's load parses them (the read is W3).
+//
+//   npx tsx bench/workloads/w7-next-request.ts       # 600 messages (200 requests) and 2,000 (50)
+import { pathToFileURL } from 'node:url';
+import type { ModelMessage } from 'ai';
+import { createContextManager } from '../../src/ai-sdk/context-manager.js';
+import {
+  countStoredMessageTokens,
+  countStoredPartTokens,
+  loadO200kTokenCounter,
+  storedTokenCountId,
+  type ContextMessage,
+  type ContextSnapshot,
+  type ContextStore,
+  type LoadedContext,
+} from '../../src/context/index.js';
+import { createContextMessageCache } from '../../src/tokens/context-message-cache.js';
+import { summarize } from '../stats.js';
+import { turn, type FirstCallResult } from './w7-first-call.js';
+
+/** A store of one growing thread: rows, the newest snapshot, and the loads a Postgres store makes of them. */
+function growingThread(rows: readonly ContextMessage[]) {
+  let snapshot: ContextSnapshot | null = null;
+  let length = 0;
+  let view: LoadedContext | undefined;
+  const messageCache = createContextMessageCache().scoped('tenant\u0000thread');
+  const store: ContextStore = {
+    messageCache,
+    loadContext: async () => view!,
+    writeSummary: async () => {
+      throw new Error('W7 runs without a summarizer');
+    },
+    writeSnapshot: async (input) => {
+      if (input.expectedVersion !== (snapshot?.version ?? 0)) throw new Error('W7: a snapshot version was skipped');
+      snapshot = {
+        id: `snapshot-${input.expectedVersion + 1}`,
+        version: input.expectedVersion + 1,
+        throughSequence: input.throughSequence,
+        summaryId: input.summaryId ?? null,
+        includedSequences: input.includedSequences,
+        pruned: input.pruned ?? [],
+        budget: input.budget ?? {},
+        policyVersion: input.policyVersion,
+        messagesHash: input.messagesHash,
+        stepNumber: input.stepNumber ?? null,
+      };
+      return snapshot;
+    },
+  };
+  return {
+    store,
+    /** Grows the thread to `messages` rows and parses the next load (before the clock). */
+    grow(messages: number) {
+      length = messages;
+      const boundary = snapshot?.throughSequence ?? 0;
+      const live = rows.slice(0, length);
+      view = structuredClone({
+        snapshot,
+        latestSummary: null,
+        currentVersion: snapshot?.version ?? 0,
+        tail: live.filter((row) => row.sequence > boundary),
+        pinned: live.filter((row) => row.pinned === true && row.sequence <= boundary),
+      });
+      return view.tail.length;
+    },
+  };
+}
+
+/** Measures `calls` consecutive requests of a thread growing through `size` messages (see the file's header). */
+export async function measureNextRequest(size: number, calls: number): Promise<FirstCallResult> {
+  const tokenCounter = await loadO200kTokenCounter();
+  const rows: ContextMessage[] = [];
+  for (let index = 0; rows.length < size + calls + 2; index++)
+    for (const message of turn(index))
+      rows.push({
+        rowId: `00000000-0000-4000-8000-${String(rows.length + 1).padStart(12, '0')}`,
+        contentVersion: 1,
+        byteSize: JSON.stringify(message.parts).length,
+        sequence: rows.length + 1,
+        message,
+        status: 'completed',
+        contextState: 'eligible',
+        pinned: rows.length === 0,
+        tokenCount: countStoredMessageTokens({ message, tokenCounter }),
+        tokenCounterId: storedTokenCountId(tokenCounter),
+        partTokenCounts: countStoredPartTokens({ message, tokenCounter }),
+        deletedAt: null,
+      });
+  const thread = growingThread(rows);
+  const request = async () => {
+    const manager = createContextManager({
+      store: thread.store,
+      model: 'openai:gpt-4o',
+      maxOutputTokens: 8192,
+      tokenCounter,
+    });
+    const messages = await manager.initialMessages({ instructions: 'You are an analyst.' });
+    await manager.prepareStep({
+      messages,
+      stepNumber: 0,
+      steps: [],
+      instructions: 'You are an analyst.',
+      initialMessages: messages,
+      responseMessages: [] as ModelMessage[],
+    } as never);
+  };
+  // Each request ends with the user's new question (an odd number of rows: the pinned first one, then turns).
+  const first = size - calls + ((size - calls) % 2 === 0 ? 1 : 0);
+  for (let length = first - 40; length < first; length += 2) {
+    thread.grow(length);
+    await request();
+  }
+  const times: number[] = [];
+  const cpuTimes: number[] = [];
+  const tails: number[] = [];
+  for (let length = first; times.length < calls; length += 2) {
+    tails.push(thread.grow(length));
+    const cpuStarted = process.cpuUsage();
+    const started = performance.now();
+    await request();
+    times.push(performance.now() - started);
+    const cpu = process.cpuUsage(cpuStarted);
+    cpuTimes.push((cpu.user + cpu.system) / 1000);
+  }
+  return {
+    messages: size,
+    partCounts: true,
+    cached: true,
+    label: `${size}, the thread's next request (its snapshot, the cache)`,
+    storedTokens: rows.slice(0, size).reduce((sum, row) => sum + (row.tokenCount ?? 0), 0),
+    calls,
+    ms: summarize(times),
+    cpuMs: summarize(cpuTimes),
+    loaded: summarize(tails),
+  };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  for (const [size, calls] of [
+    [600, 200],
+    [2_000, 50],
+  ] as const) {
+    const result = await measureNextRequest(size, calls);
+    console.log(
+      `${result.label}: ${result.calls} requests, ${result.loaded!.min}-${result.loaded!.max} rows loaded: median ${result.ms.p50} ms, p99 ${result.ms.p99} ms; CPU median ${result.cpuMs.p50} ms`,
+    );
+  }
+}
