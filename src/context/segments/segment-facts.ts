@@ -22,6 +22,8 @@ export interface SegmentFacts {
   finished?: boolean;
   /** Pruned forms, by the decision's flags and tool-traffic key (the pruning's own record). */
   pruned?: Array<Map<string, unknown> | undefined>;
+  /** The pruned form made or found last (the next request of a thread decides the same for most segments). */
+  lastPruned?: unknown;
 }
 
 const FACTS = Symbol('agent-history.segmentFacts');

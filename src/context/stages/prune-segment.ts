@@ -4,7 +4,8 @@ import type { TokenCounter } from '../../tokens/token-counter.js';
 import type { TokenTally } from '../../tokens/count-message-tokens.js';
 import type { ContextRemoval } from '../segments/context-removal.js';
 import type { MessageSegment } from '../segments/context-segment.js';
-import { freezeSegment, segmentFacts, type SegmentFacts } from '../segments/segment-facts.js';
+import { freezeSegment, segmentFacts } from '../segments/segment-facts.js';
+import { toolRemovalKey } from './tool-removal-key.js';
 import { applyTallyChange, tallyChange, type TallyChange } from '../segments/retally-messages.js';
 import { segmentToolCallIds } from './apply-context-pruning.js';
 import { hasReasoning, removeReasoning, removeToolParts } from './prune-message-parts.js';
@@ -66,8 +67,12 @@ export function pruneSegment(
     emptyMessages === 'remove' && (facts ? (facts.empty ??= messages.some(isEmpty)) : messages.some(isEmpty));
   if (!reasoningApplies && toolKey === '' && !empties) return segment;
   const flags = (reasoningApplies ? 4 : 0) + (emptyMessages === 'remove' ? 2 : 0) + (currentInput ? 1 : 0);
+  // The decision of the last request first (a thread's next request decides the same for most segments).
+  const last = facts?.lastPruned as Replayed | undefined;
+  if (last && last.flags === flags && last.toolKey === toolKey && last.counter === run.measure.tokenCounter)
+    return record(run, segment, last);
   const known = facts?.pruned?.[flags]?.get(toolKey) as Replayed | undefined;
-  if (known && known.counter === run.measure.tokenCounter) return record(run, segment, known);
+  if (known && known.counter === run.measure.tokenCounter) return record(run, segment, (facts!.lastPruned = known));
   const frozen = Object.isFrozen(messages);
   let byCounter = frozen ? plans.get(run.measure.tokenCounter) : undefined;
   if (frozen && !byCounter) plans.set(run.measure.tokenCounter, (byCounter = new WeakMap()));
@@ -80,80 +85,9 @@ export function pruneSegment(
       (planned[flags] ??= new Map()).set(toolKey, plan);
     }
   }
-  const replayed = replayPlan(run.measure.tokenCounter, segment, plan);
-  if (facts) ((facts.pruned ??= [])[flags] ??= new Map()).set(toolKey, replayed);
+  const replayed = replayPlan(run.measure.tokenCounter, segment, plan, flags, toolKey);
+  if (facts) ((facts.pruned ??= [])[flags] ??= new Map()).set(toolKey, (facts.lastPruned = replayed));
   return record(run, segment, replayed);
-}
-
-// The tool parts the decision touches in the messages, as a key ('' when none): per part 1 or 0, and for an
-// approval response the call it answers (the map is built over every segment). Not '' exactly when the segment
-// mentions a call to remove. For a frozen array that answers no approval, none or all of its parts (most segments of
-// a long thread) are found from its tool part ids, remembered with the key of all.
-function toolRemovalKey(messages: readonly ModelMessage[], run: PruningRun, facts: SegmentFacts | undefined): string {
-  const known = facts
-    ? (facts.toolParts ??= findToolParts(messages))
-    : Object.isFrozen(messages)
-      ? toolPartsOf(messages)
-      : undefined;
-  if (known && !known.answers) {
-    let removed = 0;
-    for (const id of known.ids) if (run.toolCallIds.has(id)) removed += 1;
-    if (removed === 0) return '';
-    if (removed === known.ids.length) return known.allKey;
-  }
-  let key = '';
-  let any = false;
-  for (const message of messages) {
-    if (!touchesTools(message)) continue;
-    for (const part of message.content as Array<{ type: string; toolCallId?: string; approvalId?: string }>) {
-      if (part.type === 'tool-approval-response') {
-        const call = run.approvalToCall.get(part.approvalId!);
-        const removed = call !== undefined && run.toolCallIds.has(call);
-        any ||= removed;
-        key += removed ? `[${call}]` : '0';
-      } else if (isRemovableToolPart(part)) {
-        const removed = run.toolCallIds.has(part.toolCallId!);
-        any ||= removed;
-        key += removed ? '1' : '0';
-      }
-    }
-    key += ',';
-  }
-  return any ? key : '';
-}
-
-const toolParts = new WeakMap<readonly ModelMessage[], ToolParts>();
-function toolPartsOf(messages: readonly ModelMessage[]): ToolParts {
-  let known = toolParts.get(messages);
-  if (!known) toolParts.set(messages, (known = findToolParts(messages)));
-  return known;
-}
-
-type ToolParts = NonNullable<SegmentFacts['toolParts']>;
-// The call ids of the tool calls, results and approval requests (in order), whether an approval is answered, and
-// the key when every part is removed.
-function findToolParts(messages: readonly ModelMessage[]): ToolParts {
-  const found: ToolParts = { ids: [], answers: false, allKey: '' };
-  for (const message of messages) {
-    if (!touchesTools(message)) continue;
-    for (const part of message.content as Array<{ type: string; toolCallId?: string }>) {
-      if (part.type === 'tool-approval-response') found.answers = true;
-      else if (isRemovableToolPart(part)) {
-        found.ids.push(part.toolCallId!);
-        found.allKey += '1';
-      }
-    }
-    found.allKey += ',';
-  }
-  return found;
-}
-
-function touchesTools(message: ModelMessage): boolean {
-  return typeof message.content !== 'string' && (message.role === 'assistant' || message.role === 'tool');
-}
-
-function isRemovableToolPart(part: { type: string }): boolean {
-  return part.type === 'tool-call' || part.type === 'tool-result' || part.type === 'tool-approval-request';
 }
 
 function planPruning(
@@ -197,12 +131,20 @@ function planPruning(
 // the tallies along the way. Made once per frozen segment and plan.
 interface Replayed {
   counter: TokenCounter;
+  flags: number;
+  toolKey: string;
   plan: PrunePlan;
   result: MessageSegment;
   tallies: TokenTally[];
 }
 
-function replayPlan(counter: TokenCounter, segment: MessageSegment, plan: PrunePlan): Replayed {
+function replayPlan(
+  counter: TokenCounter,
+  segment: MessageSegment,
+  plan: PrunePlan,
+  flags: number,
+  toolKey: string,
+): Replayed {
   const frozen = Object.isFrozen(segment);
   let replayed = frozen ? replays.get(segment)?.get(plan) : undefined;
   if (replayed) return replayed;
@@ -210,7 +152,14 @@ function replayPlan(counter: TokenCounter, segment: MessageSegment, plan: PruneP
   for (const { change } of plan.steps) tallies.push(applyTallyChange(tallies.at(-1)!, change));
   const last = plan.steps.at(-1);
   const result: MessageSegment = last ? { ...segment, messages: last.messages, tokens: tallies.at(-1)! } : segment;
-  replayed = { counter, plan, result: frozen && result !== segment ? freezeSegment(result) : result, tallies };
+  replayed = {
+    counter,
+    flags,
+    toolKey,
+    plan,
+    result: frozen && result !== segment ? freezeSegment(result) : result,
+    tallies,
+  };
   if (frozen && !segmentFacts(segment)) {
     let byPlan = replays.get(segment);
     if (!byPlan) replays.set(segment, (byPlan = new WeakMap()));
