@@ -108,7 +108,8 @@ export function prunedTokenEstimate(
   if (counts && kinds.length === counts.length) {
     let pruned = 0;
     let shrunk = 0;
-    kinds.forEach((kind, index) => {
+    for (let index = 0; index < kinds.length; index++) {
+      const kind = kinds[index]!;
       if (
         kind === 'text' ||
         kind === 'other' ||
@@ -118,7 +119,7 @@ export function prunedTokenEstimate(
         pruned += counts[index]!;
         if (kind !== 'reasoning') shrunk += Math.min(counts[index]!, size.previewTokens);
       }
-    });
+    }
     return { pruned: Math.min(pruned, stored.tokenCount), shrunk: Math.min(shrunk, stored.tokenCount) };
   }
   if (stored.message.role === 'user' || (keepReasoning && keepTools))

@@ -11,6 +11,7 @@ import { findWindowStart, windowMessages, type ContextWindowSize } from './conte
 import type { ContextPolicy } from './context-policy.js';
 import type { ContextStageReport } from './context-report.js';
 import { windowOutsideTokens } from './window-outside-tokens.js';
+import { withRowLookups } from '../stages/cached-row.js';
 import { storedTokenCountId } from '../../tokens/count-stored-message-tokens.js';
 
 /** Options of {@link loadContextSegments}. */
@@ -49,6 +50,10 @@ export interface LoadedContextSegments {
  * @throws {ContextEmptyError} when no message is left.
  */
 export function loadContextSegments(options: LoadContextSegmentsOptions): LoadedContextSegments {
+  return withRowLookups(options.cache, () => loadSegments(options));
+}
+
+function loadSegments(options: LoadContextSegmentsOptions): LoadedContextSegments {
   const { view, window } = options;
   const summary = view.latestSummary && !view.latestSummary.stale ? view.latestSummary : null;
   const bySequence = new Map<number, ContextMessage>();
@@ -78,7 +83,8 @@ export function loadContextSegments(options: LoadContextSegmentsOptions): Loaded
     cache: options.cache,
   });
   const firstSequence = candidates[start]!.sequence;
-  return { ...windowed, window: { firstSequence, outsideTokens, whole: () => load(candidates) } };
+  const whole = () => withRowLookups(options.cache, () => load(candidates));
+  return { ...windowed, window: { firstSequence, outsideTokens, whole } };
 }
 
 function segmentsOf(

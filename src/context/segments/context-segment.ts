@@ -61,16 +61,19 @@ export interface ContextTurn {
 
 /** Groups the message segments into turns; summary and memory segments belong to no turn. */
 export function groupTurns(segments: readonly ContextSegment[]): ContextTurn[] {
+  // The message segments' indices in one list, then each turn's as a slice of it: an array grown by pushes takes
+  // room for 17 items, and a long thread has hundreds of turns of two or three segments, grouped several times a call.
+  const indices: number[] = [];
+  const starts: number[] = [];
+  for (let index = 0; index < segments.length; index++) {
+    const segment = segments[index]!;
+    if (segment.kind !== 'message') continue;
+    if (starts.length === 0 || segment.messages[0]?.role === 'user') starts.push(indices.length);
+    indices.push(index);
+  }
   const turns: ContextTurn[] = [];
-  let current: ContextTurn | undefined;
-  segments.forEach((segment, index) => {
-    if (segment.kind !== 'message') return;
-    if (!current || segment.messages[0]?.role === 'user') {
-      current = { indices: [] };
-      turns.push(current);
-    }
-    current.indices.push(index);
-  });
+  for (let turn = 0; turn < starts.length; turn++)
+    turns.push({ indices: indices.slice(starts[turn], starts[turn + 1] ?? indices.length) });
   return turns;
 }
 

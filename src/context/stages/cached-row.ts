@@ -35,15 +35,43 @@ export function cachedVersion(stored: ContextMessage): string | undefined {
   return `${stored.contentVersion}\u0000${created}\u0000${stored.status}\u0000${stored.schemaVersion ?? ''}\u0000${stored.message.role}\u0000${stored.message.id}`;
 }
 
-/** The cache's entry for the row at its version, made when `create` (undefined when the row cannot be cached). */
+/**
+ * The cache's entry for the row at its version, made when `create` (undefined when the row cannot be cached). Inside
+ * {@link withRowLookups}, an entry found is found again for the same row object without asking the cache.
+ */
 export function cachedRow(stored: ContextMessage, cache: ContextMessageCache, create: boolean): CachedRow | undefined {
+  const lookups = cache === lookupCache ? rowLookups : undefined;
+  const found = lookups?.get(stored);
+  if (found) return found;
   const version = cachedVersion(stored);
   if (version === undefined) return undefined;
-  const held = cache.get(stored.rowId!, version) as CachedRow | undefined;
-  if (held || !create) return held;
-  const made: CachedRow = { seeded: new WeakSet(), validated: false };
-  cache.set(stored.rowId!, version, made, rowBytes(stored));
-  return made;
+  let row = cache.get(stored.rowId!, version) as CachedRow | undefined;
+  if (!row && create) {
+    row = { seeded: new WeakSet(), validated: false };
+    cache.set(stored.rowId!, version, row, rowBytes(stored));
+  }
+  if (row) lookups?.set(stored, row);
+  return row;
+}
+
+let lookupCache: ContextMessageCache | undefined;
+let rowLookups: Map<ContextMessage, CachedRow> | undefined;
+
+/**
+ * Runs one synchronous load of a thread (the window, validate and convert stages ask for each row's entry in turn)
+ * with each row's entry found in `cache` once per row object: the rows cannot change while it runs. The lookups are
+ * a map dropped with the load (a weak map keyed by a few hundred short-lived rows costs the garbage collector more).
+ */
+export function withRowLookups<T>(cache: ContextMessageCache | undefined, load: () => T): T {
+  if (!cache) return load();
+  const outer = { lookupCache, rowLookups };
+  lookupCache = cache;
+  rowLookups = new Map();
+  try {
+    return load();
+  } finally {
+    ({ lookupCache, rowLookups } = outer);
+  }
 }
 
 /**

@@ -113,14 +113,18 @@ export function filterStoredMessages({
 
 function closeToolPart(part: ContextUIPart, status: MessageStatus, supersededByUser: boolean): ContextUIPart {
   if (!isToolUIPart(part)) return part;
-  const {
-    approval,
-    preliminary: _preliminary,
-    output: _output,
-    ...rest
-  } = part as ContextUIPart & { approval?: { approved?: boolean; reason?: string } };
+  // The part without its result fields, made only for a part that is closed.
+  const closing = () => {
+    const {
+      approval,
+      preliminary: _preliminary,
+      output: _output,
+      ...rest
+    } = part as ContextUIPart & { approval?: { approved?: boolean; reason?: string } };
+    return { approval, rest };
+  };
   const error = (errorText: string): ContextUIPart => ({
-    ...rest,
+    ...closing().rest,
     state: 'output-error',
     input: part.input ?? null,
     errorText,
@@ -137,11 +141,13 @@ function closeToolPart(part: ContextUIPart, status: MessageStatus, supersededByU
       // Still awaiting its answer: kept as it is, as the AI SDK's `convertToModelMessages` keeps it.
       if (!supersededByUser) return part;
       return error('The tool call was not run: approval was requested but never given.');
-    case 'approval-responded':
+    case 'approval-responded': {
       if (!supersededByUser) return part;
+      const { approval, rest } = closing();
       return approval?.approved === false
         ? { ...rest, state: 'output-denied', approval }
         : error('The tool call was approved but never run: the conversation moved on first.');
+    }
     default:
       return part;
   }
