@@ -51,10 +51,12 @@ export function findWindowStart(
   let turn = { pruned: 0, shrunk: 0 };
   let margin = -1;
   let start = 0;
+  // One estimate object for every row (read at once).
+  const scratch = { pruned: 0, shrunk: 0 };
   for (let index = candidates.length - 1; index > 0; index--) {
     const stored = candidates[index];
     if (typeof stored?.message !== 'object' || stored.message === null) return 0;
-    const estimate = prunedTokenEstimate(stored, turns, size, cache);
+    const estimate = prunedTokenEstimate(stored, turns, size, cache, scratch);
     total += estimate.pruned;
     if (start > 0) {
       if (total > size.inputTokens) return start;
@@ -84,13 +86,14 @@ export function findWindowStart(
  * the newest) older than the protected ones (reasoning and tool traffic are removed, as if the tool traffic were
  * pruned; pinned messages are never pruned); without, a quarter of its texts' characters (below the count for
  * most texts). 0 for a message that does not reach the model or has no stored count. Underestimating only makes
- * the window larger. The part kinds are kept in the store's `cache` when given.
+ * the window larger. The part kinds are kept in the store's `cache` when given; the result is written to `into`.
  */
 export function prunedTokenEstimate(
   stored: ContextMessage,
   turn: number,
   size: Pick<ContextWindowSize, 'prune' | 'assistantStatuses' | 'previewTokens'>,
   cache?: ContextMessageCache,
+  into: { pruned: number; shrunk: number } = { pruned: 0, shrunk: 0 },
 ): { pruned: number; shrunk: number } {
   const reaches =
     stored.deletedAt == null &&
@@ -98,7 +101,7 @@ export function prunedTokenEstimate(
     stored.message.role !== 'system' &&
     (stored.message.role !== 'assistant' || size.assistantStatuses.includes(stored.status));
   if (!reaches || typeof stored.tokenCount !== 'number' || !Array.isArray(stored.message.parts))
-    return { pruned: 0, shrunk: 0 };
+    return written(into, 0, 0);
   const { prune } = size;
   const keepReasoning =
     stored.pinned === true || prune.reasoning === 'none' || (prune.reasoning !== 'all' && turn < prune.reasoningTurns);
@@ -120,14 +123,24 @@ export function prunedTokenEstimate(
         if (kind !== 'reasoning') shrunk += Math.min(counts[index]!, size.previewTokens);
       }
     }
-    return { pruned: Math.min(pruned, stored.tokenCount), shrunk: Math.min(shrunk, stored.tokenCount) };
+    return written(into, Math.min(pruned, stored.tokenCount), Math.min(shrunk, stored.tokenCount));
   }
   if (stored.message.role === 'user' || (keepReasoning && keepTools))
-    return { pruned: stored.tokenCount, shrunk: Math.min(stored.tokenCount, size.previewTokens) };
+    return written(into, stored.tokenCount, Math.min(stored.tokenCount, size.previewTokens));
   let characters = 0;
   for (const part of stored.message.parts) if (part.type === 'text') characters += String(part.text ?? '').length;
   const pruned = Math.min(stored.tokenCount, Math.floor(characters / 4));
-  return { pruned, shrunk: Math.min(pruned, size.previewTokens) };
+  return written(into, pruned, Math.min(pruned, size.previewTokens));
+}
+
+function written(
+  into: { pruned: number; shrunk: number },
+  pruned: number,
+  shrunk: number,
+): { pruned: number; shrunk: number } {
+  into.pruned = pruned;
+  into.shrunk = shrunk;
+  return into;
 }
 
 /** The messages of the window: the candidates from `start` on, after every older pinned one. */

@@ -113,44 +113,48 @@ export function filterStoredMessages({
 
 function closeToolPart(part: ContextUIPart, status: MessageStatus, supersededByUser: boolean): ContextUIPart {
   if (!isToolUIPart(part)) return part;
-  // The part without its result fields, made only for a part that is closed.
-  const closing = () => {
-    const {
-      approval,
-      preliminary: _preliminary,
-      output: _output,
-      ...rest
-    } = part as ContextUIPart & { approval?: { approved?: boolean; reason?: string } };
-    return { approval, rest };
-  };
-  const error = (errorText: string): ContextUIPart => ({
-    ...closing().rest,
-    state: 'output-error',
-    input: part.input ?? null,
-    errorText,
-  });
   switch (part.state) {
     case 'input-streaming':
     case 'input-available':
-      return error(`The tool call did not complete: ${unfinishedCause(status)}`);
+      return closedWithError(part, `The tool call did not complete: ${unfinishedCause(status)}`);
     case 'output-available':
       return part.preliminary === true
-        ? error('The tool call did not complete: only a preliminary result was recorded.')
+        ? closedWithError(part, 'The tool call did not complete: only a preliminary result was recorded.')
         : part;
     case 'approval-requested':
       // Still awaiting its answer: kept as it is, as the AI SDK's `convertToModelMessages` keeps it.
       if (!supersededByUser) return part;
-      return error('The tool call was not run: approval was requested but never given.');
+      return closedWithError(part, 'The tool call was not run: approval was requested but never given.');
     case 'approval-responded': {
       if (!supersededByUser) return part;
-      const { approval, rest } = closing();
+      const { approval, rest } = withoutResult(part);
       return approval?.approved === false
         ? { ...rest, state: 'output-denied', approval }
-        : error('The tool call was approved but never run: the conversation moved on first.');
+        : closedWithError(part, 'The tool call was approved but never run: the conversation moved on first.');
     }
     default:
       return part;
   }
+}
+
+// The part without its result fields (made only for a part that is closed).
+function withoutResult(part: ContextUIPart) {
+  const {
+    approval,
+    preliminary: _preliminary,
+    output: _output,
+    ...rest
+  } = part as ContextUIPart & { approval?: { approved?: boolean; reason?: string } };
+  return { approval, rest };
+}
+
+function closedWithError(part: ContextUIPart, errorText: string): ContextUIPart {
+  return {
+    ...withoutResult(part).rest,
+    state: 'output-error',
+    input: (part as { input?: unknown }).input ?? null,
+    errorText,
+  } as ContextUIPart;
 }
 
 function unfinishedCause(status: MessageStatus): string {
