@@ -57,9 +57,10 @@ export interface ContextEngineState {
   provenance: ProvenanceRegistry;
   /**
    * The marked copies of the messages this engine returned, per message object (`markSegments`); made afresh at each
-   * load of the thread, as the messages are without a cache.
+   * load of the thread, as the messages are without a cache. A map, not a weak one: its keys are messages a cache or
+   * the loaded view keeps anyway for the request, and a few hundred weak entries per request cost the collector more.
    */
-  markedCopies: WeakMap<ModelMessage, ModelMessage>;
+  markedCopies: Map<ModelMessage, ModelMessage>;
   /** Raw token counts of instruction texts already seen. */
   instructionTokenCache: Map<string, number>;
   /** The tools' raw size, counted on first use. */
@@ -87,7 +88,7 @@ export function createContextEngineState(): ContextEngineState {
     lastEstimate: undefined,
     lastReport: undefined,
     provenance: new Map(),
-    markedCopies: new WeakMap(),
+    markedCopies: new Map(),
     instructionTokenCache: new Map(),
     toolDefinitions: undefined,
     contentVersions: new Map(),
@@ -102,7 +103,7 @@ export function recordLoadedContext(state: ContextEngineState, view: LoadedConte
   state.loadedBoundary = view.snapshot?.throughSequence ?? 0;
   state.contentVersions.clear();
   // A cached message is the same object at every load: the caller's copy of it from an earlier load is not reused.
-  state.markedCopies = new WeakMap();
+  state.markedCopies = new Map();
   for (const message of [...view.pinned, ...view.tail])
     if (message.contentVersion !== undefined) state.contentVersions.set(message.sequence, message.contentVersion);
   state.pruningRecord.reasoningSequences.clear();

@@ -100,7 +100,7 @@ function refFor(
  */
 export function markSegments(
   segments: readonly ContextSegment[],
-  copies: WeakMap<ModelMessage, ModelMessage>,
+  copies: Pick<Map<ModelMessage, ModelMessage>, 'get' | 'set'>,
   unstored?: (message: ModelMessage) => boolean,
 ): ContextSegment[] {
   return segments.map((segment) => {
