@@ -16,6 +16,7 @@ import {
   renderSegments,
   type MessageSegment,
 } from '../../../src/context/segments/context-segment.js';
+import { freezeSegment } from '../../../src/context/segments/segment-facts.js';
 import { smallMeasure } from '../fixtures.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 150);
@@ -180,6 +181,55 @@ describe('memos of frozen message arrays and segments', () => {
       // Found by 1,500 runs when the key of a segment whose calls are partly kept was taken for the key of all:
       // call-0's result is kept (a newer assistant message calls it again, unanswered) and call-3's is not.
       { numRuns: RUNS, examples: [[partlyKept.thread, partlyKept.requests] as never] },
+    );
+  });
+
+  it('should prune segments carrying their facts as fresh copies, wherever each request puts them', () => {
+    const policies = fc.record({
+      reasoning: fc.constantFrom('outside-newest-turns', 'all', 'none'),
+      reasoningTurns: fc.integer({ min: 0, max: 3 }),
+      toolTraffic: fc.constantFrom('when-over-budget', 'outside-newest-turns', 'none'),
+      toolTrafficTurns: fc.integer({ min: 0, max: 3 }),
+      emptyMessages: fc.constantFrom('remove', 'keep'),
+    });
+    // Each request takes some of the same frozen segments (a store's cache hands them out with their facts), in
+    // another order and number: a segment is the current input in one, an older or protected turn in the next.
+    const requests = fc.array(
+      fc.record({
+        prune: policies,
+        budget: fc.integer({ min: 0, max: 400 }),
+        picks: fc.array(fc.nat(13), { minLength: 1, maxLength: 16 }),
+      }),
+      { minLength: 1, maxLength: 6 },
+    );
+    fc.assert(
+      fc.property(thread, requests, (drawn, asked) => {
+        const withFacts = frozenSegments(drawn).map((segment) =>
+          freezeSegment({ ...segment, tokens: { ...segment.tokens } }),
+        );
+        for (const { prune, budget: messageBudget, picks } of [...asked, ...asked]) {
+          const policy = resolveContextPolicy({ prune: prune as never }).prune;
+          const chosen = picks.map((pick) => pick % withFacts.length);
+          const segments = chosen.map((index) => withFacts[index]!);
+          const fresh = chosen.map((index) => freshSegments(drawn)[index]!);
+          expect(hasUnfinishedToolWork(segments)).toBe(hasUnfinishedToolWork(fresh));
+          const map = mapApprovalsToCalls(segments);
+          segments.forEach((segment, index) =>
+            expect([...segmentToolCallIds(segment, map)].sort()).toEqual(
+              [...segmentToolCallIds(fresh[index]!, map)].sort(),
+            ),
+          );
+          const expected = pruneContext({ segments: fresh, measure, messageBudget, policy });
+          const result = pruneContext({ segments, measure, messageBudget, policy });
+          expect(plain(renderSegments(result.segments))).toEqual(plain(renderSegments(expected.segments)));
+          expect(result.segments.map((segment) => segment.tokens)).toEqual(
+            expected.segments.map((segment) => segment.tokens),
+          );
+          expect(plain(result.report)).toEqual(plain(expected.report));
+          expect(plain(result.pruning)).toEqual(plain(expected.pruning));
+        }
+      }),
+      { numRuns: RUNS },
     );
   });
 });
