@@ -4,8 +4,8 @@
 // other turns, empty messages kept or removed) and may summarize, so the same frozen segment reaches the pruning
 // under other decisions, in other positions (current input, protected turn, older turn), request after request.
 // Between requests rows change without a new content version: pinned, re-statused, recounted by another counter
-// or with another count, their per-part counts dropped. Every model call, report and snapshot must equal an engine's
-// without the cache.
+// or with another count, their per-part counts dropped or changed. Every model call, report and snapshot must
+// equal an engine's without the cache.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ModelMessage } from 'ai';
@@ -80,8 +80,15 @@ function changeRow(row: ContextMessage, random: Random): ContextMessage {
       };
     case 2: // another stored count for the same counter (a custom store's, or a recount's)
       return row.tokenCount == null ? row : { ...row, tokenCount: row.tokenCount + random.int(1, 50) };
-    case 3: // per-part counts dropped (a row written before they were kept)
-      return { ...row, partTokenCounts: null };
+    // Per-part counts dropped (a row written before they were kept), or recounted to others under the same counter
+    // id (a custom store's counts, a recount after the tokenizer changed under the same id): the same version.
+    case 3:
+      if (!row.partTokenCounts || random.chance(0.5)) return { ...row, partTokenCounts: null };
+      return {
+        ...row,
+        partTokenCounts: row.partTokenCounts.map((count) => count + 1),
+        tokenCount: row.partTokenCounts.reduce((sum, count) => sum + count + 1, 0),
+      };
     case 4:
       return row.message.role === 'assistant'
         ? { ...row, status: row.status === 'completed' ? 'failed' : 'completed' }
