@@ -7,7 +7,11 @@ import type { ModelMessage } from 'ai';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { resolveContextPolicy } from '../../../src/context/engine/context-policy.js';
-import { mapApprovalsToCalls, segmentToolCallIds } from '../../../src/context/stages/apply-context-pruning.js';
+import {
+  applyContextPruning,
+  mapApprovalsToCalls,
+  segmentToolCallIds,
+} from '../../../src/context/stages/apply-context-pruning.js';
 import { pruneContext } from '../../../src/context/stages/prune-context.js';
 import {
   createMessageSegment,
@@ -231,6 +235,42 @@ describe('memos of frozen message arrays and segments', () => {
       }),
       { numRuns: RUNS },
     );
+  });
+
+  it('should keep an approval response that answers no known request, whatever other calls are removed', () => {
+    // The response's request was cut away (so it maps to no call), and the first request also removes a call whose
+    // id is the empty string: the response must not be taken for that call's, in that request or (from a plan
+    // remembered for the frozen array) in the next, where no such call exists.
+    const messages = (): ModelMessage[] => [
+      {
+        role: 'tool',
+        content: [
+          { type: 'tool-result', toolCallId: 'call-0', toolName: 'search', output: { type: 'text', value: 'found' } },
+          { type: 'tool-approval-response', approvalId: 'approval-9', approved: true },
+        ],
+      },
+    ];
+    const frozenMessages = messages();
+    for (const item of frozenMessages) deepFreeze(item);
+    const frozen = Object.freeze(
+      createMessageSegment({ messages: Object.freeze(frozenMessages) as ModelMessage[], sequence: 1, measure }),
+    );
+    const fresh = createMessageSegment({ messages: messages(), sequence: 1, measure });
+    for (const ids of [['call-0', ''], ['call-0']]) {
+      const prune = (segment: MessageSegment) =>
+        applyContextPruning({
+          segments: [segment],
+          measure,
+          reasoningFrom: () => false,
+          toolCallIds: new Set(ids),
+          emptyMessages: 'keep',
+        });
+      const result = prune(frozen);
+      expect(plain(renderSegments(result.segments))).toEqual(plain(renderSegments(prune(fresh).segments)));
+      expect(renderSegments(result.segments)[0]!.content).toEqual([
+        { type: 'tool-approval-response', approvalId: 'approval-9', approved: true },
+      ]);
+    }
   });
 });
 
