@@ -25,14 +25,17 @@ export interface CachedRow {
 /**
  * What a cached row is valid for: its `contentVersion` (the store raises it on every change of the parts), when it
  * was written (a row id that comes back after a hard delete is another row), status, schema version, role and
- * message id; undefined without a row id or a version (an earlier stage changed the message, or the store has no
+ * message id, and its stored counts (a recount keeps the version, but the cached parts keep the per-part counts
+ * seeded first); undefined without a row id or a version (an earlier stage changed the message, or the store has no
  * ids): such a row is never cached.
  */
 export function cachedVersion(stored: ContextMessage): string | undefined {
   if (typeof stored.rowId !== 'string' || !Number.isSafeInteger(stored.contentVersion)) return undefined;
   if (typeof stored.message !== 'object' || stored.message === null) return undefined;
   const created = stored.createdAt instanceof Date ? stored.createdAt.getTime() : '';
-  return `${stored.contentVersion}\u0000${created}\u0000${stored.status}\u0000${stored.schemaVersion ?? ''}\u0000${stored.message.role}\u0000${stored.message.id}`;
+  const parts = Array.isArray(stored.partTokenCounts) ? stored.partTokenCounts.join(',') : '';
+  const counts = `${stored.tokenCount ?? ''}\u0000${stored.tokenCounterId ?? ''}\u0000${parts}`;
+  return `${stored.contentVersion}\u0000${created}\u0000${stored.status}\u0000${stored.schemaVersion ?? ''}\u0000${stored.message.role}\u0000${stored.message.id}\u0000${counts}`;
 }
 
 /**

@@ -34,7 +34,9 @@ export interface ConvertToContextSegmentsOptions extends ConvertUIMessageOptions
   measure: ContextMeasure;
   /**
    * Keeps each message's model messages between requests (`cachedConversion`); used only without custom
-   * conversions (`convertToolOutput`, `convertDataPart`), which may convert the same message differently. @default none
+   * conversions (`convertToolOutput`, `convertDataPart`), which may convert the same message differently. The
+   * segment of a cached message whose stored count is used is then frozen (its tally too) and the same object every
+   * request: change a copy (`{ ...segment }`), never the segment. @default none
    */
   cache?: ContextMessageCache;
 }

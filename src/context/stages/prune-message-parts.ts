@@ -42,7 +42,7 @@ export function removeToolParts(
   const removedAt = (message.content as Array<{ type: string; toolCallId?: string; approvalId?: string }>).map(
     (part) =>
       part.type === 'tool-approval-response'
-        ? message.role === 'tool' && ids.has(approvalToCall.get(part.approvalId!) ?? '')
+        ? message.role === 'tool' && hasCall(ids, approvalToCall.get(part.approvalId!))
         : (part.type === 'tool-result' ||
             (message.role === 'assistant' && (part.type === 'tool-call' || part.type === 'tool-approval-request'))) &&
           ids.has(part.toolCallId!),
@@ -56,6 +56,12 @@ export function removeToolParts(
   if (!made) withoutToolParts.set(message, (made = new Map()));
   made.set(key, pruned);
   return pruned;
+}
+
+// A response that answers no known request (its request was cut away) is no call's, not that of a call whose id
+// is the empty string: the tool-traffic key (`toolRemovalKey`) says so too, and a plan made for it is replayed.
+function hasCall(ids: ReadonlySet<string>, call: string | undefined): boolean {
+  return call !== undefined && ids.has(call);
 }
 
 // The message without the parts marked in `removedAt` (and, in an assistant message, the reasoning that led only to

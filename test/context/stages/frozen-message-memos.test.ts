@@ -7,7 +7,11 @@ import type { ModelMessage } from 'ai';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { resolveContextPolicy } from '../../../src/context/engine/context-policy.js';
-import { mapApprovalsToCalls, segmentToolCallIds } from '../../../src/context/stages/apply-context-pruning.js';
+import {
+  applyContextPruning,
+  mapApprovalsToCalls,
+  segmentToolCallIds,
+} from '../../../src/context/stages/apply-context-pruning.js';
 import { pruneContext } from '../../../src/context/stages/prune-context.js';
 import {
   createMessageSegment,
@@ -16,6 +20,7 @@ import {
   renderSegments,
   type MessageSegment,
 } from '../../../src/context/segments/context-segment.js';
+import { freezeSegment } from '../../../src/context/segments/segment-facts.js';
 import { smallMeasure } from '../fixtures.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 150);
@@ -181,6 +186,91 @@ describe('memos of frozen message arrays and segments', () => {
       // call-0's result is kept (a newer assistant message calls it again, unanswered) and call-3's is not.
       { numRuns: RUNS, examples: [[partlyKept.thread, partlyKept.requests] as never] },
     );
+  });
+
+  it('should prune segments carrying their facts as fresh copies, wherever each request puts them', () => {
+    const policies = fc.record({
+      reasoning: fc.constantFrom('outside-newest-turns', 'all', 'none'),
+      reasoningTurns: fc.integer({ min: 0, max: 3 }),
+      toolTraffic: fc.constantFrom('when-over-budget', 'outside-newest-turns', 'none'),
+      toolTrafficTurns: fc.integer({ min: 0, max: 3 }),
+      emptyMessages: fc.constantFrom('remove', 'keep'),
+    });
+    // Each request takes some of the same frozen segments (a store's cache hands them out with their facts), in
+    // another order and number: a segment is the current input in one, an older or protected turn in the next.
+    const requests = fc.array(
+      fc.record({
+        prune: policies,
+        budget: fc.integer({ min: 0, max: 400 }),
+        picks: fc.array(fc.nat(13), { minLength: 1, maxLength: 16 }),
+      }),
+      { minLength: 1, maxLength: 6 },
+    );
+    fc.assert(
+      fc.property(thread, requests, (drawn, asked) => {
+        const withFacts = frozenSegments(drawn).map((segment) =>
+          freezeSegment({ ...segment, tokens: { ...segment.tokens } }),
+        );
+        for (const { prune, budget: messageBudget, picks } of [...asked, ...asked]) {
+          const policy = resolveContextPolicy({ prune: prune as never }).prune;
+          const chosen = picks.map((pick) => pick % withFacts.length);
+          const segments = chosen.map((index) => withFacts[index]!);
+          const fresh = chosen.map((index) => freshSegments(drawn)[index]!);
+          expect(hasUnfinishedToolWork(segments)).toBe(hasUnfinishedToolWork(fresh));
+          const map = mapApprovalsToCalls(segments);
+          segments.forEach((segment, index) =>
+            expect([...segmentToolCallIds(segment, map)].sort()).toEqual(
+              [...segmentToolCallIds(fresh[index]!, map)].sort(),
+            ),
+          );
+          const expected = pruneContext({ segments: fresh, measure, messageBudget, policy });
+          const result = pruneContext({ segments, measure, messageBudget, policy });
+          expect(plain(renderSegments(result.segments))).toEqual(plain(renderSegments(expected.segments)));
+          expect(result.segments.map((segment) => segment.tokens)).toEqual(
+            expected.segments.map((segment) => segment.tokens),
+          );
+          expect(plain(result.report)).toEqual(plain(expected.report));
+          expect(plain(result.pruning)).toEqual(plain(expected.pruning));
+        }
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('should keep an approval response that answers no known request, whatever other calls are removed', () => {
+    // The response's request was cut away (so it maps to no call), and the first request also removes a call whose
+    // id is the empty string: the response must not be taken for that call's, in that request or (from a plan
+    // remembered for the frozen array) in the next, where no such call exists.
+    const messages = (): ModelMessage[] => [
+      {
+        role: 'tool',
+        content: [
+          { type: 'tool-result', toolCallId: 'call-0', toolName: 'search', output: { type: 'text', value: 'found' } },
+          { type: 'tool-approval-response', approvalId: 'approval-9', approved: true },
+        ],
+      },
+    ];
+    const frozenMessages = messages();
+    for (const item of frozenMessages) deepFreeze(item);
+    const frozen = Object.freeze(
+      createMessageSegment({ messages: Object.freeze(frozenMessages) as ModelMessage[], sequence: 1, measure }),
+    );
+    const fresh = createMessageSegment({ messages: messages(), sequence: 1, measure });
+    for (const ids of [['call-0', ''], ['call-0']]) {
+      const prune = (segment: MessageSegment) =>
+        applyContextPruning({
+          segments: [segment],
+          measure,
+          reasoningFrom: () => false,
+          toolCallIds: new Set(ids),
+          emptyMessages: 'keep',
+        });
+      const result = prune(frozen);
+      expect(plain(renderSegments(result.segments))).toEqual(plain(renderSegments(prune(fresh).segments)));
+      expect(renderSegments(result.segments)[0]!.content).toEqual([
+        { type: 'tool-approval-response', approvalId: 'approval-9', approved: true },
+      ]);
+    }
   });
 });
 
