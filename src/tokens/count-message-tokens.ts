@@ -1,5 +1,5 @@
 import type { ModelMessage } from 'ai';
-import type { TokenCounter } from './token-counter.js';
+import { memoOfCounter, type TokenCounter } from './token-counter.js';
 
 /**
  * The raw size of one or more model messages: o200k text tokens, plus images and files (priced by the
@@ -34,8 +34,8 @@ export function addTokenTallies(...tallies: TokenTally[]): TokenTally {
 /** What providers send for an `execution-denied` result without a reason. */
 const DENIED_WITHOUT_REASON = 'Tool call execution denied.';
 
-const messageMemo = new WeakMap<TokenCounter, WeakMap<object, TokenTally>>();
-const jsonMemo = new WeakMap<TokenCounter, WeakMap<object, number>>();
+const messageMemo = new Map<string, WeakMap<object, TokenTally>>();
+const jsonMemo = new Map<string, WeakMap<object, number>>();
 
 /**
  * Counts one model message the way the budget reads it: text and reasoning as their text; a tool call as its
@@ -83,20 +83,16 @@ function sumSeededParts(parts: readonly object[], tokenCounter: TokenCounter): T
   return Object.freeze(tally);
 }
 
-const partMemo = new WeakMap<TokenCounter, WeakMap<object, TokenTally>>();
+const partMemo = new Map<string, WeakMap<object, TokenTally>>();
 
 /** The memo of {@link countModelMessageTokens} for a counter (seeded from stored counts by `seedPartTokenCounts`). */
 export function messageTallyMemo(tokenCounter: TokenCounter): WeakMap<object, TokenTally> {
-  let memo = messageMemo.get(tokenCounter);
-  if (!memo) messageMemo.set(tokenCounter, (memo = new WeakMap()));
-  return memo;
+  return memoOfCounter(messageMemo, tokenCounter);
 }
 
 /** The memo of {@link countModelPartTokens} for a counter (seeded from stored counts by `seedPartTokenCounts`). */
 export function partTallyMemo(tokenCounter: TokenCounter): WeakMap<object, TokenTally> {
-  let memo = partMemo.get(tokenCounter);
-  if (!memo) partMemo.set(tokenCounter, (memo = new WeakMap()));
-  return memo;
+  return memoOfCounter(partMemo, tokenCounter);
 }
 
 /**
@@ -237,8 +233,7 @@ function countJson(value: unknown, counter: TokenCounter): number {
   if (value === undefined) return 0;
   if (typeof value === 'string') return counter.count(JSON.stringify(value));
   if (typeof value !== 'object' || value === null) return counter.count(String(value));
-  let memo = jsonMemo.get(counter);
-  if (!memo) jsonMemo.set(counter, (memo = new WeakMap()));
+  const memo = memoOfCounter(jsonMemo, counter);
   const cached = memo.get(value);
   if (cached !== undefined) return cached;
   const tokens = counter.count(JSON.stringify(value) ?? '');

@@ -16,6 +16,22 @@ export interface TokenCounter {
   scoped?(scope: string): TokenCounter;
 }
 
+/**
+ * The memo of `memos` for a counter, by its id: what a tokenizer makes of an object (a part's count, a preview cut
+ * by counting) is the same for every counter of that id, and the engine of each request gets a counter object of
+ * its own (`scopeTokenCounter`), so a memo by counter object would never be found again by the next request. The
+ * objects remembered are the thread's own (a store's cache keeps them per tenant and thread), so no scope sees
+ * another's.
+ */
+export function memoOfCounter<KEY extends object, VALUE>(
+  memos: Map<string, WeakMap<KEY, VALUE>>,
+  counter: TokenCounter,
+): WeakMap<KEY, VALUE> {
+  let memo = memos.get(counter.id);
+  if (!memo) memos.set(counter.id, (memo = new WeakMap()));
+  return memo;
+}
+
 /** `counter.scoped(scope)`, or `counter` itself when it keeps no cache to scope. */
 export function scopeTokenCounter(counter: TokenCounter, scope: string): TokenCounter {
   return counter.scoped?.(scope) ?? counter;

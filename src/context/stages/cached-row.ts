@@ -12,8 +12,8 @@ import type { MessageSegment } from '../segments/context-segment.js';
 export interface CachedRow {
   /** The model messages, frozen (message, content and parts), once converted. */
   messages?: ModelMessage[];
-  /** Counters already seeded with the row's `partTokenCounts`. */
-  seeded: WeakSet<object>;
+  /** Ids of the counters already seeded with the row's `partTokenCounts`. */
+  seeded: Set<string>;
   /** True once the row passed the validate stage unchanged. */
   validated: boolean;
   /** `modelPartKinds` of the message, once asked for. */
@@ -50,7 +50,7 @@ export function cachedRow(stored: ContextMessage, cache: ContextMessageCache, cr
   if (version === undefined) return undefined;
   let row = cache.get(stored.rowId!, version) as CachedRow | undefined;
   if (!row && create) {
-    row = { seeded: new WeakSet(), validated: false };
+    row = { seeded: new Set(), validated: false };
     cache.set(stored.rowId!, version, row, rowBytes(stored));
   }
   if (row) lookups?.set(stored, row);

@@ -86,11 +86,11 @@ export function convertToContextSegments({
       // Cached messages are seeded once per counter (the seeds are kept per part object).
       if (
         parts &&
-        !held?.seeded.has(measure.tokenCounter) &&
+        !held?.seeded.has(measure.tokenCounter.id) &&
         parts.reduce((sum, count) => sum + count, 0) === stored.tokenCount &&
         seedPartTokenCounts(modelMessages, parts, measure.tokenCounter)
       )
-        held?.seeded.add(measure.tokenCounter);
+        held?.seeded.add(measure.tokenCounter.id);
       segments.push(storedCountSegment(stored, modelMessages, held));
     } else {
       countedSequences.push(stored.sequence);

@@ -1,6 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
-import type { TokenCounter } from '../../tokens/token-counter.js';
+import { memoOfCounter, type TokenCounter } from '../../tokens/token-counter.js';
 import type { ContextToolOutputPreviewPolicy } from '../engine/context-policy.js';
 import { groupTurns, hasUnfinishedToolWork, type ContextSegment } from '../segments/context-segment.js';
 import { contentPartKey } from './preview-message-content.js';
@@ -75,11 +75,9 @@ export function previewCandidates(
     .sort((a, b) => b.tokens - a.tokens || a.index - b.index || a.order - b.order);
 }
 
-const candidateMemos = new WeakMap<TokenCounter, WeakMap<object, number>>();
+const candidateMemos = new Map<string, WeakMap<object, number>>();
 function candidateMemo(tokenCounter: TokenCounter): WeakMap<object, number> {
-  let memo = candidateMemos.get(tokenCounter);
-  if (!memo) candidateMemos.set(tokenCounter, (memo = new WeakMap()));
-  return memo;
+  return memoOfCounter(candidateMemos, tokenCounter);
 }
 
 const contentKeys = new WeakMap<object, { sequence: number | null; key: string | undefined }>();

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ModelMessage } from 'ai';
-import type { TokenCounter } from '../../tokens/token-counter.js';
+import { memoOfCounter, type TokenCounter } from '../../tokens/token-counter.js';
 import { countModelPartTokens } from '../../tokens/count-message-tokens.js';
 
 /** The first words of a shortened text of an older turn (a pasted log, a long answer). */
@@ -44,9 +44,8 @@ export function contentPartKey(sequence: number | null, part: ContentPart): stri
 export function previewContentPart(part: ContentPart, maxTokens: number, tokenCounter: TokenCounter): ContentPart {
   const original = originalContentPart(part);
   // The same cut is asked for more than once in a compaction (the selection prices a turn shrunk, the trim then
-  // shrinks it): made once per original part, size and counter.
-  let made = madePreviews.get(tokenCounter);
-  if (!made) madePreviews.set(tokenCounter, (made = new WeakMap()));
+  // shrinks it): made once per original part, size and counter id.
+  const made = memoOfCounter(madePreviews, tokenCounter);
   let sizes = made.get(original);
   if (!sizes) made.set(original, (sizes = new Map()));
   let preview = sizes.get(maxTokens);
@@ -54,7 +53,7 @@ export function previewContentPart(part: ContentPart, maxTokens: number, tokenCo
   return preview;
 }
 
-const madePreviews = new WeakMap<TokenCounter, WeakMap<ContentPart, Map<number, ContentPart>>>();
+const madePreviews = new Map<string, WeakMap<ContentPart, Map<number, ContentPart>>>();
 
 function cutContentPart(original: ContentPart, maxTokens: number, tokenCounter: TokenCounter): ContentPart {
   let preview: ContentPart;

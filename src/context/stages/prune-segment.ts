@@ -1,6 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
-import type { TokenCounter } from '../../tokens/token-counter.js';
+import { memoOfCounter, type TokenCounter } from '../../tokens/token-counter.js';
 import type { TokenTally } from '../../tokens/count-message-tokens.js';
 import type { ContextRemoval } from '../segments/context-removal.js';
 import type { MessageSegment } from '../segments/context-segment.js';
@@ -44,7 +44,7 @@ interface PrunePlan {
 
 // Per counter and frozen message array: plans by the decision's flags (reasoning, empty messages, current input as
 // bits) and the tool parts it removes.
-const plans = new WeakMap<TokenCounter, WeakMap<readonly ModelMessage[], Array<Map<string, PrunePlan> | undefined>>>();
+const plans = new Map<string, WeakMap<readonly ModelMessage[], Array<Map<string, PrunePlan> | undefined>>>();
 
 /**
  * One segment: its reasoning (when `reasoning`), the traffic of the calls to remove, then messages left empty (but
@@ -69,13 +69,12 @@ export function pruneSegment(
   const flags = (reasoningApplies ? 4 : 0) + (emptyMessages === 'remove' ? 2 : 0) + (currentInput ? 1 : 0);
   // The decision of the last request first (a thread's next request decides the same for most segments).
   const last = facts?.lastPruned as Replayed | undefined;
-  if (last && last.flags === flags && last.toolKey === toolKey && last.counter === run.measure.tokenCounter)
+  if (last && last.flags === flags && last.toolKey === toolKey && last.counter === run.measure.tokenCounter.id)
     return record(run, segment, last);
   const known = facts?.pruned?.[flags]?.get(toolKey) as Replayed | undefined;
-  if (known && known.counter === run.measure.tokenCounter) return record(run, segment, (facts!.lastPruned = known));
+  if (known && known.counter === run.measure.tokenCounter.id) return record(run, segment, (facts!.lastPruned = known));
   const frozen = Object.isFrozen(messages);
-  let byCounter = frozen ? plans.get(run.measure.tokenCounter) : undefined;
-  if (frozen && !byCounter) plans.set(run.measure.tokenCounter, (byCounter = new WeakMap()));
+  const byCounter = frozen ? memoOfCounter(plans, run.measure.tokenCounter) : undefined;
   let planned = byCounter?.get(messages);
   let plan = planned?.[flags]?.get(toolKey);
   if (!plan) {
@@ -85,7 +84,7 @@ export function pruneSegment(
       (planned[flags] ??= new Map()).set(toolKey, plan);
     }
   }
-  const replayed = replayPlan(run.measure.tokenCounter, segment, plan, flags, toolKey);
+  const replayed = replayPlan(run.measure.tokenCounter.id, segment, plan, flags, toolKey);
   if (facts) ((facts.pruned ??= [])[flags] ??= new Map()).set(toolKey, (facts.lastPruned = replayed));
   return record(run, segment, replayed);
 }
@@ -130,7 +129,8 @@ function planPruning(
 // A plan applied to a segment: the resulting segment (frozen, with its own facts, when the segment is frozen) and
 // the tallies along the way. Made once per frozen segment and plan.
 interface Replayed {
-  counter: TokenCounter;
+  /** The id of the counter whose tallies it holds. */
+  counter: string;
   flags: number;
   toolKey: string;
   plan: PrunePlan;
@@ -139,7 +139,7 @@ interface Replayed {
 }
 
 function replayPlan(
-  counter: TokenCounter,
+  counter: string,
   segment: MessageSegment,
   plan: PrunePlan,
   flags: number,
