@@ -5,7 +5,8 @@
 // the messages after it, and the pinned ones) and, in the process, the message cache. The timed calls span the
 // thread from `size - calls` to `size + calls` messages, so their median is the thread at about `size`; every few
 // dozen requests the context outgrows the budget and is cut again to `targetRatio`, which the p99 shows.
-// Each request's rows are fresh copies made before the clock starts, as a store's load parses them (the read is W3).
+// Each request's rows are fresh copies made before the clock starts, as a store's load parses them (the read is W3),
+// and each request's manager counts with the default counter, as an app's does (a counter object of its own).
 //
 //   npx tsx bench/workloads/w7-next-request.ts       # 600 messages (200 requests) and 2,000 (50)
 import { pathToFileURL } from 'node:url';
@@ -95,12 +96,8 @@ export async function measureNextRequest(size: number, calls: number): Promise<F
       });
   const thread = growingThread(rows);
   const request = async () => {
-    const manager = createContextManager({
-      store: thread.store,
-      model: 'openai:gpt-4o',
-      maxOutputTokens: 8192,
-      tokenCounter,
-    });
+    // The default counter, as an app sets the manager up: each engine gets a counter object of its own.
+    const manager = createContextManager({ store: thread.store, model: 'openai:gpt-4o', maxOutputTokens: 8192 });
     const messages = await manager.initialMessages({ instructions: 'You are an analyst.' });
     await manager.prepareStep({
       messages,
