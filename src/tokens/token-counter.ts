@@ -5,7 +5,10 @@ import { guardLongRuns } from './guard-long-runs.js';
  * recognised later (a different id means the stored count is recounted).
  */
 export interface TokenCounter {
-  /** A stable name of the tokenizer, for example `o200k_base/gpt-tokenizer@4`. */
+  /**
+   * A stable name of the tokenizer, for example `o200k_base/gpt-tokenizer@4`. Counters of one id must count alike:
+   * stored counts are matched by it, and what the engine derives by counting is remembered by it.
+   */
   readonly id: string;
   /** The number of tokens in `text`. Must be synchronous and deterministic. */
   count(text: string): number;
