@@ -22,6 +22,7 @@ import {
   type ContextSnapshot,
   type ContextStore,
   type ContextUIMessage,
+  type TokenCounter,
   type LoadedContext,
 } from '../../src/context/index.js';
 import { createContextMessageCache } from '../../src/tokens/context-message-cache.js';
@@ -97,25 +98,32 @@ export function turn(index: number): ContextUIMessage[] {
   ];
 }
 
-function threadOf(size: number, tokenCounter: Awaited<ReturnType<typeof loadO200kTokenCounter>>, parts: boolean) {
+/**
+ * The stored row of `message` at `sequence`, as the Postgres store loads it: a row id, content version, byte size and
+ * stored counts (per-part counts when `parts`); the first row is pinned.
+ */
+export function storedRow(message: ContextUIMessage, sequence: number, tokenCounter: TokenCounter, parts = true) {
+  return {
+    rowId: `00000000-0000-4000-8000-${String(sequence).padStart(12, '0')}`,
+    contentVersion: 1,
+    byteSize: JSON.stringify(message.parts).length,
+    sequence,
+    message,
+    status: 'completed',
+    contextState: 'eligible',
+    pinned: sequence === 1,
+    tokenCount: countStoredMessageTokens({ message, tokenCounter }),
+    tokenCounterId: storedTokenCountId(tokenCounter),
+    partTokenCounts: parts ? countStoredPartTokens({ message, tokenCounter }) : null,
+    deletedAt: null,
+  } satisfies ContextMessage;
+}
+
+function threadOf(size: number, tokenCounter: TokenCounter, parts: boolean) {
   const rows: ContextMessage[] = [];
   for (let index = 0; rows.length < size - 1; index++)
     for (const message of turn(index))
-      if (rows.length < size - 1)
-        rows.push({
-          rowId: `00000000-0000-4000-8000-${String(rows.length + 1).padStart(12, '0')}`,
-          contentVersion: 1,
-          byteSize: JSON.stringify(message.parts).length,
-          sequence: rows.length + 1,
-          message,
-          status: 'completed',
-          contextState: 'eligible',
-          pinned: rows.length === 0,
-          tokenCount: countStoredMessageTokens({ message, tokenCounter }),
-          tokenCounterId: storedTokenCountId(tokenCounter),
-          partTokenCounts: parts ? countStoredPartTokens({ message, tokenCounter }) : null,
-          deletedAt: null,
-        });
+      if (rows.length < size - 1) rows.push(storedRow(message, rows.length + 1, tokenCounter, parts));
   const last: ContextUIMessage = { id: 'last', role: 'user', parts: [{ type: 'text', text: 'And next quarter?' }] };
   rows.push({
     ...rows[0]!,

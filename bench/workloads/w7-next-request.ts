@@ -13,10 +13,7 @@ import { pathToFileURL } from 'node:url';
 import type { ModelMessage } from 'ai';
 import { createContextManager } from '../../src/ai-sdk/context-manager.js';
 import {
-  countStoredMessageTokens,
-  countStoredPartTokens,
   loadO200kTokenCounter,
-  storedTokenCountId,
   type ContextMessage,
   type ContextSnapshot,
   type ContextStore,
@@ -24,7 +21,7 @@ import {
 } from '../../src/context/index.js';
 import { createContextMessageCache } from '../../src/tokens/context-message-cache.js';
 import { summarize } from '../stats.js';
-import { turn, type FirstCallResult } from './w7-first-call.js';
+import { storedRow, turn, type FirstCallResult } from './w7-first-call.js';
 
 /** A store of one growing thread: rows, the newest snapshot, and the loads a Postgres store makes of them. */
 function growingThread(rows: readonly ContextMessage[]) {
@@ -79,21 +76,7 @@ export async function measureNextRequest(size: number, calls: number): Promise<F
   const tokenCounter = await loadO200kTokenCounter();
   const rows: ContextMessage[] = [];
   for (let index = 0; rows.length < size + calls + 2; index++)
-    for (const message of turn(index))
-      rows.push({
-        rowId: `00000000-0000-4000-8000-${String(rows.length + 1).padStart(12, '0')}`,
-        contentVersion: 1,
-        byteSize: JSON.stringify(message.parts).length,
-        sequence: rows.length + 1,
-        message,
-        status: 'completed',
-        contextState: 'eligible',
-        pinned: rows.length === 0,
-        tokenCount: countStoredMessageTokens({ message, tokenCounter }),
-        tokenCounterId: storedTokenCountId(tokenCounter),
-        partTokenCounts: countStoredPartTokens({ message, tokenCounter }),
-        deletedAt: null,
-      });
+    for (const message of turn(index)) rows.push(storedRow(message, rows.length + 1, tokenCounter));
   const thread = growingThread(rows);
   const request = async () => {
     // The default counter, as an app sets the manager up: each engine gets a counter object of its own.
