@@ -137,6 +137,28 @@ function threadOf(size: number, tokenCounter: TokenCounter, parts: boolean) {
   return rows;
 }
 
+/**
+ * The first call of a request as an app makes it: a new context manager (with `tokenCounter`, else the default
+ * counter), `initialMessages()`, then the first `prepareStep`.
+ */
+export async function firstCall(store: ContextStore, tokenCounter?: TokenCounter): Promise<void> {
+  const manager = createContextManager({
+    store,
+    model: 'openai:gpt-4o',
+    maxOutputTokens: 8192,
+    ...(tokenCounter ? { tokenCounter } : {}),
+  });
+  const messages = await manager.initialMessages({ instructions: 'You are an analyst.' });
+  await manager.prepareStep({
+    messages,
+    stepNumber: 0,
+    steps: [],
+    instructions: 'You are an analyst.',
+    initialMessages: messages,
+    responseMessages: [] as ModelMessage[],
+  } as never);
+}
+
 /** A store that hands out the prepared view and accepts (but does not keep) summaries and snapshots. */
 function benchStore(next: () => LoadedContext, cache: () => ContextMessageCache | undefined): ContextStore {
   return {
@@ -180,18 +202,7 @@ export async function measureFirstCall(
     () => view,
     () => messageCache,
   );
-  const call = async () => {
-    const manager = createContextManager({ store, model: 'openai:gpt-4o', maxOutputTokens: 8192, tokenCounter });
-    const messages = await manager.initialMessages({ instructions: 'You are an analyst.' });
-    await manager.prepareStep({
-      messages,
-      stepNumber: 0,
-      steps: [],
-      instructions: 'You are an analyst.',
-      initialMessages: messages,
-      responseMessages: [] as ModelMessage[],
-    } as never);
-  };
+  const call = () => firstCall(store, tokenCounter);
   const times: number[] = [];
   const cpuTimes: number[] = [];
   const warmup = 5;

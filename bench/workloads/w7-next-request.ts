@@ -10,33 +10,36 @@
 //
 //   npx tsx bench/workloads/w7-next-request.ts       # 600 messages (200 requests) and 2,000 (50)
 import { pathToFileURL } from 'node:url';
-import type { ModelMessage } from 'ai';
-import { createContextManager } from '../../src/ai-sdk/context-manager.js';
 import {
   loadO200kTokenCounter,
   type ContextMessage,
+  type ContextMessageCache,
   type ContextSnapshot,
   type ContextStore,
   type LoadedContext,
 } from '../../src/context/index.js';
 import { createContextMessageCache } from '../../src/tokens/context-message-cache.js';
 import { summarize } from '../stats.js';
-import { storedRow, turn, type FirstCallResult } from './w7-first-call.js';
+import { firstCall, storedRow, turn, type FirstCallResult } from './w7-first-call.js';
 
-/** A store of one growing thread: rows, the newest snapshot, and the loads a Postgres store makes of them. */
-function growingThread(rows: readonly ContextMessage[]) {
+/**
+ * A store of one thread that keeps what a store keeps between requests: the snapshot each request writes (`snapshots`
+ * lists them all) and, when given, a message cache. `serve(rows)` parses its next load: the rows after the newest
+ * snapshot's boundary and the pinned ones before it, as fresh copies. Also used by the engine's tests of the next
+ * request (test/context/engine/segment-facts-attack.test.ts).
+ */
+export function snapshotKeepingStore(cache?: ContextMessageCache) {
   let snapshot: ContextSnapshot | null = null;
-  let length = 0;
+  const snapshots: ContextSnapshot[] = [];
   let view: LoadedContext | undefined;
-  const messageCache = createContextMessageCache().scoped('tenant\u0000thread');
   const store: ContextStore = {
-    messageCache,
+    ...(cache ? { messageCache: cache } : {}),
     loadContext: async () => view!,
     writeSummary: async () => {
-      throw new Error('W7 runs without a summarizer');
+      throw new Error('no summarizer');
     },
     writeSnapshot: async (input) => {
-      if (input.expectedVersion !== (snapshot?.version ?? 0)) throw new Error('W7: a snapshot version was skipped');
+      if (input.expectedVersion !== (snapshot?.version ?? 0)) throw new Error('a snapshot version was skipped');
       snapshot = {
         id: `snapshot-${input.expectedVersion + 1}`,
         version: input.expectedVersion + 1,
@@ -49,22 +52,22 @@ function growingThread(rows: readonly ContextMessage[]) {
         messagesHash: input.messagesHash,
         stepNumber: input.stepNumber ?? null,
       };
+      snapshots.push(structuredClone(snapshot));
       return snapshot;
     },
   };
   return {
     store,
-    /** Grows the thread to `messages` rows and parses the next load (before the clock). */
-    grow(messages: number) {
-      length = messages;
+    snapshots,
+    /** Parses the next load of `rows` (before the clock); returns how many rows it loads after the boundary. */
+    serve(rows: readonly ContextMessage[]) {
       const boundary = snapshot?.throughSequence ?? 0;
-      const live = rows.slice(0, length);
       view = structuredClone({
         snapshot,
         latestSummary: null,
         currentVersion: snapshot?.version ?? 0,
-        tail: live.filter((row) => row.sequence > boundary),
-        pinned: live.filter((row) => row.pinned === true && row.sequence <= boundary),
+        tail: rows.filter((row) => row.sequence > boundary),
+        pinned: rows.filter((row) => row.pinned === true && row.sequence <= boundary),
       });
       return view.tail.length;
     },
@@ -77,31 +80,20 @@ export async function measureNextRequest(size: number, calls: number): Promise<F
   const rows: ContextMessage[] = [];
   for (let index = 0; rows.length < size + calls + 2; index++)
     for (const message of turn(index)) rows.push(storedRow(message, rows.length + 1, tokenCounter));
-  const thread = growingThread(rows);
-  const request = async () => {
-    // The default counter, as an app sets the manager up: each engine gets a counter object of its own.
-    const manager = createContextManager({ store: thread.store, model: 'openai:gpt-4o', maxOutputTokens: 8192 });
-    const messages = await manager.initialMessages({ instructions: 'You are an analyst.' });
-    await manager.prepareStep({
-      messages,
-      stepNumber: 0,
-      steps: [],
-      instructions: 'You are an analyst.',
-      initialMessages: messages,
-      responseMessages: [] as ModelMessage[],
-    } as never);
-  };
+  const thread = snapshotKeepingStore(createContextMessageCache().scoped('tenant\u0000thread'));
+  // The default counter, as an app sets the manager up: each engine gets a counter object of its own.
+  const request = () => firstCall(thread.store);
   // Each request ends with the user's new question (an odd number of rows: the pinned first one, then turns).
   const first = size - calls + ((size - calls) % 2 === 0 ? 1 : 0);
   for (let length = first - 40; length < first; length += 2) {
-    thread.grow(length);
+    thread.serve(rows.slice(0, length));
     await request();
   }
   const times: number[] = [];
   const cpuTimes: number[] = [];
   const tails: number[] = [];
   for (let length = first; times.length < calls; length += 2) {
-    tails.push(thread.grow(length));
+    tails.push(thread.serve(rows.slice(0, length)));
     const cpuStarted = process.cpuUsage();
     const started = performance.now();
     await request();

@@ -15,9 +15,7 @@ import {
   type ContextMessageCache,
   type ContextPolicyInput,
   type ContextReport,
-  type ContextSnapshot,
   type ContextStore,
-  type LoadedContext,
 } from '../../../src/context/index.js';
 import { createContextMessageCache } from '../../../src/tokens/context-message-cache.js';
 import { createMemoryContextStore } from '../../../src/testing/memory-context-store.js';
@@ -25,6 +23,7 @@ import { createRandom, generateConversation, type GeneratedConversation } from '
 import { createGeneratedEngine, walkGeneratedRequest } from '../../support/check-generated-context.js';
 import { withStoredCounts } from '../../support/stored-counts.js';
 import { tokenCounter } from '../fixtures.js';
+import { snapshotKeepingStore } from '../../../bench/workloads/w7-next-request.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 25);
 const timeout = 120_000 + RUNS * 4_000;
@@ -135,52 +134,6 @@ describe('segment facts and cached segments, across requests that decide differe
   );
 });
 
-/** A store of one growing thread that keeps the snapshot each request writes and loads only the rows after it. */
-function growingThread(cache: ContextMessageCache | undefined) {
-  let snapshot: ContextSnapshot | null = null;
-  const snapshots: ContextSnapshot[] = [];
-  let view: LoadedContext | undefined;
-  const store: ContextStore = {
-    ...(cache ? { messageCache: cache } : {}),
-    loadContext: async () => view!,
-    writeSummary: async () => {
-      throw new Error('no summarizer');
-    },
-    writeSnapshot: async (input) => {
-      if (input.expectedVersion !== (snapshot?.version ?? 0)) throw new Error('a snapshot version was skipped');
-      snapshot = {
-        id: `snapshot-${input.expectedVersion + 1}`,
-        version: input.expectedVersion + 1,
-        throughSequence: input.throughSequence,
-        summaryId: input.summaryId ?? null,
-        includedSequences: input.includedSequences,
-        pruned: input.pruned ?? [],
-        budget: input.budget ?? {},
-        policyVersion: input.policyVersion,
-        messagesHash: input.messagesHash,
-        stepNumber: input.stepNumber ?? null,
-      };
-      snapshots.push(structuredClone(snapshot));
-      return snapshot;
-    },
-  };
-  return {
-    store,
-    snapshots,
-    /** The next load: the rows after the snapshot's boundary and the pinned ones before it, parsed afresh. */
-    serve(rows: readonly ContextMessage[]) {
-      const boundary = snapshot?.throughSequence ?? 0;
-      view = structuredClone({
-        snapshot,
-        latestSummary: null,
-        currentVersion: snapshot?.version ?? 0,
-        tail: rows.filter((row) => row.sequence > boundary),
-        pinned: rows.filter((row) => row.pinned === true && row.sequence <= boundary),
-      });
-    },
-  };
-}
-
 describe('segment facts and cached segments, on the next requests of a thread with its snapshot', () => {
   it(
     'should serve each next request, from its snapshot and the cache, exactly as without the cache',
@@ -194,8 +147,8 @@ describe('segment facts and cached segments, on the next requests of a thread wi
             const conversation = { ...withStoredCounts(generated, tokenCounter), summarizer: false };
             const random = createRandom(seed ^ 0x5eed);
             const policy = drawPolicy(random);
-            const cached = growingThread(createContextMessageCache().scoped('tenant\u0000thread'));
-            const plain = growingThread(undefined);
+            const cached = snapshotKeepingStore(createContextMessageCache().scoped('tenant\u0000thread'));
+            const plain = snapshotKeepingStore();
             let rows: ContextMessage[] = conversation.rows.map((row) => ({
               ...row,
               rowId: `${seed.toString(16).padStart(8, '0')}-0000-4000-8000-${String(row.sequence).padStart(12, '0')}`,

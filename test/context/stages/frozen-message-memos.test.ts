@@ -69,6 +69,15 @@ const thread = fc.array(
   { minLength: 1, maxLength: 14 },
 );
 
+// Every pruning policy.
+const prunePolicies = fc.record({
+  reasoning: fc.constantFrom('outside-newest-turns', 'all', 'none'),
+  reasoningTurns: fc.integer({ min: 0, max: 3 }),
+  toolTraffic: fc.constantFrom('when-over-budget', 'outside-newest-turns', 'none'),
+  toolTrafficTurns: fc.integer({ min: 0, max: 3 }),
+  emptyMessages: fc.constantFrom('remove', 'keep'),
+});
+
 type Drawn = Array<{ messages: ModelMessage[]; pinned: boolean }>;
 
 // The segments as a store's cache hands them out: every array, message, part and the segment frozen.
@@ -133,18 +142,11 @@ describe('memos of frozen message arrays and segments', () => {
   });
 
   it('should prune frozen segments as fresh copies are pruned, on every policy and on the second request too', () => {
-    const policies = fc.record({
-      reasoning: fc.constantFrom('outside-newest-turns', 'all', 'none'),
-      reasoningTurns: fc.integer({ min: 0, max: 3 }),
-      toolTraffic: fc.constantFrom('when-over-budget', 'outside-newest-turns', 'none'),
-      toolTrafficTurns: fc.integer({ min: 0, max: 3 }),
-      emptyMessages: fc.constantFrom('remove', 'keep'),
-    });
     // Requests of one thread differ in what they prune from the same frozen segments: other policies and budgets,
     // and the thread grown by turns that use its ids again (a call is then kept everywhere its id is protected).
     const requests = fc.array(
       fc.record({
-        prune: policies,
+        prune: prunePolicies,
         budget: fc.integer({ min: 0, max: 400 }),
         grow: thread,
         reused: fc.subarray(['call-0', 'call-1', 'call-2', 'call-3']),
@@ -189,18 +191,11 @@ describe('memos of frozen message arrays and segments', () => {
   });
 
   it('should prune segments carrying their facts as fresh copies, wherever each request puts them', () => {
-    const policies = fc.record({
-      reasoning: fc.constantFrom('outside-newest-turns', 'all', 'none'),
-      reasoningTurns: fc.integer({ min: 0, max: 3 }),
-      toolTraffic: fc.constantFrom('when-over-budget', 'outside-newest-turns', 'none'),
-      toolTrafficTurns: fc.integer({ min: 0, max: 3 }),
-      emptyMessages: fc.constantFrom('remove', 'keep'),
-    });
     // Each request takes some of the same frozen segments (a store's cache hands them out with their facts), in
     // another order and number: a segment is the current input in one, an older or protected turn in the next.
     const requests = fc.array(
       fc.record({
-        prune: policies,
+        prune: prunePolicies,
         budget: fc.integer({ min: 0, max: 400 }),
         picks: fc.array(fc.nat(13), { minLength: 1, maxLength: 16 }),
       }),
