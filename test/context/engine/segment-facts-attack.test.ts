@@ -18,6 +18,7 @@ import {
   type ContextStore,
 } from '../../../src/context/index.js';
 import { createContextMessageCache } from '../../../src/tokens/context-message-cache.js';
+import { scopeTokenCounter } from '../../../src/tokens/token-counter.js';
 import { createMemoryContextStore } from '../../../src/testing/memory-context-store.js';
 import { createRandom, generateConversation, type GeneratedConversation } from '../../support/agent-conversations.js';
 import { createGeneratedEngine, walkGeneratedRequest } from '../../support/check-generated-context.js';
@@ -29,6 +30,9 @@ const RUNS = Number(process.env.PROPERTY_RUNS ?? 25);
 const timeout = 120_000 + RUNS * 4_000;
 
 type Random = ReturnType<typeof createRandom>;
+
+// Requests made so far: each cached request's counter is scoped apart.
+let requests = 0;
 
 async function walk(
   conversation: GeneratedConversation,
@@ -44,7 +48,10 @@ async function walk(
     searchMessages: (input) => memory.searchMessages!(input),
     ...(cache ? { messageCache: cache } : {}),
   };
-  const engine = createGeneratedEngine(conversation, store as typeof memory, tokenCounter, undefined, policy);
+  // A counter object of this request's own, of the shared counter's id, as every request's engine has: what the
+  // engine remembers by counter id must be found, and be right, across them.
+  const counter = cache ? scopeTokenCounter(tokenCounter, `request:${++requests}`) : tokenCounter;
+  const engine = createGeneratedEngine(conversation, store as typeof memory, counter, undefined, policy);
   const calls: Array<{ messages: unknown; report: Omit<ContextReport, 'durationMs'> }> = [];
   const keep = (messages: ModelMessage[], report: ContextReport) => {
     const { durationMs: _durationMs, ...rest } = report;
@@ -163,7 +170,7 @@ describe('segment facts and cached segments, on the next requests of a thread wi
                 const engine = createGeneratedEngine(
                   conversation,
                   thread.store as never,
-                  tokenCounter,
+                  thread === cached ? scopeTokenCounter(tokenCounter, `request:${++requests}`) : tokenCounter,
                   undefined,
                   policy,
                 );
