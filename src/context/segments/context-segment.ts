@@ -161,22 +161,17 @@ function isToolPart(part: { type: string }): boolean {
  * request without a response. Such a turn is always kept.
  */
 export function hasUnfinishedToolWork(segments: readonly ContextSegment[]): boolean {
-  // Each segment finished on its own (remembered per frozen message array: a store's cache and the pruning hand the
-  // same ones to every request) leaves nothing open for the next, so the turn is finished.
+  // Each segment finished on its own (known for a cached segment, which a store's cache hands to every request)
+  // leaves nothing open for the next, so the turn is finished.
   if (segments.every(finishedAlone)) return false;
   return unfinished(segments);
 }
 
-const finishedMemo = new WeakMap<readonly ModelMessage[], boolean>();
 function finishedAlone(segment: ContextSegment): boolean {
   const { messages } = segment;
   if (messages.length === 0) return true;
   const facts = segmentFacts(segment);
-  if (facts) return (facts.finished ??= !unfinished([{ messages }]));
-  if (!Object.isFrozen(messages)) return false;
-  let finished = finishedMemo.get(messages);
-  if (finished === undefined) finishedMemo.set(messages, (finished = !unfinished([{ messages }])));
-  return finished;
+  return facts ? (facts.finished ??= !unfinished([{ messages }])) : false;
 }
 
 function unfinished(segments: ReadonlyArray<{ readonly messages: readonly ModelMessage[] }>): boolean {

@@ -88,11 +88,11 @@ export function applyContextPruning({
 export function mapApprovalsToCalls(segments: readonly ContextSegment[]): Map<string, string> {
   const approvalToCall = new Map<string, string>();
   for (const segment of segments) {
-    if (segmentFacts(segment) || Object.isFrozen(segment.messages)) {
+    if (segmentFacts(segment)) {
       for (const request of approvalRequestsOf(segment)) approvalToCall.set(request.approvalId, request.toolCallId);
       continue;
     }
-    // A segment the caller's step made (a copy): read, not remembered.
+    // Any other segment (the caller's step, a copy): read, not remembered.
     for (const message of segment.messages)
       for (const request of messageToolIds(message).approvalRequests)
         approvalToCall.set(request.approvalId, request.toolCallId);
@@ -101,18 +101,10 @@ export function mapApprovalsToCalls(segments: readonly ContextSegment[]): Map<st
 }
 
 type ApprovalRequests = ReadonlyArray<{ approvalId: string; toolCallId: string }>;
-const approvalRequestMemo = new WeakMap<readonly ModelMessage[], ApprovalRequests>();
-// The approval requests of the messages, in order; remembered per frozen array (the same one every request).
+// The approval requests of a cached segment's messages, in order, found once.
 function approvalRequestsOf(segment: ContextSegment): ApprovalRequests {
-  const { messages } = segment;
-  const facts = segment.kind === 'message' ? segmentFacts(segment) : undefined;
-  if (facts)
-    return (facts.approvalRequests ??= messages.flatMap((message) => messageToolIds(message).approvalRequests));
-  let known = Object.isFrozen(messages) ? approvalRequestMemo.get(messages) : undefined;
-  if (known) return known;
-  known = messages.flatMap((message) => messageToolIds(message).approvalRequests);
-  if (Object.isFrozen(messages)) approvalRequestMemo.set(messages, known);
-  return known;
+  const facts = segmentFacts(segment)!;
+  return (facts.approvalRequests ??= segment.messages.flatMap((message) => messageToolIds(message).approvalRequests));
 }
 
 /**
@@ -125,22 +117,11 @@ export function segmentToolCallIds(
 ): readonly string[] {
   const { messages } = segment;
   const facts = segmentFacts(segment);
-  if (facts) {
-    facts.callIds ??= answersApproval(messages) ? null : Object.freeze(toolCallIdsOf(messages, approvalToCall));
-    return facts.callIds ?? toolCallIdsOf(messages, approvalToCall);
-  }
-  if (!Object.isFrozen(messages)) return toolCallIdsOf(messages, approvalToCall);
-  // A frozen message array (a store's cache, the pruning's plans) is the same every request: its ids are made once
-  // when it answers no approval (the only ids that depend on the other segments).
-  let known = callIdMemo.get(messages);
-  if (known === undefined) {
-    const answers = answersApproval(messages);
-    callIdMemo.set(messages, (known = answers ? null : Object.freeze(toolCallIdsOf(messages, approvalToCall))));
-  }
-  return known ?? toolCallIdsOf(messages, approvalToCall);
+  if (!facts) return toolCallIdsOf(messages, approvalToCall);
+  // A cached segment's ids are found once when it answers no approval (the only ids that depend on the others).
+  facts.callIds ??= answersApproval(messages) ? null : Object.freeze(toolCallIdsOf(messages, approvalToCall));
+  return facts.callIds ?? toolCallIdsOf(messages, approvalToCall);
 }
-
-const callIdMemo = new WeakMap<readonly ModelMessage[], readonly string[] | null>();
 
 function answersApproval(messages: readonly ModelMessage[]): boolean {
   return messages.some((message) => messageToolIds(message).approvalResponses.length > 0);

@@ -138,20 +138,8 @@ function storedCountSegment(
   return held?.segment ?? segment;
 }
 
-/**
- * Images and files in messages, without tokenizing (text files are part of the stored text count); remembered per
- * frozen message array (a store's cache hands the same one to every request).
- */
+/** Images and files in messages, without tokenizing (text files are part of the stored text count). */
 function countAttachments(messages: readonly ModelMessage[]): { images: number; files: number } {
-  if (!Object.isFrozen(messages)) return findAttachments(messages);
-  let found = attachmentMemo.get(messages);
-  if (!found) attachmentMemo.set(messages, (found = Object.freeze(findAttachments(messages))));
-  return found;
-}
-
-const attachmentMemo = new WeakMap<readonly ModelMessage[], { images: number; files: number }>();
-
-function findAttachments(messages: readonly ModelMessage[]): { images: number; files: number } {
   const found = { images: 0, files: 0 };
   for (const message of messages) {
     if (typeof message.content === 'string') continue;

@@ -5,19 +5,16 @@ import type { PruningRun } from './prune-segment.js';
 /**
  * The tool parts a pruning decision touches in the messages, as a key ('' when none): per part 1 or 0, and for an
  * approval response the call it answers (the map is built over every segment). Not '' exactly when the segment
- * mentions a call to remove. For a frozen array that answers no approval, none or all of its parts (most segments
- * of a long thread) are found from its tool part ids, remembered (in the segment's `facts`) with the key of all.
+ * mentions a call to remove. For a cached segment that answers no approval, none or all of its parts (most
+ * segments of a long thread) are found from its tool part ids, remembered (in the segment's `facts`) with the key of
+ * all.
  */
 export function toolRemovalKey(
   messages: readonly ModelMessage[],
   run: PruningRun,
   facts: SegmentFacts | undefined,
 ): string {
-  const known = facts
-    ? (facts.toolParts ??= findToolParts(messages))
-    : Object.isFrozen(messages)
-      ? toolPartsOf(messages)
-      : undefined;
+  const known = facts ? (facts.toolParts ??= findToolParts(messages)) : undefined;
   if (known && !known.answers) {
     let removed = 0;
     for (const id of known.ids) if (run.toolCallIds.has(id)) removed += 1;
@@ -43,13 +40,6 @@ export function toolRemovalKey(
     key += ',';
   }
   return any ? key : '';
-}
-
-const toolParts = new WeakMap<readonly ModelMessage[], ToolParts>();
-function toolPartsOf(messages: readonly ModelMessage[]): ToolParts {
-  let known = toolParts.get(messages);
-  if (!known) toolParts.set(messages, (known = findToolParts(messages)));
-  return known;
 }
 
 type ToolParts = NonNullable<SegmentFacts['toolParts']>;

@@ -80,7 +80,7 @@ const prunePolicies = fc.record({
 
 type Drawn = Array<{ messages: ModelMessage[]; pinned: boolean }>;
 
-// The segments as a store's cache hands them out: every array, message, part and the segment frozen.
+// The segments as a store's cache hands them out: every array, message, part and the segment frozen, with facts.
 function frozenSegments(drawn: Drawn): MessageSegment[] {
   return drawn.map(({ messages, pinned }, index) => {
     const copy = structuredClone(messages);
@@ -91,8 +91,7 @@ function frozenSegments(drawn: Drawn): MessageSegment[] {
       pinned,
       measure,
     });
-    Object.freeze(segment.tokens);
-    return Object.freeze(segment);
+    return freezeSegment(segment);
   });
 }
 
@@ -203,9 +202,7 @@ describe('memos of frozen message arrays and segments', () => {
     );
     fc.assert(
       fc.property(thread, requests, (drawn, asked) => {
-        const withFacts = frozenSegments(drawn).map((segment) =>
-          freezeSegment({ ...segment, tokens: { ...segment.tokens } }),
-        );
+        const withFacts = frozenSegments(drawn);
         for (const { prune, budget: messageBudget, picks } of [...asked, ...asked]) {
           const policy = resolveContextPolicy({ prune: prune as never }).prune;
           const chosen = picks.map((pick) => pick % withFacts.length);
