@@ -10,6 +10,7 @@ import { createContextManager } from '../../../src/ai-sdk/context-manager.js';
 import type { ContextMessage, ContextStore, LoadedContext, TokenCounter } from '../../../src/context/index.js';
 import { createContextMessageCache } from '../../../src/tokens/context-message-cache.js';
 import { turn } from '../../../bench/workloads/w7-first-call.js';
+import { stored } from '../fixtures.js';
 
 // A counter whose scoped views are new objects (as the default counter's are), counting its calls.
 function countingCounter(id: string) {
@@ -28,18 +29,12 @@ function countingCounter(id: string) {
 // Rows without stored counts (written before counts were stored, or by a custom store): every message is counted.
 function rows(): ContextMessage[] {
   const messages = Array.from({ length: 40 }, (_item, index) => turn(index)).flat();
-  return messages.map((message, index) => ({
-    rowId: `00000000-0000-4000-8000-${String(index + 1).padStart(12, '0')}`,
-    contentVersion: 1,
-    sequence: index + 1,
-    message,
-    status: 'completed',
-    contextState: 'eligible',
-    pinned: false,
-    tokenCount: null,
-    tokenCounterId: null,
-    deletedAt: null,
-  }));
+  return messages.map((message, index) =>
+    stored(index + 1, message, {
+      rowId: `00000000-0000-4000-8000-${String(index + 1).padStart(12, '0')}`,
+      contentVersion: 1,
+    }),
+  );
 }
 
 async function request(store: ContextStore, tokenCounter: TokenCounter): Promise<ModelMessage[]> {

@@ -31,6 +31,12 @@ const timeout = 120_000 + RUNS * 4_000;
 
 type Random = ReturnType<typeof createRandom>;
 
+// The row as a store with ids keeps it: a row id (per seed, so threads never share one) and a content version.
+function withRowId(row: ContextMessage, seed: number): ContextMessage {
+  const rowId = `${seed.toString(16).padStart(8, '0')}-0000-4000-8000-${String(row.sequence).padStart(12, '0')}`;
+  return { ...row, rowId, contentVersion: 1 };
+}
+
 // Requests made so far: each cached request's counter is scoped apart.
 let requests = 0;
 
@@ -117,11 +123,7 @@ describe('segment facts and cached segments, across requests that decide differe
             const base = withStoredCounts(generated, tokenCounter);
             const random = createRandom(seed ^ 0xfac7);
             const cache = createContextMessageCache().scoped('tenant\u0000thread');
-            let rows: ContextMessage[] = base.rows.map((row) => ({
-              ...row,
-              rowId: `${seed.toString(16).padStart(8, '0')}-0000-4000-8000-${String(row.sequence).padStart(12, '0')}`,
-              contentVersion: 1,
-            }));
+            let rows: ContextMessage[] = base.rows.map((row) => withRowId(row, seed));
             const ends = [Math.ceil(rows.length / 2), Math.ceil((3 * rows.length) / 4), rows.length, rows.length];
             for (const [request, end] of ends.entries()) {
               if (request > 0) rows = rows.map((row) => (random.chance(0.15) ? changeRow(row, random) : row));
@@ -156,11 +158,7 @@ describe('segment facts and cached segments, on the next requests of a thread wi
             const policy = drawPolicy(random);
             const cached = snapshotKeepingStore(createContextMessageCache().scoped('tenant\u0000thread'));
             const plain = snapshotKeepingStore();
-            let rows: ContextMessage[] = conversation.rows.map((row) => ({
-              ...row,
-              rowId: `${seed.toString(16).padStart(8, '0')}-0000-4000-8000-${String(row.sequence).padStart(12, '0')}`,
-              contentVersion: 1,
-            }));
+            let rows: ContextMessage[] = conversation.rows.map((row) => withRowId(row, seed));
             for (let end = Math.min(rows.length, 4); ; end = Math.min(rows.length, end + random.int(1, 6))) {
               rows = rows.map((row, index) => (index < end - 1 && random.chance(0.05) ? changeRow(row, random) : row));
               const served = rows.slice(0, end);

@@ -110,6 +110,14 @@ function deepFreeze(value: unknown): void {
 
 const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as unknown;
 
+// The same messages, tallies, report and pruning record as the reference.
+function expectSamePruning(result: ReturnType<typeof pruneContext>, expected: ReturnType<typeof pruneContext>) {
+  expect(plain(renderSegments(result.segments))).toEqual(plain(renderSegments(expected.segments)));
+  expect(result.segments.map((segment) => segment.tokens)).toEqual(expected.segments.map((segment) => segment.tokens));
+  expect(plain(result.report)).toEqual(plain(expected.report));
+  expect(plain(result.pruning)).toEqual(plain(expected.pruning));
+}
+
 describe('memos of frozen message arrays and segments', () => {
   it('should find the same tool ids, approvals and unfinished turns as on fresh copies, memo cold and warm', () => {
     fc.assert(
@@ -174,12 +182,7 @@ describe('memos of frozen message arrays and segments', () => {
           const segments = [...frozen, ...freshSegments(grown).slice(frozen.length)];
           const expected = pruneContext({ segments: freshSegments(grown), measure, messageBudget, policy });
           const result = pruneContext({ segments, measure, messageBudget, policy });
-          expect(plain(renderSegments(result.segments))).toEqual(plain(renderSegments(expected.segments)));
-          expect(result.segments.map((segment) => segment.tokens)).toEqual(
-            expected.segments.map((segment) => segment.tokens),
-          );
-          expect(plain(result.report)).toEqual(plain(expected.report));
-          expect(plain(result.pruning)).toEqual(plain(expected.pruning));
+          expectSamePruning(result, expected);
           expect(groupTurns(result.segments).length).toBe(groupTurns(expected.segments).length);
         }
       }),
@@ -217,12 +220,7 @@ describe('memos of frozen message arrays and segments', () => {
           );
           const expected = pruneContext({ segments: fresh, measure, messageBudget, policy });
           const result = pruneContext({ segments, measure, messageBudget, policy });
-          expect(plain(renderSegments(result.segments))).toEqual(plain(renderSegments(expected.segments)));
-          expect(result.segments.map((segment) => segment.tokens)).toEqual(
-            expected.segments.map((segment) => segment.tokens),
-          );
-          expect(plain(result.report)).toEqual(plain(expected.report));
-          expect(plain(result.pruning)).toEqual(plain(expected.pruning));
+          expectSamePruning(result, expected);
         }
       }),
       { numRuns: RUNS },
