@@ -167,7 +167,11 @@ export async function compactContext(
     calibration: { factor: calibration, ...options.observation },
     durationMs: settings.now() - options.started,
   };
-  recordReturnedContext(state, { segments: final, estimate: uncalibratedEstimate(options, final) });
+  recordReturnedContext(state, {
+    segments: final,
+    estimate: uncalibratedEstimate(options, final),
+    compaction: { messages, instructionsTokens: overhead.instructionsTokens, calibration, report },
+  });
   return { segments: final, report };
 }
 

@@ -53,6 +53,11 @@ export interface ContextEngineState {
   lastEstimate: number | undefined;
   /** The newest report. */
   lastReport: ContextReport | undefined;
+  /**
+   * The newest compaction's messages as returned, with what it depended on besides them (the instructions' size,
+   * the calibration factor) and its report: a step given exactly these is that compaction again.
+   */
+  lastCompaction: ReturnedCompaction | undefined;
   /** The messages this engine returned, to parse the next step's messages back into segments. */
   provenance: ProvenanceRegistry;
   /**
@@ -67,6 +72,18 @@ export interface ContextEngineState {
   toolDefinitions: ToolDefinitionsCount | undefined;
   /** The content version of each loaded message (when the store gives it): handed back with a summary of it. */
   contentVersions: Map<number, number>;
+}
+
+/** The newest compaction's result and what it depended on besides its messages. */
+export interface ReturnedCompaction {
+  /** The messages returned, in order. */
+  messages: readonly ModelMessage[];
+  /** The instructions' estimated tokens it was budgeted with. */
+  instructionsTokens: number;
+  /** The calibration factor in force. */
+  calibration: number;
+  /** Its report. */
+  report: ContextReport;
 }
 
 /** The state of an engine that has done nothing yet. */
@@ -87,6 +104,7 @@ export function createContextEngineState(): ContextEngineState {
     },
     lastEstimate: undefined,
     lastReport: undefined,
+    lastCompaction: undefined,
     provenance: new Map(),
     markedCopies: new Map(),
     instructionTokenCache: new Map(),
@@ -155,13 +173,21 @@ export function recordWrittenSnapshot(state: ContextEngineState, written: Contex
   state.knownSnapshot = written;
 }
 
-/** Records the context returned: its messages for the next step's parse, and its uncalibrated estimate. */
+/**
+ * Records the context returned: its messages for the next step's parse, its uncalibrated estimate, and the
+ * compaction that made it.
+ */
 export function recordReturnedContext(
   state: ContextEngineState,
-  { segments, estimate }: { segments: readonly ContextSegment[]; estimate: number },
+  {
+    segments,
+    estimate,
+    compaction,
+  }: { segments: readonly ContextSegment[]; estimate: number; compaction: ReturnedCompaction },
 ): void {
   registerSegments(state.provenance, segments);
   state.lastEstimate = estimate;
+  state.lastCompaction = compaction;
 }
 
 /**

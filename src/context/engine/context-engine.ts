@@ -8,6 +8,7 @@ import { loadO200kTokenCounter, scopeTokenCounter, type TokenCounter } from '../
 import { countToolDefinitionTokens, type ToolDefinition } from '../../tokens/tool-definition-tokens.js';
 import { renderSegments } from '../segments/context-segment.js';
 import { assertMaxInputTokens } from './context-budget.js';
+import { estimateInstructionsTokens } from './estimate-prompt-overhead.js';
 import { compactContext, type CompactContextOptions, type ContextEngineSettings } from './compact-context.js';
 import { createContextEngineState, type ContextEngineState } from './context-engine-state.js';
 import { resolveContextPolicy, type ContextPolicyInput } from './context-policy.js';
@@ -133,6 +134,34 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
       const input = state.loadedThread ? messages : await adoptThread(internals, messages, instructions);
       const started = settings.now();
       const { tokenCounter } = await resources();
+      const repeated = repeatedCompaction(state, input, { lastStepInputTokens, calibration: calibrator.factor }, () =>
+        estimateInstructionsTokens({
+          instructions,
+          tokenCounter,
+          profile,
+          calibration: calibrator.factor,
+          instructionTokenCache: state.instructionTokenCache,
+        }),
+      );
+      if (repeated) {
+        const report: ContextReport = {
+          ...repeated.report,
+          trigger: 'prepare-step',
+          stepNumber,
+          changed: false,
+          stages: [],
+          snapshot: {
+            status: 'not-needed',
+            version: state.knownVersion || null,
+            throughSequence: null,
+            messagesHash: null,
+          },
+          durationMs: settings.now() - started,
+        };
+        if (stepNumber !== 0 || repeated.report.trigger !== 'initial-messages') emit(report);
+        const replaced = input !== messages && differs(input, messages);
+        return { messages: replaced && input.length > 0 ? input : undefined, report };
+      }
       const observation = observeStepUsage({ calibrator, lastEstimate: state.lastEstimate, lastStepInputTokens });
       const measure = createContextMeasure({ tokenCounter, profile, calibration: calibrator.factor });
       const { segments: final, report } = await compact({
@@ -155,6 +184,25 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
       return { messages: replaced && output.length > 0 ? output : undefined, report: finalReport };
     },
   };
+}
+
+/**
+ * The newest compaction, when `messages` are the very messages it returned (the same objects, in order: step 0 of a
+ * request gets what `initialMessages()` returned) and the call would be budgeted as it was (the same calibration,
+ * instructions of the same size, no usage to learn from): compacting them again gives them back unchanged (a
+ * context the engine returned fits its budget and holds nothing more to prune), so the engine does not.
+ */
+function repeatedCompaction(
+  state: ContextEngineState,
+  messages: readonly ModelMessage[],
+  call: { lastStepInputTokens: number | undefined; calibration: number },
+  instructionsTokens: () => number,
+): ContextEngineState['lastCompaction'] {
+  const last = state.lastCompaction;
+  if (!last || call.lastStepInputTokens !== undefined || call.calibration !== last.calibration) return undefined;
+  if (last.messages.length !== messages.length) return undefined;
+  for (let index = 0; index < messages.length; index++) if (messages[index] !== last.messages[index]) return undefined;
+  return instructionsTokens() === last.instructionsTokens ? last : undefined;
 }
 
 function differs(output: readonly ModelMessage[], input: readonly ModelMessage[]): boolean {

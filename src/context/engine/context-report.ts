@@ -92,7 +92,10 @@ export interface ContextReport {
   estimatedTokens: number;
   /** The budget breakdown. */
   budget: ContextBudget;
-  /** The stages, in order. */
+  /**
+   * The stages, in order; empty for a step given the very messages the engine last returned, with instructions of
+   * the same size, the same calibration and no usage to learn from: such a step is not compacted again.
+   */
   stages: ContextStageReport[];
   /** The snapshot. */
   snapshot: ContextSnapshotReport;

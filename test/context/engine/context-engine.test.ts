@@ -2,6 +2,7 @@ import type { ModelMessage } from '@ai-sdk/provider-utils';
 import { describe, expect, it } from 'vitest';
 import {
   ContextEmptyError,
+  createContextCalibrator,
   createContextEngine,
   rebuildContextFromSnapshot,
   renderSummaryText,
@@ -589,6 +590,40 @@ describe('createContextEngine', () => {
       expect(
         store.snapshots.flatMap((snapshot) => snapshot.includedSequences).every((sequence) => sequence === 1),
       ).toBe(true);
+    });
+
+    it('should not compact again the very messages it returned, unless the instructions or the calibration changed', async () => {
+      const store = storeOf([...tripTurns(1, 10), question('What about day 11?')]);
+      const calibrator = createContextCalibrator();
+      const engine = engineFor(store, undefined, { calibrator });
+      const initial = await engine.buildInitialContext();
+      const { messages } = initial;
+      const repeated = await engine.prepareStep({ messages, stepNumber: 0 });
+      expect(repeated.messages).toBeUndefined();
+      expect(repeated.report).toMatchObject({
+        trigger: 'prepare-step',
+        stepNumber: 0,
+        changed: false,
+        stages: [],
+        budget: initial.report.budget,
+        estimatedTokens: initial.report.estimatedTokens,
+        snapshot: { status: 'not-needed', version: initial.report.snapshot.version },
+      });
+      // Longer instructions leave less room than the context takes: the step is compacted again, and fits.
+      const instructions = `You plan trips. ${words(initial.report.budget.remainingTokens + 20, 'rule')}`;
+      const longer = await engine.prepareStep({ messages, stepNumber: 0, instructions });
+      expect(longer.report.stages.map((stage) => stage.stage)).toContain('trim');
+      expect(longer.messages!.length).toBeLessThan(messages.length);
+      expect(longer.report.budget.remainingTokens).toBeGreaterThanOrEqual(0);
+      // The messages it returned then are those it compacts no more, with those instructions.
+      const again = await engine.prepareStep({ messages: longer.messages!, stepNumber: 1, instructions });
+      expect(again.report.stages).toEqual([]);
+      // A calibration learned elsewhere (a shared calibrator) changes the budget: compacted again.
+      calibrator.observe({ estimatedTokens: 100, actualTokens: 200 });
+      const recalibrated = await engine.prepareStep({ messages: longer.messages!, stepNumber: 1, instructions });
+      expect(recalibrated.report.stages.length).toBeGreaterThan(0);
+      expect(recalibrated.report.calibration.factor).toBeGreaterThan(1);
+      expect(recalibrated.report.budget.remainingTokens).toBeGreaterThanOrEqual(0);
     });
 
     it('should calibrate from the previous step’s reported input tokens', async () => {

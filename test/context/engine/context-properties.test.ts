@@ -25,6 +25,7 @@ import {
   type ContextMessage,
 } from '../../../src/context/index.js';
 import { createMemoryContextStore } from '../../../src/testing/index.js';
+import { copyMessages } from '../../support/copy-messages.js';
 import { countSentTokens } from '../../support/count-sent-tokens.js';
 import { tokenCounter } from '../fixtures.js';
 
@@ -380,8 +381,16 @@ describe('context engine properties', () => {
           const { rows, profile, engine, messages, report } = await runEngine(value);
           const trim = report.stages.find((stage) => stage.stage === 'trim')!;
           checkContext(rows, messages, profile, trim.stage === 'trim' ? trim.overBudgetTokens : 0);
-          // prepareStep is idempotent on what the engine built (AI SDK carries messages forward).
-          expect((await engine.prepareStep({ messages, stepNumber: 0, instructions })).messages).toBeUndefined();
+          // prepareStep is idempotent on what the engine built (AI SDK carries messages forward). Given the very
+          // messages, it does not compact them again; given copies, it does, and finds nothing to change.
+          const same = await engine.prepareStep({ messages, stepNumber: 0, instructions });
+          expect(same.messages).toBeUndefined();
+          expect(same.report.stages).toEqual([]);
+          const copies = await engine.prepareStep({ messages: copyMessages(messages), stepNumber: 0, instructions });
+          expect(copies.messages).toBeUndefined();
+          expect(copies.report.stages.map((stage) => stage.stage)).toContain('trim');
+          expect(copies.report.budget).toEqual(same.report.budget);
+          expect(copies.report.estimatedTokens).toBe(same.report.estimatedTokens);
         }),
         { numRuns: RUNS, seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined },
       );
