@@ -20,22 +20,34 @@ export interface CachedRow {
   kinds?: readonly ModelPartKind[];
   /** The segment made from the messages and the stored count (frozen), reused while the row's fields match. */
   segment?: MessageSegment;
+  /** The row's fields the entry was made for besides its content version ({@link cachedVersion}). */
+  fields: RowFields;
+}
+
+/** What an entry is valid for besides the content version (see {@link cachedVersion}). */
+interface RowFields {
+  created: number | undefined;
+  status: ContextMessage['status'];
+  schemaVersion: ContextMessage['schemaVersion'];
+  role: string;
+  messageId: string;
+  tokenCount: ContextMessage['tokenCount'];
+  tokenCounterId: ContextMessage['tokenCounterId'];
+  partTokenCounts: readonly number[] | undefined;
 }
 
 /**
- * What a cached row is valid for: its `contentVersion` (the store raises it on every change of the parts), when it
- * was written (a row id that comes back after a hard delete is another row), status, schema version, role and
- * message id, and its stored counts (a recount keeps the version, but the cached parts keep the per-part counts
- * seeded first); undefined without a row id or a version (an earlier stage changed the message, or the store has no
- * ids): such a row is never cached.
+ * What a cached row is valid for: its `contentVersion` (the store raises it on every change of the parts), the key
+ * the cache holds it under; and, checked against the entry itself ({@link RowFields}), when it was written (a row id
+ * that comes back after a hard delete is another row), status, schema version, role and message id, and its stored
+ * counts (a recount keeps the version, but the cached parts keep the per-part counts seeded first). Undefined
+ * without a row id or a version (an earlier stage changed the message, or the store has no ids): such a row is never
+ * cached.
  */
 export function cachedVersion(stored: ContextMessage): string | undefined {
   if (typeof stored.rowId !== 'string' || !Number.isSafeInteger(stored.contentVersion)) return undefined;
   if (typeof stored.message !== 'object' || stored.message === null) return undefined;
-  const created = stored.createdAt instanceof Date ? stored.createdAt.getTime() : '';
-  const parts = Array.isArray(stored.partTokenCounts) ? stored.partTokenCounts.join(',') : '';
-  const counts = `${stored.tokenCount ?? ''}\u0000${stored.tokenCounterId ?? ''}\u0000${parts}`;
-  return `${stored.contentVersion}\u0000${created}\u0000${stored.status}\u0000${stored.schemaVersion ?? ''}\u0000${stored.message.role}\u0000${stored.message.id}\u0000${counts}`;
+  return String(stored.contentVersion);
 }
 
 /**
@@ -49,12 +61,48 @@ export function cachedRow(stored: ContextMessage, cache: ContextMessageCache, cr
   const version = cachedVersion(stored);
   if (version === undefined) return undefined;
   let row = cache.get(stored.rowId!, version) as CachedRow | undefined;
+  if (row && !sameFields(row.fields, stored)) row = undefined;
   if (!row && create) {
-    row = { seeded: new Set(), validated: false };
+    row = { seeded: new Set(), validated: false, fields: fieldsOf(stored) };
     cache.set(stored.rowId!, version, row, rowBytes(stored));
   }
   if (row) lookups?.set(stored, row);
   return row;
+}
+
+// Compared field by field: a version string of them all, made for every row of every load, cost more than the rest
+// of the lookup.
+function fieldsOf(stored: ContextMessage): RowFields {
+  return {
+    created: stored.createdAt instanceof Date ? stored.createdAt.getTime() : undefined,
+    status: stored.status,
+    schemaVersion: stored.schemaVersion,
+    role: stored.message.role,
+    messageId: stored.message.id,
+    tokenCount: stored.tokenCount,
+    tokenCounterId: stored.tokenCounterId,
+    partTokenCounts: Array.isArray(stored.partTokenCounts) ? Object.freeze([...stored.partTokenCounts]) : undefined,
+  };
+}
+
+function sameFields(fields: RowFields, stored: ContextMessage): boolean {
+  const created = stored.createdAt instanceof Date ? stored.createdAt.getTime() : undefined;
+  if (fields.created !== created && !(Number.isNaN(fields.created) && Number.isNaN(created))) return false;
+  if (
+    fields.status !== stored.status ||
+    fields.schemaVersion !== stored.schemaVersion ||
+    fields.role !== stored.message.role ||
+    fields.messageId !== stored.message.id ||
+    fields.tokenCount !== stored.tokenCount ||
+    fields.tokenCounterId !== stored.tokenCounterId
+  )
+    return false;
+  const counts = Array.isArray(stored.partTokenCounts) ? stored.partTokenCounts : undefined;
+  const held = fields.partTokenCounts;
+  if (counts === undefined || held === undefined) return counts === held;
+  if (counts.length !== held.length) return false;
+  for (let index = 0; index < counts.length; index++) if (!Object.is(counts[index], held[index])) return false;
+  return true;
 }
 
 let lookupCache: ContextMessageCache | undefined;
