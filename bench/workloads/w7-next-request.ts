@@ -34,7 +34,12 @@ export function snapshotKeepingStore(cache?: ContextMessageCache) {
   let view: LoadedContext | undefined;
   const store: ContextStore = {
     ...(cache ? { messageCache: cache } : {}),
-    loadContext: async () => view!,
+    loadContext: async () => {
+      // Handed over, not kept: a store parses each load afresh and holds no reference to it.
+      const loaded = view!;
+      view = undefined;
+      return loaded;
+    },
     writeSummary: async () => {
       throw new Error('no summarizer');
     },

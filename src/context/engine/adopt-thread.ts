@@ -11,7 +11,12 @@ import { recordLoadedContext, type ContextEngineState } from './context-engine-s
 import type { CreateContextEngineOptions } from './context-engine.js';
 import type { ContextReport } from './context-report.js';
 import type { ContextInstructions } from './estimate-prompt-overhead.js';
-import { loadContextSegments } from './load-context-segments.js';
+import {
+  loadContextSegments,
+  type LoadContextSegmentsOptions,
+  type LoadedContextSegments,
+} from './load-context-segments.js';
+import type { LoadedContext } from '../../model/context-store.js';
 import type { ContextWindowSize } from './context-window.js';
 
 /** What one engine's calls share (see `createContextEngine`). */
@@ -46,16 +51,16 @@ export async function buildInitial(
 ): Promise<{ final: ContextSegment[]; report: ContextReport; loaded: ContextSegment[] }> {
   const started = settings.now();
   const { tokenCounter } = await resources();
-  const view = await settings.store.loadContext();
-  recordLoadedContext(state, view);
-  const loaded = loadContextSegments({
-    view,
+  // The loaded rows are not held past this: the compaction works on segments, and a few hundred rows kept alive
+  // while it runs are copied by every collection of the young generation it causes.
+  const loaded = loadSegmentsFrom(await settings.store.loadContext(), {
     measure: createContextMeasure({ tokenCounter, profile: settings.profile, calibration: calibrator.factor }),
     policy: settings.policy,
     convertToolOutput: options.convertToolOutput,
     convertDataPart: options.convertDataPart,
     window: whole ? undefined : contextWindowSize(options, settings),
     cache: settings.store.messageCache,
+    state,
   });
   const { segments: final, report } = await compact({
     trigger: 'initial-messages',
@@ -70,6 +75,14 @@ export async function buildInitial(
   });
   emit(report);
   return { final, report, loaded: loaded.segments };
+}
+
+function loadSegmentsFrom(
+  view: LoadedContext,
+  { state, ...options }: Omit<LoadContextSegmentsOptions, 'view'> & { state: ContextEngineState },
+): LoadedContextSegments {
+  recordLoadedContext(state, view);
+  return loadContextSegments({ view, ...options });
 }
 
 /**
