@@ -195,11 +195,16 @@ export async function measureFirstCall(
   const base: LoadedContext = { snapshot: null, latestSummary: null, tail: rows, pinned: [], currentVersion: 0 };
   // The previous request's thread ends with the question before the newest one.
   const previous: LoadedContext = { ...base, tail: rows.slice(0, -2) };
-  let view = structuredClone(base);
+  let view: LoadedContext | undefined;
   const newCache = () => createContextMessageCache().scoped('tenant\u0000thread');
   let messageCache = cache === 'none' ? undefined : newCache();
   const store = benchStore(
-    () => view,
+    () => {
+      // Handed over, not kept: a store parses each load afresh and holds no reference to it.
+      const loaded = view!;
+      view = undefined;
+      return loaded;
+    },
     () => messageCache,
   );
   const call = () => firstCall(store, tokenCounter);
