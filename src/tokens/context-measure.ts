@@ -57,11 +57,24 @@ export function createContextMeasure({
   profile,
   calibration = 1,
 }: CreateContextMeasureOptions): ContextMeasure {
-  return {
+  const measure: ContextMeasure = {
     tokenCounter,
     profile,
     calibration,
     countMessage: (message) => countModelMessageTokens(message, tokenCounter),
     estimate: (tally) => estimateTokens(tally, profile, calibration),
   };
+  profilePriced.add(measure);
+  return measure;
+}
+
+const profilePriced = new WeakSet<ContextMeasure>();
+
+/**
+ * Whether the measure is one {@link createContextMeasure} made: its estimate is {@link estimateTokens} of its
+ * profile's prices (`tokenizerFactor`, `imageTokens`, `fileTokens`, `perMessageTokens`) and its calibration, so two
+ * such measures with the same prices estimate alike (another object may implement `estimate` otherwise).
+ */
+export function isProfilePriced(measure: ContextMeasure): boolean {
+  return profilePriced.has(measure);
 }

@@ -1,5 +1,5 @@
 import type { ModelMessage } from 'ai';
-import type { ContextMeasure } from '../../tokens/context-measure.js';
+import { isProfilePriced, type ContextMeasure } from '../../tokens/context-measure.js';
 import { memoOfCounter, type TokenCounter } from '../../tokens/token-counter.js';
 import type { TokenTally } from '../../tokens/count-message-tokens.js';
 import type { ContextRemoval } from '../segments/context-removal.js';
@@ -136,7 +136,12 @@ interface Replayed {
   plan: PrunePlan;
   result: MessageSegment;
   tallies: TokenTally[];
+  /** What it removed, as the report lists it, priced by the last measure that asked (frozen, when kept). */
+  removals?: { prices: Prices; entries: readonly ContextRemoval[] };
 }
+
+// What a removal's tokens depend on besides the tallies: the profile's prices and the calibration.
+type Prices = readonly [number, number, number, number, number];
 
 function replayPlan(
   counter: string,
@@ -171,22 +176,56 @@ function replayPlan(
 const replays = new WeakMap<MessageSegment, WeakMap<PrunePlan, Replayed>>();
 
 // What the replay removed, recorded in the run: per step its estimate, then the reasoning and calls removed.
-function record(run: PruningRun, segment: MessageSegment, { plan, tallies, result }: Replayed): MessageSegment {
+function record(run: PruningRun, segment: MessageSegment, replayed: Replayed): MessageSegment {
+  const { plan, result } = replayed;
+  const entries = removalsOf(run.measure, segment, replayed);
+  for (let index = 0; index < entries.length; index++) run.removed.push(entries[index]!);
+  if (plan.reasoningPruned && segment.sequence !== null) run.reasoningSequences.push(segment.sequence);
+  for (let index = 0; index < plan.mentioned.length; index++) {
+    const id = plan.mentioned[index]!;
+    run.removedToolCallIds.add(id);
+    run.toolCallSequences.push([id, segment.sequence]);
+  }
+  return result;
+}
+
+// The removals of a replay, made once per segment and prices when the segment is frozen (a thread's next request
+// lists the same ones for most segments): the report then lists the same frozen entries.
+function removalsOf(measure: ContextMeasure, segment: MessageSegment, replayed: Replayed): readonly ContextRemoval[] {
+  const { profile, calibration } = measure;
+  const held = replayed.removals;
+  if (
+    held &&
+    isProfilePriced(measure) &&
+    held.prices[0] === profile.tokenizerFactor &&
+    held.prices[1] === profile.imageTokens &&
+    held.prices[2] === profile.fileTokens &&
+    held.prices[3] === profile.perMessageTokens &&
+    held.prices[4] === calibration
+  )
+    return held.entries;
+  const { plan, tallies } = replayed;
+  const entries: ContextRemoval[] = [];
   for (let index = 0; index < plan.steps.length; index++) {
     const { reason, toolCallId } = plan.steps[index]!;
-    const tokens = run.measure.estimate(tallies[index]!) - run.measure.estimate(tallies[index + 1]!);
-    run.removed.push(
+    const tokens = measure.estimate(tallies[index]!) - measure.estimate(tallies[index + 1]!);
+    entries.push(
       toolCallId
         ? { sequence: segment.sequence, reason, tokens, toolCallId }
         : { sequence: segment.sequence, reason, tokens },
     );
   }
-  if (plan.reasoningPruned && segment.sequence !== null) run.reasoningSequences.push(segment.sequence);
-  for (const id of plan.mentioned) {
-    run.removedToolCallIds.add(id);
-    run.toolCallSequences.push([id, segment.sequence]);
-  }
-  return result;
+  if (!Object.isFrozen(segment) || !isProfilePriced(measure)) return entries;
+  for (const entry of entries) Object.freeze(entry);
+  const prices: Prices = [
+    profile.tokenizerFactor,
+    profile.imageTokens,
+    profile.fileTokens,
+    profile.perMessageTokens,
+    calibration,
+  ];
+  replayed.removals = { prices, entries: Object.freeze(entries) };
+  return entries;
 }
 
 function isEmpty(message: ModelMessage): boolean {

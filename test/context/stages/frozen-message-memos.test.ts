@@ -21,10 +21,21 @@ import {
   type MessageSegment,
 } from '../../../src/context/segments/context-segment.js';
 import { freezeSegment } from '../../../src/context/segments/segment-facts.js';
-import { smallMeasure } from '../fixtures.js';
+import { smallMeasure, smallProfile, tokenCounter } from '../fixtures.js';
+import { createContextMeasure, type ContextMeasure } from '../../../src/tokens/context-measure.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 150);
 const measure = smallMeasure(100_000);
+// The measures requests price removals with: another calibration, other prices, and one that is not a profile's.
+const measures: ContextMeasure[] = [
+  measure,
+  createContextMeasure({ tokenCounter, profile: smallProfile(100_000), calibration: 1.37 }),
+  createContextMeasure({
+    tokenCounter,
+    profile: { ...smallProfile(100_000), perMessageTokens: 9, tokenizerFactor: 1.2 },
+  }),
+  { ...measure, estimate: (tally) => 2 * measure.estimate(tally) + 1 },
+];
 
 const callId = fc.constantFrom('call-0', 'call-1', 'call-2', 'call-3');
 const approvalId = fc.constantFrom('approval-0', 'approval-1', 'approval-2');
@@ -200,13 +211,16 @@ describe('memos of frozen message arrays and segments', () => {
         prune: prunePolicies,
         budget: fc.integer({ min: 0, max: 400 }),
         picks: fc.array(fc.nat(13), { minLength: 1, maxLength: 16 }),
+        // Each request prices the removals with its own measure: the removals a segment keeps are priced again.
+        priced: fc.nat(measures.length - 1),
       }),
       { minLength: 1, maxLength: 6 },
     );
     fc.assert(
       fc.property(thread, requests, (drawn, asked) => {
         const withFacts = frozenSegments(drawn);
-        for (const { prune, budget: messageBudget, picks } of [...asked, ...asked]) {
+        for (const { prune, budget: messageBudget, picks, priced } of [...asked, ...asked]) {
+          const requestMeasure = measures[priced]!;
           const policy = resolveContextPolicy({ prune: prune as never }).prune;
           const chosen = picks.map((pick) => pick % withFacts.length);
           const segments = chosen.map((index) => withFacts[index]!);
@@ -218,8 +232,8 @@ describe('memos of frozen message arrays and segments', () => {
               [...segmentToolCallIds(fresh[index]!, map)].sort(),
             ),
           );
-          const expected = pruneContext({ segments: fresh, measure, messageBudget, policy });
-          const result = pruneContext({ segments, measure, messageBudget, policy });
+          const expected = pruneContext({ segments: fresh, measure: requestMeasure, messageBudget, policy });
+          const result = pruneContext({ segments, measure: requestMeasure, messageBudget, policy });
           expectSamePruning(result, expected);
         }
       }),
