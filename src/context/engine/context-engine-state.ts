@@ -19,9 +19,10 @@ export interface ContextPruningRecord {
   toolCallIds: Set<string>;
   /**
    * The stored sequences each tool call's traffic was removed from: a snapshot records only the calls of the
-   * messages it includes (those of messages left out change nothing when it is rebuilt).
+   * messages it includes (those of messages left out change nothing when it is rebuilt). One sequence (most calls
+   * are in one segment) is held as it is, more as a set.
    */
-  toolCallSequences: Map<string, Set<number | null>>;
+  toolCallSequences: Map<string, number | null | Set<number | null>>;
   /** Tool outputs and inputs replaced by previews, by `output:`/`input:` and call id (the latest one wins). */
   previews: Map<string, ToolOutputPreview>;
   /** Stored sequences trimmed away. */
@@ -58,8 +59,14 @@ export interface ContextEngineState {
    * the calibration factor) and its report: a step given exactly these is that compaction again.
    */
   lastCompaction: ReturnedCompaction | undefined;
-  /** The messages this engine returned, to parse the next step's messages back into segments. */
+  /**
+   * The messages this engine returned, to parse the next step's messages back into segments: read it with
+   * {@link provenanceOf}, which registers the segments returned since it was last read (a request that ends after
+   * its first step never needs them).
+   */
   provenance: ProvenanceRegistry;
+  /** The segments returned since the registry was last read, oldest first. */
+  unregistered: Array<readonly ContextSegment[]>;
   /**
    * The marked copies of the messages this engine returned, per message object (`markSegments`); made afresh at each
    * load of the thread, as the messages are without a cache. A map, not a weak one: its keys are messages a cache or
@@ -106,6 +113,7 @@ export function createContextEngineState(): ContextEngineState {
     lastReport: undefined,
     lastCompaction: undefined,
     provenance: new Map(),
+    unregistered: [],
     markedCopies: new Map(),
     instructionTokenCache: new Map(),
     toolDefinitions: undefined,
@@ -153,10 +161,13 @@ export function recordCompaction(state: ContextEngineState, compaction: ContextC
   const record = state.pruningRecord;
   for (const sequence of compaction.pruning.reasoningSequences) record.reasoningSequences.add(sequence);
   for (const id of compaction.pruning.toolCallIds) record.toolCallIds.add(id);
-  for (const [id, sequence] of compaction.pruning.toolCallSequences ?? []) {
-    const sequences = record.toolCallSequences.get(id);
-    if (sequences) sequences.add(sequence);
-    else record.toolCallSequences.set(id, new Set([sequence]));
+  const toolCallSequences = compaction.pruning.toolCallSequences ?? [];
+  for (let index = 0; index < toolCallSequences.length; index++) {
+    const [id, sequence] = toolCallSequences[index]!;
+    const held = record.toolCallSequences.get(id);
+    if (held instanceof Set) held.add(sequence);
+    else if (!record.toolCallSequences.has(id)) record.toolCallSequences.set(id, sequence);
+    else if (held !== sequence) record.toolCallSequences.set(id, new Set([held as number | null, sequence]));
   }
   for (const preview of compaction.previews)
     record.previews.set(`${preview.part ?? 'output'}:${preview.toolCallId}`, preview);
@@ -185,9 +196,16 @@ export function recordReturnedContext(
     compaction,
   }: { segments: readonly ContextSegment[]; estimate: number; compaction: ReturnedCompaction },
 ): void {
-  registerSegments(state.provenance, segments);
+  state.unregistered.push(segments);
   state.lastEstimate = estimate;
   state.lastCompaction = compaction;
+}
+
+/** The registry of the messages this engine returned, with every segment returned so far registered in order. */
+export function provenanceOf(state: ContextEngineState): ProvenanceRegistry {
+  for (const segments of state.unregistered) registerSegments(state.provenance, segments);
+  state.unregistered.length = 0;
+  return state.provenance;
 }
 
 /**

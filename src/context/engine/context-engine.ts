@@ -10,7 +10,7 @@ import { renderSegments } from '../segments/context-segment.js';
 import { assertMaxInputTokens } from './context-budget.js';
 import { estimateInstructionsTokens } from './estimate-prompt-overhead.js';
 import { compactContext, type CompactContextOptions, type ContextEngineSettings } from './compact-context.js';
-import { createContextEngineState, type ContextEngineState } from './context-engine-state.js';
+import { createContextEngineState, provenanceOf, type ContextEngineState } from './context-engine-state.js';
 import { resolveContextPolicy, type ContextPolicyInput } from './context-policy.js';
 import type { ContextReport } from './context-report.js';
 import type { ContextSummarizer } from './context-summarizer.js';
@@ -167,7 +167,7 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
       const { segments: final, report } = await compact({
         trigger: 'prepare-step',
         stepNumber,
-        segments: parseContextMessages({ messages: input, registry: state.provenance, measure }),
+        segments: parseContextMessages({ messages: input, registry: provenanceOf(state), measure }),
         stages: [],
         instructions,
         observation,

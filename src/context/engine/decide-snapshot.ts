@@ -152,8 +152,13 @@ export function buildSnapshot({
 
 // A call pruned from a message the snapshot leaves out changes nothing when it is rebuilt; one recorded without
 // its sequences is kept.
-function touchesIncluded(sequences: ReadonlySet<number | null> | undefined, included: ReadonlySet<number>): boolean {
-  if (!sequences) return true;
+function touchesIncluded(
+  sequences: number | null | ReadonlySet<number | null> | undefined,
+  included: ReadonlySet<number>,
+): boolean {
+  if (sequences === undefined) return true;
+  if (sequences === null) return false;
+  if (typeof sequences === 'number') return included.has(sequences);
   for (const sequence of sequences) if (sequence !== null && included.has(sequence)) return true;
   return false;
 }
