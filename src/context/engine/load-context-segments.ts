@@ -56,15 +56,18 @@ export function loadContextSegments(options: LoadContextSegmentsOptions): Loaded
 function loadSegments(options: LoadContextSegmentsOptions): LoadedContextSegments {
   const { view, window } = options;
   const summary = view.latestSummary && !view.latestSummary.stale ? view.latestSummary : null;
-  const bySequence = new Map<number, ContextMessage>();
-  for (const message of view.pinned) bySequence.set(message.sequence, message);
-  for (const message of view.tail) bySequence.set(message.sequence, message);
+  // One row per sequence, the tail's when both lists hold it (a stable sort keeps the pinned one first).
+  const rows = [...view.pinned, ...view.tail].sort((a, b) => a.sequence - b.sequence);
   const boundary = summary?.throughSequence ?? 0;
   const candidates: ContextMessage[] = [];
-  for (const message of bySequence.values())
+  let loadedMessages = 0;
+  for (let index = 0; index < rows.length; index++) {
+    const message = rows[index]!;
+    if (index + 1 < rows.length && sameSequence(rows[index + 1]!.sequence, message.sequence)) continue;
+    loadedMessages += 1;
     if (message.pinned === true || message.sequence > boundary) candidates.push(message);
-  candidates.sort((a, b) => a.sequence - b.sequence);
-  const load = (messages: readonly ContextMessage[]) => segmentsOf(options, messages, summary, bySequence.size);
+  }
+  const load = (messages: readonly ContextMessage[]) => segmentsOf(options, messages, summary, loadedMessages);
   const start = window ? findWindowStart(candidates, window, options.cache) : 0;
   if (start === 0) return load(candidates);
   let windowed: LoadedContextSegments;
@@ -85,6 +88,11 @@ function loadSegments(options: LoadContextSegmentsOptions): LoadedContextSegment
   const firstSequence = candidates[start]!.sequence;
   const whole = () => withRowLookups(options.cache, () => load(candidates));
   return { ...windowed, window: { firstSequence, outsideTokens, whole } };
+}
+
+// As a map's keys compare (a store's garbage NaN is one sequence).
+function sameSequence(a: number, b: number): boolean {
+  return a === b || (Number.isNaN(a) && Number.isNaN(b));
 }
 
 function segmentsOf(
