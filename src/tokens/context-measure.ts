@@ -70,11 +70,25 @@ export function createContextMeasure({
 
 const profilePriced = new WeakSet<ContextMeasure>();
 
+const pricesByKey = new Map<string, object>();
+// Distinct prices remembered (a calibrator moves the factor over time): the oldest are forgotten past this.
+const PRICES_KEPT = 64;
+
 /**
- * Whether the measure is one {@link createContextMeasure} made: its estimate is {@link estimateTokens} of its
- * profile's prices (`tokenizerFactor`, `imageTokens`, `fileTokens`, `perMessageTokens`) and its calibration, so two
- * such measures with the same prices estimate alike (another object may implement `estimate` otherwise).
+ * One object per distinct set of prices a measure {@link createContextMeasure} made estimates with (the profile's
+ * `tokenizerFactor`, `imageTokens`, `fileTokens`, `perMessageTokens` and the calibration): two such measures with the
+ * same prices get the same object, so what was estimated with one is compared by identity. Undefined for a measure
+ * made otherwise.
  */
-export function isProfilePriced(measure: ContextMeasure): boolean {
-  return profilePriced.has(measure);
+export function measurePrices(measure: ContextMeasure): object | undefined {
+  if (!profilePriced.has(measure)) return undefined;
+  // Read at each call: the profile is the caller's object.
+  const { profile, calibration } = measure;
+  const key = `${profile.tokenizerFactor}|${profile.imageTokens}|${profile.fileTokens}|${profile.perMessageTokens}|${calibration}`;
+  let prices = pricesByKey.get(key);
+  if (!prices) {
+    if (pricesByKey.size >= PRICES_KEPT) pricesByKey.delete(pricesByKey.keys().next().value!);
+    pricesByKey.set(key, (prices = Object.freeze({ key })));
+  }
+  return prices;
 }

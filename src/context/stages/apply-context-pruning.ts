@@ -1,5 +1,5 @@
 import type { ModelMessage } from 'ai';
-import type { ContextMeasure } from '../../tokens/context-measure.js';
+import { measurePrices, type ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextRemoval } from '../segments/context-removal.js';
 import { pruneSegment, type PruningRun } from './prune-segment.js';
 import { segmentFacts } from '../segments/segment-facts.js';
@@ -55,6 +55,7 @@ export function applyContextPruning({
   const currentInput = findCurrentInputIndex(segments);
   const run: PruningRun = {
     measure,
+    prices: measurePrices(measure),
     toolCallIds,
     approvalToCall,
     removed: [],

@@ -1,5 +1,5 @@
 import type { ModelMessage } from 'ai';
-import { isProfilePriced, type ContextMeasure } from '../../tokens/context-measure.js';
+import type { ContextMeasure } from '../../tokens/context-measure.js';
 import { memoOfCounter, type TokenCounter } from '../../tokens/token-counter.js';
 import type { TokenTally } from '../../tokens/count-message-tokens.js';
 import type { ContextRemoval } from '../segments/context-removal.js';
@@ -14,6 +14,8 @@ import { hasReasoning, removeReasoning, removeToolParts } from './prune-message-
 export interface PruningRun {
   /** Counts what is removed. */
   measure: ContextMeasure;
+  /** `measurePrices(measure)`: removals estimated with the same prices are reused. */
+  prices: object | undefined;
   /** Tool calls whose traffic to remove. */
   toolCallIds: ReadonlySet<string>;
   /** Approval id → tool call id, over every segment. */
@@ -136,12 +138,14 @@ interface Replayed {
   plan: PrunePlan;
   result: MessageSegment;
   tallies: TokenTally[];
-  /** What it removed, as the report lists it, priced by the last measure that asked (frozen, when kept). */
-  removals?: { prices: Prices; entries: readonly ContextRemoval[] };
+  /** Whether it removed reasoning (the plan's, held here with the rest `record` reads). */
+  reasoningPruned: boolean;
+  /** The calls whose traffic it removed (the plan's). */
+  mentioned: readonly string[];
+  /** What it removed, as the report lists it (frozen), and the prices they were estimated with ({@link measurePrices}). */
+  entries?: readonly ContextRemoval[];
+  prices?: object;
 }
-
-// What a removal's tokens depend on besides the tallies: the profile's prices and the calibration.
-type Prices = readonly [number, number, number, number, number];
 
 function replayPlan(
   counter: string,
@@ -164,6 +168,8 @@ function replayPlan(
     plan,
     result: frozen && result !== segment ? freezeSegment(result) : result,
     tallies,
+    reasoningPruned: plan.reasoningPruned,
+    mentioned: plan.mentioned,
   };
   if (frozen && !segmentFacts(segment)) {
     let byPlan = replays.get(segment);
@@ -177,54 +183,38 @@ const replays = new WeakMap<MessageSegment, WeakMap<PrunePlan, Replayed>>();
 
 // What the replay removed, recorded in the run: per step its estimate, then the reasoning and calls removed.
 function record(run: PruningRun, segment: MessageSegment, replayed: Replayed): MessageSegment {
-  const { plan, result } = replayed;
-  const entries = removalsOf(run.measure, segment, replayed);
+  const entries = removalsOf(run, segment, replayed);
   for (let index = 0; index < entries.length; index++) run.removed.push(entries[index]!);
-  if (plan.reasoningPruned && segment.sequence !== null) run.reasoningSequences.push(segment.sequence);
-  for (let index = 0; index < plan.mentioned.length; index++) {
-    const id = plan.mentioned[index]!;
+  if (replayed.reasoningPruned && segment.sequence !== null) run.reasoningSequences.push(segment.sequence);
+  const { mentioned } = replayed;
+  for (let index = 0; index < mentioned.length; index++) {
+    const id = mentioned[index]!;
     run.removedToolCallIds.add(id);
     run.toolCallSequences.push([id, segment.sequence]);
   }
-  return result;
+  return replayed.result;
 }
 
 // The removals of a replay, made once per segment and prices when the segment is frozen (a thread's next request
 // lists the same ones for most segments): the report then lists the same frozen entries.
-function removalsOf(measure: ContextMeasure, segment: MessageSegment, replayed: Replayed): readonly ContextRemoval[] {
-  const { profile, calibration } = measure;
-  const held = replayed.removals;
-  if (
-    held &&
-    isProfilePriced(measure) &&
-    held.prices[0] === profile.tokenizerFactor &&
-    held.prices[1] === profile.imageTokens &&
-    held.prices[2] === profile.fileTokens &&
-    held.prices[3] === profile.perMessageTokens &&
-    held.prices[4] === calibration
-  )
-    return held.entries;
+function removalsOf(run: PruningRun, segment: MessageSegment, replayed: Replayed): readonly ContextRemoval[] {
+  const prices = run.prices;
+  if (prices !== undefined && replayed.prices === prices) return replayed.entries!;
   const { plan, tallies } = replayed;
   const entries: ContextRemoval[] = [];
   for (let index = 0; index < plan.steps.length; index++) {
     const { reason, toolCallId } = plan.steps[index]!;
-    const tokens = measure.estimate(tallies[index]!) - measure.estimate(tallies[index + 1]!);
+    const tokens = run.measure.estimate(tallies[index]!) - run.measure.estimate(tallies[index + 1]!);
     entries.push(
       toolCallId
         ? { sequence: segment.sequence, reason, tokens, toolCallId }
         : { sequence: segment.sequence, reason, tokens },
     );
   }
-  if (!Object.isFrozen(segment) || !isProfilePriced(measure)) return entries;
+  if (prices === undefined || !Object.isFrozen(segment)) return entries;
   for (const entry of entries) Object.freeze(entry);
-  const prices: Prices = [
-    profile.tokenizerFactor,
-    profile.imageTokens,
-    profile.fileTokens,
-    profile.perMessageTokens,
-    calibration,
-  ];
-  replayed.removals = { prices, entries: Object.freeze(entries) };
+  replayed.entries = Object.freeze(entries);
+  replayed.prices = prices;
   return entries;
 }
 
