@@ -127,6 +127,7 @@ export async function compactContext(
   const final = markSegments(stages.segments, state.markedCopies, holdsPreview);
   const decision = decideSnapshot({ loadedThread: state.loadedThread, stages });
   recordCompaction(state, { ...stages, trimmedSequences: decision.trimmedSequences });
+  const budget = budgetFor(final);
   let snapshot: ContextSnapshotReport = {
     status: 'not-needed',
     version: state.knownVersion || null,
@@ -144,7 +145,7 @@ export async function compactContext(
         state,
         emptyMessages: stages.pruning.emptyMessages,
         activeSummary: stages.activeSummary,
-        budget: budgetFor(final),
+        budget,
         trimsAdvanceBoundary: !summarizer,
         policyVersion: policy.version,
         stepNumber: options.stepNumber,
@@ -153,7 +154,6 @@ export async function compactContext(
     });
   }
   const messages = renderSegments(final);
-  const budget = budgetFor(final);
   const report: ContextReport = {
     trigger: options.trigger,
     stepNumber: options.stepNumber,
@@ -169,7 +169,11 @@ export async function compactContext(
   };
   recordReturnedContext(state, {
     segments: final,
-    estimate: uncalibratedEstimate(options, final),
+    // Uncalibrated, it is the budget's own sum (a factor of 1 changes nothing).
+    estimate:
+      calibration === 1
+        ? budget.instructionsTokens + budget.toolDefinitionsTokens + budget.currentInputTokens + budget.historyTokens
+        : uncalibratedEstimate(options, final),
     compaction: { messages, instructionsTokens: overhead.instructionsTokens, calibration, report },
   });
   return { segments: final, report };

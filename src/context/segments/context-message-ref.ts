@@ -1,4 +1,5 @@
 import type { ModelMessage } from 'ai';
+import { segmentFacts } from './segment-facts.js';
 import { messageToolIds, type ContextSegment } from './context-segment.js';
 
 /**
@@ -81,7 +82,13 @@ function refFor(
 ): string | undefined {
   if (segment.kind === 'summary') return `summary:${segment.summaryId}:${position}`;
   if (segment.kind === 'memory') return `memory:${segment.sequences.join(',')}:${position}`;
-  if (segment.sequence !== null) return `${segment.sequence}:${position}`;
+  if (segment.sequence !== null) {
+    // A cached segment's references are made once (a thread's next request marks the same segments again).
+    const facts = segmentFacts(segment);
+    if (!facts) return `${segment.sequence}:${position}`;
+    const refs = (facts.refs ??= []);
+    return (refs[position] ??= `${segment.sequence}:${position}`);
+  }
   if (!unstored?.(message)) return undefined;
   const ids = messageToolIds(message);
   const call = ids.calls[0] ?? ids.results[0];

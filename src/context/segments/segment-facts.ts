@@ -24,6 +24,8 @@ export interface SegmentFacts {
   pruned?: Array<Map<string, unknown> | undefined>;
   /** The pruned form made or found last (the next request of a thread decides the same for most segments). */
   lastPruned?: unknown;
+  /** The references its messages get when returned (`markSegments`), by position. */
+  refs?: string[];
 }
 
 const FACTS = Symbol('agent-history.segmentFacts');

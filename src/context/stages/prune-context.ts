@@ -6,6 +6,7 @@ import {
   groupTurns,
   hasUnfinishedToolWork,
   type ContextSegment,
+  type ContextTurn,
 } from '../segments/context-segment.js';
 import {
   applyContextPruning,
@@ -52,7 +53,8 @@ export function pruneContext({ segments, measure, messageBudget, policy, outside
   report: PruneStageReport;
   pruning: ContextPruning;
 } {
-  const reasoningProtected = newestTurnIndices(segments, policy.reasoningTurns);
+  const turns = groupTurns(segments);
+  const reasoningProtected = newestTurnIndices(turns, policy.reasoningTurns);
   const first = applyContextPruning({
     segments,
     measure,
@@ -66,7 +68,14 @@ export function pruneContext({ segments, measure, messageBudget, policy, outside
   const overBudget = estimateSegments(first.segments, measure) + outsideTokens > messageBudget;
   if (policy.toolTraffic === 'outside-newest-turns' || (policy.toolTraffic === 'when-over-budget' && overBudget)) {
     const approvalToCall = mapApprovalsToCalls(first.segments);
-    const toolCallIds = prunableToolCallIds(first.segments, policy.toolTrafficTurns, approvalToCall);
+    // The first pass removes no message segment but one it emptied, which opens no turn unless it was a user's.
+    const sameTurns = first.segments.length === segments.length;
+    const toolCallIds = prunableToolCallIds(
+      first.segments,
+      sameTurns ? turns : groupTurns(first.segments),
+      policy.toolTrafficTurns,
+      approvalToCall,
+    );
     if (toolCallIds.size > 0) {
       toolTraffic = 'pruned';
       const second = applyContextPruning({
@@ -96,18 +105,17 @@ export function pruneContext({ segments, measure, messageBudget, policy, outside
 }
 
 /** Segment indices in the newest `count` turns. */
-function newestTurnIndices(segments: readonly ContextSegment[], count: number): Set<number> {
-  const turns = groupTurns(segments);
+function newestTurnIndices(turns: readonly ContextTurn[], count: number): Set<number> {
   return new Set(turns.slice(Math.max(0, turns.length - count)).flatMap((turn) => turn.indices));
 }
 
 /** Tool call ids outside the protected turns (newest, pinned, unfinished) that no protected segment uses. */
 function prunableToolCallIds(
   segments: readonly ContextSegment[],
+  turns: readonly ContextTurn[],
   keepTurns: number,
   approvalToCall: ReadonlyMap<string, string>,
 ): Set<string> {
-  const turns = groupTurns(segments);
   const protectedIndices = new Set<number>();
   turns.forEach((turn, position) => {
     const turnSegments = turn.indices.map((index) => segments[index]!);
