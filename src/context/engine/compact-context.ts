@@ -25,9 +25,7 @@ import {
 import { listStageReports, runContextStages, type ContextStagesResult } from './run-context-stages.js';
 import { writeContextSnapshot } from './write-context-snapshot.js';
 import { windowHeld } from './context-window.js';
-import { isToolOutputPreview } from '../stages/preview-tool-output.js';
-import { isToolInputPreview } from '../stages/preview-tool-input.js';
-import { isContentPreview } from '../stages/preview-message-content.js';
+import { holdsPreview } from '../stages/preview-message-content.js';
 
 /** What stays the same for every compaction of one engine. */
 export interface ContextEngineSettings {
@@ -128,39 +126,16 @@ export async function compactContext(
   const decision = decideSnapshot({ loadedThread: state.loadedThread, stages });
   recordCompaction(state, { ...stages, trimmedSequences: decision.trimmedSequences });
   const budget = budgetFor(final);
-  let snapshot: ContextSnapshotReport = {
-    status: 'not-needed',
-    version: state.knownVersion || null,
-    throughSequence: null,
-    messagesHash: null,
-  };
-  if (decision.write) {
-    snapshot = await writeContextSnapshot({
-      store,
-      state,
-      snapshot: buildSnapshot({
-        // The messages before marking: the same objects at every load of a cached thread, so what is kept per
-        // message object for the hash (its canonical form, the state after a prefix) is found again.
-        segments: stages.segments,
-        state,
-        emptyMessages: stages.pruning.emptyMessages,
-        activeSummary: stages.activeSummary,
-        budget,
-        trimsAdvanceBoundary: !summarizer,
-        policyVersion: policy.version,
-        stepNumber: options.stepNumber,
-      }),
-      snapshotConflicts: policy.snapshotConflicts,
-    });
-  }
+  const snapshot = await snapshotOf(options, stages, decision, budget);
   const messages = renderSegments(final);
+  const estimatedTokens =
+    budget.instructionsTokens + budget.toolDefinitionsTokens + budget.currentInputTokens + budget.historyTokens;
   const report: ContextReport = {
     trigger: options.trigger,
     stepNumber: options.stepNumber,
     changed: true,
     messageCount: messages.length,
-    estimatedTokens:
-      budget.instructionsTokens + budget.toolDefinitionsTokens + budget.currentInputTokens + budget.historyTokens,
+    estimatedTokens,
     budget,
     stages: [...loadStages, ...listStageReports(stages.reports)],
     snapshot,
@@ -170,13 +145,39 @@ export async function compactContext(
   recordReturnedContext(state, {
     segments: final,
     // Uncalibrated, it is the budget's own sum (a factor of 1 changes nothing).
-    estimate:
-      calibration === 1
-        ? budget.instructionsTokens + budget.toolDefinitionsTokens + budget.currentInputTokens + budget.historyTokens
-        : uncalibratedEstimate(options, final),
+    estimate: calibration === 1 ? estimatedTokens : uncalibratedEstimate(options, final),
     compaction: { messages, instructionsTokens: overhead.instructionsTokens, calibration, report },
   });
   return { segments: final, report };
+}
+
+// The snapshot written when the decision says so (else what is known of the newest one).
+async function snapshotOf(
+  { settings, state, stepNumber }: CompactContextOptions,
+  stages: ContextStagesResult,
+  decision: ReturnType<typeof decideSnapshot>,
+  budget: ContextBudget,
+): Promise<ContextSnapshotReport> {
+  if (!decision.write)
+    return { status: 'not-needed', version: state.knownVersion || null, throughSequence: null, messagesHash: null };
+  const { store, policy, summarizer } = settings;
+  return writeContextSnapshot({
+    store,
+    state,
+    snapshot: buildSnapshot({
+      // The messages before marking: the same objects at every load of a cached thread, so what is kept per
+      // message object for the hash (its canonical form, the state after a prefix) is found again.
+      segments: stages.segments,
+      state,
+      emptyMessages: stages.pruning.emptyMessages,
+      activeSummary: stages.activeSummary,
+      budget,
+      trimsAdvanceBoundary: !summarizer,
+      policyVersion: policy.version,
+      stepNumber,
+    }),
+    snapshotConflicts: policy.snapshotConflicts,
+  });
 }
 
 // The stages over the window; over the whole thread instead when the window did not hold.
@@ -233,15 +234,4 @@ function uncalibratedEstimate(
   });
   const baseMeasure = createContextMeasure({ tokenCounter, profile: settings.profile });
   return overhead.instructionsTokens + overhead.toolDefinitionsTokens + estimateSegments(segments, baseMeasure);
-}
-
-// Whether an unstored message holds a preview the engine made: a step's copy of it must be taken back as its own.
-function holdsPreview(message: ModelMessage): boolean {
-  if (typeof message.content === 'string') return false;
-  for (const part of message.content as Array<{ type: string; output?: unknown; input?: unknown }>) {
-    if (part.type === 'tool-result' && isToolOutputPreview(part.output)) return true;
-    if (part.type === 'tool-call' && isToolInputPreview(part.input)) return true;
-    if (isContentPreview(part)) return true;
-  }
-  return false;
 }

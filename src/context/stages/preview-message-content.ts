@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import type { ModelMessage } from 'ai';
 import { memoOfCounter, type TokenCounter } from '../../tokens/token-counter.js';
 import { countModelPartTokens } from '../../tokens/count-message-tokens.js';
+import { isToolOutputPreview } from './preview-tool-output.js';
+import { isToolInputPreview } from './preview-tool-input.js';
 
 /** The first words of a shortened text of an older turn (a pasted log, a long answer). */
 export const textPreviewMarker = '[agent-history: text shortened to fit the context window;';
@@ -80,4 +82,18 @@ function cutContentPart(original: ContentPart, maxTokens: number, tokenCounter: 
 
 function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
+}
+
+/**
+ * Whether a message holds a preview the engine made (a tool output, a tool input or a content part): a step's copy
+ * of such an unstored message must be taken back as the engine's own.
+ */
+export function holdsPreview(message: ModelMessage): boolean {
+  if (typeof message.content === 'string') return false;
+  for (const part of message.content as Array<{ type: string; output?: unknown; input?: unknown }>) {
+    if (part.type === 'tool-result' && isToolOutputPreview(part.output)) return true;
+    if (part.type === 'tool-call' && isToolInputPreview(part.input)) return true;
+    if (isContentPreview(part)) return true;
+  }
+  return false;
 }
