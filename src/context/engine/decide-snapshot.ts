@@ -101,11 +101,7 @@ export function buildSnapshot({
   const record = state.pruningRecord;
   const stored = segments.filter((segment) => segment.kind !== 'message' || segment.sequence !== null);
   const messagesHash = hashContextMessages(renderSegments(stored));
-  const includedSequences = [
-    ...new Set(
-      stored.flatMap((segment) => (segment.kind === 'message' && segment.sequence !== null ? [segment.sequence] : [])),
-    ),
-  ].sort((a, b) => a - b);
+  const includedSequences = sequencesOf(stored);
   const included = new Set(includedSequences);
   const trimmedMax = Math.max(0, ...record.trimmedSequences);
   // Never below the newest snapshot known (loaded, or written by an earlier step whose summary this step's
@@ -148,6 +144,20 @@ export function buildSnapshot({
     messagesHash,
     stepNumber,
   };
+}
+
+// The stored messages' sequences, ascending, each once (in the order they come, most often: sorted only when not).
+function sequencesOf(segments: readonly ContextSegment[]): number[] {
+  const sequences: number[] = [];
+  let ascending = true;
+  for (const segment of segments) {
+    if (segment.kind !== 'message' || segment.sequence === null) continue;
+    const last = sequences.length > 0 ? sequences[sequences.length - 1]! : undefined;
+    if (last === segment.sequence) continue;
+    if (last !== undefined && !(segment.sequence > last)) ascending = false;
+    sequences.push(segment.sequence);
+  }
+  return ascending ? sequences : [...new Set(sequences)].sort((a, b) => a - b);
 }
 
 // A call pruned from a message the snapshot leaves out changes nothing when it is rebuilt; one recorded without

@@ -167,6 +167,13 @@ export function hasUnfinishedToolWork(segments: readonly ContextSegment[]): bool
   return unfinished(segments);
 }
 
+/** {@link hasUnfinishedToolWork} of the segments at `indices` (a turn's), without a list of them when each is finished alone. */
+export function turnHasUnfinishedToolWork(segments: readonly ContextSegment[], indices: readonly number[]): boolean {
+  let index = 0;
+  while (index < indices.length && finishedAlone(segments[indices[index]!]!)) index += 1;
+  return index < indices.length && unfinished(indices.map((at) => segments[at]!));
+}
+
 function finishedAlone(segment: ContextSegment): boolean {
   const { messages } = segment;
   if (messages.length === 0) return true;

@@ -4,7 +4,7 @@ import { sumRemovedTokens, type ContextRemoval } from '../segments/context-remov
 import {
   estimateSegments,
   groupTurns,
-  hasUnfinishedToolWork,
+  turnHasUnfinishedToolWork,
   type ContextSegment,
   type ContextTurn,
 } from '../segments/context-segment.js';
@@ -116,21 +116,24 @@ function prunableToolCallIds(
   keepTurns: number,
   approvalToCall: ReadonlyMap<string, string>,
 ): Set<string> {
-  const protectedIndices = new Set<number>();
-  turns.forEach((turn, position) => {
-    const turnSegments = turn.indices.map((index) => segments[index]!);
-    if (position >= turns.length - keepTurns || hasUnfinishedToolWork(turnSegments))
-      for (const index of turn.indices) protectedIndices.add(index);
-  });
-  segments.forEach((segment, index) => {
-    if (segment.kind !== 'message' || segment.pinned) protectedIndices.add(index);
-  });
+  // One flag per segment, set for the protected ones.
+  const protectedAt = new Uint8Array(segments.length);
+  for (let position = 0; position < turns.length; position++) {
+    const { indices } = turns[position]!;
+    if (position >= turns.length - keepTurns || turnHasUnfinishedToolWork(segments, indices))
+      for (let index = 0; index < indices.length; index++) protectedAt[indices[index]!] = 1;
+  }
+  for (let index = 0; index < segments.length; index++) {
+    const segment = segments[index]!;
+    if (segment.kind !== 'message' || segment.pinned) protectedAt[index] = 1;
+  }
   const keep = new Set<string>();
   const candidates = new Set<string>();
-  segments.forEach((segment, index) => {
-    const ids = segmentToolCallIds(segment, approvalToCall);
-    for (const id of ids) (protectedIndices.has(index) ? keep : candidates).add(id);
-  });
+  for (let index = 0; index < segments.length; index++) {
+    const ids = segmentToolCallIds(segments[index]!, approvalToCall);
+    const into = protectedAt[index] === 1 ? keep : candidates;
+    for (let position = 0; position < ids.length; position++) into.add(ids[position]!);
+  }
   for (const id of keep) candidates.delete(id);
   return candidates;
 }
