@@ -7,6 +7,7 @@ import type { ContextSnapshot, ContextStore, LoadedContext } from '../../model/c
 import type { ContextReport } from './context-report.js';
 import type { ToolDefinitionsCount } from './estimate-prompt-overhead.js';
 import { registerSegments, type ProvenanceRegistry } from './parse-context-messages.js';
+import { createMarkedCopies, type MarkedCopies } from '../segments/context-message-ref.js';
 
 /**
  * Everything the engine compacted in the stored part of the context since it loaded the thread. Each step
@@ -69,10 +70,10 @@ export interface ContextEngineState {
   unregistered: Array<readonly ContextSegment[]>;
   /**
    * The marked copies of the messages this engine returned, per message object (`markSegments`); made afresh at each
-   * load of the thread, as the messages are without a cache. A map, not a weak one: its keys are messages a cache or
-   * the loaded view keeps anyway for the request, and a few hundred weak entries per request cost the collector more.
+   * load of the thread, as the messages are without a cache. Listed, and put in a map (not a weak one: a few hundred
+   * weak entries per request cost the collector more) only when a later compaction of the load looks them up.
    */
-  markedCopies: Map<ModelMessage, ModelMessage>;
+  markedCopies: MarkedCopies;
   /** Raw token counts of instruction texts already seen. */
   instructionTokenCache: Map<string, number>;
   /** The tools' raw size, counted on first use. */
@@ -114,7 +115,7 @@ export function createContextEngineState(): ContextEngineState {
     lastCompaction: undefined,
     provenance: new Map(),
     unregistered: [],
-    markedCopies: new Map(),
+    markedCopies: createMarkedCopies(),
     instructionTokenCache: new Map(),
     toolDefinitions: undefined,
     contentVersions: new Map(),
@@ -129,7 +130,7 @@ export function recordLoadedContext(state: ContextEngineState, view: LoadedConte
   state.loadedBoundary = view.snapshot?.throughSequence ?? 0;
   state.contentVersions.clear();
   // A cached message is the same object at every load: the caller's copy of it from an earlier load is not reused.
-  state.markedCopies = new Map();
+  state.markedCopies = createMarkedCopies();
   for (const message of [...view.pinned, ...view.tail])
     if (message.contentVersion !== undefined) state.contentVersions.set(message.sequence, message.contentVersion);
   state.pruningRecord.reasoningSequences.clear();

@@ -107,9 +107,12 @@ function refFor(
  */
 export function markSegments(
   segments: readonly ContextSegment[],
-  copies: Pick<Map<ModelMessage, ModelMessage>, 'get' | 'set'>,
+  copies: MarkedCopies,
   unstored?: (message: ModelMessage) => boolean,
 ): ContextSegment[] {
+  // Copies of an earlier compaction of the load are looked up; those made now are listed (a request that ends after
+  // its first compaction never looks them up).
+  const earlier = copiesOf(copies);
   return segments.map((segment) => {
     let changed = false;
     const messages = segment.messages.map((message, position) => {
@@ -117,14 +120,43 @@ export function markSegments(
       const ref = refFor(segment, message, position, unstored);
       if (ref === undefined) return message;
       // One copy per message object and reference: a message a cache hands out again may sit elsewhere now.
-      let marked = copies.get(message);
-      if (!marked || contextMessageRef(marked) !== ref)
-        copies.set(message, (marked = withContextMessageRef(message, ref)));
+      let marked = earlier?.get(message);
+      if (!marked || contextMessageRef(marked) !== ref) {
+        marked = withContextMessageRef(message, ref);
+        copies.made.push(message, marked);
+      }
       changed = true;
       return marked;
     });
     return changed ? { ...segment, messages } : segment;
   });
+}
+
+/**
+ * The copies {@link markSegments} made in one load of the thread, per message object: `made` lists them in pairs
+ * (message, copy), in the order made, until a later compaction of the load looks them up.
+ */
+export interface MarkedCopies {
+  /** The copies by message, once looked up. */
+  byMessage: Map<ModelMessage, ModelMessage> | undefined;
+  /** Message, copy, message, copy… made since. */
+  made: ModelMessage[];
+}
+
+/** An empty set of marked copies, for a new load of the thread. */
+export function createMarkedCopies(): MarkedCopies {
+  return { byMessage: undefined, made: [] };
+}
+
+// The copies made so far by message (the later one of a message wins), or undefined when none was made.
+function copiesOf(copies: MarkedCopies): Map<ModelMessage, ModelMessage> | undefined {
+  if (copies.made.length > 0) {
+    const byMessage = (copies.byMessage ??= new Map());
+    for (let index = 0; index < copies.made.length; index += 2)
+      byMessage.set(copies.made[index]!, copies.made[index + 1]!);
+    copies.made = [];
+  }
+  return copies.byMessage;
 }
 
 /**
