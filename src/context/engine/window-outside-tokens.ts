@@ -1,8 +1,8 @@
 import type { ContextMessage } from '../../model/context-store.js';
-import { isToolUIPart } from '../../model/context-ui-message.js';
+import { isToolUIPart, type ContextUIPart } from '../../model/context-ui-message.js';
 import type { ContextMessageCache } from '../../model/context-store.js';
 import { cachedPartKinds } from '../stages/cached-row.js';
-import { validateStoredMessages } from '../stages/validate-stored-messages.js';
+import { validatedAsIs, validateStoredMessages } from '../stages/validate-stored-messages.js';
 
 /** Tool states the filter leaves as they are in an older turn (it closes every other one, and recounts). */
 const settledToolStates = new Set(['output-available', 'output-error', 'output-denied']);
@@ -37,24 +37,38 @@ export function windowOutsideTokens({
   let total = 0;
   // Newest first, and only until `limit`: a comparison with a budget below it is decided by then.
   for (let index = messages.length - 1; index >= 0 && total <= limit; index--) {
-    const [stored] = validateStoredMessages({ messages: [messages[index]!], cache }).messages;
+    const row = messages[index]!;
+    const stored = validatedAsIs(row, cache) ? row : validateStoredMessages({ messages: [row], cache }).messages[0];
     if (!stored) continue;
     const { role, parts } = stored.message;
     if (stored.deletedAt != null || (stored.contextState ?? 'eligible') !== 'eligible') continue;
     if (typeof stored.tokenCount !== 'number' || stored.tokenCounterId !== countId) continue;
     if (role === 'user' && parts.some((part) => part.type === 'text' || part.type === 'file'))
       total += stored.tokenCount;
-    if (role !== 'assistant' || !assistantStatuses.includes(stored.status)) continue;
-    if (parts.some((part) => isToolUIPart(part) && (!settledToolStates.has(String(part.state)) || part.preliminary)))
-      continue;
+    if (role !== 'assistant' || !assistantStatuses.includes(stored.status) || !settled(parts)) continue;
     const counts = stored.partTokenCounts;
-    if (!counts || !counts.every((count) => Number.isSafeInteger(count) && count >= 0)) continue;
-    if (counts.reduce((sum, count) => sum + count, 0) !== stored.tokenCount) continue;
+    const sum = counts ? sumOfCounts(counts) : -1;
+    if (!counts || sum < 0 || sum !== stored.tokenCount) continue;
     const kinds = cachedPartKinds(stored, cache);
     if (kinds.length !== counts.length) continue;
-    kinds.forEach((kind, index) => {
-      if (kind === 'text') total += counts[index]!;
-    });
+    for (let part = 0; part < kinds.length; part++) if (kinds[part] === 'text') total += counts[part]!;
   }
   return total;
+}
+
+// Whether every tool part is in a state the filter leaves as it is.
+function settled(parts: readonly ContextUIPart[]): boolean {
+  for (const part of parts)
+    if (isToolUIPart(part) && (!settledToolStates.has(String(part.state)) || part.preliminary)) return false;
+  return true;
+}
+
+// The sum of the per-part counts, or -1 when one is not a count.
+function sumOfCounts(counts: readonly number[]): number {
+  let sum = 0;
+  for (const count of counts) {
+    if (!Number.isSafeInteger(count) || count < 0) return -1;
+    sum += count;
+  }
+  return sum;
 }

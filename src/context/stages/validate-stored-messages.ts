@@ -105,6 +105,16 @@ export function validateStoredMessages({
   return { messages: valid, report: { stage: 'validate', removed, migrated, tokensSaved: sumRemovedTokens(removed) } };
 }
 
+/**
+ * Whether {@link validateStoredMessages} keeps the row as it is without reading its parts: it is well formed and its
+ * entry in `cache` says it passed at this version (false when it cannot tell: validate it).
+ */
+export function validatedAsIs(stored: ContextMessage, cache: ContextMessageCache | undefined): boolean {
+  return (
+    cache !== undefined && messageProblem(stored) === undefined && cachedRow(stored, cache, false)?.validated === true
+  );
+}
+
 function messageProblem(stored: ContextMessage): string | undefined {
   if (typeof stored !== 'object' || stored === null) return 'not an object';
   if (!Number.isSafeInteger(stored.sequence) || stored.sequence < 1)
