@@ -23,7 +23,7 @@ import {
   type ToolDefinitionsCount,
 } from './estimate-prompt-overhead.js';
 import { listStageReports, runContextStages, type ContextStagesResult } from './run-context-stages.js';
-import { writeContextSnapshot } from './write-context-snapshot.js';
+import { snapshotNotNeeded, writeContextSnapshot } from './write-context-snapshot.js';
 import { windowHeld } from './context-window.js';
 import { isToolOutputPreview } from '../stages/preview-tool-output.js';
 import { isToolInputPreview } from '../stages/preview-tool-input.js';
@@ -128,12 +128,7 @@ export async function compactContext(
   const decision = decideSnapshot({ loadedThread: state.loadedThread, stages });
   recordCompaction(state, { ...stages, trimmedSequences: decision.trimmedSequences });
   const budget = budgetFor(final);
-  let snapshot: ContextSnapshotReport = {
-    status: 'not-needed',
-    version: state.knownVersion || null,
-    throughSequence: null,
-    messagesHash: null,
-  };
+  let snapshot: ContextSnapshotReport = snapshotNotNeeded(state);
   if (decision.write) {
     snapshot = await writeContextSnapshot({
       store,
@@ -170,10 +165,7 @@ export async function compactContext(
   recordReturnedContext(state, {
     segments: final,
     // Uncalibrated, it is the budget's own sum (a factor of 1 changes nothing).
-    estimate:
-      calibration === 1
-        ? budget.instructionsTokens + budget.toolDefinitionsTokens + budget.currentInputTokens + budget.historyTokens
-        : uncalibratedEstimate(options, final),
+    estimate: calibration === 1 ? report.estimatedTokens : uncalibratedEstimate(options, final),
     compaction: { messages, instructionsTokens: overhead.instructionsTokens, calibration, report },
   });
   return { segments: final, report };
