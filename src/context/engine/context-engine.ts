@@ -17,6 +17,7 @@ import type { ContextSummarizer } from './context-summarizer.js';
 import type { ContextInstructions, ToolDefinitionsCount } from './estimate-prompt-overhead.js';
 import { parseContextMessages } from './parse-context-messages.js';
 import { adoptThread, buildInitial, type EngineInternals } from './adopt-thread.js';
+import { repeatedCompaction, repeatedReport } from './repeated-compaction.js';
 import { observeStepUsage } from './observe-step-usage.js';
 import { sameMessage } from '../segments/context-message-ref.js';
 
@@ -144,21 +145,9 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
         }),
       );
       if (repeated) {
-        const report: ContextReport = {
-          ...repeated.report,
-          trigger: 'prepare-step',
-          stepNumber,
-          changed: false,
-          stages: [],
-          snapshot: {
-            status: 'not-needed',
-            version: state.knownVersion || null,
-            throughSequence: null,
-            messagesHash: null,
-          },
-          durationMs: settings.now() - started,
-        };
-        if (stepNumber !== 0 || repeated.report.trigger !== 'initial-messages') emit(report);
+        const report = repeatedReport(state, repeated, stepNumber, settings.now() - started);
+        // As the full compaction decides for a step that changes nothing (by the report last emitted).
+        if (stepNumber !== 0 || state.lastReport?.trigger !== 'initial-messages') emit(report);
         const replaced = input !== messages && differs(input, messages);
         return { messages: replaced && input.length > 0 ? input : undefined, report };
       }
@@ -184,25 +173,6 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
       return { messages: replaced && output.length > 0 ? output : undefined, report: finalReport };
     },
   };
-}
-
-/**
- * The newest compaction, when `messages` are the very messages it returned (the same objects, in order: step 0 of a
- * request gets what `initialMessages()` returned) and the call would be budgeted as it was (the same calibration,
- * instructions of the same size, no usage to learn from): compacting them again gives them back unchanged (a
- * context the engine returned fits its budget and holds nothing more to prune), so the engine does not.
- */
-function repeatedCompaction(
-  state: ContextEngineState,
-  messages: readonly ModelMessage[],
-  call: { lastStepInputTokens: number | undefined; calibration: number },
-  instructionsTokens: () => number,
-): ContextEngineState['lastCompaction'] {
-  const last = state.lastCompaction;
-  if (!last || call.lastStepInputTokens !== undefined || call.calibration !== last.calibration) return undefined;
-  if (last.messages.length !== messages.length) return undefined;
-  for (let index = 0; index < messages.length; index++) if (messages[index] !== last.messages[index]) return undefined;
-  return instructionsTokens() === last.instructionsTokens ? last : undefined;
 }
 
 function differs(output: readonly ModelMessage[], input: readonly ModelMessage[]): boolean {
