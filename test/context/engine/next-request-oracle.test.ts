@@ -61,9 +61,10 @@ function withRowId(row: ContextMessage, seed: number): ContextMessage {
 function changeRow(row: ContextMessage, random: Random): ContextMessage {
   switch (random.int(0, 5)) {
     case 0:
-      return { ...row, tokenCount: row.tokenCount === null ? undefined : null };
+      // A custom store may leave a field out rather than null (typed as the row, it is not).
+      return { ...row, tokenCount: row.tokenCount === null ? undefined : null } as unknown as ContextMessage;
     case 1:
-      return { ...row, schemaVersion: row.schemaVersion === null ? undefined : null } as ContextMessage;
+      return { ...row, schemaVersion: row.schemaVersion === null ? undefined : null } as unknown as ContextMessage;
     case 2:
       return { ...row, createdAt: new Date(Number.NaN) };
     case 3:
