@@ -11,7 +11,7 @@ import {
 } from '../segments/context-segment.js';
 import { markSegments } from '../segments/context-message-ref.js';
 import { computeContextBudget, type ContextBudget } from './context-budget.js';
-import { recordCompaction, recordReturnedContext, type ContextEngineState } from './context-engine-state.js';
+import { recordCompaction, type ContextEngineState } from './context-engine-state.js';
 import type { ContextPolicy } from './context-policy.js';
 import type { ContextReport, ContextSnapshotReport, ContextStageReport } from './context-report.js';
 import type { ContextSummarizer } from './context-summarizer.js';
@@ -24,6 +24,7 @@ import {
 } from './estimate-prompt-overhead.js';
 import { listStageReports, runContextStages, type ContextStagesResult } from './run-context-stages.js';
 import { snapshotNotNeeded, writeContextSnapshot } from './write-context-snapshot.js';
+import { recordReturned } from './repeated-compaction.js';
 import { windowHeld } from './context-window.js';
 import { isToolOutputPreview } from '../stages/preview-tool-output.js';
 import { isToolInputPreview } from '../stages/preview-tool-input.js';
@@ -162,12 +163,7 @@ export async function compactContext(
     calibration: { factor: calibration, ...options.observation },
     durationMs: settings.now() - options.started,
   };
-  recordReturnedContext(state, {
-    segments: final,
-    // Uncalibrated, it is the budget's own sum (a factor of 1 changes nothing).
-    estimate: calibration === 1 ? report.estimatedTokens : uncalibratedEstimate(options, final),
-    compaction: { messages, instructionsTokens: overhead.instructionsTokens, calibration, report },
-  });
+  recordReturned(options, { segments: final, messages, instructionsTokens: overhead.instructionsTokens, report });
   return { segments: final, report };
 }
 
@@ -209,22 +205,6 @@ function measureBudget({
     historyTokens: estimateSegments(segments, measure) - currentInputTokens,
     calibration,
   });
-}
-
-// Without calibration: the calibrator compares this with the provider's usage to learn the factor.
-function uncalibratedEstimate(
-  { settings, state, tokenCounter, toolDefinitions, instructions }: CompactContextOptions,
-  segments: readonly ContextSegment[],
-): number {
-  const overhead = estimatePromptOverhead({
-    instructions,
-    toolDefinitions,
-    tokenCounter,
-    profile: settings.profile,
-    instructionTokenCache: state.instructionTokenCache,
-  });
-  const baseMeasure = createContextMeasure({ tokenCounter, profile: settings.profile });
-  return overhead.instructionsTokens + overhead.toolDefinitionsTokens + estimateSegments(segments, baseMeasure);
 }
 
 // Whether an unstored message holds a preview the engine made: a step's copy of it must be taken back as its own.

@@ -135,14 +135,18 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
       const input = state.loadedThread ? messages : await adoptThread(internals, messages, instructions);
       const started = settings.now();
       const { tokenCounter } = await resources();
-      const repeated = repeatedCompaction(state, input, { lastStepInputTokens, calibration: calibrator.factor }, () =>
-        estimateInstructionsTokens({
-          instructions,
-          tokenCounter,
-          profile,
-          calibration: calibrator.factor,
-          instructionTokenCache: state.instructionTokenCache,
-        }),
+      const repeated = repeatedCompaction(
+        state,
+        input,
+        { lastStepInputTokens, calibration: calibrator.factor },
+        (calibration) =>
+          estimateInstructionsTokens({
+            instructions,
+            tokenCounter,
+            profile,
+            calibration,
+            instructionTokenCache: state.instructionTokenCache,
+          }),
       );
       if (repeated) {
         const report = repeatedReport(state, repeated, stepNumber, settings.now() - started);

@@ -85,3 +85,52 @@ describe('a step given the messages just returned', () => {
     expect(await run(false)).toEqual(await run(true));
   });
 });
+
+describe('a step given the messages just returned, with other instructions of the same calibrated size', () => {
+  it('should leave the next step the estimate the full compaction leaves it', async () => {
+    // Below 1 (a calibrator whose floor was lowered), two sizes round to one: 10 and 9 tokens are both 9.
+    const factor = 0.9;
+    const sized = (tokens: number) => {
+      for (let words = 1; words < 40; words++) {
+        const value = Array.from({ length: words }, () => 'hello').join(' ');
+        if (tokenCounter.count(value) === tokens) return value;
+      }
+      throw new Error(`no instructions of ${tokens} tokens`);
+    };
+    const [longer, shorter] = [sized(10), sized(9)];
+    const run = async (copy: boolean) => {
+      const observed: number[] = [];
+      const calibrator = {
+        factor,
+        observations: 0,
+        observe: ({ estimatedTokens }: { estimatedTokens: number }) => {
+          observed.push(estimatedTokens);
+          return factor;
+        },
+      };
+      const engine = createContextEngine({
+        store: storeOf(thread),
+        profile: smallProfile(4000, 500),
+        tokenCounter,
+        calibrator,
+        instructions: longer,
+        _internal: { now: () => 0 },
+      });
+      const initial = await engine.buildInitialContext();
+      const given = copy ? copyMessages(initial.messages) : initial.messages;
+      const zero = await engine.prepareStep({ messages: given, stepNumber: 0, instructions: shorter });
+      const messages = [...(zero.messages ?? given), ...step];
+      const one = await engine.prepareStep({
+        messages,
+        stepNumber: 1,
+        instructions: shorter,
+        lastStepInputTokens: 500,
+      });
+      return { stages: zero.report.stages.length, observed, calibration: one.report.calibration };
+    };
+    const [same, full] = [await run(false), await run(true)];
+    expect(full.stages).toBeGreaterThan(0);
+    expect(same.observed).toEqual(full.observed);
+    expect(same.calibration).toEqual(full.calibration);
+  });
+});
