@@ -14,6 +14,7 @@ import type { ModelMessage } from 'ai';
 import {
   createContextCalibrator,
   ContextBudgetExceededError,
+  type ContextInstructions,
   type ContextMessage,
   type ContextPolicyInput,
   type ContextReport,
@@ -40,15 +41,29 @@ interface RequestPlan {
   usage: Array<number | undefined>;
   /** Per step: whether it is asked again with the messages it returned (no usage). */
   again: boolean[];
+  /** Per call (the first call, then each step and its repetition): the instructions, or the engine's. */
+  instructions: ContextInstructions[];
 }
 
+// The engine's instructions and others a token or two longer, or split in two messages: calibrated, some round to
+// the same size.
+const base = 'You are a careful assistant. Answer briefly and use the tools when needed.';
+const instructionVariants: ContextInstructions[] = [
+  undefined,
+  `${base} Now.`,
+  `${base} Now, please.`,
+  [{ content: base }, { content: 'Now.' }],
+];
+
 function planRequest(random: Random, steps: number): RequestPlan {
-  const ratios = [undefined, undefined, 0.8, 1, 1.3, 2.5];
+  const ratios = [undefined, undefined, 0.5, 0.8, 1, 1.3, 2.5];
+  const variant = () => (random.chance(0.6) ? undefined : instructionVariants[random.int(1, 3)]);
   return {
     usage: Array.from({ length: steps + 1 }, (_unused, step) =>
       step === 0 ? undefined : ratios[random.int(0, ratios.length - 1)],
     ),
     again: Array.from({ length: steps + 1 }, () => random.chance(0.4)),
+    instructions: Array.from({ length: 2 * steps + 3 }, variant),
   };
 }
 
@@ -98,7 +113,8 @@ function threadOf(way: Way, conversation: GeneratedConversation, policy: Context
   const thread = snapshotKeepingStore(
     way === 'cached' ? createContextMessageCache().scoped('tenant\u0000thread') : undefined,
   );
-  const calibrator = createContextCalibrator();
+  // Shared by the thread's requests, its floor lowered: the factor moves either way.
+  const calibrator = createContextCalibrator({ floor: 0.7 });
   const emitted: unknown[] = [];
   return {
     snapshots: thread.snapshots,
@@ -123,7 +139,9 @@ function threadOf(way: Way, conversation: GeneratedConversation, policy: Context
       };
       const given = (messages: ModelMessage[]) => (way === 'copies' ? copyMessages(messages) : messages);
       try {
-        const initial = await engine.buildInitialContext();
+        let call = 0;
+        const instructions = () => plan.instructions[call++] ?? base;
+        const initial = await engine.buildInitialContext({ instructions: instructions() });
         keep(initial.messages, initial.report, way !== 'whole');
         let messages = initial.messages;
         let last = initial.report;
@@ -131,12 +149,21 @@ function threadOf(way: Way, conversation: GeneratedConversation, policy: Context
           messages = given(step === 0 ? messages : [...messages, ...conversation.steps[step - 1]!]);
           const ratio = plan.usage[step];
           const lastStepInputTokens = ratio === undefined ? undefined : Math.round(last.estimatedTokens * ratio);
-          const prepared = await engine.prepareStep({ messages, stepNumber: step, lastStepInputTokens });
+          const prepared = await engine.prepareStep({
+            messages,
+            stepNumber: step,
+            lastStepInputTokens,
+            instructions: instructions(),
+          });
           messages = prepared.messages ?? messages;
           last = prepared.report;
           keep(messages, prepared.report, step > 0);
           if (!plan.again[step]) continue;
-          const again = await engine.prepareStep({ messages: given(messages), stepNumber: step });
+          const again = await engine.prepareStep({
+            messages: given(messages),
+            stepNumber: step,
+            instructions: instructions(),
+          });
           keep(again.messages ?? messages, again.report, false);
         }
         calls.push({ lastReport: summaryOf(engine.lastReport!) });
