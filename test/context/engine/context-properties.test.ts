@@ -389,8 +389,9 @@ describe('context engine properties', () => {
           const copies = await engine.prepareStep({ messages: copyMessages(messages), stepNumber: 0, instructions });
           expect(copies.messages).toBeUndefined();
           expect(copies.report.stages.map((stage) => stage.stage)).toContain('trim');
-          expect(copies.report.budget).toEqual(same.report.budget);
-          expect(copies.report.estimatedTokens).toBe(same.report.estimatedTokens);
+          // Everything else the two report is the same (the repeated step ran no stage, and took no time).
+          const rest = ({ stages: _stages, durationMs: _durationMs, ...report }: typeof same.report) => report;
+          expect(rest(copies.report)).toEqual(rest(same.report));
         }),
         { numRuns: RUNS, seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined },
       );
