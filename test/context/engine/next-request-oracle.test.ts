@@ -14,6 +14,7 @@ import type { ModelMessage } from 'ai';
 import {
   createContextCalibrator,
   ContextBudgetExceededError,
+  rebuildContextFromSnapshot,
   type ContextInstructions,
   type ContextMessage,
   type ContextPolicyInput,
@@ -119,6 +120,15 @@ function threadOf(way: Way, conversation: GeneratedConversation, policy: Context
   return {
     snapshots: thread.snapshots,
     emitted,
+    /** Whether each snapshot written since the last call rebuilds, from `rows`, to the hash of what was sent. */
+    rebuilds(rows: readonly ContextMessage[], from: number): boolean[] {
+      return thread.snapshots
+        .slice(from)
+        .map(
+          (snapshot) =>
+            rebuildContextFromSnapshot({ snapshot, summary: null, messages: rows, tokenCounter, policy }).matches,
+        );
+    },
     async request(rows: readonly ContextMessage[], plan: RequestPlan) {
       thread.serve(rows);
       const counter = way === 'cached' ? scopeTokenCounter(tokenCounter, `oracle:${++requests}`) : tokenCounter;
@@ -204,7 +214,10 @@ describe('a growing thread served with the cache and the very messages, without,
               const plan = planRequest(random, conversation.steps.length);
               const served = rows.slice(0, end);
               const results = [];
+              const written = ways[0]!.snapshots.length;
               for (const way of ways) results.push(await way.request(served, plan));
+              // What the fast paths sent is what the log and the snapshot rebuild.
+              expect(ways[0]!.rebuilds(served, written).every(Boolean)).toBe(true);
               expect(results[0]).toEqual(results[1]);
               // The whole thread's first call reports other load stages: its stage lists are not compared.
               const withoutInitialStages = (calls: unknown[]) => calls.filter((_call, index) => index !== 1);
