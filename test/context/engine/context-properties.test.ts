@@ -440,6 +440,14 @@ describe('context engine properties', () => {
             expect(
               (await engine.prepareStep({ messages, stepNumber: index + 1, instructions })).messages,
             ).toBeUndefined();
+            // The very messages are not compacted again; copies are, and must come back unchanged too.
+            const again = await engine.prepareStep({
+              messages: copyMessages(messages),
+              stepNumber: index + 1,
+              instructions,
+            });
+            expect(again.messages).toBeUndefined();
+            expect(again.report.changed).toBe(false);
           }
         }),
         { numRuns: Math.ceil(RUNS / 2) },
