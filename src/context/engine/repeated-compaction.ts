@@ -43,6 +43,8 @@ export function repeatedReport(
 ): ContextReport {
   return {
     ...repeated.report,
+    // Each report's own, as each compaction's is (an onReport may change it).
+    budget: { ...repeated.report.budget },
     trigger: 'prepare-step',
     stepNumber,
     changed: false,

@@ -134,3 +134,17 @@ describe('a step given the messages just returned, with other instructions of th
     expect(same.calibration).toEqual(full.calibration);
   });
 });
+
+describe('the report of a step given the messages just returned', () => {
+  it('should be its own: changing it changes no other report', async () => {
+    const { engine, reports } = engineOf();
+    const initial = await engine.buildInitialContext();
+    const messages = [...initial.messages, ...step];
+    const first = await engine.prepareStep({ messages, stepNumber: 1 });
+    const again = await engine.prepareStep({ messages: first.messages ?? messages, stepNumber: 2 });
+    expect(again.report.stages).toEqual([]);
+    const before = structuredClone(reports);
+    again.report.budget.historyTokens += 1;
+    expect(reports.slice(0, -1)).toEqual(before.slice(0, -1));
+  });
+});
