@@ -64,11 +64,16 @@ export function createContextMeasure({
     countMessage: (message) => countModelMessageTokens(message, tokenCounter),
     estimate: (tally) => estimateTokens(tally, profile, calibration),
   };
-  profilePriced.add(measure);
+  profilePriced.set(measure, { estimate: measure.estimate, profile, calibration });
   return measure;
 }
 
-const profilePriced = new WeakSet<ContextMeasure>();
+// What a measure createContextMeasure made estimates with: its own estimate, over this profile and calibration (the
+// object's properties may be replaced afterwards, the estimate's are not).
+const profilePriced = new WeakMap<
+  ContextMeasure,
+  { estimate: ContextMeasure['estimate']; profile: ModelProfile; calibration: number }
+>();
 
 const pricesByKey = new Map<string, object>();
 // Distinct prices remembered (a calibrator moves the factor over time): the oldest are forgotten past this.
@@ -78,12 +83,13 @@ const PRICES_KEPT = 64;
  * One object per distinct set of prices a measure {@link createContextMeasure} made estimates with (the profile's
  * `tokenizerFactor`, `imageTokens`, `fileTokens`, `perMessageTokens` and the calibration): two such measures with the
  * same prices get the same object, so what was estimated with one is compared by identity. Undefined for a measure
- * made otherwise.
+ * made otherwise, or whose `estimate` was replaced since.
  */
 export function measurePrices(measure: ContextMeasure): object | undefined {
-  if (!profilePriced.has(measure)) return undefined;
+  const made = profilePriced.get(measure);
+  if (made?.estimate !== measure.estimate) return undefined;
   // Read at each call: the profile is the caller's object.
-  const { profile, calibration } = measure;
+  const { profile, calibration } = made;
   const key = `${profile.tokenizerFactor}|${profile.imageTokens}|${profile.fileTokens}|${profile.perMessageTokens}|${calibration}`;
   let prices = pricesByKey.get(key);
   if (!prices) {

@@ -13,6 +13,7 @@ import {
   type ContextPolicyInput,
   type ContextReport,
   type ContextSummarizer,
+  type CreateContextEngineOptions,
   type TokenCounter,
 } from '../../src/context/index.js';
 import { createMemoryContextStore } from '../../src/testing/index.js';
@@ -96,9 +97,11 @@ export function createGeneratedEngine(
   tokenCounter: TokenCounter,
   _internal?: { wholeThread?: boolean },
   policy: ContextPolicyInput = {},
+  extra: Pick<CreateContextEngineOptions, 'calibrator' | 'onReport'> = {},
 ) {
   const budget = conversation.maxInputTokens;
   return createContextEngine({
+    ...extra,
     _internal,
     store,
     profile,

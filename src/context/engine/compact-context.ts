@@ -1,4 +1,3 @@
-import type { ModelMessage } from 'ai';
 import type { ContextStore } from '../../model/context-store.js';
 import { createContextMeasure, type ContextMeasure } from '../../tokens/context-measure.js';
 import type { ModelProfile } from '../../tokens/model-profile.js';
@@ -11,7 +10,7 @@ import {
 } from '../segments/context-segment.js';
 import { markSegments } from '../segments/context-message-ref.js';
 import { computeContextBudget, type ContextBudget } from './context-budget.js';
-import { recordCompaction, recordReturnedContext, type ContextEngineState } from './context-engine-state.js';
+import { recordCompaction, type ContextEngineState } from './context-engine-state.js';
 import type { ContextPolicy } from './context-policy.js';
 import type { ContextReport, ContextSnapshotReport, ContextStageReport } from './context-report.js';
 import type { ContextSummarizer } from './context-summarizer.js';
@@ -23,7 +22,8 @@ import {
   type ToolDefinitionsCount,
 } from './estimate-prompt-overhead.js';
 import { listStageReports, runContextStages, type ContextStagesResult } from './run-context-stages.js';
-import { writeContextSnapshot } from './write-context-snapshot.js';
+import { snapshotNotNeeded, writeContextSnapshot } from './write-context-snapshot.js';
+import { recordReturned } from './repeated-compaction.js';
 import { windowHeld } from './context-window.js';
 import { holdsPreview } from '../stages/preview-message-content.js';
 
@@ -142,12 +142,7 @@ export async function compactContext(
     calibration: { factor: calibration, ...options.observation },
     durationMs: settings.now() - options.started,
   };
-  recordReturnedContext(state, {
-    segments: final,
-    // Uncalibrated, it is the budget's own sum (a factor of 1 changes nothing).
-    estimate: calibration === 1 ? estimatedTokens : uncalibratedEstimate(options, final),
-    compaction: { messages, instructionsTokens: overhead.instructionsTokens, calibration, report },
-  });
+  recordReturned(options, { segments: final, messages, instructionsTokens: overhead.instructionsTokens, report });
   return { segments: final, report };
 }
 
@@ -158,8 +153,7 @@ async function snapshotOf(
   decision: ReturnType<typeof decideSnapshot>,
   budget: ContextBudget,
 ): Promise<ContextSnapshotReport> {
-  if (!decision.write)
-    return { status: 'not-needed', version: state.knownVersion || null, throughSequence: null, messagesHash: null };
+  if (!decision.write) return snapshotNotNeeded(state);
   const { store, policy, summarizer } = settings;
   return writeContextSnapshot({
     store,
@@ -218,20 +212,4 @@ function measureBudget({
     historyTokens: estimateSegments(segments, measure) - currentInputTokens,
     calibration,
   });
-}
-
-// Without calibration: the calibrator compares this with the provider's usage to learn the factor.
-function uncalibratedEstimate(
-  { settings, state, tokenCounter, toolDefinitions, instructions }: CompactContextOptions,
-  segments: readonly ContextSegment[],
-): number {
-  const overhead = estimatePromptOverhead({
-    instructions,
-    toolDefinitions,
-    tokenCounter,
-    profile: settings.profile,
-    instructionTokenCache: state.instructionTokenCache,
-  });
-  const baseMeasure = createContextMeasure({ tokenCounter, profile: settings.profile });
-  return overhead.instructionsTokens + overhead.toolDefinitionsTokens + estimateSegments(segments, baseMeasure);
 }

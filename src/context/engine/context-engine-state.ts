@@ -88,6 +88,8 @@ export interface ReturnedCompaction {
   messages: readonly ModelMessage[];
   /** The instructions' estimated tokens it was budgeted with. */
   instructionsTokens: number;
+  /** The same without calibration (in the estimate the calibrator compares with the next step's usage). */
+  uncalibratedInstructionsTokens: number;
   /** The calibration factor in force. */
   calibration: number;
   /** Its report. */

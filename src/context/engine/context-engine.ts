@@ -17,8 +17,8 @@ import type { ContextSummarizer } from './context-summarizer.js';
 import type { ContextInstructions, ToolDefinitionsCount } from './estimate-prompt-overhead.js';
 import { parseContextMessages } from './parse-context-messages.js';
 import { adoptThread, buildInitial, type EngineInternals } from './adopt-thread.js';
+import { differs, repeatedCompaction, repeatedReport } from './repeated-compaction.js';
 import { observeStepUsage } from './observe-step-usage.js';
-import { differs, repeatStep } from './repeat-step.js';
 
 /** Options of {@link createContextEngine}. */
 export interface CreateContextEngineOptions extends ConvertUIMessageOptions {
@@ -102,7 +102,7 @@ type CompactRequest = Omit<
  * is one `ContextEngineState`.
  */
 export function createContextEngine(options: CreateContextEngineOptions): ContextEngine {
-  const { store, profile, onReport, convertToolOutput, convertDataPart } = options;
+  const { profile, onReport } = options;
   const settings = settingsOf(options);
   const calibrator = options.calibrator ?? createContextCalibrator();
   const state = createContextEngineState();
@@ -134,23 +134,25 @@ export function createContextEngine(options: CreateContextEngineOptions): Contex
       const input = state.loadedThread ? messages : await adoptThread(internals, messages, instructions);
       const started = settings.now();
       const { tokenCounter } = await resources();
-      const repeated = repeatStep(
-        { state, input, messages, stepNumber, lastStepInputTokens, started, now: settings.now },
-        {
-          calibration: calibrator.factor,
-          instructionsTokens: () =>
-            estimateInstructionsTokens({
-              instructions,
-              tokenCounter,
-              profile,
-              calibration: calibrator.factor,
-              instructionTokenCache: state.instructionTokenCache,
-            }),
-        },
+      const repeated = repeatedCompaction(
+        state,
+        input,
+        { lastStepInputTokens, calibration: calibrator.factor },
+        (calibration) =>
+          estimateInstructionsTokens({
+            instructions,
+            tokenCounter,
+            profile,
+            calibration,
+            instructionTokenCache: state.instructionTokenCache,
+          }),
       );
       if (repeated) {
-        if (stepNumber !== 0 || state.lastReport?.trigger !== 'initial-messages') emit(repeated.report);
-        return repeated;
+        const report = repeatedReport(state, repeated, stepNumber, settings.now() - started);
+        // As the full compaction decides for a step that changes nothing (by the report last emitted).
+        if (stepNumber !== 0 || state.lastReport?.trigger !== 'initial-messages') emit(report);
+        const replaced = input !== messages && differs(input, messages);
+        return { messages: replaced && input.length > 0 ? input : undefined, report };
       }
       const observation = observeStepUsage({ calibrator, lastEstimate: state.lastEstimate, lastStepInputTokens });
       const measure = createContextMeasure({ tokenCounter, profile, calibration: calibrator.factor });

@@ -94,7 +94,8 @@ export interface ContextReport {
   budget: ContextBudget;
   /**
    * The stages, in order; empty for a step given the very messages the engine last returned, with instructions of
-   * the same size, the same calibration and no usage to learn from: such a step is not compacted again.
+   * the same size (calibrated and not), the same calibration and no usage to learn from: such a step is not
+   * compacted again.
    */
   stages: ContextStageReport[];
   /** The snapshot. */

@@ -56,17 +56,21 @@ export function loadContextSegments(options: LoadContextSegmentsOptions): Loaded
 function loadSegments(options: LoadContextSegmentsOptions): LoadedContextSegments {
   const { view, window } = options;
   const summary = view.latestSummary && !view.latestSummary.stale ? view.latestSummary : null;
-  // One row per sequence, the tail's when both lists hold it (a stable sort keeps the pinned one first).
-  const rows = [...view.pinned, ...view.tail].sort((a, b) => a.sequence - b.sequence);
+  // One row per sequence, the tail's when both lists hold it (a stable sort keeps the pinned one first). A sort puts
+  // equal sequences together only when they compare: a store's garbage (NaN) takes a map, as its keys compare.
+  const merged = [...view.pinned, ...view.tail];
+  const integers = merged.every((message) => Number.isSafeInteger(message.sequence));
+  const rows = integers ? merged.sort(bySequence) : [...new Map(merged.map((row) => [row.sequence, row])).values()];
   const boundary = summary?.throughSequence ?? 0;
   const candidates: ContextMessage[] = [];
   let loadedMessages = 0;
   for (let index = 0; index < rows.length; index++) {
     const message = rows[index]!;
-    if (index + 1 < rows.length && sameSequence(rows[index + 1]!.sequence, message.sequence)) continue;
+    if (integers && index + 1 < rows.length && rows[index + 1]!.sequence === message.sequence) continue;
     loadedMessages += 1;
     if (message.pinned === true || message.sequence > boundary) candidates.push(message);
   }
+  if (!integers) candidates.sort(bySequence);
   const load = (messages: readonly ContextMessage[]) => segmentsOf(options, messages, summary, loadedMessages);
   const start = window ? findWindowStart(candidates, window, options.cache) : 0;
   if (start === 0) return load(candidates);
@@ -90,9 +94,8 @@ function loadSegments(options: LoadContextSegmentsOptions): LoadedContextSegment
   return { ...windowed, window: { firstSequence, outsideTokens, whole } };
 }
 
-// As a map's keys compare (a store's garbage NaN is one sequence).
-function sameSequence(a: number, b: number): boolean {
-  return a === b || (Number.isNaN(a) && Number.isNaN(b));
+function bySequence(a: ContextMessage, b: ContextMessage): number {
+  return a.sequence - b.sequence;
 }
 
 function segmentsOf(

@@ -17,6 +17,11 @@ export interface WriteContextSnapshotOptions {
   snapshotConflicts: ContextPolicy['snapshotConflicts'];
 }
 
+/** The snapshot report of a compaction that writes none. */
+export function snapshotNotNeeded(state: Pick<ContextEngineState, 'knownVersion'>): ContextSnapshotReport {
+  return { status: 'not-needed', version: state.knownVersion || null, throughSequence: null, messagesHash: null };
+}
+
 /**
  * Writes a snapshot unless the context equals the known one (same hash: `unchanged`). A version conflict is
  * reported or rethrown as the policy says; any other error is rethrown.

@@ -1,6 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
-import { memoOfCounter, type TokenCounter } from '../../tokens/token-counter.js';
+import { memoOfCounter } from '../../tokens/token-counter.js';
 import type { TokenTally } from '../../tokens/count-message-tokens.js';
 import type { ContextRemoval } from '../segments/context-removal.js';
 import type { MessageSegment } from '../segments/context-segment.js';

@@ -69,4 +69,36 @@ describe('loadContextSegments', () => {
       { numRuns: RUNS },
     );
   });
+
+  it('should take a garbage sequence (NaN) listed in both lists once, as a map of the rows does', () => {
+    const row = (sequence: number, label: string, pinned = false) =>
+      stored(sequence, user(`m${label}`, `message ${label}`), { pinned });
+    // Sorted, the two NaN rows are not next to each other (NaN compares with nothing).
+    const view = (tail: ContextMessage[]) => ({
+      snapshot: null,
+      latestSummary: null,
+      currentVersion: 0,
+      pinned: [row(Number.NaN, 'pinned', true)],
+      tail,
+    });
+    const { stages } = loadContextSegments({
+      view: view([row(1, 'a'), row(Number.NaN, 'tail', true), row(2, 'b')]),
+      measure,
+      policy: defaultContextPolicy,
+    });
+    const invalid = stages.find((stage) => stage.stage === 'validate')!.removed;
+    expect(invalid.map((entry) => entry.reason)).toEqual(['message-invalid']);
+    const deleted = { ...row(1, 'a'), deletedAt: new Date(0) };
+    try {
+      loadContextSegments({
+        view: view([deleted, row(Number.NaN, 'tail', true)]),
+        measure,
+        policy: defaultContextPolicy,
+      });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ContextEmptyError);
+      expect((error as ContextEmptyError).loadedMessages).toBe(2);
+    }
+  });
 });

@@ -35,6 +35,10 @@ const measures: ContextMeasure[] = [
     profile: { ...smallProfile(100_000), perMessageTokens: 9, tokenizerFactor: 1.2 },
   }),
   { ...measure, estimate: (tally) => 2 * measure.estimate(tally) + 1 },
+  // A profile's measure whose estimate was replaced on the object itself: its prices are not what it estimates with.
+  Object.assign(createContextMeasure({ tokenCounter, profile: smallProfile(100_000) }), {
+    estimate: (tally: Parameters<ContextMeasure['estimate']>[0]) => 3 * measure.estimate(tally),
+  }),
 ];
 
 const callId = fc.constantFrom('call-0', 'call-1', 'call-2', 'call-3');
