@@ -16,14 +16,22 @@ export interface MessageProvenance {
  * identity: a step may get copies of them (`structuredClone`, a JSON round trip), and the registry turns them
  * back into the segments they came from (with their sequences, pins and token counts).
  */
-export type ProvenanceRegistry = Map<string, MessageProvenance>;
+export type ProvenanceRegistry = Map<string, MessageProvenance[]>;
 
-/** Records the referenced messages of `segments` in `registry`, so that {@link parseContextMessages} recognises them. */
+/**
+ * Records the referenced messages of `segments` in `registry`, so that {@link parseContextMessages} recognises them.
+ * A reference keeps every segment it was returned in, oldest first (a step may be given an earlier return, say after
+ * a call asked again with other instructions); the same segment again is recorded once.
+ */
 export function registerSegments(registry: ProvenanceRegistry, segments: readonly ContextSegment[]): void {
   for (const segment of segments) {
     segment.messages.forEach((message, position) => {
       const ref = contextMessageRef(message);
-      if (ref !== undefined) registry.set(ref, { segment, position });
+      if (ref === undefined) return;
+      const known = registry.get(ref);
+      const newest = known?.[known.length - 1];
+      if (!known) registry.set(ref, [{ segment, position }]);
+      else if (newest!.segment !== segment || newest!.position !== position) known.push({ segment, position });
     });
   }
 }
@@ -46,12 +54,19 @@ export function knownSegmentAt(
 ): ContextSegment | undefined {
   const ref = contextMessageRef(messages[index]!);
   const known = ref === undefined ? undefined : registry.get(ref);
-  if (!known || known.position !== 0) return undefined;
-  const { segment } = known;
-  if (index + segment.messages.length > messages.length) return undefined;
+  // The newest return first.
+  for (let candidate = (known?.length ?? 0) - 1; candidate >= 0; candidate--) {
+    const { segment, position } = known![candidate]!;
+    if (position === 0 && reproduces(messages, index, segment)) return segment;
+  }
+  return undefined;
+}
+
+function reproduces(messages: readonly ModelMessage[], index: number, segment: ContextSegment): boolean {
+  if (index + segment.messages.length > messages.length) return false;
   for (let offset = 0; offset < segment.messages.length; offset++)
-    if (!sameMessage(messages[index + offset]!, segment.messages[offset]!)) return undefined;
-  return segment;
+    if (!sameMessage(messages[index + offset]!, segment.messages[offset]!)) return false;
+  return true;
 }
 
 /**
@@ -73,7 +88,7 @@ export function parseContextMessages({ messages, registry, measure }: ParseConte
     // assistant message and the tool messages after it form one segment, so that a call stays with its results.
     // A tool message that begins a segment the engine returned is left to it.
     // A copy of an unstored message the engine changed (a preview) becomes the engine's own message again.
-    const own = (message: ModelMessage) => ownUnstoredMessage(message, (ref) => knownMessage(registry, ref));
+    const own = (message: ModelMessage) => ownUnstoredMessage(message, (ref) => knownMessages(registry, ref));
     const group = [own(messages[index]!)];
     index += 1;
     if (group[0]!.role === 'assistant') {
@@ -88,11 +103,14 @@ export function parseContextMessages({ messages, registry, measure }: ParseConte
 // Whether the message is the first of a segment the engine returned (by its reference).
 function beginsSegment(message: ModelMessage, registry: ProvenanceRegistry): boolean {
   const ref = contextMessageRef(message);
-  return ref !== undefined && registry.get(ref)?.position === 0;
+  return ref !== undefined && (registry.get(ref)?.some((known) => known.position === 0) ?? false);
 }
 
-// The message the engine returned under `ref`, if any.
-function knownMessage(registry: ProvenanceRegistry, ref: string): ModelMessage | undefined {
-  const known = registry.get(ref);
-  return known?.segment.messages[known.position];
+// The messages the engine returned under `ref`, newest first.
+function knownMessages(registry: ProvenanceRegistry, ref: string): ModelMessage[] {
+  const known = registry.get(ref) ?? [];
+  const messages: ModelMessage[] = [];
+  for (let index = known.length - 1; index >= 0; index--)
+    messages.push(known[index]!.segment.messages[known[index]!.position]!);
+  return messages;
 }

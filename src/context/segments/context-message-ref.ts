@@ -160,15 +160,15 @@ function copiesOf(copies: MarkedCopies): Map<ModelMessage, ModelMessage> | undef
 }
 
 /**
- * The engine's own message for a step's copy of an unstored message it marked (`markSegments`' `unstored`), when
- * the copy is unchanged; the message itself otherwise.
+ * The engine's own message for a step's copy of an unstored message it marked (`markSegments`' `unstored`): the
+ * first of those it returned under the copy's reference (`known`, newest first) that the copy equals; the message
+ * itself when none.
  */
 export function ownUnstoredMessage(
   message: ModelMessage,
-  known: (ref: string) => ModelMessage | undefined,
+  known: (ref: string) => readonly ModelMessage[],
 ): ModelMessage {
   const ref = contextMessageRef(message);
   if (ref === undefined || !ref.startsWith('step:')) return message;
-  const own = known(ref);
-  return own !== undefined && sameMessage(message, own) ? own : message;
+  return known(ref).find((own) => sameMessage(message, own)) ?? message;
 }

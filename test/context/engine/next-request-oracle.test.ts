@@ -232,10 +232,14 @@ describe('a growing thread served with the cache and the very messages, without,
             expect(ways[0]!.emitted).toEqual(ways[2]!.emitted);
           },
         ),
-        // A fixed seed unless one is given: drawn at random, about one thread in 300 meets a bug older than this
-        // morning's changes (a copy of a message whose tool input the engine previewed is previewed again, e.g.
-        // seed 198785066, budget [2000, 30000], at its 19th message), which fails the copies' way on its own.
-        { numRuns: RUNS, seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : 0x0a11 },
+        // A fixed seed unless one is given, and a thread that once failed: a step given copies of an earlier return
+        // (after a call asked again with other instructions shrank a tool input's preview) previewed the preview,
+        // as the registry knew only the newest return of each reference.
+        {
+          numRuns: RUNS,
+          seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : 0x0a11,
+          examples: [[198785066, [2_000, 30_000]]],
+        },
       );
     },
     timeout,
