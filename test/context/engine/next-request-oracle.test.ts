@@ -23,6 +23,7 @@ import {
 import { createContextMessageCache } from '../../../src/tokens/context-message-cache.js';
 import { scopeTokenCounter } from '../../../src/tokens/token-counter.js';
 import { createRandom, generateConversation, type GeneratedConversation } from '../../support/agent-conversations.js';
+import { drawPolicy, withRowId } from '../../support/generated-threads.js';
 import { createGeneratedEngine } from '../../support/check-generated-context.js';
 import { copyMessages } from '../../support/copy-messages.js';
 import { withStoredCounts } from '../../support/stored-counts.js';
@@ -68,11 +69,6 @@ function planRequest(random: Random, steps: number): RequestPlan {
   };
 }
 
-function withRowId(row: ContextMessage, seed: number): ContextMessage {
-  const rowId = `${seed.toString(16).padStart(8, '0')}-0000-4000-8000-${String(row.sequence).padStart(12, '0')}`;
-  return { ...row, rowId, contentVersion: 1 };
-}
-
 /** A change that keeps the content version, on the fields the cache validates an entry with. */
 function changeRow(row: ContextMessage, random: Random): ContextMessage {
   switch (random.int(0, 5)) {
@@ -92,19 +88,6 @@ function changeRow(row: ContextMessage, random: Random): ContextMessage {
     default:
       return { ...row, pinned: !row.pinned };
   }
-}
-
-function drawPolicy(random: Random): ContextPolicyInput {
-  const pick = <T>(items: readonly T[]): T => items[random.int(0, items.length - 1)]!;
-  return {
-    prune: {
-      reasoning: pick(['outside-newest-turns', 'all', 'none'] as const),
-      reasoningTurns: random.int(0, 3),
-      toolTraffic: pick(['when-over-budget', 'outside-newest-turns', 'none'] as const),
-      toolTrafficTurns: random.int(0, 3),
-      emptyMessages: pick(['remove', 'keep'] as const),
-    },
-  };
 }
 
 let requests = 0;

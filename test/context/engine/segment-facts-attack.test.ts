@@ -21,6 +21,7 @@ import { createContextMessageCache } from '../../../src/tokens/context-message-c
 import { scopeTokenCounter } from '../../../src/tokens/token-counter.js';
 import { createMemoryContextStore } from '../../../src/testing/memory-context-store.js';
 import { createRandom, generateConversation, type GeneratedConversation } from '../../support/agent-conversations.js';
+import { drawPolicy, withRowId } from '../../support/generated-threads.js';
 import { createGeneratedEngine, walkGeneratedRequest } from '../../support/check-generated-context.js';
 import { withStoredCounts } from '../../support/stored-counts.js';
 import { tokenCounter } from '../fixtures.js';
@@ -30,12 +31,6 @@ const RUNS = Number(process.env.PROPERTY_RUNS ?? 25);
 const timeout = 120_000 + RUNS * 4_000;
 
 type Random = ReturnType<typeof createRandom>;
-
-// The row as a store with ids keeps it: a row id (per seed, so threads never share one) and a content version.
-function withRowId(row: ContextMessage, seed: number): ContextMessage {
-  const rowId = `${seed.toString(16).padStart(8, '0')}-0000-4000-8000-${String(row.sequence).padStart(12, '0')}`;
-  return { ...row, rowId, contentVersion: 1 };
-}
 
 // Requests made so far: each cached request's counter is scoped apart.
 let requests = 0;
@@ -65,19 +60,6 @@ async function walk(
   };
   const refused = await walkGeneratedRequest(engine, conversation, keep, true);
   return { calls, snapshots: memory.snapshots, summaries: memory.summaries, refused };
-}
-
-function drawPolicy(random: Random): ContextPolicyInput {
-  const pick = <T>(items: readonly T[]): T => items[random.int(0, items.length - 1)]!;
-  return {
-    prune: {
-      reasoning: pick(['outside-newest-turns', 'all', 'none'] as const),
-      reasoningTurns: random.int(0, 3),
-      toolTraffic: pick(['when-over-budget', 'outside-newest-turns', 'none'] as const),
-      toolTrafficTurns: random.int(0, 3),
-      emptyMessages: pick(['remove', 'keep'] as const),
-    },
-  };
 }
 
 /** A change of the row that keeps its content version. */
