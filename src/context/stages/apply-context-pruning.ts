@@ -6,7 +6,6 @@ import { segmentFacts } from '../segments/segment-facts.js';
 import {
   findCurrentInputIndex,
   messageToolIds,
-  withMessages,
   type ContextSegment,
   type MessageSegment,
 } from '../segments/context-segment.js';

@@ -11,7 +11,7 @@ import {
   type ContextSummarizerInput,
   type ContextUIMessage,
 } from '../../../src/context/index.js';
-import { createMemoryContextStore, type MemoryContextStore } from '../../../src/testing/index.js';
+import type { MemoryContextStore } from '../../../src/testing/index.js';
 import { VersionConflictError } from '../../../src/errors/index.js';
 import {
   assistant,
