@@ -1,7 +1,8 @@
 /** `agent-history`: the conversation store. */
 export { createAgentHistory } from './store/create-agent-history.js';
 export type { CreateAgentHistoryOptions } from './store/create-agent-history.js';
-export type { RowLevelSecurityCheck } from './store/check-row-level-security.js';
+export type { RowLevelSecurityCheck, SetupProblem, SetupReport, CheckSetupOptions } from './store/check-setup.js';
+export { checkSetup } from './store/check-setup.js';
 export type { AgentHistory, ForTenantOptions } from './store/agent-history.js';
 export type { TenantHistory } from './store/tenant-history.js';
 export type { ThreadOperations } from './store/thread-operations.js';
@@ -24,6 +25,8 @@ export type { AuditOptions } from './store/audit.js';
 export { migrate, MIGRATIONS_FOLDER, type MigrateOptions } from './store/migrate.js';
 export {
   customMigrationSql,
+  customMigrationFiles,
+  type CustomMigrationFile,
   type CustomMigrationSql,
   type CustomMigrationSqlOptions,
 } from './store/custom-migration-sql.js';

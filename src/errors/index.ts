@@ -10,4 +10,5 @@ export { SnapshotBoundaryError } from './snapshot-boundary-error.js';
 export { DatabaseError } from './database-error.js';
 export { CitusSettingError } from './citus-setting-error.js';
 export { RowLevelSecurityBypassError } from './row-level-security-bypass-error.js';
+export { DatabaseSetupError } from './database-setup-error.js';
 export { MigrationPathConflictError } from './migration-path-conflict-error.js';

@@ -16,6 +16,19 @@ export interface AgentHistory {
   /** The token counter messages are counted with at write time (loaded once, lazily). */
   readonly tokenCounter: Promise<TokenCounter>;
   /**
+   * Runs the store's start-up check now (it otherwise runs before the first call): the migrations ran, the login may
+   * switch to the application role and call the package's functions, and row-level security holds for that role.
+   * Await it when your app boots, so a missing grant fails the boot, not the first request. Checked once.
+   *
+   * @throws {DatabaseSetupError} The database is not set up for the login; each problem names its fix.
+   * @throws {RowLevelSecurityBypassError} Row-level security would not hold (unless `rowLevelSecurityCheck: 'warn'`).
+   * @throws {DatabaseError} The database could not be reached (checked again on the next call).
+   * @example
+   * const history = createAgentHistory({ db });
+   * await history.ready();
+   */
+  ready(): Promise<void>;
+  /**
    * The store of one tenant. Validates the tenant id before any SQL; every method of the result runs in its own
    * transaction scoped to that tenant. With `userId`, also scoped to that user by row-level security: only the
    * user's own threads (and their messages, runs, summaries, snapshots and audit events) are visible or writable;

@@ -68,9 +68,6 @@ function batchingSettings(
   };
 }
 
-/** How long appends go alone after the batch function was found missing or not granted. */
-const BATCH_RETRY_AFTER_MS = 60_000;
-
 /**
  * Validates the options; `false` turns batching off (every append is its own statement), and so does a `db` that
  * is a transaction (a failed batch would abort it, and the one-by-one resend with it).
@@ -79,10 +76,7 @@ export function createAppendBatcher(
   db: AgentHistoryDatabase,
   statements: AppendStatements,
   options: AppendBatchingOptions | false | undefined,
-  {
-    onBatchError,
-    now = () => new Date(),
-  }: { onBatchError?: (error: unknown, size: number) => void; now?: () => Date } = {},
+  { onBatchError }: { onBatchError?: (error: unknown, size: number) => void } = {},
 ): AppendBatcher | null {
   if (options === false || is(db, PgTransaction)) return null;
   const { maxInFlight, maxBatchSize, maxBatchBytes, stalledAfterMs } = batchingSettings(options, db);
@@ -93,19 +87,7 @@ export function createAppendBatcher(
   let queue: QueuedAppend[] = [];
   /** Threads with a statement in flight, by `tenant/thread`: their queued appends wait for it. */
   const busyThreads = new Set<string>();
-  /**
-   * Until when every append goes alone: set for a minute when the batch function is missing or not granted (a
-   * schema migrated without 0004), then a batch is tried again (the migration may have been applied since).
-   */
-  let batchUnavailableUntil = 0;
-  const sendOptions: SendAppendBatchOptions = {
-    db,
-    statements,
-    onBatchError,
-    onBatchUnavailable: () => {
-      batchUnavailableUntil = now().getTime() + BATCH_RETRY_AFTER_MS;
-    },
-  };
+  const sendOptions: SendAppendBatchOptions = { db, statements, onBatchError };
 
   const pump = () => {
     while (inFlight < maxInFlight && queue.length > 0) {
@@ -113,7 +95,6 @@ export function createAppendBatcher(
         busyThreads,
         maxBatchSize,
         maxBatchBytes,
-        alone: now().getTime() < batchUnavailableUntil,
       });
       queue = rest;
       if (batch.length === 0) return; // every queued append waits for its thread's statement in flight

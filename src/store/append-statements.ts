@@ -34,9 +34,9 @@ export interface AppendItem {
   pinned: boolean;
 }
 
-/** The statements that call the append functions of `drizzle/0021` (single) and `0004` (batch, as `0021` re-made it). */
+/** The statements that call the append functions (`agent_history_append_message`, `agent_history_append_messages`). */
 export interface AppendStatements {
-  /** One append (`agent_history_append_message`, 16 arguments): the stored row, new or (on a retry) the one already there. */
+  /** One append (`agent_history_append_message`): the stored row, new or (on a retry) the one already there. */
   single(tenantId: string, appRole: string | null, item: AppendItem): SQL;
   /** Several appends of one tenant, one statement and one commit (`agent_history_append_messages`): rows tagged `item`. */
   batch(tenantId: string, appRole: string | null, items: AppendItem[]): SQL;
@@ -47,7 +47,7 @@ export interface AppendStatements {
  * the default one (`customMigrationSql` creates them there). Settings the statement needs for its own transaction
  * only are set by `set_config(…, true)` in a subquery the function call depends on (a lateral reference through its
  * tenant argument), so they are in effect before the function runs, without a transaction of its own: with
- * `deferSearch`, `agent_history.search` = 'deferred' (the trigger of migration 0017 then stores a null search
+ * `deferSearch`, `agent_history.search` = 'deferred' (the search vector trigger then stores a null search
  * vector). Not the user scope: on Citus the function runs on the tenant's worker, which a coordinator's
  * `set_config` does not reach, so a user-scoped store appends in a transaction of its scope instead.
  */

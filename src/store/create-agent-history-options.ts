@@ -2,7 +2,7 @@ import type { AgentTables } from '../schema/define-agent-tables.js';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import type { AppendBatchingOptions } from './append-batcher.js';
-import type { RowLevelSecurityCheck } from './check-row-level-security.js';
+import type { RowLevelSecurityCheck } from './check-setup.js';
 import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
 import type { MessageCheck } from './message-check.js';
 import type { SearchIndexing } from './search-indexing.js';

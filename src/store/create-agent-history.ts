@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_APP_ROLE, defineAgentTables, type AgentTables } from '../schema/define-agent-tables.js';
+import { DEFAULT_APP_ROLE, type AgentTables } from '../schema/define-agent-tables.js';
+import { defaultTables } from './default-tables.js';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
 import { assertTenantId } from '../tenant/tenant-id.js';
 import { appendMessage } from './append-message.js';
-import { withStoreErrors } from './with-store-errors.js';
+import { asStoreError, withStoreErrors } from './with-store-errors.js';
 import { createAppendBatcher, type AppendBatchingOptions } from './append-batcher.js';
 import { appendStatements } from './append-statements.js';
 import { appendStreamChunks, deleteStreamChunks, readStreamChunks } from './stream-chunks.js';
@@ -29,7 +30,7 @@ import { createThread, deleteThread, getThread, listThreads, softDeleteThread, u
 import { loadO200kTokenCounter, scopeTokenCounter, type TokenCounter } from '../tokens/token-counter.js';
 import { forkThread } from './fork-thread.js';
 import { createThreadContextStore } from './thread-context-store.js';
-import { onceRowLevelSecurityCheck, type RowLevelSecurityCheck } from './check-row-level-security.js';
+import { onceSetupCheck, type RowLevelSecurityCheck } from './check-setup.js';
 import type { AgentHistory, ForTenantOptions } from './agent-history.js';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
@@ -78,15 +79,15 @@ export function createAgentHistory({
   const statements = appendStatements(tables, search !== 'inline');
   const appendBatcher = createAppendBatcher(db, statements, appendBatching, {
     onBatchError: _internal.onAppendBatchError,
-    now,
   });
   const schema = getTableConfig(tables.agentThread).schema ?? 'public';
-  const checkRowLevelSecurity = onceRowLevelSecurityCheck(db, tables, appRole, rowLevelSecurityCheck);
-  const oneStatementReads = { available: true, missing: new Set<string>() };
+  const checkRowLevelSecurity = onceSetupCheck(db, tables, appRole, rowLevelSecurityCheck);
+  const oneStatementReads = { available: true };
   const sharedContextCache = contextCacheOf(contextCache);
   return {
     tables,
     tokenCounter,
+    ready: async () => checkRowLevelSecurity().catch((error: unknown) => Promise.reject(asStoreError(error))),
     forTenant(tenantId, options) {
       const tenant = assertTenantId(tenantId);
       const userId = forTenantUserId(options);
@@ -167,13 +168,6 @@ function forTenantUserId(options: ForTenantOptions | undefined): string | null {
       message: 'expected a string of 1 to 200 characters.',
     });
   return userId;
-}
-
-// The default instance, built on first use (not at import, so importing the package defines no tables).
-let defaults: AgentTables | undefined;
-function defaultTables(): AgentTables {
-  defaults ??= defineAgentTables();
-  return defaults;
 }
 
 function tenantHistory(context: StoreContext): TenantHistory {

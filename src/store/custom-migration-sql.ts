@@ -4,23 +4,10 @@ import { DEFAULT_APP_ROLE } from '../schema/define-agent-tables.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { MIGRATIONS_FOLDER } from './migrate.js';
 
-/** The shipped migrations drizzle-kit cannot generate from the schema: the role (before the tables: their policies name it), then FORCE RLS, grants, the append functions and their hardening. */
+/** The shipped custom migrations that run before the migration that creates the tables: the application role (their policies name it). */
 export const BEFORE_TABLES = ['0000_roles.sql'];
-/** The shipped custom migrations that run after the migration that creates the tables, in order. */
-export const AFTER_TABLES = [
-  '0002_force_rls_grants_append.sql',
-  '0004_append_batch.sql',
-  '0009_harden_append_functions_audit.sql',
-  '0012_user_scope_backfill.sql',
-  '0013_read_page_function.sql',
-  '0015_stream_chunk_force_rls.sql',
-  '0017_search_vector_trigger.sql',
-  '0019_read_index_plan.sql',
-  '0021_append_part_token_counts.sql',
-  '0022_load_context_json.sql',
-  '0023_append_batch_set_based.sql',
-  '0024_message_content_version.sql',
-];
+/** The shipped custom migrations that run after the migration that creates the tables, in order: FORCE row-level security, the grants, the functions and triggers. */
+export const AFTER_TABLES = ['0002_rls_grants_functions.sql'];
 const TABLES = [
   'agent_thread',
   'agent_run',
@@ -35,7 +22,6 @@ const FUNCTIONS = [
   'agent_history_append_messages',
   'agent_history_append_message',
   'agent_history_list_messages',
-  'agent_history_load_context',
   'agent_history_list_messages_json',
   'agent_history_load_context_json',
   'agent_history_message_search_vector',
@@ -64,9 +50,8 @@ export interface CustomMigrationSql {
 }
 
 /**
- * The SQL of the package's custom migrations (`0000`; `0002`, `0004`, `0009`, `0012`, `0013`, `0015`, `0017`, `0019`, `0021`, `0022`, `0023`, `0024`: the application
- * role, FORCE row-level security, the grants, the append functions, their pinned search path, the user-scope backfill,
- * the one-statement reads, the stream chunk log, the search vector trigger, the read functions' index plan, the per-part token counts, the reads as json, the set-based batch append, the content version trigger) for tables in another schema or with another application role.
+ * The SQL of the package's custom migrations (the application role; FORCE row-level security, the grants, the
+ * functions and the triggers) for tables in another schema or with another application role.
  * The shipped files name the `public` schema and `agent_history_app`; this returns them with every table, type and
  * function qualified by `schema` (the functions are created in it too) and the role renamed, statements separated
  * by drizzle-kit's `--> statement-breakpoint`. Put each part in a `drizzle-kit generate --custom` migration, before
@@ -75,10 +60,34 @@ export interface CustomMigrationSql {
  * @example
  * const { beforeTables, afterTables } = customMigrationSql({ schema: 'agent' });
  */
-export function customMigrationSql({
+export function customMigrationSql(options: CustomMigrationSqlOptions = {}): CustomMigrationSql {
+  const files = customMigrationFiles(options);
+  const join = (position: CustomMigrationFile['position']) =>
+    files
+      .filter((file) => file.position === position)
+      .map((file) => file.sql)
+      .join('--> statement-breakpoint\n');
+  return { beforeTables: join('before-tables'), afterTables: join('after-tables') };
+}
+
+/** One of the package's custom migrations, as {@link customMigrationFiles} returns it. */
+export interface CustomMigrationFile {
+  /** Its stable name, from the shipped file's (`roles`, `rls_grants_functions`): the same in every release. */
+  name: string;
+  /** Whether it runs before the migration that creates the tables, or after every earlier one. */
+  position: 'before-tables' | 'after-tables';
+  /** Its SQL for the schema and role asked for, statements separated by `--> statement-breakpoint`. */
+  sql: string;
+}
+
+/**
+ * The package's custom migrations one by one, in order, with the schema and role of {@link customMigrationSql}: what
+ * `npx agent-history generate` writes into a drizzle-kit project, one custom migration each.
+ */
+export function customMigrationFiles({
   schema = 'public',
   appRole = DEFAULT_APP_ROLE,
-}: CustomMigrationSqlOptions = {}): CustomMigrationSql {
+}: CustomMigrationSqlOptions = {}): CustomMigrationFile[] {
   for (const [argument, value] of [
     ['schema', schema],
     ['appRole', appRole],
@@ -93,22 +102,22 @@ export function customMigrationSql({
     }
   }
   const names = [...TABLES, ...TYPES, ...FUNCTIONS].join('|');
-  const rewrite = (files: string[]) =>
-    files
-      .map((file) =>
-        readFileSync(join(MIGRATIONS_FOLDER, file), 'utf8')
-          // Qualify every table, enum type and function, quoted or not (`FROM agent_history_append_message(` in
-          // 0004), but not a column reference such as `"agent_message"."pinned"` nor a name inside a longer one.
-          .replace(
-            new RegExp(`(?<![\\w."])"?(${names})"?(?![\\w"])`, 'g'),
-            (_match, name: string) => `"${schema}"."${name}"`,
-          )
-          // 0002's schema grant and 0009's names, qualified in the file already.
-          .replaceAll('"public"', `"${schema}"`)
-          .replaceAll(`'${DEFAULT_APP_ROLE}'`, `'${appRole}'`)
-          .replaceAll(`"${DEFAULT_APP_ROLE}"`, `"${appRole}"`)
-          .trimEnd(),
+  const rewrite = (file: string) =>
+    readFileSync(join(MIGRATIONS_FOLDER, file), 'utf8')
+      // Qualify every table, enum type and function, quoted or not (`FROM agent_history_append_message(`), but not a column reference such as `"agent_message"."pinned"` nor a name inside a longer one.
+      .replace(
+        new RegExp(`(?<![\\w."])"?(${names})"?(?![\\w"])`, 'g'),
+        (_match, name: string) => `"${schema}"."${name}"`,
       )
-      .join('--> statement-breakpoint\n');
-  return { beforeTables: rewrite(BEFORE_TABLES), afterTables: rewrite(AFTER_TABLES) };
+      // Names qualified in the files already.
+      .replaceAll('"public"', `"${schema}"`)
+      .replaceAll(`'${DEFAULT_APP_ROLE}'`, `'${appRole}'`)
+      .replaceAll(`"${DEFAULT_APP_ROLE}"`, `"${appRole}"`)
+      .trimEnd();
+  // `0002_rls_grants_functions.sql` → `rls_grants_functions`
+  const nameOf = (file: string) => file.replace(/^\d+_/, '').replace(/\.sql$/, '');
+  return [
+    ...BEFORE_TABLES.map((file) => ({ name: nameOf(file), position: 'before-tables' as const, sql: rewrite(file) })),
+    ...AFTER_TABLES.map((file) => ({ name: nameOf(file), position: 'after-tables' as const, sql: rewrite(file) })),
+  ];
 }

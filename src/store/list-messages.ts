@@ -73,7 +73,7 @@ export function listMessages(
   });
 }
 
-/** The page: in one statement when the database has migration 0022 (PGlite) or 0013, else in a transaction. */
+/** The page: in one statement, else (on the caller's transaction, on Citus) in a transaction. */
 async function listPage(context: StoreContext, thread: string, query: ListPageQuery): Promise<MessagePage> {
   const { limit, before, roles } = query;
   await context.checkRowLevelSecurity();
@@ -84,17 +84,19 @@ async function listPage(context: StoreContext, thread: string, query: ListPageQu
     { texts: roles },
     { boolean: query.onlyEligible },
   ];
-  // On PGlite (0022) the page comes as json arrays of rows, newest first within each, in no order between them:
+  // On PGlite the page comes as json arrays of rows, newest first within each, in no order between them:
   // half the CPU of typed columns there. A server prints json at more CPU than it saves the client (BENCHMARKS.md).
   let fast: Array<Record<string, unknown>> | typeof READ_IN_TRANSACTION | typeof THREAD_MISSING = READ_IN_TRANSACTION;
-  if (embeddedClient(context.db) !== null)
+  if (embeddedClient(context.db) === null) {
+    fast = await readInOneStatement(context, 'agent_history_list_messages', args);
+  } else {
     fast = await readInOneStatement<Record<string, unknown>>(context, 'agent_history_list_messages_json', args);
-  if (fast !== READ_IN_TRANSACTION && fast !== THREAD_MISSING) {
-    fast = fast
-      .flatMap((row) => row.data as Array<Record<string, unknown>>)
-      .sort((a, b) => (b.sequence as number) - (a.sequence as number));
+    if (fast !== READ_IN_TRANSACTION && fast !== THREAD_MISSING) {
+      fast = fast
+        .flatMap((row) => row.data as Array<Record<string, unknown>>)
+        .sort((a, b) => (b.sequence as number) - (a.sequence as number));
+    }
   }
-  if (fast === READ_IN_TRANSACTION) fast = await readInOneStatement(context, 'agent_history_list_messages', args);
   if (fast === THREAD_MISSING) throw new NotFoundError({ entity: 'thread', id: thread });
   const { agentMessage } = context.tables;
   const columns = messageColumns(context.tables);

@@ -28,8 +28,8 @@ export function loadContext(
 }
 
 /**
- * In one statement when the database has migration 0022 (the messages as json arrays) or 0013 (one `to_jsonb` row
- * per message), else in a repeatable-read transaction.
+ * In one statement (the messages as json arrays), else (on the caller's transaction, on Citus) in a repeatable-read
+ * transaction.
  */
 async function loadContextChecked(
   context: StoreContext,
@@ -46,7 +46,6 @@ async function loadContextChecked(
         : [row],
     );
   }
-  if (fast === READ_IN_TRANSACTION) fast = await readInOneStatement(context, 'agent_history_load_context', args);
   if (fast === THREAD_MISSING) throw new NotFoundError({ entity: 'thread', id: thread });
   if (fast !== READ_IN_TRANSACTION) return fromLoadContextRows(context, fast, maxTailMessages);
   return inTenant(
@@ -71,13 +70,13 @@ async function loadContextChecked(
   );
 }
 
-/** A row of the load functions: a kind and the row (or, from 0022, an array of message rows) as json. */
+/** A row of the load function: a kind and the row (or, for the tail and the pinned, an array of message rows) as json. */
 interface LoadContextRow {
   kind: string;
   data: unknown;
 }
 
-/** The rows of `agent_history_load_context` (kind, data as `to_jsonb` of a row) as {@link loadContext} returns them. */
+/** The rows of `agent_history_load_context_json`, one per message (kind, data as json), as {@link loadContext} returns them. */
 function fromLoadContextRows(
   context: StoreContext,
   rows: LoadContextRow[],

@@ -4,6 +4,7 @@ import type { MigrationConfig } from 'drizzle-orm/migrator';
 import { MigrationPathConflictError } from '../errors/migration-path-conflict-error.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { rowsOf, type AgentHistoryDatabase } from '../tenant/database.js';
+import { asStoreError } from './with-store-errors.js';
 
 /** The folder of the package's generated migrations. */
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
@@ -94,11 +95,16 @@ function quote(identifier: string): string {
 }
 
 /**
- * Applies the package's shipped migrations (tables, enums, the application role, FORCE row-level security,
- * grants and the append functions), keeping its own migrations table. A second run does nothing. Runs Drizzle's
- * public migrator of `db`'s driver (postgres-js, node-postgres, PGlite, Neon, Vercel, Xata, AWS Data API, Bun);
- * run it as the tables' owner, not as the application role. Throws {@link MigrationPathConflictError}, changing
- * nothing, when the tables exist but were not created by `migrate()` (your drizzle-kit migrations made them).
+ * Applies the package's shipped migrations (the application role, tables, enums, FORCE row-level security, grants,
+ * functions and triggers), keeping its own migrations table; all in one transaction. A second run does nothing.
+ * Runs Drizzle's public migrator of `db`'s driver (postgres-js, node-postgres, PGlite, Neon, Vercel, Xata, AWS Data
+ * API, Bun). Run it as the database's owner (no superuser, no `BYPASSRLS` needed), not as the app's login. An owner
+ * without `CREATEROLE` needs the application role made beforehand (`CREATE ROLE agent_history_app NOLOGIN`, once
+ * per cluster): the error says so.
+ *
+ * @throws {MigrationPathConflictError} The tables exist but were not created by `migrate()` (your drizzle-kit
+ * migrations made them); nothing changed.
+ * @throws {DatabaseError} A statement failed (the server's message and hint, never the SQL); nothing changed.
  *
  * @example await migrate(drizzle(postgres(process.env.DATABASE_URL)))
  */
@@ -106,7 +112,11 @@ export async function migrate(
   db: AgentHistoryDatabase,
   { migrationsTable = '__agent_history_migrations', migrationsSchema = 'agent_history' }: MigrateOptions = {},
 ): Promise<void> {
-  await refuseMixedPaths(db, migrationsSchema, migrationsTable);
-  const migrator = await migratorFor(db);
-  await migrator.migrate(db as never, { migrationsFolder: MIGRATIONS_FOLDER, migrationsTable, migrationsSchema });
+  try {
+    await refuseMixedPaths(db, migrationsSchema, migrationsTable);
+    const migrator = await migratorFor(db);
+    await migrator.migrate(db as never, { migrationsFolder: MIGRATIONS_FOLDER, migrationsTable, migrationsSchema });
+  } catch (error) {
+    throw asStoreError(error);
+  }
 }

@@ -3,16 +3,12 @@ import { getTableConfig, PgTransaction } from 'drizzle-orm/pg-core';
 import { rowsOf } from '../tenant/database.js';
 import { postgresErrorCode, type StoreContext } from './store-context.js';
 
-/** Whether the one-statement read functions (migrations 0013, 0022) can be used; shared by every tenant of a store. */
+/** Whether the one-statement read functions can be used; shared by every tenant of a store. */
 export interface OneStatementReads {
   /** False once the database answered that it is a Citus coordinator. */
   available: boolean;
-  /** The functions the database answered it has not (migrated without 0013 or 0022) or does not let us run. */
-  missing: Set<string>;
 }
 
-/** The function is missing or not granted (a database migrated without it). */
-const MISSING = new Set(['42883', '42501']);
 /** The functions refuse to run on a Citus coordinator. */
 const ON_CITUS = 'AH001';
 /** The functions' "thread not found" (`RAISE … USING ERRCODE = 'P0002'`). */
@@ -33,12 +29,12 @@ export type ReadArgument =
   | { texts: readonly string[] | null };
 
 /**
- * Calls the read function `name` (`agent_history_list_messages`, `agent_history_load_context`) with the tenant,
+ * Calls the read function `name` (`agent_history_list_messages`, `agent_history_list_messages_json`,
+ * `agent_history_load_context_json`) with the tenant,
  * role and user (empty: the whole tenant) first, in a single statement (its own implicit transaction, so the settings it makes end with it) and a
  * single round trip: every argument is sent as a literal, because a parameterized statement costs postgres-js two
  * round trips (describe, then execute). Returns {@link READ_IN_TRANSACTION} when `db` is the caller's transaction
- * (its settings must be put back), when the function is missing, or on Citus: the caller then tries an older function
- * or reads in a transaction.
+ * (its settings must be put back), or on Citus: the caller then reads in a transaction.
  */
 export async function readInOneStatement<ROW>(
   context: StoreContext,
@@ -46,7 +42,7 @@ export async function readInOneStatement<ROW>(
   args: ReadArgument[],
 ): Promise<ROW[] | typeof READ_IN_TRANSACTION | typeof THREAD_MISSING> {
   const reads = context.oneStatementReads;
-  if (!reads.available || reads.missing.has(name) || is(context.db, PgTransaction)) return READ_IN_TRANSACTION;
+  if (!reads.available || is(context.db, PgTransaction)) return READ_IN_TRANSACTION;
   const schema = schemaOf(context.tables.agentMessage);
   const qualified = schema === undefined ? name : `"${schema}".${name}`;
   const literals = [{ uuid: context.tenantId }, { text: context.appRole }, { text: context.userId }, ...args].map(
@@ -57,9 +53,8 @@ export async function readInOneStatement<ROW>(
   } catch (error) {
     const code = postgresErrorCode(error) ?? '';
     if (code === THREAD_NOT_FOUND) return THREAD_MISSING;
-    if (code === ON_CITUS) reads.available = false;
-    else if (MISSING.has(code)) reads.missing.add(name);
-    else throw error;
+    if (code !== ON_CITUS) throw error;
+    reads.available = false;
     return READ_IN_TRANSACTION;
   }
 }

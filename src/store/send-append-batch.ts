@@ -15,8 +15,6 @@ export interface SendAppendBatchOptions {
   statements: AppendStatements;
   /** Test hook: called with the error of a failed batch statement and its size. */
   onBatchError?: (error: unknown, size: number) => void;
-  /** Called when the batch function is missing or not granted (a schema migrated without 0004). */
-  onBatchUnavailable: () => void;
 }
 
 /**
@@ -24,7 +22,7 @@ export interface SendAppendBatchOptions {
  * every caller: with its own rows, or with the error it would have had alone. Never throws.
  */
 export async function sendAppendBatch(batch: QueuedAppend[], options: SendAppendBatchOptions): Promise<void> {
-  const { db, statements, onBatchError, onBatchUnavailable } = options;
+  const { db, statements, onBatchError } = options;
   if (batch.length === 1) return sendAlone(batch[0]!, options);
   const { tenantId, appRole } = batch[0]!;
   let rows: Array<{ item: number }>;
@@ -45,13 +43,11 @@ export async function sendAppendBatch(batch: QueuedAppend[], options: SendAppend
     }
     const code = postgresErrorCode(error) ?? '';
     const threads = Map.groupBy(batch, (entry) => entry.item.threadId);
-    const noBatchFunction = code === '42883' || code === '42501'; // missing, or not granted
-    if (noBatchFunction) onBatchUnavailable();
     if (code === '55P03' && threads.size > 1) {
       // Another writer holds one of the threads (the batch does not wait while holding the others): one batch
       // per thread, each waiting for its own thread only.
       await Promise.all([...threads.values()].map((thread) => sendAppendBatch(thread, options)));
-    } else if (noBatchFunction || ITEM_CAUSED.test(code)) {
+    } else if (ITEM_CAUSED.test(code)) {
       // The whole batch rolled back (a racing duplicate, a missing run, …): send each append alone, in order,
       // so each caller gets exactly the outcome it would have had without batching.
       for (const entry of batch) await sendAlone(entry, options);

@@ -27,8 +27,6 @@ export interface TakeAppendBatchOptions {
   maxBatchSize: number;
   /** The most serialized message bytes in one statement (a single larger message is still taken alone). */
   maxBatchBytes: number;
-  /** Take the first free append alone (the batch function is known to be unavailable). */
-  alone: boolean;
 }
 
 /**
@@ -39,11 +37,10 @@ export interface TakeAppendBatchOptions {
  */
 export function takeAppendBatch(
   queue: QueuedAppend[],
-  { busyThreads, maxBatchSize, maxBatchBytes, alone }: TakeAppendBatchOptions,
+  { busyThreads, maxBatchSize, maxBatchBytes }: TakeAppendBatchOptions,
 ): { batch: QueuedAppend[]; rest: QueuedAppend[] } {
   const head = queue.find((entry) => !busyThreads.has(appendThreadKey(entry)));
   if (!head) return { batch: [], rest: queue };
-  if (alone) return { batch: [head], rest: queue.filter((entry) => entry !== head) };
   const batch: QueuedAppend[] = [];
   const rest: QueuedAppend[] = [];
   const held = new Set<string>();

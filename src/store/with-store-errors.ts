@@ -38,10 +38,12 @@ export function asStoreError(error: unknown): unknown {
   // Never a message that lists parameters: Drizzle's own, or a wrapper's that repeats it.
   const message =
     source instanceof Error && !source.message.startsWith('Failed query:') ? source.message : 'the statement failed.';
+  // The server's hint (the fix it suggests: a role to create, a grant to give), never its detail (row values).
+  const hint = (origin as { hint?: unknown } | undefined)?.hint;
   return new DatabaseError({
     databaseCode: origin?.code,
     name: source instanceof Error ? source.name : 'Error',
-    message,
+    message: typeof hint === 'string' && hint !== '' ? `${message} (hint: ${hint})` : message,
   });
 }
 

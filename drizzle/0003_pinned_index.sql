@@ -1,1 +1,0 @@
-CREATE INDEX "agent_message_pinned_idx" ON "agent_message" USING btree ("tenant_id","thread_id","sequence") WHERE "agent_message"."pinned";

@@ -1,3 +1,0 @@
-ALTER TABLE "agent_message" drop column "search_vector";--> statement-breakpoint
-ALTER TABLE "agent_message" ADD COLUMN "search_vector" "tsvector" GENERATED ALWAYS AS (case when octet_length(jsonb_path_query_array("agent_message"."parts", 'strict $[*] ? (@.type == "text").text')::text) <= 250000 then to_tsvector('simple'::regconfig, jsonb_path_query_array("agent_message"."parts", 'strict $[*] ? (@.type == "text").text')) else to_tsvector('simple'::regconfig, left(replace(replace(replace(jsonb_path_query_array("agent_message"."parts", 'strict $[*] ? (@.type == "text").text')::text, '\n', ' '), '\r', ' '), '\t', ' '), 100000)) end) STORED;--> statement-breakpoint
-CREATE INDEX "agent_message_search_idx" ON "agent_message" USING gin ("search_vector");

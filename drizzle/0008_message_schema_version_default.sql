@@ -1,1 +1,0 @@
-ALTER TABLE "agent_message" ALTER COLUMN "schema_version" SET DEFAULT 2;

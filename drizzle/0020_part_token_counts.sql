@@ -1,1 +1,0 @@
-ALTER TABLE "agent_message" ADD COLUMN "part_token_counts" integer[];
