@@ -1,6 +1,6 @@
 -- What drizzle-kit cannot generate from the schema, after the tables.
 -- Row-level security is forced: without it the tables' owner would bypass the tenant policies. Every store
--- transaction switches to agent_history_app, which these grants give what the store does and nothing more: the audit
+-- transaction switches to the application role, which these grants give what the store does and nothing more: the audit
 -- log is insert-only, the stream chunk log is never updated.
 ALTER TABLE "public"."agent_thread" FORCE ROW LEVEL SECURITY;--> statement-breakpoint
 ALTER TABLE "public"."agent_run" FORCE ROW LEVEL SECURITY;--> statement-breakpoint
@@ -97,7 +97,7 @@ $$;--> statement-breakpoint
 -- whether an item is new depends on the items before it) calls the single append item by item, with the same
 -- expressions, so the same JSON means the same on both paths. A one-thread batch waits for its thread before the
 -- look-up, so it sees what the writer it waited for committed.
-CREATE OR REPLACE FUNCTION "public"."agent_history_append_messages"(
+CREATE FUNCTION "public"."agent_history_append_messages"(
   p_tenant_id uuid,
   p_role_name text,
   p_items jsonb
@@ -425,7 +425,7 @@ $$;
 -- store, psql) gets the vector of the current parts, and a vector written directly is replaced by the one of the
 -- parts (only clearing it, for a rebuild, is kept): a vector is always the current parts' or null, never a stale or
 -- forged one. Text parts only; past 250,000 bytes of text, the first 100,000 characters.
-CREATE OR REPLACE FUNCTION "public"."agent_history_message_search_vector"() RETURNS trigger
+CREATE FUNCTION "public"."agent_history_message_search_vector"() RETURNS trigger
 LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   texts jsonb;
@@ -458,7 +458,7 @@ FOR EACH ROW EXECUTE FUNCTION "public"."agent_history_message_search_vector"();
 -- writing the same parts again raises nothing. The trigger sets only the row's own column (safe on Citus shards), and
 -- its order against the search vector trigger does not matter: that one reads the parts and writes only
 -- `search_vector`.
-CREATE OR REPLACE FUNCTION "public"."agent_history_message_content_version"() RETURNS trigger
+CREATE FUNCTION "public"."agent_history_message_content_version"() RETURNS trigger
 LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   IF NEW.parts IS DISTINCT FROM OLD.parts THEN

@@ -95,7 +95,7 @@ async function inspectSetup(
     .filter((value): value is PgTable => value instanceof PgTable)
     .map((table) => {
       const { schema = 'public', name } = getTableConfig(table);
-      return `${quoted(schema)}.${quoted(name)}`;
+      return { schema, name };
     });
   const schema = getTableConfig(tables.agentMessage).schema ?? 'public';
   const [row] = rowsOf<CatalogRow>(
@@ -113,12 +113,16 @@ async function inspectSetup(
         (select e.rolbypassrls from effective e) as bypass_rls,
         case when exists (select 1 from pg_catalog.pg_namespace n where n.nspname = s.schema_name)
           then pg_catalog.has_schema_privilege(current_user, s.schema_name, 'USAGE') end as schema_usable,
-        (select json_agg(json_build_object('table', t.name, 'found', c.oid is not null,
+        (select json_agg(json_build_object('table', '"' || t.schema || '"."' || t.name || '"', 'found', c.oid is not null,
             'rls', coalesce(c.relrowsecurity, false), 'forced', coalesce(c.relforcerowsecurity, false),
             'owned', coalesce((select pg_catalog.pg_has_role(e.oid, c.relowner, 'USAGE') from effective e), false))
-            order by t.name)
-          from pg_catalog.jsonb_array_elements_text(${JSON.stringify(tableNames)}::jsonb) as t(name)
-          left join pg_catalog.pg_class c on c.oid = pg_catalog.to_regclass(t.name)) as tables,
+            order by t.schema, t.name)
+          -- By name, not to_regclass: that needs USAGE on the schema, which is one of the things checked.
+          from pg_catalog.jsonb_to_recordset(${JSON.stringify(tableNames)}::jsonb) as t(schema text, name text)
+          left join lateral (
+            select c.* from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+            where n.nspname = t.schema and c.relname = t.name and c.relkind in ('r', 'p')
+          ) c on true) as tables,
         (select json_agg(json_build_object('name', f.name, 'found', p.oid is not null,
             'executable', coalesce(pg_catalog.has_function_privilege(current_user, p.oid, 'EXECUTE'), false))
             order by f.name)

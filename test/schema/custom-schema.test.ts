@@ -146,44 +146,23 @@ describe('customMigrationSql', () => {
     const { beforeTables, afterTables } = customMigrationSql({ schema: 'agent', appRole: 'chat_app' });
     expect(beforeTables).toContain(`CREATE ROLE "chat_app" NOLOGIN`);
     expect(afterTables).toContain('ALTER TABLE "agent"."agent_message" FORCE ROW LEVEL SECURITY');
-    expect(afterTables).toContain('CREATE OR REPLACE FUNCTION "agent"."agent_history_append_messages"(');
+    expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_append_messages"(');
     expect(afterTables).toContain('FROM "agent"."agent_history_append_message"(');
     expect(afterTables).toContain('GRANT USAGE ON SCHEMA "agent" TO "chat_app"');
-    // 0009: both functions re-created with a pinned search path, EXECUTE only for the role, the audit log insert-only.
-    // (0012 re-creates the single append once more, copying the thread's user; 0013 adds the one-statement page and
-    // context reads, pinned the same way; 0017 the search vector trigger; 0019 the reads' planner setting; 0021 the
-    // single append with part counts and the batch calling it, and the two reads again, with the planner setting;
-    // 0022 the two reads returning json; 0023 the batch, set-based; 0024 the content version trigger.)
-    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(10);
-    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp SET enable_sort = off AS/g)).toHaveLength(4);
+    // Every function with a pinned search path; the three reads also with the planner setting.
+    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(4);
+    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp SET enable_sort = off AS/g)).toHaveLength(3);
     expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_load_context_json"(');
     expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_list_messages_json"(');
-    expect(afterTables).toContain(
-      'GRANT EXECUTE ON FUNCTION "agent"."agent_history_append_message"(uuid, text, uuid, text, text, "agent"."agent_message_role", "agent"."agent_message_status", jsonb, jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean) TO "chat_app"',
-    );
-    expect(afterTables).toContain(
-      'ALTER FUNCTION "agent"."agent_history_list_messages"(uuid, text, text, uuid, bigint',
-    );
-    expect(afterTables).toContain(
-      'ALTER FUNCTION "agent"."agent_history_load_context"(uuid, text, text, uuid, integer)',
-    );
+    expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_list_messages"(');
     expect(afterTables).toContain(
       'ON "agent"."agent_message"\nFOR EACH ROW EXECUTE FUNCTION "agent"."agent_history_message_search_vector"()',
     );
     expect(afterTables).toContain(
       'CREATE TRIGGER agent_message_content_version BEFORE UPDATE OF parts, content_version ON "agent"."agent_message"\nFOR EACH ROW EXECUTE FUNCTION "agent"."agent_history_message_content_version"()',
     );
-    expect(afterTables).toContain(
-      'UPDATE "agent"."agent_message" c SET user_id = t.user_id FROM "agent"."agent_thread" t',
-    );
-    expect(afterTables).toContain('CREATE OR REPLACE FUNCTION "agent"."agent_history_load_context"(');
-    expect(afterTables).toContain('CREATE OR REPLACE FUNCTION "agent"."agent_history_list_messages"(');
     expect(afterTables).toContain('FROM "agent"."agent_message" m');
-    expect(afterTables).toContain(
-      'REVOKE EXECUTE ON FUNCTION "agent"."agent_history_append_messages"(uuid, text, jsonb) FROM PUBLIC',
-    );
-    expect(afterTables).toContain("WHERE m.roleid = 'chat_app'::regrole");
-    expect(afterTables).toContain('REVOKE UPDATE, DELETE ON "agent"."agent_audit_event" FROM "chat_app"');
+    expect(afterTables).toContain('GRANT SELECT, INSERT ON "agent"."agent_audit_event" TO "chat_app"');
     expect(afterTables).not.toContain('"public"');
     // Every mention of a package object is qualified, and the default role is gone.
     const unqualified = afterTables
@@ -192,7 +171,7 @@ describe('customMigrationSql', () => {
       .replace(/"agent_message"\."pinned"/g, '');
     expect(
       unqualified.match(
-        /agent_(thread|run|message|summary|context_snapshot|audit_event|history_append_messages?|history_list_messages|history_load_context|message_role|message_status|message_context_state)\b/g,
+        /agent_(thread|run|message|summary|context_snapshot|audit_event|history_append_messages?|history_list_messages|history_load_context_json|message_role|message_status|message_context_state)\b/g,
       ),
     ).toBeNull();
     expect(`${beforeTables}${afterTables}`).not.toMatch(/agent_history_app\b/);

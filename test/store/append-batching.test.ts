@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
 import postgres from 'postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { join } from 'node:path';
@@ -275,53 +274,6 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     await Promise.all(range(1, 10).map((index) => store.appendMessage(thread.id, userMessage(`m${index}`))));
     // 1 alone, then the 9 queued behind it in batches of at most 3.
     expect(await transactionsOf(thread.id)).toBe(4);
-  });
-
-  it('should send every append alone for a minute after one failed batch on a database migrated without the batch function, then batch again', async () => {
-    // 0004 creates the function and its grants; 0023 replaces its body with the current one, so the tests after
-    // this one (the file shares its database) run the batch function as shipped, not 0004's.
-    const applyMigration0004 = async () => {
-      for (const file of ['0004_append_batch.sql', '0023_append_batch_set_based.sql']) {
-        const migration = readFileSync(join(MIGRATIONS_FOLDER, file), 'utf8');
-        for (const statement of migration.split('--> statement-breakpoint')) await database.admin.query(statement);
-      }
-    };
-    await database.admin.query('drop function agent_history_append_messages(uuid, text, jsonb)');
-    try {
-      batchErrors.length = 0;
-      let clock = Date.parse('2026-01-01T00:00:00Z');
-      const store = createAgentHistory({
-        db: database.db,
-        appendBatching: { maxInFlight: 1, stalledAfterMs: 600_000 },
-        _internal: { now: () => new Date(clock), onAppendBatchError: (error) => batchErrors.push(error) },
-      }).forTenant(randomUUID());
-      const thread = await store.createThread();
-      const burst = async (name: string) => {
-        const results = await Promise.all(
-          range(1, 5).map((index) => store.appendMessage(thread.id, userMessage(`${name}-${index}`))),
-        );
-        expect(results.every((result) => result.created)).toBe(true);
-      };
-      await burst('b1');
-      await burst('b2');
-      expect((await rowsOf(thread.id)).map((row) => Number(row.sequence))).toEqual(range(1, 10));
-      // Only the first batch was tried; every append after it went alone.
-      expect(batchErrors.map((error) => postgresErrorCode(error))).toEqual(['42883']);
-      expect(await transactionsOf(thread.id)).toBe(10);
-
-      // The migration is applied while the process runs: within the minute appends still go alone, after it they batch.
-      await applyMigration0004();
-      clock += 59_000;
-      await burst('b3');
-      expect(await transactionsOf(thread.id)).toBe(15);
-      clock += 2_000;
-      await burst('b4');
-      expect(await transactionsOf(thread.id)).toBe(17); // one alone, four in one batch
-      expect(batchErrors).toHaveLength(1);
-      expect((await rowsOf(thread.id)).map((row) => Number(row.sequence))).toEqual(range(1, 20));
-    } finally {
-      await applyMigration0004();
-    }
   });
 
   it('should not batch when the database handle is a transaction (a failed batch would abort it)', async () => {

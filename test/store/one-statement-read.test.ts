@@ -148,7 +148,7 @@ describe.each(BACKENDS)('listMessages in one statement on %s', (backend) => {
     });
     await compare('snapshot through 205');
   });
-  it('should return every column the store maps, and no other (a column added later must be added to 0013)', async () => {
+  it('should return every column the store maps, and no other (a column added later must be added to the function)', async () => {
     const [row] = await database.admin.query<{ names: string[]; modes: string[] }>(
       `select proargnames as names, proargmodes::text[] as modes from pg_proc where proname = 'agent_history_list_messages'`,
     );
@@ -157,7 +157,7 @@ describe.each(BACKENDS)('listMessages in one statement on %s', (backend) => {
     expect(returned.toSorted()).toEqual(mapped.toSorted());
   });
 
-  it('should read the page as json (0022), and with the 0013 function on a database migrated without 0022', async () => {
+  it('should read the page as json on PGlite and as typed columns on a server, equal to the transactional read', async () => {
     const before = await database.db.transaction((tx) =>
       createAgentHistory({ db: tx })
         .forTenant(tenantId)
@@ -170,25 +170,6 @@ describe.each(BACKENDS)('listMessages in one statement on %s', (backend) => {
     expect(await current.listMessages(threadId, { limit: 20, roles: ['user'] })).toEqual(before);
     // On a server json costs it more than it saves the client: PGlite only.
     expect(json.sent).toEqual([expect.stringMatching(LIST_FUNCTION[backend])]);
-    await database.admin.query('drop function agent_history_list_messages_json');
-    const { db, sent } = countingDatabase(database.db, backend);
-    const old = createAgentHistory({ db }).forTenant(tenantId);
-    expect(await old.listMessages(threadId, { limit: 20, roles: ['user'] })).toEqual(before);
-    sent.length = 0;
-    expect(await old.listMessages(threadId, { limit: 20, roles: ['user'] })).toEqual(before);
-    expect(sent).toEqual([expect.stringMatching(/agent_history_list_messages\(/)]);
-  });
-
-  it('should fall back to a transaction on a database migrated without 0013, with the same pages', async () => {
-    const before = await store.listMessages(threadId, { limit: 20, roles: ['user'] });
-    await database.admin.query('drop function if exists agent_history_list_messages_json');
-    await database.admin.query('drop function agent_history_list_messages');
-    const { db, sent } = countingDatabase(database.db, backend);
-    const old = createAgentHistory({ db }).forTenant(tenantId);
-    expect(await old.listMessages(threadId, { limit: 20, roles: ['user'] })).toEqual(before);
-    sent.length = 0;
-    expect(await old.listMessages(threadId, { limit: 20, roles: ['user'] })).toEqual(before);
-    expect(sent.some((query) => /agent_history_list_messages/.test(query))).toBe(false);
   });
 
   it('should load a context in one statement, equal to the transactional load, with or without a snapshot', async () => {
@@ -248,8 +229,8 @@ describe.each(BACKENDS)('listMessages in one statement on %s', (backend) => {
 
   it('should read every part of a context from one snapshot of the database (the function is STABLE)', async () => {
     const rows = await database.admin.query<{ volatility: string }>(
-      `select provolatile as volatility from pg_proc where proname in ('agent_history_load_context', 'agent_history_load_context_json')`,
+      `select provolatile as volatility from pg_proc where proname = 'agent_history_load_context_json'`,
     );
-    expect(rows.map((row) => row.volatility)).toEqual(['s', 's']);
+    expect(rows.map((row) => row.volatility)).toEqual(['s']);
   });
 });

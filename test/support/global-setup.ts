@@ -99,8 +99,7 @@ async function prepareServer(serverUrl: string) {
             create role ${APP_LOGIN} login noinherit nosuperuser nobypassrls;
           end if;
         end $$;
-        grant agent_history_app to ${APP_LOGIN};
-        grant execute on function agent_history_append_message(uuid, text, uuid, text, text, agent_message_role, agent_message_status, jsonb, jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean), agent_history_append_messages to ${APP_LOGIN};`);
+        grant agent_history_app to ${APP_LOGIN};`);
     } finally {
       await templateClient.end();
     }
