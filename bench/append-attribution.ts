@@ -5,7 +5,6 @@
 //
 //   npx tsx bench/append-attribution.ts        # BENCH_APPEND_COUNT counted statements (1,000, after as many to warm up), BENCH_ATTRIBUTION_ROUNDS (5)
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import postgres from 'postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
@@ -113,15 +112,6 @@ const STEPS: { name: string; ddl: string[] }[] = [
   },
 ];
 
-/** The batch function as migration 0021 made it (0023 replaced it), from the shipped migration. */
-function perItemBatchFunction(): string {
-  const text = readFileSync(new URL('../drizzle/0021_append_part_token_counts.sql', import.meta.url), 'utf8');
-  const start = text.indexOf('CREATE OR REPLACE FUNCTION "public"."agent_history_append_messages"');
-  const end = text.indexOf('$$;', start);
-  if (start < 0 || end < 0) throw new Error('0021 no longer holds the batch function this bench compares against');
-  return text.slice(start, end + 2);
-}
-
 interface Sample {
   /** The replay's CPU time in the backend (from /proc: utime + stime, 10 ms ticks). */
   cpuMs: number;
@@ -221,12 +211,6 @@ async function main() {
         statements: singles,
         messages: singles.length - Math.floor(singles.length / 2),
       })),
-      {
-        name: "W2 shape, with 0021's batch function (one call of the single append per item)",
-        ddl: [perItemBatchFunction()],
-        statements: batches,
-        messages: countMessages(batches.slice(Math.floor(batches.length / 2))),
-      },
       {
         name: 'W2 shape: the batch function, 32 messages to one thread per statement',
         ddl: [],
