@@ -54,17 +54,13 @@ describe('Citus: the README procedure on a coordinator and two workers', () => {
        from pg_dist_object where classid = 'pg_proc'::regclass order by 1`,
     );
     // The append functions are distributed by their tenant argument; the others are only propagated to the workers
-    // as objects (the one-statement reads refuse to run on a coordinator; the trigger functions of 0017 and 0024 run
-    // on the shards with their row).
+    // as objects (the one-statement reads refuse to run on a coordinator; the trigger functions run on the shards
+    // with their row).
     expect(functions.map(({ name, delegated }) => [name.replace(/\(.*/, ''), delegated])).toEqual([
-      // Two versions of the single append: 0021's, with the part counts, and the one a previous release calls.
-      ['agent_history_append_message', true],
       ['agent_history_append_message', true],
       ['agent_history_append_messages', true],
-      // The one-statement reads, and 0022's json forms of them (kept side by side for a previous release).
       ['agent_history_list_messages', null],
       ['agent_history_list_messages_json', null],
-      ['agent_history_load_context', null],
       ['agent_history_load_context_json', null],
       ['agent_history_message_content_version', null],
       ['agent_history_message_search_vector', null],
