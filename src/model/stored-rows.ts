@@ -98,13 +98,13 @@ export interface StoredMessage<UI_MESSAGE extends AppendableMessage = StorableMe
   /**
    * The raw count of each part of the model messages the message converts to (`countStoredPartTokens`), summing to
    * `tokenCount`, written with it; or null (while streaming, with a counter whose counts are not integers, on a
-   * row written before migration 0020 or migrated on read). The context engine subtracts them when it prunes a part
+   * row migrated on read). The context engine subtracts them when it prunes a part
    * instead of tokenizing it; it ignores counts that do not sum to `tokenCount` or do not fit the message.
    */
   partTokenCounts: number[] | null;
   /**
    * The version of the message's parts: 1 as appended, raised by the database on every change of parts (a
-   * checkpoint, a finalize, a reopen, a redaction, a migration in place, any `UPDATE`; migration 0024); never lowered.
+   * checkpoint, a finalize, a reopen, a redaction, a migration in place, any `UPDATE`: the database's trigger); never lowered.
    * Two reads of a row with the same `contentVersion` have the same parts.
    */
   contentVersion: number;

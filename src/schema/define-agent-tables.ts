@@ -231,7 +231,7 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       /**
        * The raw count of each part of the model messages the parts convert to (`countStoredPartTokens`), summing to
        * `token_count`, written in the same statement; null where they could not be computed (while streaming, a
-       * fractional counter) and on rows written before migration 0020. The context engine subtracts them when it prunes.
+       * fractional counter). The context engine subtracts them when it prunes.
        */
       partTokenCounts: integer('part_token_counts').array(),
       /** A streaming message whose lease has expired belongs to a dead writer and is recovered as failed. */

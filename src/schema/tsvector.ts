@@ -19,7 +19,7 @@ export const SEARCH_TEXT_PREFIX_CHARACTERS = 100_000;
  * The search vector of a message: its text parts (`'simple'` configuration, reasoning and tool traffic left out).
  * Text of more than {@link SEARCH_WHOLE_TEXT_BYTES} is indexed by its first {@link SEARCH_TEXT_PREFIX_CHARACTERS}
  * characters, so that any message the store accepts gets a vector instead of failing its insert. The trigger of
- * migration 0017 computes the same expression; `searchMessages` and `indexPendingMessages` use this one.
+ * the search vector trigger computes the same expression; `searchMessages` and `indexPendingMessages` use this one.
  */
 export function searchVectorOf(parts: AnyColumn | SQL): SQL {
   const texts = sql`jsonb_path_query_array(${parts}, 'strict $[*] ? (@.type == "text").text')`;

@@ -62,7 +62,7 @@ export interface CreateAgentHistoryOptions {
    * Keeps each stored message's model messages between requests for the context engine, in this process, per
    * tenant and thread, so a long thread is not converted again on every request; `false` turns it off. An entry
    * is used only for the row's current `contentVersion`, which the database raises on every change of the
-   * parts (migration 0024), with the same status: an edited, redacted or finalized message is converted again,
+   * parts (the database's content version), with the same status: an edited, redacted or finalized message is converted again,
    * and its old entry is dropped when the new one is stored. A redaction drops the message's entry in this process
    * at once (another process drops its own at its next load of the thread). Pass a cache
    * (`createContextMessageCache`) to share one between stores of the same database or to read its size.

@@ -9,7 +9,7 @@ import { storedTokenCount } from './stored-token-count.js';
 export interface RebuildDerivedDataOptions {
   /**
    * Recount every finished message whose `tokenCounterId` is not the store's counter's (a new tokenizer or count
-   * version), or that has no per-part counts (`partTokenCounts`: rows written before migration 0020), writing its
+   * version), or that has no per-part counts (`partTokenCounts`), writing its
    * count and its part counts together. @default true
    */
   tokenCounts?: boolean;

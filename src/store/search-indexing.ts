@@ -6,7 +6,7 @@ import { inTenant, type StoreContext } from './store-context.js';
 
 /**
  * When a message's search vector is computed (`createAgentHistory({ search })`):
- * - `'inline'`: in the append itself (the trigger of migration 0017): about 45 % of an append's WAL and 0.1–0.15
+ * - `'inline'`: in the append itself (the search vector trigger): about 45 % of an append's WAL and 0.1–0.15
  *   ms of its database CPU (the `to_tsvector` and its GIN index entry);
  * - `'deferred'`: appends store no vector; `indexPendingMessages()` fills them in batches (call it from a job).
  *   Indexing later rewrites the row, so it costs more in total than inline: it is for append latency, not volume;
@@ -28,7 +28,7 @@ export function assertSearchIndexing(value: unknown): asserts value is SearchInd
 /**
  * For an UPDATE of a message's parts by a store that does not index inline (a checkpoint, a finalize): sets
  * `agent_history.search` for the transaction inside the SET list, which is evaluated before the row's BEFORE
- * trigger (migration 0017) runs, so the trigger stores no vector instead of computing it. Empty when inline.
+ * trigger runs, so the trigger stores no vector instead of computing it. Empty when inline.
  */
 export function deferredSearchVector(context: StoreContext): { searchVector?: SQL } {
   if (context.search === 'inline') return {};
@@ -55,7 +55,7 @@ export async function indexPendingMessages(
   const limit = assertInteger('options.limit', options.limit ?? 1000, 1, 100_000);
   const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {
-    // Any vector written is replaced by the trigger of 0017 with the one of the row version the UPDATE writes (a
+    // Any vector written is replaced by the search vector trigger with the one of the row version the UPDATE writes (a
     // concurrent redaction is waited for and the condition rechecked), so it is never that of older parts.
     const rows = rowsOf<{ indexed: string }>(
       await tx.execute(sql`

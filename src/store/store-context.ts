@@ -43,7 +43,7 @@ export interface StoreContext {
   appendBatcher: AppendBatcher | null;
   /** The append functions' statements, in the tables' schema. */
   appendStatements: AppendStatements;
-  /** Whether pages are read with the one-statement function of migration 0013. Shared by every tenant. */
+  /** Whether pages are read with the one-statement read functions. Shared by every tenant. */
   oneStatementReads: OneStatementReads;
   /** Resolves once row-level security is known to hold for the store's role (checked once per store). */
   checkRowLevelSecurity: () => Promise<void>;

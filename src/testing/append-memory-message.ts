@@ -33,7 +33,7 @@ export function appendMemoryMessage(
 
 /**
  * Applies a copy of `patch` to the stored message and returns a copy; `InvalidArgumentError` for a missing one. As
- * the database does (migration 0024), a patch that changes the parts raises `contentVersion` to at least one above
+ * the database does, a patch that changes the parts raises `contentVersion` to at least one above
  * the stored version (taken as 1 when unset), and no patch lowers it: a higher `contentVersion` in the patch is kept.
  */
 export function updateMemoryMessage(

@@ -1,7 +1,7 @@
 /**
  * Whether two JSON values are equal as Postgres compares `jsonb`: object keys in any order, a property whose value is
  * `undefined` absent (as `JSON.stringify` leaves it out), an `undefined` array item null. The in-memory store uses it
- * to tell a change of parts from a write of the same parts, as the content version trigger of migration 0024 does.
+ * to tell a change of parts from a write of the same parts, as the content version trigger does.
  */
 export function sameJson(left: unknown, right: unknown): boolean {
   if (left === right) return true;

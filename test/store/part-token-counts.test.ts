@@ -224,7 +224,7 @@ describe.each(BACKENDS)('per-part token counts on %s', (backend) => {
     }
   });
 
-  it('should recount the part counts with the count when the counter changes, and fill in those of an old row', async () => {
+  it('should recount the part counts with the count when the counter changes, and fill in those of a row without them', async () => {
     const tenantId = randomUUID();
     const old = createAgentHistory({ db: database.db, appendBatching: false }).forTenant(tenantId);
     const thread = (await old.createThread()).id;
@@ -237,7 +237,7 @@ describe.each(BACKENDS)('per-part token counts on %s', (backend) => {
         { type: 'text', text: 'Nothing much, the weather is fine.' },
       ],
     });
-    // As the previous release wrote it: a count and no part counts.
+    // A row with a count and no part counts (counted while streaming, or cleared for a rebuild).
     await database.admin.query(
       `update agent_message set part_token_counts = null where thread_id = $1 and message_id = 'u'`,
       [thread],
@@ -294,12 +294,5 @@ describe.each(BACKENDS)('per-part token counts on %s', (backend) => {
       ['none', 'null::integer[]'],
     ] as const)
       expect(await call(id, counts), id).toEqual([{ part_token_counts: null }]);
-    // The previous release's 15-argument function still appends (no part counts).
-    await database.admin.query(
-      `select * from agent_history_append_message($1::uuid, null, $2::uuid, 'previous', null, 'user', 'completed',
-         '[{"type":"text","text":"hi"}]'::jsonb, '{}'::jsonb, null, 10, 1, 'c', null, false)`,
-      [tenantId, thread],
-    );
-    expect((await store.getMessage(thread, 'previous')).partTokenCounts).toBeNull();
   });
 });
