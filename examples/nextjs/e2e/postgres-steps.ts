@@ -61,7 +61,7 @@ export async function migrateAsOwner(base: string, database: AppDatabase, appDir
   assert(owner === OWNER, `agent_thread is owned by ${owner}, not ${OWNER}`);
   const message = await expectAll503(base, 'database-permission-denied');
   assert(
-    message.includes(LOGIN) && message.includes('agent_history_app') && message.includes('EXECUTE'),
+    message.includes(LOGIN) && message.includes('membership in agent_history_app') && message.includes('EXECUTE'),
     `the 503 does not name what the login lacks: ${message}`,
   );
 }
@@ -70,7 +70,7 @@ export async function migrateAsOwner(base: string, database: AppDatabase, appDir
 export async function grantAppLogin(base: string, database: AppDatabase): Promise<void> {
   database.sql('owner', GRANT_ROLE);
   const message = await expectAll503(base, 'database-permission-denied');
-  assert(!message.includes('agent_history_app') && message.includes('EXECUTE'), `after the role grant: ${message}`);
+  assert(!message.includes('membership') && message.includes('EXECUTE'), `after the role grant: ${message}`);
   database.sql('owner', GRANT_EXECUTE);
   for (const path of ['/api/health', '/api/threads']) {
     const response = await fetch(`${base}${path}`);
