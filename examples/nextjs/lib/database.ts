@@ -9,7 +9,7 @@ import { DatabaseNotReadyError } from './errors';
  * The store, opened once per server process and checked before its first use (`checkDatabase`):
  * - with DATABASE_URL, the PostgreSQL server of that URL, as the app's login (a NOINHERIT member of
  *   agent_history_app: examples/nextjs/README.md, "Run it"). The app never migrates it: it cannot, and must not be
- *   able to. `npm run db:migrate` does, as the tables' owner (MIGRATION_DATABASE_URL, lib/migrate.ts);
+ *   able to. `npm run db:migrate` does, as the tables' owner (MIGRATION_DATABASE_URL, lib/migrate.mjs);
  * - else PGlite in `.pglite/` (a file-backed embedded Postgres: nothing to install), migrated here.
  * A failure (database down, not migrated, a grant missing) is thrown to the request, which answers 503
  * (lib/errors.ts), and the next request opens and checks again.

@@ -2,6 +2,7 @@
 // database of MIGRATION_DATABASE_URL, as the tables' owner. The app itself connects with DATABASE_URL as a login
 // that can neither migrate nor bypass row-level security (README.md, "Run it"). Without MIGRATION_DATABASE_URL
 // there is nothing to do: the app migrates its embedded PGlite itself, and a server is migrated by its owner.
+// Plain JavaScript, so that `npm run build` runs it on any Node that runs Next.js, without a TypeScript loader.
 import { migrate } from 'agent-history';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -34,14 +35,15 @@ try {
 /**
  * The server's error first (its SQLSTATE, message, detail and hint), then the statement that failed, shortened: a
  * DrizzleQueryError's own message is the whole statement, and its cause is what went wrong.
+ * @param {unknown} error
  */
-function describe(error: unknown): string {
-  const lines: string[] = [];
-  const query = (error as { query?: unknown }).query;
-  let cause: unknown = error;
+function describe(error) {
+  const lines = [];
+  const query = error?.query;
+  let cause = error;
   while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
-  const server = cause as Error & { code?: string; detail?: string; hint?: string };
-  lines.push(`  ${server.code ? `${server.code} ` : ''}${server.message ?? String(cause)}`);
+  const server = cause instanceof Error ? cause : { message: String(cause) };
+  lines.push(`  ${server.code ? `${server.code} ` : ''}${server.message}`);
   if (server.detail) lines.push(`  detail: ${server.detail}`);
   if (server.hint) lines.push(`  hint: ${server.hint}`);
   if (typeof query === 'string') {
