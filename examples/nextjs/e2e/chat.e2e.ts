@@ -2,6 +2,9 @@
 // sends messages, regenerates, stops a long answer midway and checks after a reload that the partial answer
 // was kept, pages back through the history, searches, checks that a second demo user gets 404 for the first
 // one's thread, and saves screenshots. Run by e2e/run.sh.
+// On a throwaway PostgreSQL 15 (e2e/postgres.ts), the app connecting as a NOINHERIT login: 503 before the
+// migration and the grants, served as that login after them, 503 once the server is stopped. E2E_DATABASE=pglite
+// runs the same chat on the embedded PGlite instead.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -10,8 +13,12 @@ import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
 import { reloadMidAnswer } from './resume-step.ts';
 import { checkFavicon, checkMarkdown, checkNarrowLayout, inspectorTurns, threadCount } from './product-steps.ts';
+import { startAppDatabase, type AppDatabase } from './postgres.ts';
+import { beforeMigration, databaseStopped, grantAppLogin, migrateAsOwner, ranAsLogin } from './postgres-steps.ts';
 
 const APP_DIR = join(import.meta.dirname, '..');
+/** PostgreSQL 15 on loopback (the default), or the embedded PGlite (E2E_DATABASE=pglite). */
+const MODE = process.env.E2E_DATABASE === 'pglite' ? 'pglite' : 'postgres';
 const SCREENSHOTS = join(import.meta.dirname, 'screenshots');
 const CHROMIUM_FLAGS = [
   '--headless',
@@ -60,18 +67,20 @@ const KEEP_ALIVE_MS = '600000';
 
 type App = { server: ChildProcess; output: () => string };
 
-async function startApp(port: number, dataDir: string): Promise<App> {
+/** Starts `next start` on the database of `database` (DATABASE_URL, or PGLITE_DIR) and waits until it answers. */
+async function startApp(port: number, database: { DATABASE_URL: string } | { PGLITE_DIR: string }): Promise<App> {
   const args = ['start', '-H', '127.0.0.1', '-p', String(port), '--keepAliveTimeout', KEEP_ALIVE_MS];
   const server = spawn(join(APP_DIR, 'node_modules/.bin/next'), args, {
     cwd: APP_DIR,
     env: {
       ...process.env,
-      PGLITE_DIR: dataDir,
       CHAT_PAGE_SIZE: '6',
       SCRIPTED_MODEL_DELAY_MS: '10',
       SCRIPTED_STORY_DELAY_MS: '150',
       OPENAI_API_KEY: '',
       DATABASE_URL: '',
+      MIGRATION_DATABASE_URL: '',
+      ...database,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -82,8 +91,9 @@ async function startApp(port: number, dataDir: string): Promise<App> {
   while (Date.now() < deadline) {
     if (server.exitCode !== null) throw new Error(`next start exited (${server.exitCode}):\n${output}`);
     try {
-      const response = await fetch(`http://127.0.0.1:${port}/api/threads`);
-      if (response.ok) return { server, output: () => output };
+      // Any answer: with PostgreSQL the app starts before its database is ready, and answers 503 until it is.
+      await (await fetch(`http://127.0.0.1:${port}/api/health`)).arrayBuffer();
+      return { server, output: () => output };
     } catch {
       // not listening yet
     }
@@ -120,8 +130,16 @@ async function main() {
   const work = mkdtempSync(join(tmpdir(), 'agent-history-e2e-'));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  console.log(`e2e: app on ${base}, data in ${work}`);
-  const app = await startApp(port, join(work, 'pglite'));
+  let database: AppDatabase | undefined;
+  if (MODE === 'postgres') database = await startAppDatabase();
+  console.log(`e2e: app on ${base}, database ${database ? 'PostgreSQL 15 on loopback' : `PGlite in ${work}`}`);
+  const app = await startApp(
+    port,
+    database ? { DATABASE_URL: database.appUrl } : { PGLITE_DIR: join(work, 'pglite') },
+  ).catch((error: unknown) => {
+    database?.remove();
+    throw error;
+  });
   const context = await chromium.launchPersistentContext(join(work, 'profile'), {
     executablePath: '/usr/bin/chromium',
     headless: true,
@@ -129,6 +147,19 @@ async function main() {
     viewport: { width: 1280, height: 800 },
   });
   try {
+    if (database) {
+      const db = database;
+      await step('as the NOINHERIT login on an empty database, every route and page answers 503 "not migrated"', () =>
+        beforeMigration(base),
+      );
+      await step('npm run db:migrate as the owner (no superuser); then 503 names the grants the login lacks', () =>
+        migrateAsOwner(base, db, APP_DIR),
+      );
+      await step("the README's grants, one by one: 503 until the last, then the app answers", () =>
+        grantAppLogin(base, db),
+      );
+    }
+
     const page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(20_000);
     let threadUrl = '';
@@ -395,6 +426,16 @@ async function main() {
     await step('reloads mid-answer: the answer resumes to its end, shown once, and is stored so', () =>
       reloadMidAnswer(page, SCREENSHOTS),
     );
+
+    if (database) {
+      const db = database;
+      await step('the app ran as the NOINHERIT login: pg_stat_activity shows only it, and the rows are stored', () =>
+        Promise.resolve(ranAsLogin(db)),
+      );
+      await step('with the PostgreSQL server stopped, the routes and pages answer 503 "unavailable"', () =>
+        databaseStopped(base, db),
+      );
+    }
   } catch (error) {
     // What the server printed says whether it failed or the client did; print its tail with the failure.
     const exited = app.server.exitCode === null ? 'still running' : `exited with ${app.server.exitCode}`;
@@ -403,6 +444,7 @@ async function main() {
   } finally {
     await context.close().catch(() => {});
     app.server.kill('SIGTERM');
+    database?.remove();
     rmSync(work, { recursive: true, force: true });
   }
 }
@@ -411,13 +453,13 @@ const started = Date.now();
 main().then(
   () => {
     console.log(
-      `e2e: ${results.length} passed, 0 failed (${Math.round((Date.now() - started) / 1000)} s); screenshots in ${SCREENSHOTS}`,
+      `e2e (${MODE}): ${results.length} passed, 0 failed (${Math.round((Date.now() - started) / 1000)} s); screenshots in ${SCREENSHOTS}`,
     );
   },
   (error: unknown) => {
     const failed = results.filter((result) => !result.ok).length || 1;
     console.error(error);
-    console.log(`e2e: ${results.filter((result) => result.ok).length} passed, ${failed} failed`);
+    console.log(`e2e (${MODE}): ${results.filter((result) => result.ok).length} passed, ${failed} failed`);
     process.exit(1);
   },
 );

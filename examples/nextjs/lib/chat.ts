@@ -1,7 +1,8 @@
 import { ToolLoopAgent, isStepCount, type LanguageModel } from 'ai';
 import { NotFoundError } from 'agent-history';
-import { chatErrorResponse, createChatHandler, offlineThreadTitle } from 'agent-history/ai-sdk';
+import { createChatHandler, offlineThreadTitle } from 'agent-history/ai-sdk';
 import { createContextManagerFactory } from './context-report';
+import { errorResponse } from './errors';
 import { createScriptedModel } from './scripted-model';
 import { currentUserId, isOtherUsersThread, tenantHistory } from './tenant';
 import { metadataSchema, tools, type ChatMessage } from './tools';
@@ -38,11 +39,17 @@ const contextManagerFor = createContextManagerFactory({
 /** The chat route: persistence, stop, regenerate and edit, all from agent-history. */
 export const chat = createChatHandler<ChatMessage, typeof tools>({
   // Authorized per thread before the store is touched: another user's thread is 404 (the user-scoped store would
-  // refuse it anyway, by row-level security; this check is the app's own, and answers before any work).
+  // refuse it anyway, by row-level security; this check is the app's own, and answers before any work). It is also
+  // the first use of the store: a database that is down or not ready answers 503 here (a thrown Response is the
+  // handler's answer).
   getHistory: async (_request, { threadId }) => {
-    if (await isOtherUsersThread(threadId, await currentUserId()))
-      throw chatErrorResponse(new NotFoundError({ entity: 'thread', id: threadId }));
-    return tenantHistory();
+    try {
+      if (await isOtherUsersThread(threadId, await currentUserId()))
+        throw new NotFoundError({ entity: 'thread', id: threadId });
+      return await tenantHistory();
+    } catch (error) {
+      throw errorResponse(error);
+    }
   },
   getUserId: () => currentUserId(),
   // "New chat" only makes a uuid in the browser: the thread is created by its first message, and titled after it.

@@ -1,7 +1,7 @@
 import type { SearchHit } from 'agent-history';
-import { chatErrorResponse } from 'agent-history/ai-sdk';
 import { tenantHistory } from '../../../lib/tenant';
 import { readAsUser, turnIndex, userMessagesOf } from '../../../lib/turns';
+import { errorResponse } from '../../../lib/errors';
 
 export const dynamic = 'force-dynamic';
 
@@ -17,7 +17,7 @@ export async function GET(request: Request) {
     const found = await (await tenantHistory()).searchMessages(query, { limit: 100 });
     return Response.json({ hits: (await oncePerTurn(found)).slice(0, 20) });
   } catch (error) {
-    return chatErrorResponse(error);
+    return errorResponse(error);
   }
 }
 

@@ -1,5 +1,5 @@
-import { chatErrorResponse } from 'agent-history/ai-sdk';
 import { tenantHistory } from '../../../lib/tenant';
+import { errorResponse } from '../../../lib/errors';
 
 export const dynamic = 'force-dynamic';
 
@@ -18,7 +18,7 @@ export async function GET(request: Request) {
       nextCursor: page.nextCursor,
     });
   } catch (error) {
-    return chatErrorResponse(error);
+    return errorResponse(error);
   }
 }
 
@@ -29,6 +29,6 @@ export async function POST(request: Request) {
     const thread = await (await tenantHistory()).createThread({ title: body.title ?? 'New chat' });
     return Response.json({ id: thread.id }, { status: 201 });
   } catch (error) {
-    return chatErrorResponse(error);
+    return errorResponse(error);
   }
 }

@@ -1,6 +1,6 @@
-import { chatErrorResponse } from 'agent-history/ai-sdk';
 import { readInspector } from '../../../../../lib/inspector';
 import { tenantHistory } from '../../../../../lib/tenant';
+import { errorResponse } from '../../../../../lib/errors';
 
 export const dynamic = 'force-dynamic';
 
@@ -11,6 +11,6 @@ export async function GET(_request: Request, { params }: { params: Promise<{ thr
     await (await tenantHistory()).getThread(threadId); // 404 for an unknown or foreign thread
     return Response.json({ turns: await readInspector(threadId) });
   } catch (error) {
-    return chatErrorResponse(error);
+    return errorResponse(error);
   }
 }

@@ -1,7 +1,8 @@
-import { chatErrorResponse, loadThreadPage } from 'agent-history/ai-sdk';
+import { loadThreadPage } from 'agent-history/ai-sdk';
 import { PAGE_SIZE } from '../../../../../lib/chat';
 import { tenantHistory } from '../../../../../lib/tenant';
 import { metadataSchema, tools, type ChatMessage } from '../../../../../lib/tools';
+import { errorResponse } from '../../../../../lib/errors';
 
 export const dynamic = 'force-dynamic';
 
@@ -20,6 +21,6 @@ export async function GET(request: Request, { params }: { params: Promise<{ thre
     });
     return Response.json(page);
   } catch (error) {
-    return chatErrorResponse(error);
+    return errorResponse(error);
   }
 }
