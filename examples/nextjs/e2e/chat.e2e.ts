@@ -152,12 +152,10 @@ async function main() {
       await step('as the NOINHERIT login on an empty database, every route and page answers 503 "not migrated"', () =>
         beforeMigration(base),
       );
-      await step('npm run db:migrate as the owner (no superuser); then 503 names the grants the login lacks', () =>
+      await step('npm run db:migrate as the owner (no superuser); then 503 names the grant the login lacks', () =>
         migrateAsOwner(base, db, APP_DIR),
       );
-      await step("the README's grants, one by one: 503 until the last, then the app answers", () =>
-        grantAppLogin(base, db),
-      );
+      await step("the README's one grant, as the 503 named it: then the app answers", () => grantAppLogin(base, db));
     }
 
     const page = context.pages()[0] ?? (await context.newPage());

@@ -11,12 +11,8 @@ export const OWNER = 'app_owner';
 export const LOGIN = 'app_login';
 const DATABASE = 'app';
 
-/** The owner's grants of README "Tenancy and the application role", as the example's README repeats them. */
+/** The owner's one grant of README "Tenancy and the application role", as the example's README repeats it. */
 export const GRANT_ROLE = `grant agent_history_app to ${LOGIN}`;
-export const GRANT_EXECUTE =
-  'grant execute on function agent_history_append_message(uuid, text, uuid, text, text, agent_message_role, ' +
-  'agent_message_status, jsonb, jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean), ' +
-  `agent_history_append_messages to ${LOGIN}`;
 
 export interface AppDatabase {
   /** The app's DATABASE_URL: the NOINHERIT login. */

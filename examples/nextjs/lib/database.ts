@@ -2,8 +2,6 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { createAgentHistory, migrate, type AgentHistory, type AgentHistoryDatabase } from 'agent-history';
-import { DEFAULT_APP_ROLE } from 'agent-history/schema';
-import { DatabaseNotReadyError } from './errors';
 
 /**
  * The store, opened once per server process and checked before its first use (`checkDatabase`):
@@ -82,53 +80,8 @@ async function open(): Promise<Opened> {
 
 async function ready(db: AgentHistoryDatabase, server: boolean): Promise<Opened> {
   const history = createAgentHistory({ db });
-  await checkDatabase(db, history);
+  // The library's start-up check: migrated, the login a member of agent_history_app with what it needs, row-level
+  // security holding. It throws DatabaseSetupError naming each fix (lib/errors.ts answers 503 with it).
+  await history.ready();
   return { db, history, server };
-}
-
-interface CheckRow {
-  login: string;
-  migrated: boolean;
-  member: boolean | null;
-  denied: string[];
-}
-
-// The functions the store appends with (README "Tenancy and the application role": EXECUTE is not granted to
-// PUBLIC). It calls the newest signature of each.
-const APPEND_FUNCTIONS = ['agent_history_append_message', 'agent_history_append_messages'];
-
-/**
- * What every request needs, checked once before the first: the tables exist, the login may switch to the
- * application role and may execute the append functions (catalog reads, which any login may do), and one store
- * read as the application role works (which also runs the store's own row-level security check).
- */
-async function checkDatabase(db: AgentHistoryDatabase, history: AgentHistory): Promise<void> {
-  const result = await db.execute(sql`
-    select current_user::text as login,
-      to_regclass('agent_thread') is not null and exists (select from pg_proc where proname = ${APPEND_FUNCTIONS[1]})
-        as migrated,
-      (select pg_has_role(current_user, r.oid, 'MEMBER') from pg_roles r where r.rolname = ${DEFAULT_APP_ROLE})
-        as member,
-      array(select f.oid::regprocedure::text
-        from (select distinct on (proname) oid from pg_proc where proname in (${sql.join(
-          APPEND_FUNCTIONS.map((name) => sql`${name}`),
-          sql`, `,
-        )}) order by proname, pronargs desc) f
-        where not has_function_privilege(f.oid, 'EXECUTE')) as denied`);
-  const row = ((result as { rows?: CheckRow[] }).rows ?? (result as unknown as CheckRow[]))[0]!;
-  if (!row.migrated || row.member === null)
-    throw new DatabaseNotReadyError(
-      'database-not-migrated',
-      "The database is not migrated: run `npm run db:migrate` with MIGRATION_DATABASE_URL (the tables' owner).",
-    );
-  const missing = [
-    ...(row.member ? [] : [`membership in ${DEFAULT_APP_ROLE}`]),
-    ...row.denied.map((name) => `EXECUTE on ${name.replace(/\(.*/, '')}`),
-  ];
-  if (missing.length > 0)
-    throw new DatabaseNotReadyError(
-      'database-permission-denied',
-      `The database login ${row.login} lacks ${missing.join(' and ')}: grant it what examples/nextjs/README.md, "Run it", says.`,
-    );
-  await history.forTenant('00000000-0000-4000-8000-000000000000').listThreads({ limit: 1 });
 }

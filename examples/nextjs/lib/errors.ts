@@ -1,19 +1,5 @@
-import { AgentHistoryError } from 'agent-history';
+import { AgentHistoryError, DatabaseSetupError } from 'agent-history';
 import { chatErrorResponse, chatErrorStatus } from 'agent-history/ai-sdk';
-
-/**
- * The start-up check (lib/database.ts) found the database not ready for the app: not migrated, or the app's login
- * lacks a grant. Answered 503 like any other database failure, and checked again on the next request.
- */
-export class DatabaseNotReadyError extends Error {
-  constructor(
-    readonly code: 'database-not-migrated' | 'database-permission-denied',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'DatabaseNotReadyError';
-  }
-}
 
 /** The JSON of a 503: a stable code, what to do about it, and the SQLSTATE or driver code when there is one. */
 interface DatabaseProblem {
@@ -29,8 +15,8 @@ const CONNECTION_CODE = /^(E[A-Z]+|CONNECTION_\w+|CONNECT_TIMEOUT)$/;
 /**
  * Every error of a route or of the start-up as a response, in one place. What the library answers with a 4xx
  * (unknown or foreign thread, invalid message, conflict, too large) stays as it is. A database failure, whatever
- * raised it (the store's `DatabaseError`, another `AgentHistoryError` such as `RowLevelSecurityBypassError`, this
- * example's `DatabaseNotReadyError`, or a driver's own error from a query of the example), is a 503 with a JSON
+ * raised it (the store's `DatabaseError`, its start-up check's `DatabaseSetupError` or `RowLevelSecurityBypassError`, or a
+ * driver's own error from a query of the example), is a 503 with a JSON
  * body that says what is wrong and never the SQL; the error itself goes to the server's log. Anything else is a
  * bug: the library's generic 500.
  */
@@ -40,16 +26,22 @@ export function errorResponse(error: unknown): Response {
   const problem = databaseProblem(error);
   if (problem === undefined) return chatErrorResponse(error);
   // The log gets the error itself (a DatabaseError holds no message content); the start-up check's own says it all.
-  console.error(
-    `agent-history example: ${problem.code}:`,
-    error instanceof DatabaseNotReadyError ? error.message : error,
-  );
+  console.error(`agent-history example: ${problem.code}:`, error instanceof DatabaseSetupError ? error.message : error);
   return Response.json({ error: problem }, { status: 503, headers: { 'retry-after': '5' } });
 }
 
 /** What a database failure means for an operator, or undefined when `error` is not one. */
 export function databaseProblem(error: unknown): DatabaseProblem | undefined {
-  if (error instanceof DatabaseNotReadyError) return { code: error.code, message: error.message };
+  if (error instanceof DatabaseSetupError) {
+    // Its message names each fix: the migration to run as the owner, or the grant to give the login.
+    const migrated = !error.problems.some((problem) => problem.code === 'migrations-missing');
+    return {
+      code: migrated ? 'database-permission-denied' : 'database-not-migrated',
+      message: migrated
+        ? error.message
+        : "The database is not migrated: run `npm run db:migrate` with MIGRATION_DATABASE_URL (the tables' owner).",
+    };
+  }
   const databaseCode = codeOf(error);
   if (databaseCode === undefined) {
     if (!AgentHistoryError.isInstance(error)) return undefined;
