@@ -1,7 +1,7 @@
 // CPU and WAL per append, which do not depend on how loaded the machine is, per search indexing mode
 // (`createAgentHistory({ search })`) against a bare single-row INSERT of the same payload, one appender at a time
 // over 50 threads (no write combining: one statement, one commit per append). Also what the deferred indexer costs
-// per message, and the thread row's variants (the thread list indexed by minute, as migrated, or on last_message_at as before 0018).
+// per message, and the thread row's variants (the thread list indexed by minute, as migrated, or on last_message_at).
 // `npx tsx bench/append-cost.ts` (BENCH_APPEND_COUNT appends per variant and round, default 1,000; a warm-up round, then 2 counted).
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
@@ -20,8 +20,8 @@ const THREADS = 50;
 
 /** Thread-row variants: each in its own database. */
 const SCHEMAS: Record<string, string[]> = {
-  'as migrated (thread list indexed by minute, 0018)': [],
-  'thread list indexed on last_message_at (before 0018)': [
+  'as migrated (thread list indexed by minute)': [],
+  'thread list indexed on last_message_at': [
     'drop index agent_thread_user_recent_idx',
     'drop index agent_thread_recent_idx',
     'create index agent_thread_user_recent_idx on agent_thread (tenant_id, user_id, last_message_at desc nulls last, id desc nulls last) where deleted_at is null',

@@ -3,7 +3,7 @@
 //   W1  50 threads × 40 messages, 8 threads in flight, one appendMessage per call (appends/s)
 //   W3  on a thread of 10,000 messages: listMessages(limit 50) and loadContext({ maxTailMessages: 50 }), p50 ms
 // Plus, on plain PostgreSQL only, the plan and latency of a thread read under the tenant policy with and without the
-// `(select …)` around the tenant setting (migration 0005 removed it; `--policy` runs only that part).
+// `(select …)` around the tenant setting (the policy has none; `--policy` runs only that part).
 // Needs Citus installed into PostgreSQL 15 (see the README's "Running on Citus").
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -108,8 +108,8 @@ async function policyPlans(
   thread: string,
 ) {
   const policies = {
-    'with (select …) (before 0005)': `(select nullif(current_setting('app.tenant_id', true), '')::uuid)`,
-    'without (after 0005)': `nullif(current_setting('app.tenant_id', true), '')::uuid`,
+    'with (select …)': `(select nullif(current_setting('app.tenant_id', true), '')::uuid)`,
+    'without (as shipped)': `nullif(current_setting('app.tenant_id', true), '')::uuid`,
   };
   const app = postgres(appUrl, { max: 1, onnotice: () => {} });
   const store = createAgentHistory({ db }).forTenant(tenant);
@@ -166,10 +166,6 @@ async function onPlainPostgres(policyOnly: boolean) {
     const admin = postgres(cluster.url('postgres'), { max: 2, onnotice: () => {} });
     await migrate(drizzle({ client: postgres(cluster.url('postgres'), { max: 1, onnotice: () => {} }) }));
     await prepareRoles(admin, false);
-    // Created after migration 0009: the login needs EXECUTE on the append functions (README, "Tenancy").
-    await admin.unsafe(
-      `grant execute on function agent_history_append_message, agent_history_append_messages to ${LOGIN}`,
-    );
     const appUrl = cluster.url('postgres').replace('postgres://postgres@', `postgres://${LOGIN}@`);
     const client = postgres(appUrl, { max: 10, onnotice: () => {} });
     const db = drizzle({ client }) as unknown as AgentHistoryDatabase;

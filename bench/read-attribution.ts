@@ -69,7 +69,7 @@ async function main() {
         printed: 'parts',
       },
       {
-        name: 'for reference, `agent_history_list_messages_json` (0022, the page as json arrays: the store uses it on PGlite)',
+        name: 'for reference, `agent_history_list_messages_json` (the page as json arrays: the store uses it on PGlite)',
         query: `select * from agent_history_list_messages_json(${functionArguments})`,
         printed: 'data',
       },

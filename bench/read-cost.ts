@@ -44,11 +44,11 @@ async function main() {
       ],
       ['listMessages newest 50, one statement', () => ah.store.listMessages(threadId)],
       [
-        'listMessages newest 50, in a transaction (before 0013)',
+        'listMessages newest 50, in a transaction (as on Citus)',
         () => inTransaction((store) => store.listMessages(threadId)),
       ],
       ['loadContext (snapshot + 8-message tail), one statement', () => ah.store.loadContext(threadId)],
-      ['loadContext, in a transaction (before 0013)', () => inTransaction((store) => store.loadContext(threadId))],
+      ['loadContext, in a transaction (as on Citus)', () => inTransaction((store) => store.loadContext(threadId))],
       [
         `bare SELECT of the whole thread (${size} rows, one query)`,
         () =>

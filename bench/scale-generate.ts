@@ -60,7 +60,7 @@ export async function catalogSnapshot(sql: Sql): Promise<string[]> {
   return rows.map((row) => row.line);
 }
 
-/** Adds each template's search vector, computed with the trigger's expression (0017), to `bench_template`. */
+/** Adds each template's search vector, computed with the search vector trigger's expression, to `bench_template`. */
 export async function addTemplateVectors(sql: Sql) {
   await sql.unsafe(`alter table bench_template add column if not exists search_vector tsvector`);
   await sql.unsafe(`update bench_template set search_vector =

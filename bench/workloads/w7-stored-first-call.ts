@@ -1,7 +1,7 @@
 // W7 from a real store: `initialMessages()` by a new context manager (one per request) on a 600-message thread
 // (W7's turns, ~250k tokens) appended to PGlite, read through the store's context store (`loadContext`) on every
 // call. Two threads: one as this release writes it (per-part counts stored), one with `part_token_counts` set to
-// NULL, as the previous release left its rows (the engine then tokenizes what it prunes). Snapshots are accepted and
+// NULL, as a row counted while streaming has them (the engine then tokenizes what it prunes). Snapshots are accepted and
 // not kept, so every call walks the same thread. CPU of this process, which runs PGlite too (the read is included).
 //
 //   npx tsx bench/workloads/w7-stored-first-call.ts

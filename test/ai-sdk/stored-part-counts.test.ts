@@ -53,7 +53,7 @@ describe.each(BACKENDS)('the first call of a request on a thread loaded from the
     for (let index = 0; index < 30; index++)
       for (const message of turn(index)) await store.appendMessage(thread, message as never);
     await store.appendMessage(thread, { id: 'last', role: 'user', parts: [{ type: 'text', text: 'And next?' }] });
-    // Rows as the previous release wrote them: a count, no part counts.
+    // Rows with a count and no part counts (counted while streaming, or cleared for a rebuild).
     const edits = {
       written: null,
       old: 'part_token_counts = null',
@@ -83,7 +83,7 @@ describe.each(BACKENDS)('the first call of a request on a thread loaded from the
     expect(spy.counted.filter((text) => /t\d+-/.test(text))).toEqual([]);
   });
 
-  it('should still work on rows without part counts (the previous release): the removed parts are counted, the result is the same', async () => {
+  it('should still work on rows without part counts: the removed parts are counted, the result is the same', async () => {
     const stored = await firstCall();
     const old = await firstCall('old');
     expect(old.messages).toEqual(stored.messages);

@@ -81,7 +81,7 @@ describe('Citus: tenant isolation on the shards and concurrent appends', () => {
       const deleted = await inTenant(tenantB.tenantId, async (tx) =>
         rowsOf(await tx.execute(sql`${sql.raw(`delete from ${table} where `)}${target} returning id`)),
       ).catch(postgresErrorCode);
-      // The audit log is insert-only for the application role (0009): changing it is refused outright.
+      // The audit log is insert-only for the application role: changing it is refused outright.
       const refused = table === 'agent_audit_event' ? '42501' : [];
       expect([table, seen, changed, deleted]).toEqual([table, [], refused, refused]);
     }

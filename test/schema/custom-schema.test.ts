@@ -58,9 +58,7 @@ async function customSchemaDatabase(
   const afterStatements = afterTables.split('--> statement-breakpoint');
   for (const statement of statements.slice(0, -afterStatements.length)) await admin.unsafe(statement);
   // The pool's login (not superuser, not owner, no BYPASSRLS, NOINHERIT) becomes a member of the renamed role, and
-  // may look up the schema's functions: it calls them before they switch to the role. It is a member before the
-  // custom SQL after the tables runs, as in a database upgraded to 0009: that grants it EXECUTE on the functions (a
-  // login made later gets its own grant, as the shared test database's does).
+  // may look up the schema's functions: it calls them before they switch to the role.
   await admin.unsafe(`grant ${APP_ROLE} to ${APP_LOGIN}`);
   await admin.unsafe(`grant usage on schema ${SCHEMA} to ${APP_LOGIN}`);
   for (const statement of afterStatements) await admin.unsafe(statement);
@@ -123,7 +121,7 @@ describe.each(BACKENDS)('tables in another schema, with another application role
           'm1',
         ]);
         expect(await store.searchMessages('bread')).toHaveLength(4);
-        // 0024's trigger, in that schema: a change of parts raises content_version, whoever writes.
+        // The content version trigger, in that schema: a change of parts raises content_version, whoever writes.
         const raised = (await database.query(
           `update ${SCHEMA}.agent_message set parts = '[]' where thread_id = '${thread.id}' and message_id = 'm1'
            returning content_version`,

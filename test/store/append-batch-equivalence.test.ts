@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { planNodes, type PlanNode } from '../support/nested-plans.js';
 import { BACKENDS, itOffCitus, useTestDatabase } from '../support/test-database.js';
 
-// Migration 0023 made the batch append set-based (one look-up, one thread UPDATE per thread, one INSERT) where 0021
-// called the single append once per item. The rule it must keep: a batch gives every item exactly what the single
+// The batch append is set-based (one look-up, one thread UPDATE per thread, one INSERT), not a call of the single
+// append per item. The rule it must keep: a batch gives every item exactly what the single
 // append would have given it, called once per item in the batch's order, and leaves the same rows behind. Generated
 // batches over two identical sets of threads (one gets the batch, the other the single calls): repeated message ids
 // and client request ids (against stored rows, and within the batch, which takes the per-item path), several
@@ -184,7 +184,7 @@ describe.each(BACKENDS)('the batch append on %s', (backend) => {
           const byItem = (rows: Record<string, unknown>[], threads: string[]) =>
             rows
               .map((row) => {
-                const { part_token_counts: _counts, ...rest } = row; // the batch does not return them (0021)
+                const { part_token_counts: _counts, ...rest } = row; // the batch does not return them
                 return comparable(rest, threads);
               })
               .sort((a, b) => (a.item as number) - (b.item as number));

@@ -3,10 +3,10 @@ import postgres from 'postgres';
 import { describe, expect } from 'vitest';
 import { itOffCitus, useTestDatabase } from '../support/test-database.js';
 
-// The batch append (migration 0023) looks up every item's message id and request id in one statement. A writer that
+// The batch append looks up every item's message id and request id in one statement. A writer that
 // holds the thread (its append not yet committed) makes that statement wait at the thread's UPDATE, after its
 // look-up's snapshot was taken: a retried message the writer then commits was not seen, and the batch's INSERT hit
-// the unique index (23505) where 0021's per-item loop, whose later look-ups are statements of their own, returned the
+// the unique index (23505) where a per-item loop, whose later look-ups are statements of their own, returned the
 // stored row. Only PostgreSQL runs two transactions at once.
 
 const ROLE = 'agent_history_app';

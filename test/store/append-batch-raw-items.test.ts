@@ -3,15 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 
-// The batch append's rule (migration 0023): every item gets what 0021's per-item loop gives it, which calls the
+// The batch append's rule: every item gets what a per-item loop would give it, which calls the
 // single append with `(item->>'key')::type` for each argument. The set-based path reads the items another way; these
 // batches hold items as the JSON the function accepts, not only as the store writes them (thread ids in any form
 // the uuid type reads, JSON nulls, part counts of every JSON type), and compare the batch with one single append
-// per item, called with exactly 0021's argument expressions: the same rows, the same stored state, or the same error.
+// per item, called with exactly those argument expressions: the same rows, the same stored state, or the same error.
 // Also as a user-scoped transaction would call it (`app.user_id` set): another user's thread and messages are out of reach.
 
 const ROLE = 'agent_history_app';
-/** 0021's per-item call, with the item as $3. */
+/** The per-item call, with the item as $3. */
 const PER_ITEM = `select * from agent_history_append_message($1::uuid, $2::text,
   (($3::text::jsonb)->>'threadId')::uuid, ($3::text::jsonb)->>'messageId', ($3::text::jsonb)->>'clientRequestId',
   (($3::text::jsonb)->>'role')::agent_message_role, (($3::text::jsonb)->>'status')::agent_message_status, ($3::text::jsonb)->'parts',

@@ -442,7 +442,7 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
           store.appendMessage(thread.id, userMessage(`own-${process}`)),
         ]);
         await Promise.all([calls[0], calls[3]]);
-        // Both batches ([same, own-N]) wait on the thread row, before their idempotency look-up (0023).
+        // Both batches ([same, own-N]) wait on the thread row, before their idempotency look-up.
         await waitFor(async () => (await appendsWaitingOnLocks()) === 2);
       });
       const results = await Promise.all(calls);

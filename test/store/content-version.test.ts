@@ -13,7 +13,7 @@ import { resolveModelProfile } from '../../src/tokens/model-profile.js';
 import { text } from '../support/fixtures.js';
 import { BACKENDS, itOffCitus, useTestDatabase } from '../support/test-database.js';
 
-// `agent_message.content_version` is the database's version of a message's parts (migration 0024): every UPDATE
+// `agent_message.content_version` is the database's version of a message's parts (a trigger): every UPDATE
 // that changes them raises it, whoever writes (the store's own writes, a plain UPDATE as the app login), and none
 // lowers it. A cache of a message's converted form keyed by (row, content_version) relies on exactly this.
 describe.each(BACKENDS)('content_version kept by the database on %s', (backend) => {

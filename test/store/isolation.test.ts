@@ -20,8 +20,8 @@ import { FOREIGN_ROW_OPERATIONS, unaimedStoreMethods, type Target } from '../sup
 import { TABLES } from '../support/tables.js';
 
 const APP_ROLE = 'agent_history_app';
-// No sub-select (Citus refuses one in a policy on a distributed table): migration 0005.
-// And the user scope (0011), in the same permissive policy: Citus would re-create a restrictive one as permissive.
+// No sub-select (Citus refuses one in a policy on a distributed table).
+// And the user scope, in the same permissive policy: Citus would re-create a restrictive one as permissive.
 const POLICY_PREDICATE = `((tenant_id = (NULLIF(current_setting('app.tenant_id'::text, true), ''::text))::uuid) AND ((NULLIF(current_setting('app.user_id'::text, true), ''::text) IS NULL) OR (user_id = NULLIF(current_setting('app.user_id'::text, true), ''::text))))`;
 
 describe.each(CONTRACT_BACKENDS)('tenant isolation on %s', (backend) => {
@@ -164,7 +164,7 @@ describe.each(CONTRACT_BACKENDS)('tenant isolation on %s', (backend) => {
             ),
           ),
         ).catch(postgresErrorCode);
-        // The audit log is insert-only for the application role (0009) and the chunk log is never updated (0011):
+        // The audit log is insert-only for the application role and the chunk log is never updated:
         // what the role may not do is refused outright.
         const refusedUpdate = table === 'agent_audit_event' || table === 'agent_stream_chunk' ? '42501' : [];
         const refusedDelete = table === 'agent_audit_event' ? '42501' : [];

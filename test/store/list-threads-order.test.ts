@@ -5,7 +5,7 @@ import { createAgentHistory, type StoredThread, type TenantHistory } from '../..
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { userMessage } from '../support/fixtures.js';
 
-// listThreads reads the thread indexes by the activity's minute (`last_activity_minute`, migration 0018, so that an
+// listThreads reads the thread indexes by the activity's minute (`last_activity_minute`, so that an
 // append's thread-row update is HOT within a minute) and sorts each minute by (last_message_at, id). Its order
 // must stay exactly "last_message_at desc, id desc" with no skip and no duplicate across pages: activity times are
 // drawn around minute boundaries, equal to the microsecond, at the very boundary, a microsecond either side of it,

@@ -131,7 +131,7 @@ describe.each(BACKENDS)('message-shape versions on %s', (backend) => {
     for (const thread of threads) {
       const rows = await rowsOf(thread.id);
       expect(rows.map((row) => row.schema_version)).toEqual([2, 2, 2]);
-      // content_version: 1 as appended, 2 for the old parts writeOldRow put in (migration 0024 raises it on any
+      // content_version: 1 as appended, 2 for the old parts writeOldRow put in (the content version trigger raises it on any
       // change of parts), 3 for the migration's rewrite: exactly one.
       expect(rows.slice(1).map((row) => [row.parts, row.content_version])).toEqual([
         [V7_PARTS, 3],

@@ -186,7 +186,7 @@ describe.each(CONTRACT_BACKENDS)('the one-statement reads on %s', (backend) => {
     // thread for 25 visible rows and scanned and sorted all 5,000 instead of walking the index to the LIMIT. The
     // plan the function's query ran with, as the server logged it (the function switches to the application role,
     // so the policy applies as it does for the store).
-    // Both forms of the page read: 0013's rows and 0022's json chunks (the store reads the json form on PGlite).
+    // Both forms of the page read: typed rows and json chunks (the store reads the json form on PGlite).
     for (const read of ['agent_history_list_messages', 'agent_history_list_messages_json']) {
       const plans = await database.explainNested(
         `select * from ${read}('${tenantId}'::uuid, 'agent_history_app', null, '${thread}'::uuid, null, 51, null, false)`,

@@ -22,7 +22,7 @@ function countingDatabase(db: AgentHistoryDatabase, backend: string) {
   return { db: counted, sent };
 }
 
-/** The function `listMessages` calls: the json one (0022) on PGlite, the typed one (0013) on a server. */
+/** The function `listMessages` calls: the json one on PGlite, the typed one on a server. */
 const LIST_FUNCTION: Record<string, RegExp> = {
   pglite: /agent_history_list_messages_json\(/,
   postgres: /agent_history_list_messages\(/,
@@ -91,7 +91,7 @@ describe.each(BACKENDS)('listMessages in one statement on %s', (backend) => {
     await expect(store.listMessages(doomed)).rejects.toBeInstanceOf(NotFoundError);
   });
 
-  it('should return, as json, every column the store maps and no other (a column added later must be added to 0022)', async () => {
+  it('should return, as json, every column the store maps and no other (a column added later must be added to the function)', async () => {
     const thread = (await store.createThread()).id;
     await store.appendMessage(thread, { id: 'only', role: 'user', parts: [text('only')] });
     const mapped = Object.values(messageColumns(defineAgentTables())).map((column) => column.name);

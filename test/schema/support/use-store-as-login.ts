@@ -11,11 +11,7 @@ import { psql } from '../../support/postgres-cluster.js';
  */
 export async function expectStoreWorksAsLogin(databaseUrl: string): Promise<void> {
   const login = `login_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-  psql(
-    databaseUrl,
-    `create role ${login} login noinherit; grant agent_history_app to ${login};
-     grant execute on function agent_history_append_message(uuid, text, uuid, text, text, agent_message_role, agent_message_status, jsonb, jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean), agent_history_append_messages to ${login};`,
-  );
+  psql(databaseUrl, `create role ${login} login noinherit; grant agent_history_app to ${login};`);
   const client = postgres(databaseUrl.replace('postgres://postgres@', `postgres://${login}@`), {
     max: 4,
     onnotice: () => {},
@@ -42,7 +38,7 @@ export async function expectStoreWorksAsLogin(databaseUrl: string): Promise<void
     expect(await other.listThreads({ userId: 'u1' })).toMatchObject({ threads: [] });
   } finally {
     await client.end();
-    // Roles are cluster-wide: a later 0009 elsewhere would grant this member of agent_history_app EXECUTE.
+    // Roles are cluster-wide: a login left behind would stay a member of agent_history_app on every database.
     psql(databaseUrl, `drop owned by ${login}; drop role ${login};`);
   }
 }
