@@ -42,7 +42,7 @@ export async function expectStoreWorksAsLogin(databaseUrl: string): Promise<void
     expect(await other.listThreads({ userId: 'u1' })).toMatchObject({ threads: [] });
   } finally {
     await client.end();
-    // Roles are cluster-wide: a later 0009 elsewhere would grant this member of agent_history_app EXECUTE.
+    // Roles are cluster-wide: another test's database of the same cluster would see this member of agent_history_app.
     psql(databaseUrl, `drop owned by ${login}; drop role ${login};`);
   }
 }
