@@ -21,6 +21,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   context: ['model', 'tokens', 'errors'],
   testing: ['model', 'tokens', 'errors'],
   'ai-sdk': ['schema', 'errors', 'model', 'tenant', 'tokens', 'store', 'context'],
+  cli: ['schema', 'errors', 'tenant', 'store'],
 };
 /** Declarative definitions, exempt from the size rules. */
 const DECLARATIVE = ['schema/define-agent-tables.ts'];

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import postgres from 'postgres';
 
@@ -13,70 +13,94 @@ export const ROOT = resolve(import.meta.dirname, '../../..');
 export const SUBPROCESS_TIMEOUT = 900_000;
 const FIXTURE = join(ROOT, 'examples/drizzle-kit-consumer');
 
+/** Packs the package as `npm publish` would (the `dist/` that `npm run build` made) into `folder`; returns the tarball. */
+export function packPackage(folder: string): string {
+  const [packed] = JSON.parse(
+    execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', folder], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    }),
+  ) as Array<{ filename: string }>;
+  return join(folder, packed!.filename);
+}
+
+/** Unpacks a tarball of {@link packPackage} into `folder` (a package's root: package.json, dist/, drizzle/). */
+export function unpackPackage(tarball: string, folder: string): void {
+  rmSync(folder, { recursive: true, force: true });
+  mkdirSync(folder, { recursive: true });
+  execFileSync('tar', ['-xzf', tarball, '-C', folder, '--strip-components=1']);
+}
+
 /**
- * Copies `examples/drizzle-kit-consumer` into `folder` and installs what `npm install` would: the package at
- * `packageRoot` (its exports map and built files), drizzle-orm, drizzle-kit and postgres, with their bins.
+ * Copies `examples/drizzle-kit-consumer` into `folder` and installs what `npm install` would: the packed package
+ * (with its bin), and drizzle-orm, drizzle-kit and postgres (the repository's, linked), with their bins.
  */
-export function createConsumerProject(folder: string, packageRoot: string): void {
+export function createConsumerProject(folder: string, tarball: string): void {
   for (const file of ['schema.ts', 'drizzle.config.ts', 'package.json', 'tsconfig.json'])
     cpSync(join(FIXTURE, file), join(folder, file));
   mkdirSync(join(folder, 'node_modules/.bin'), { recursive: true });
-  linkPackage(folder, packageRoot);
   for (const dependency of ['drizzle-orm', 'drizzle-kit', 'postgres', 'typescript', '@types']) {
     symlinkSync(join(ROOT, 'node_modules', dependency), join(folder, 'node_modules', dependency), 'dir');
   }
   symlinkSync(join(ROOT, 'node_modules/drizzle-kit/bin.cjs'), join(folder, 'node_modules/.bin/drizzle-kit'));
-}
-
-/** Points the project's `node_modules/agent-history` at `packageRoot` (an upgrade is `npm install` of another). */
-export function linkPackage(folder: string, packageRoot: string): void {
-  rmSync(join(folder, 'node_modules/agent-history'), { force: true });
-  symlinkSync(packageRoot, join(folder, 'node_modules/agent-history'), 'dir');
-}
-
-/** The bash block of README.md that follows the `<!-- marker: … -->` comment. */
-export function readmeBlock(marker: string): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const at = readme.indexOf(`<!-- ${marker}:`);
-  if (at < 0) throw new Error(`README.md has no <!-- ${marker}: --> marker`);
-  const block = /```bash\n([\s\S]*?)```/.exec(readme.slice(at));
-  if (!block) throw new Error(`README.md has no bash block after <!-- ${marker}: -->`);
-  return block[1]!;
+  installPackage(folder, tarball);
 }
 
 /**
- * Runs `script` with bash in `folder` against `databaseUrl`, `npx` being the repository's Node 22 one. drizzle-kit
- * migrate exits 1 printing nothing when a statement fails, so on failure each migration file is replayed with psql
- * on a scratch copy of the database and the first error is part of the thrown message.
+ * Installs a packed package into the project's `node_modules/agent-history` as npm does (a copy, so that it
+ * resolves drizzle-orm from the project, and its bin linked and executable): an upgrade is this with a newer one.
  */
-export function runScript(folder: string, script: string, databaseUrl: string): string {
-  const result = spawnSync('bash', ['-euo', 'pipefail', '-c', script], {
+export function installPackage(folder: string, tarball: string): void {
+  const target = join(folder, 'node_modules/agent-history');
+  unpackPackage(tarball, target);
+  const manifest = JSON.parse(readFileSync(join(target, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+  for (const [name, file] of Object.entries(manifest.bin)) {
+    chmodSync(join(target, file), 0o755);
+    rmSync(join(folder, 'node_modules/.bin', name), { force: true });
+    symlinkSync(join('../agent-history', file), join(folder, 'node_modules/.bin', name));
+  }
+}
+
+/**
+ * The bash block that follows the `<!-- marker: … -->` comment in README.md, or, while README.md has no such
+ * marker, in `examples/drizzle-kit-consumer/README.md`.
+ */
+export function readmeBlock(marker: string): string {
+  for (const file of [join(ROOT, 'README.md'), join(FIXTURE, 'README.md')]) {
+    const text = readFileSync(file, 'utf8');
+    const at = text.indexOf(`<!-- ${marker}:`);
+    if (at < 0) continue;
+    const block = /```bash\n([\s\S]*?)```/.exec(text.slice(at));
+    if (!block) throw new Error(`${file} has no bash block after <!-- ${marker}: -->`);
+    return block[1]!;
+  }
+  throw new Error(`neither README.md nor examples/drizzle-kit-consumer/README.md has a <!-- ${marker}: --> marker`);
+}
+
+/** What a bash script printed and how it exited. */
+export interface ScriptResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `script` with bash in `folder` with `DATABASE_URL`, `node` and `npx` being the repository's Node 22. */
+export function runBash(folder: string, script: string, databaseUrl: string): ScriptResult {
+  const { status, stdout, stderr } = spawnSync('bash', ['-euo', 'pipefail', '-c', script], {
     cwd: folder,
     encoding: 'utf8',
     env: { ...process.env, DATABASE_URL: databaseUrl, PATH: `${dirname(process.execPath)}:${process.env.PATH}` },
   });
-  if (result.status === 0) return result.stdout;
-  throw new Error(
-    `bash exited ${result.status}\n--- script\n${script}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}` +
-      `\n--- the migrations replayed with psql\n${replayWithPsql(folder, databaseUrl)}`,
-  );
+  return { status, stdout, stderr };
 }
 
-function replayWithPsql(folder: string, databaseUrl: string): string {
-  let journal: { entries: { tag: string }[] };
-  try {
-    journal = JSON.parse(readFileSync(join(folder, 'drizzle/meta/_journal.json'), 'utf8'));
-  } catch (error) {
-    return `no journal: ${String(error)}`;
-  }
-  const lines: string[] = [];
-  for (const { tag } of journal.entries) {
-    const sql = readFileSync(join(folder, 'drizzle', `${tag}.sql`), 'utf8').replaceAll('--> statement-breakpoint', '');
-    const run = spawnSync('psql', [databaseUrl, '-v', 'ON_ERROR_STOP=1', '-q', '-1', '-c', sql], { encoding: 'utf8' });
-    lines.push(`${tag}: ${run.status === 0 ? 'ok' : run.stderr.trim()}`);
-    if (run.status !== 0) break;
-  }
-  return lines.join('\n');
+/** {@link runBash} that must succeed: its stdout, or an error with everything it printed. */
+export function runScript(folder: string, script: string, databaseUrl: string): string {
+  const result = runBash(folder, script, databaseUrl);
+  if (result.status === 0) return result.stdout;
+  throw new Error(
+    `bash exited ${result.status}\n--- script\n${script}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`,
+  );
 }
 
 /** Creates an empty database; returns its superuser URL. */
