@@ -1,31 +1,12 @@
 import { sql } from 'drizzle-orm';
 import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
-import { DatabaseSetupError } from '../errors/database-setup-error.js';
+import { DatabaseSetupError, type SetupProblem } from '../errors/database-setup-error.js';
 import { RowLevelSecurityBypassError } from '../errors/row-level-security-bypass-error.js';
 import { defaultTables } from './default-tables.js';
 import { DEFAULT_APP_ROLE, type AgentTables } from '../schema/define-agent-tables.js';
 import { rowsOf, type AgentHistoryDatabase } from '../tenant/database.js';
 
-/** What {@link checkSetup} found wrong, with the fix. */
-export interface SetupProblem {
-  /**
-   * `migrations-missing`: a table or function of the package does not exist. `app-role-missing`: the application
-   * role does not exist. `app-role-not-granted`: the login is not a member of it. `schema-not-usable`: the login may
-   * not use the tables' schema. `function-not-executable`: the login may not call one of the package's functions.
-   * `row-level-security-bypassed`: the role the statements run as would not be held by row-level security.
-   */
-  code:
-    | 'migrations-missing'
-    | 'app-role-missing'
-    | 'app-role-not-granted'
-    | 'schema-not-usable'
-    | 'function-not-executable'
-    | 'row-level-security-bypassed';
-  /** What is wrong, naming the object. */
-  message: string;
-  /** The SQL that fixes it (run as an administrator or the owner), or the command to run. */
-  fix: string;
-}
+export type { SetupProblem };
 
 /** What {@link checkSetup} returns. */
 export interface SetupReport {
@@ -91,13 +72,40 @@ async function inspectSetup(
   db: AgentHistoryDatabase,
   { tables = defaultTables(), appRole = DEFAULT_APP_ROLE }: CheckSetupOptions,
 ): Promise<{ report: SetupReport; bypassReasons: string[] }> {
+  const schema = getTableConfig(tables.agentMessage).schema ?? 'public';
+  const row = await readCatalog(db, tables, appRole, schema);
+  const login = row.login;
+  const role = appRole ?? login;
+  const problems = grantProblems(row, schema, login, role);
+  // Without the tables or the role there is nothing to hold row-level security to yet.
+  const blocked = problems.some(
+    (problem) => problem.code === 'migrations-missing' || problem.code === 'app-role-missing',
+  );
+  const bypassReasons = blocked ? [] : rowLevelSecurityReasons(row);
+  if (bypassReasons.length > 0)
+    problems.push({
+      code: 'row-level-security-bypassed',
+      message: `Row-level security does not hold for the role ${quoted(role)}: ${bypassReasons.join('; ')}.`,
+      fix:
+        'connect as a login that is neither superuser nor BYPASSRLS nor the tables’ owner, a member of the ' +
+        'application role (see "Tenancy and the application role" in the README).',
+    });
+  return { report: { ok: problems.length === 0, login, role, problems }, bypassReasons };
+}
+
+/** One read-only query of the catalogs: what {@link inspectSetup} needs to know, as the login. */
+async function readCatalog(
+  db: AgentHistoryDatabase,
+  tables: AgentTables,
+  appRole: string | null,
+  schema: string,
+): Promise<CatalogRow> {
   const tableNames = (Object.values(tables) as unknown[])
     .filter((value): value is PgTable => value instanceof PgTable)
     .map((table) => {
       const { schema = 'public', name } = getTableConfig(table);
       return { schema, name };
     });
-  const schema = getTableConfig(tables.agentMessage).schema ?? 'public';
   const [row] = rowsOf<CatalogRow>(
     await db.execute(sql`
       with settings as (select ${appRole}::text as app_role, ${schema}::text as schema_name),
@@ -133,12 +141,15 @@ async function inspectSetup(
           ) p on true) as functions
       from settings s`),
   );
-  const login = row!.login;
-  const role = appRole ?? login;
+  return row!;
+}
+
+/** What the login lacks: the migrations, the role, the grants; in the order to fix them. */
+function grantProblems(row: CatalogRow, schema: string, login: string, role: string): SetupProblem[] {
   const problems: SetupProblem[] = [];
   const missing = [
-    ...row!.tables.filter((table) => !table.found).map((table) => `table ${table.table}`),
-    ...row!.functions.filter((fn) => !fn.found).map((fn) => `function ${quoted(schema)}.${fn.name}`),
+    ...row.tables.filter((table) => !table.found).map((table) => `table ${table.table}`),
+    ...row.functions.filter((fn) => !fn.found).map((fn) => `function ${quoted(schema)}.${fn.name}`),
   ];
   if (missing.length > 0)
     problems.push({
@@ -146,40 +157,31 @@ async function inspectSetup(
       message: `The migrations did not run here: missing ${missing.join(', ')}.`,
       fix: 'run migrate(db) (or drizzle-kit migrate) as the database owner.',
     });
-  if (!row!.role_exists)
+  if (!row.role_exists)
     problems.push({
       code: 'app-role-missing',
       message: `The application role ${quoted(role)} does not exist.`,
       fix: `CREATE ROLE ${quoted(role)} NOLOGIN; (as a role with CREATEROLE), then run the migrations.`,
     });
-  else if (row!.member === false)
+  else if (row.member === false)
     problems.push({
       code: 'app-role-not-granted',
       message: `The login ${quoted(login)} may not switch to the application role ${quoted(role)}.`,
       fix: `GRANT ${quoted(role)} TO ${quoted(login)};`,
     });
-  if (row!.schema_usable === false)
+  if (row.schema_usable === false)
     problems.push({
       code: 'schema-not-usable',
       message: `The login ${quoted(login)} may not use the schema ${quoted(schema)}.`,
       fix: `GRANT USAGE ON SCHEMA ${quoted(schema)} TO ${quoted(login)};`,
     });
-  for (const fn of row!.functions.filter((fn) => fn.found && !fn.executable))
+  for (const fn of row.functions.filter((fn) => fn.found && !fn.executable))
     problems.push({
       code: 'function-not-executable',
       message: `The login ${quoted(login)} may not call ${quoted(schema)}.${fn.name}.`,
       fix: `GRANT EXECUTE ON FUNCTION ${quoted(schema)}.${fn.name} TO ${quoted(login)};`,
     });
-  const bypassReasons = missing.length === 0 && row!.role_exists ? rowLevelSecurityReasons(row!) : [];
-  if (bypassReasons.length > 0)
-    problems.push({
-      code: 'row-level-security-bypassed',
-      message: `Row-level security does not hold for the role ${quoted(role)}: ${bypassReasons.join('; ')}.`,
-      fix:
-        'connect as a login that is neither superuser nor BYPASSRLS nor the tables’ owner, a member of the ' +
-        'application role (see "Tenancy and the application role" in the README).',
-    });
-  return { report: { ok: problems.length === 0, login, role, problems }, bypassReasons };
+  return problems;
 }
 
 function rowLevelSecurityReasons(row: CatalogRow): string[] {

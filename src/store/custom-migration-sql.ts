@@ -106,7 +106,7 @@ export function customMigrationFiles({
     readFileSync(join(MIGRATIONS_FOLDER, file), 'utf8')
       // Qualify every table, enum type and function, quoted or not (`FROM agent_history_append_message(`), but not a column reference such as `"agent_message"."pinned"` nor a name inside a longer one.
       .replace(
-        new RegExp(`(?<![\\w."])"?(${names})"?(?![\\w"])`, 'g'),
+        new RegExp(`(?<![\\w."'])"?(${names})"?(?![\\w"])`, 'g'),
         (_match, name: string) => `"${schema}"."${name}"`,
       )
       // Names qualified in the files already.
