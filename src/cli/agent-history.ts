@@ -58,8 +58,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     });
     return ok ? 0 : 1;
   }
-  if (command === '--help' || command === '-h' || command === 'help') console.log(USAGE);
-  else if (command === undefined) console.error(`agent-history: no command.\n\n${USAGE}`);
+  if (command === '--help' || command === '-h' || command === 'help') {
+    console.log(USAGE);
+    return 0;
+  }
+  if (command === undefined) console.error(`agent-history: no command.\n\n${USAGE}`);
   else console.error(`agent-history: unknown command ${JSON.stringify(command)}.\n\n${USAGE}`);
   return 2;
 }

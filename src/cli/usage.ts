@@ -32,5 +32,5 @@ Adds agent-history's SQL to your drizzle-kit project, applies it, and checks a d
     --schema <name>       default: public
     --app-role <name>     default: agent_history_app
 
-Exit codes: 0 done, 1 failed (the reason is printed), 2 a wrong command line.
+Exit codes: 0 done (and --help), 1 failed (the reason is printed), 2 a wrong command line.
 `;

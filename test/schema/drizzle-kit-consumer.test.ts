@@ -66,12 +66,12 @@ describe('npx agent-history without a database', { timeout: SUBPROCESS_TIMEOUT }
   const folder = mkdtempSync(join(tmpdir(), 'agent-history-consumer-'));
   afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
-  it('should print its usage and exit 2 for --help, an unknown command and a bad --app-role', () => {
+  it('should print its usage for --help (exit 0), and exit 2 for an unknown command and a bad --app-role', () => {
     createConsumerProject(folder, tarball);
     // The example type-checks against the packed package's types.
     execFileSync(join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], { cwd: folder, stdio: 'pipe' });
     const help = runBash(folder, 'npx agent-history --help', 'postgres://unused');
-    expect(help).toMatchObject({ status: 2, stdout: expect.stringContaining('Usage: agent-history <command>') });
+    expect(help).toMatchObject({ status: 0, stdout: expect.stringContaining('Usage: agent-history <command>') });
     expect(runBash(folder, 'npx agent-history upgrade', 'postgres://unused')).toMatchObject({
       status: 2,
       stderr: expect.stringMatching(/unknown command "upgrade"[\s\S]*Usage:/),
