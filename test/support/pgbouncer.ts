@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PGBOUNCER, requireDebianProgram } from './debian-packages.js';
 import { freePort } from './postgres-cluster.js';
 
 /** A throwaway PgBouncer in transaction mode on loopback, in front of one PostgreSQL server. */
@@ -11,16 +12,10 @@ export interface PgBouncer {
   stop: () => void;
 }
 
-const BIN_CANDIDATES = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'];
-
+/** $PGBOUNCER_BIN, or Debian's pgbouncer (installed first when missing and this process is root). */
 function findPgBouncer(): string {
-  const bin = process.env.PGBOUNCER_BIN ?? BIN_CANDIDATES.find((path) => existsSync(path));
-  if (!bin || !existsSync(bin)) {
-    throw new Error(
-      "PgBouncer was not found (looked in /usr/sbin, /usr/bin and $PGBOUNCER_BIN). Install Debian's pgbouncer " +
-        '(`.ci/run` does it): the store contract runs through it in transaction mode.',
-    );
-  }
+  const bin = process.env.PGBOUNCER_BIN ?? requireDebianProgram(PGBOUNCER);
+  if (!existsSync(bin)) throw new Error(`PGBOUNCER_BIN is ${bin}, which does not exist.`);
   return bin;
 }
 
