@@ -19,14 +19,31 @@ function findPgBouncer(): string {
   return bin;
 }
 
-async function waitForPort(port: number, logFile: string): Promise<void> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => (socket.end(), resolve(true)));
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
+const canConnect = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.end(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+
+/** Whether the daemon whose pid file is `pidFile` wrote it and is gone since. */
+function exited(pidFile: string): boolean {
+  if (!existsSync(pidFile)) return false;
+  try {
+    process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Waits until PgBouncer listens on `port`, or fails as soon as it exited. The deadline is for a daemon that does
+ * neither, and is far beyond how long it takes to start on a loaded machine.
+ */
+async function waitForPort(port: number, logFile: string, pidFile: string): Promise<void> {
+  for (const giveUpAt = Date.now() + 120_000; Date.now() < giveUpAt && !exited(pidFile);) {
+    if (await canConnect(port)) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   const log = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '(no log)';
@@ -77,7 +94,7 @@ export async function startPgBouncer({
       ? spawnSync('runuser', ['-u', 'postgres', '--', bin, ...args], { encoding: 'utf8' })
       : spawnSync(bin, args, { encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`pgbouncer failed (${result.status}): ${result.stderr || result.stdout}`);
-  await waitForPort(port, logFile);
+  await waitForPort(port, logFile, pidFile);
   let stopped = false;
   return {
     port,

@@ -67,7 +67,7 @@ export async function startPostgresCluster({
   const flags = Object.entries(options)
     .map(([key, value]) => `-c ${key}=${value}`)
     .join(' ');
-  run('pg_ctl', ['-D', dataDir, '-l', join(root, 'server.log'), '-o', flags, '-w', '-t', '60', 'start']);
+  run('pg_ctl', ['-D', dataDir, '-l', join(root, 'server.log'), '-o', flags, '-w', '-t', '300', 'start']);
   let stopped = false;
   return {
     port,
