@@ -17,8 +17,8 @@ import {
   readmeBlock,
   ROOT,
   runScript,
-  SUBPROCESS_TIMEOUT,
 } from './support/consumer-project.js';
+import { SUBPROCESS_TIMEOUT_MS } from '../support/time-limits.js';
 import { expectStoreWorksAsLogin } from './support/use-store-as-login.js';
 
 async function migrateWithPackage(url: string): Promise<void> {
@@ -30,7 +30,7 @@ async function migrateWithPackage(url: string): Promise<void> {
   }
 }
 
-describe('agent-history/schema in a drizzle-kit project', { timeout: SUBPROCESS_TIMEOUT }, () => {
+describe('agent-history/schema in a drizzle-kit project', { timeout: SUBPROCESS_TIMEOUT_MS }, () => {
   const folder = mkdtempSync(join(tmpdir(), 'agent-history-consumer-'));
   afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
@@ -57,7 +57,7 @@ describe('agent-history/schema in a drizzle-kit project', { timeout: SUBPROCESS_
 });
 
 // A cluster of its own: the suite's cluster already has agent_history_app, which hides a migration that needs it first.
-describe("README's drizzle-kit path on a fresh PostgreSQL 15 cluster", { timeout: SUBPROCESS_TIMEOUT }, () => {
+describe("README's drizzle-kit path on a fresh PostgreSQL 15 cluster", { timeout: SUBPROCESS_TIMEOUT_MS }, () => {
   let cluster: PostgresCluster;
   let server: string;
   const folder = mkdtempSync(join(tmpdir(), 'agent-history-consumer-'));

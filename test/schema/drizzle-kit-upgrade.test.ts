@@ -16,8 +16,8 @@ import {
   readmeBlock,
   ROOT,
   runScript,
-  SUBPROCESS_TIMEOUT,
 } from './support/consumer-project.js';
+import { SUBPROCESS_TIMEOUT_MS } from '../support/time-limits.js';
 import { expectStoreWorksAsLogin } from './support/use-store-as-login.js';
 
 /** 0.1.0: the package as of the first commit with migration 0004 (0000-0004), built from git. */
@@ -48,7 +48,7 @@ function installScriptOf(files: Set<string>): string {
     .join('\n');
 }
 
-describe('upgrading from 0.1.0 (migrations 0000-0004) on PostgreSQL 15', { timeout: SUBPROCESS_TIMEOUT }, () => {
+describe('upgrading from 0.1.0 (migrations 0000-0004) on PostgreSQL 15', { timeout: SUBPROCESS_TIMEOUT_MS }, () => {
   let cluster: PostgresCluster;
   let server: string;
   let old: { root: string; files: Set<string> };

@@ -8,6 +8,15 @@
 export const SETTLE_TIMEOUT_MS = 30_000;
 
 /**
+ * Per-test time for the tests that run npm, pnpm, tsc, tsx or drizzle-kit in child processes: each takes seconds
+ * alone and minutes on a loaded machine, where shorter limits failed them (a timeout, not a wrong result).
+ */
+export const SUBPROCESS_TIMEOUT_MS = 900_000;
+
+/** The limit of one child process that may hang (a snippet or demo that never exits): killed before its test ends. */
+export const CHILD_PROCESS_TIMEOUT_MS = SUBPROCESS_TIMEOUT_MS - 60_000;
+
+/**
  * Polls `check` until it returns something other than `undefined` or `false`, and returns that. Fails after
  * {@link SETTLE_TIMEOUT_MS}, naming `what` it waited for. A `check` that sees the condition can no longer come
  * (the work it waits on ended) should throw at once rather than let the wait run out.
