@@ -144,6 +144,12 @@ export function useTestDatabase(backend: Backend, options: TestDatabaseOptions =
 }
 
 /**
+ * Whether the suites run on a Citus coordinator (true in the Citus suite's stand-in for this module): for a suite
+ * that sizes its work or its time limit by the server, every call there paying a coordinator → worker hop.
+ */
+export const ON_CITUS: boolean = false;
+
+/**
  * `it` for a check that holds on PGlite and PostgreSQL but cannot run as written on Citus (the Citus suite's
  * stand-in for this module defines it as a function that defines nothing; test/citus/ holds the Citus form).
  */

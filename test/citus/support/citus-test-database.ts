@@ -104,6 +104,9 @@ export function useTestDatabase(backend: Backend, options: TestDatabaseOptions =
   return registerTestDatabase(backend, () => openTestDatabase(backend, options));
 }
 
+/** The suites run on a Citus coordinator (see test/support/test-database.ts). */
+export const ON_CITUS: boolean = true;
+
 /**
  * A check that cannot run as written on Citus (a probe without a tenant filter is a multi-shard query, which this
  * suite makes raise; `update … set tenant_id` changes the distribution column; a role created in a test transaction
