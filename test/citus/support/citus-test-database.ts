@@ -18,7 +18,7 @@ import { citusClusterAt, createCitusDatabase, dropCitusDatabase } from '../../su
 export const BACKENDS = ['postgres'] as const;
 /** The driver and pooler variants run on PostgreSQL only: on Citus the contract suites run on the coordinator alone. */
 export const CONTRACT_BACKENDS = BACKENDS;
-export type Backend = 'pglite' | 'postgres' | 'node-postgres' | 'pgbouncer';
+export type Backend = 'pglite' | 'postgres' | 'postgres-js-4' | 'node-postgres' | 'pgbouncer';
 
 /** A fresh, migrated, distributed database for one test file (same shape as test/support/test-database.ts). */
 export interface TestDatabase {
