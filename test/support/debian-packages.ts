@@ -52,20 +52,29 @@ export function requireDebianPrograms(
   if (!existsSync('/usr/bin/apt-get'))
     throw new Error(`The tests need ${what}, and there is no apt-get to install it.`);
   process.stderr.write(`test setup: installing Debian's ${packages.join(' ')}…\n`);
-  const aptGet = (args: string[]) => {
-    // Another run on the machine may be installing at the same moment: the lock timeout waits for its dpkg.
-    const result = spawnSync('apt-get', args, {
+  const aptGet = (args: string[]) =>
+    spawnSync('apt-get', args, {
       encoding: 'utf8',
-      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive', LC_ALL: 'C' },
     });
-    if (result.status !== 0)
-      throw new Error(`apt-get ${args.join(' ')} failed (${result.status ?? result.signal}): ${result.stderr}`);
-  };
+  const failed = (args: string[], result: ReturnType<typeof aptGet>) =>
+    new Error(`apt-get ${args.join(' ')} failed (${result.status ?? result.signal}): ${result.stderr}`);
+  // Another run on the machine may be installing at the same moment. apt-get install waits for dpkg's lock when
+  // given a timeout; apt-get update fails at once on a held lock of its lists, so it is tried again for as long.
+  const LOCK_TIMEOUT_S = 600;
   if (!listsUpdated) {
-    aptGet(['update', '-qq']);
+    const update = ['update', '-qq'];
+    for (const giveUpAt = Date.now() + LOCK_TIMEOUT_S * 1000; ;) {
+      const result = aptGet(update);
+      if (result.status === 0) break;
+      if (!result.stderr.includes('Could not get lock') || Date.now() > giveUpAt) throw failed(update, result);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000);
+    }
     listsUpdated = true;
   }
-  aptGet(['install', '-y', '-qq', '-o', 'DPkg::Lock::Timeout=600', ...packages]);
+  const install = ['install', '-y', '-qq', '-o', `DPkg::Lock::Timeout=${LOCK_TIMEOUT_S}`, ...packages];
+  const installed = aptGet(install);
+  if (installed.status !== 0) throw failed(install, installed);
   const stillMissing = missing.filter((program) => !locate(program));
   if (stillMissing.length > 0)
     throw new Error(`apt-get installed ${packages.join(' ')}, but ${stillMissing[0]!.paths.join(' or ')} is missing.`);
