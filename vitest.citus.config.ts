@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { SETTLE_TIMEOUT_MS } from './test/support/time-limits.js';
 
 /**
  * `npm run test:citus`: the store's suites against a Citus coordinator with two workers (not part of `npm test`:
@@ -37,6 +38,7 @@ export default defineConfig({
     ],
     testTimeout: 120_000,
     hookTimeout: 180_000,
+    expect: { poll: { timeout: SETTLE_TIMEOUT_MS } },
     // Three servers and the tests share two cores.
     maxWorkers: 1,
     reporters: ['default'],

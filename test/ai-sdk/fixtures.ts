@@ -13,6 +13,7 @@ import { z } from 'zod';
 import type { ChatModelSource } from '../../src/ai-sdk/index.js';
 import { createAgentHistory } from '../../src/index.js';
 import type { TestDatabase } from '../support/test-database.js';
+import { SETTLE_TIMEOUT_MS } from '../support/time-limits.js';
 
 export const weather = tool({
   description: 'Get the weather in a city',
@@ -150,7 +151,7 @@ export async function runsOf(database: TestDatabase, threadId: string) {
 }
 
 /** Waits until `check` passes (polling the database), for at most `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T>, timeoutMs = 5000): Promise<T> {
+export async function eventually<T>(check: () => Promise<T>, timeoutMs = SETTLE_TIMEOUT_MS): Promise<T> {
   const start = Date.now();
   for (;;) {
     try {

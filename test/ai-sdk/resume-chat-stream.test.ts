@@ -155,7 +155,7 @@ describe.each(BACKENDS)('resumeChatStream on %s', (backend) => {
           )
         )[0]!.count,
       );
-    await expect.poll(count, { timeout: 5000, interval: 20 }).toBe(0);
+    await expect.poll(count, { interval: 20 }).toBe(0);
 
     const gated = gatedStream(textStep('my password is hunter2').slice(0, 5), textStep('x').slice(3));
     const second = await streamChatTurn<ChatMessage>({
@@ -166,7 +166,7 @@ describe.each(BACKENDS)('resumeChatStream on %s', (backend) => {
       resumable: { flushMs: 0, retainMs: 60_000 },
     });
     const reading = readAll(second.stream);
-    await expect.poll(count, { timeout: 5000, interval: 20 }).toBeGreaterThan(0);
+    await expect.poll(count, { interval: 20 }).toBeGreaterThan(0);
     await history.redactMessage(threadId, second.assistantMessageId, { actor: 'test', reason: 'secret' });
     expect(await count()).toBe(0);
     gated.release();
@@ -183,7 +183,7 @@ describe.each(BACKENDS)('resumeChatStream on %s', (backend) => {
     expect(stop).toBeTypeOf('function');
     await history.appendStreamChunks(threadId, 'a-2', { batch: 0, chunks: [{ type: 'start' }] });
     await history.appendStreamChunks(threadId, 'a-1', { batch: 0, chunks: [{ type: 'start' }] });
-    await expect.poll(() => woken, { timeout: 5000, interval: 10 }).toEqual(['a-1']);
+    await expect.poll(() => woken, { interval: 10 }).toEqual(['a-1']);
     stop!();
     await history.appendStreamChunks(threadId, 'a-1', { batch: 1, chunks: [], final: true });
     expect(await history.readStreamChunks(threadId, 'a-1')).toEqual({
@@ -220,7 +220,7 @@ describe.each(BACKENDS)('resumeChatStream on %s', (backend) => {
     const reading = (async () => {
       while (!(await reader.read()).done);
     })();
-    await expect.poll(() => reads, { timeout: 5000, interval: 5 }).toBeGreaterThan(3);
+    await expect.poll(() => reads, { interval: 5 }).toBeGreaterThan(3);
     await reader.cancel();
     await reading;
     const afterDisconnect = reads;

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { CHILD_PROCESS_TIMEOUT_MS, SUBPROCESS_TIMEOUT_MS } from '../support/time-limits.js';
 
 // README snippets are code a user copies: each `ts` block runs here as written, as its own script, and must finish
 // by itself (a pool or a PGlite left open keeps the process alive, and the test fails) without printing notices.
@@ -76,39 +77,47 @@ describe('README.md', () => {
 
   // tsx strips types without checking them: a snippet with a wrong option name or type would still run. Checked
   // here with the repository's compiler options, the package names mapped to the sources as for the examples.
-  it('should type-check every snippet', async () => {
-    const checked = join(folder, 'typecheck');
-    mkdirSync(checked, { recursive: true });
-    for (const { line, code } of snippets)
-      writeFileSync(join(checked, `line-${line}.ts`), moduleFor(code, workingDirectory));
-    writeFileSync(
-      join(checked, 'tsconfig.json'),
-      JSON.stringify({
-        extends: join(root, 'tsconfig.json'),
-        compilerOptions: { noEmit: true, sourceMap: false, declaration: false },
-        include: ['*.ts'],
-      }),
-    );
-    let output = '';
-    try {
-      await promisify(execFile)(join(root, 'node_modules', '.bin', 'tsc'), ['-p', join(checked, 'tsconfig.json')], {
-        cwd: root,
-      });
-    } catch (error) {
-      output = String((error as { stdout?: string }).stdout ?? error);
-    }
-    expect(output).toBe('');
-  }, 300_000);
+  it(
+    'should type-check every snippet',
+    async () => {
+      const checked = join(folder, 'typecheck');
+      mkdirSync(checked, { recursive: true });
+      for (const { line, code } of snippets)
+        writeFileSync(join(checked, `line-${line}.ts`), moduleFor(code, workingDirectory));
+      writeFileSync(
+        join(checked, 'tsconfig.json'),
+        JSON.stringify({
+          extends: join(root, 'tsconfig.json'),
+          compilerOptions: { noEmit: true, sourceMap: false, declaration: false },
+          include: ['*.ts'],
+        }),
+      );
+      let output = '';
+      try {
+        await promisify(execFile)(join(root, 'node_modules', '.bin', 'tsc'), ['-p', join(checked, 'tsconfig.json')], {
+          cwd: root,
+        });
+      } catch (error) {
+        output = String((error as { stdout?: string }).stdout ?? error);
+      }
+      expect(output).toBe('');
+    },
+    SUBPROCESS_TIMEOUT_MS,
+  );
 
-  it.each(snippets)('should run the snippet at line $line as written', async ({ line, code }) => {
-    const file = join(folder, `line-${line}.ts`);
-    writeFileSync(file, moduleFor(code, workingDirectory));
-    const { stdout } = await promisify(execFile)(join(root, 'node_modules', '.bin', 'tsx'), [file], {
-      cwd: root,
-      env: { ...process.env, OWNER_DATABASE_URL: database.adminUrl, DATABASE_URL: database.appUrl },
-      timeout: 40_000, // a snippet that never exits fails here
-    });
-    expect(stdout).toContain('snippet-finished');
-    expect(stdout).not.toMatch(/NOTICE|severity/);
-  });
+  it.each(snippets)(
+    'should run the snippet at line $line as written',
+    async ({ line, code }) => {
+      const file = join(folder, `line-${line}.ts`);
+      writeFileSync(file, moduleFor(code, workingDirectory));
+      const { stdout } = await promisify(execFile)(join(root, 'node_modules', '.bin', 'tsx'), [file], {
+        cwd: root,
+        env: { ...process.env, OWNER_DATABASE_URL: database.adminUrl, DATABASE_URL: database.appUrl },
+        timeout: CHILD_PROCESS_TIMEOUT_MS, // a snippet that never exits fails here
+      });
+      expect(stdout).toContain('snippet-finished');
+      expect(stdout).not.toMatch(/NOTICE|severity/);
+    },
+    SUBPROCESS_TIMEOUT_MS,
+  );
 });

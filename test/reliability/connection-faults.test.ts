@@ -11,6 +11,7 @@ import { ReliabilityTally, seededTally } from './support/reliability-report.js';
 import { scaled, scaledTimeout } from './support/reliability-scale.js';
 import { startRestartableCluster, type RestartableCluster } from './support/restartable-cluster.js';
 import { seededRandom, type SeededRandom } from './support/seeded-random.js';
+import { SETTLE_TIMEOUT_MS, waitUntil } from '../support/time-limits.js';
 
 const APPENDS_UNDER_KILLS = scaled(1_000);
 const FINALIZES_UNDER_KILLS = scaled(200);
@@ -40,7 +41,8 @@ async function retrying<RESULT>(
   const giveUpAt = Date.now() + 90_000;
   while (Date.now() < giveUpAt) {
     try {
-      const result = await withDeadline(step(), 8_000);
+      // The deadline is for a query the driver lost (see withDeadline), far beyond an honest call on a loaded machine.
+      const result = await withDeadline(step(), SETTLE_TIMEOUT_MS);
       succeededCalls++;
       return result;
     } catch (error) {
@@ -65,17 +67,6 @@ async function retrying<RESULT>(
   }
   tally.violation(`${label} never succeeded`, 'retried for 90 s');
   return undefined;
-}
-
-/** Waits for a condition by polling it (never a blind sleep); fails after `timeoutMs`. */
-async function waitUntil<VALUE>(check: () => Promise<VALUE | undefined>, timeoutMs = 10_000): Promise<VALUE> {
-  const started = Date.now();
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() - started > timeoutMs) throw new Error('condition not reached in time');
-    await sleep(5);
-  }
 }
 
 /** Per thread: the stored message ids in sequence order, after checking that sequences are 1..n and match next_sequence. */
@@ -318,24 +309,43 @@ describe('connection and server faults on a private postgres cluster', () => {
       const tenantId = randomUUID();
       const store = () => storeOf(tenantId);
       const thread = await createThreadRetrying(tally, random, tenantId);
-      /** Holds a row lock as the superuser, starts `call`, terminates its backend once it waits, and returns its outcome. */
+      /**
+       * Holds a row lock as the superuser, starts `call`, terminates its backend once it waits, and returns its
+       * outcome. A call that fails before it waits (its pooled connection was terminated by an earlier kill while
+       * idle) is started again, as a client would retry it: the wait ends with the call, not with a clock.
+       */
       const killWhileWaiting = async (lockSql: string, lockParams: string[], call: () => Promise<unknown>) => {
         const holder = await admin.reserve();
         try {
           await holder`begin`;
           await holder.unsafe(lockSql, lockParams);
-          const pending = withDeadline(call(), 8_000).then(
-            () => ({ ok: true as const }),
-            (error: unknown) => ({ ok: false as const, error }),
-          );
-          const pid = await waitUntil(async () => {
-            const [row] = await admin<{ pid: number }[]>`
-              select pid from pg_stat_activity where usename = ${APP_LOGIN} and datname = current_database() and wait_event_type = 'Lock'`;
-            return row?.pid;
-          });
-          await admin`select pg_terminate_backend(${pid})`;
-          tally.attempt('fault:backend-terminated-while-waiting');
-          return await pending;
+          for (;;) {
+            let settled = false;
+            const pending = call().then(
+              () => ({ ok: true as const }),
+              (error: unknown) => ({ ok: false as const, error }),
+            );
+            void pending.finally(() => (settled = true));
+            const waiter = await waitUntil('the call to wait on the held lock', async () => {
+              if (settled) return 'settled' as const;
+              const [row] = await admin<{ pid: number }[]>`
+                select pid from pg_stat_activity where usename = ${APP_LOGIN} and datname = current_database() and wait_event_type = 'Lock'`;
+              return row?.pid;
+            });
+            if (waiter === 'settled') {
+              const outcome = await pending;
+              // Succeeded without waiting (the caller reports it), or failed with an error no retry helps.
+              if (outcome.ok || classifyFailure(outcome.error) === null) return outcome;
+              tally.note('call failed before it waited, started again');
+              continue;
+            }
+            await admin`select pg_terminate_backend(${waiter})`;
+            tally.attempt('fault:backend-terminated-while-waiting');
+            return await withDeadline(pending, SETTLE_TIMEOUT_MS).catch((error: unknown) => ({
+              ok: false as const,
+              error,
+            }));
+          }
         } finally {
           await holder`rollback`;
           holder.release();
@@ -439,6 +449,7 @@ describe('connection and server faults on a private postgres cluster', () => {
         index,
         threadId: random.pick(threadIds),
       }));
+      let workersDone = false;
       const workers = Promise.all(
         Array.from({ length: WORKERS }, async () => {
           for (let job = queue.shift(); job; job = queue.shift()) {
@@ -460,13 +471,19 @@ describe('connection and server faults on a private postgres cluster', () => {
               acked.set(`${threadId}/m-${index}`, { rowId: result.stored.rowId, sequence: result.stored.sequence });
           }
         }),
-      );
+      ).finally(() => (workersDone = true));
       for (const [share, mode] of [
         [0.25, 'immediate'],
         [0.5, 'fast'],
         [0.75, 'immediate'],
       ] as const) {
-        await waitUntil(async () => (acked.size >= APPENDS_ACROSS_RESTARTS * share ? true : undefined), 120_000);
+        // Bounded by the work: the workers either acknowledge appends or end (each retry gives up after 90 s).
+        await waitUntil(
+          `${share * 100} % of the appends acknowledged`,
+          () => acked.size >= APPENDS_ACROSS_RESTARTS * share || workersDone,
+          { timeoutMs: scaledTimeout(120_000) },
+        );
+        if (acked.size < APPENDS_ACROSS_RESTARTS * share) break; // the workers ended early: the checks below say why
         tally.attempt(`fault:server-stop-${mode}`);
         const ackedBeforeStop = new Map(acked);
         await cluster.stop(mode);

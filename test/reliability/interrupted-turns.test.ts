@@ -18,6 +18,7 @@ import {
 } from '../ai-sdk/fixtures.js';
 import { userMessage } from '../support/fixtures.js';
 import { useTestDatabase } from '../support/test-database.js';
+import { SETTLE_TIMEOUT_MS } from '../support/time-limits.js';
 import { ReliabilityTally, seededTally } from './support/reliability-report.js';
 import { scaled, scaledTimeout } from './support/reliability-scale.js';
 import { seededRandom } from './support/seeded-random.js';
@@ -71,7 +72,7 @@ function sseReader(response: Response) {
 /** Polls until `read` returns a value (the server settles the answer after the client is gone). */
 async function eventually<VALUE>(
   read: () => Promise<VALUE | undefined>,
-  timeoutMs = 15_000,
+  timeoutMs = SETTLE_TIMEOUT_MS,
 ): Promise<VALUE | undefined> {
   const started = Date.now();
   for (;;) {
@@ -266,11 +267,12 @@ describe('interrupted turns on postgres', () => {
         'returns-blank': () => ({ id: 'blank', summarize: async () => '  \n ' }),
         'returns-non-string': () => ({ id: 'non-string', summarize: async () => ({ text: 'x' }) as never }),
         hangs: () => ({ id: 'hangs', summarize: () => new Promise<string>(() => {}) }),
+        // Answers once the engine gave up on it (its abort signal fired): after the timeout however slow the machine.
         'answers-after-timeout': () => ({
           id: 'late',
-          summarize: () => {
+          summarize: ({ abortSignal }) => {
             const answer = new Promise<string>((resolve) =>
-              setTimeout(() => resolve('A summary that came too late.'), 600),
+              abortSignal.addEventListener('abort', () => setImmediate(() => resolve('A summary that came too late.'))),
             );
             late.push(answer);
             return answer;

@@ -20,9 +20,9 @@ import {
   ROOT,
   runBash,
   runScript,
-  SUBPROCESS_TIMEOUT,
   unpackPackage,
 } from './support/consumer-project.js';
+import { SUBPROCESS_TIMEOUT_MS } from '../support/time-limits.js';
 import { expectStoreWorksAsLogin } from './support/use-store-as-login.js';
 
 const MARKER = 'drizzle-kit-setup';
@@ -62,7 +62,7 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-describe('npx agent-history without a database', { timeout: SUBPROCESS_TIMEOUT }, () => {
+describe('npx agent-history without a database', { timeout: SUBPROCESS_TIMEOUT_MS }, () => {
   const folder = mkdtempSync(join(tmpdir(), 'agent-history-consumer-'));
   afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
@@ -123,7 +123,7 @@ describe('npx agent-history without a database', { timeout: SUBPROCESS_TIMEOUT }
 describe(
   "the README's block on a fresh PostgreSQL 15 cluster, as an owner with CREATEROLE",
   {
-    timeout: SUBPROCESS_TIMEOUT,
+    timeout: SUBPROCESS_TIMEOUT_MS,
   },
   () => {
     let cluster: PostgresCluster;
@@ -238,7 +238,7 @@ describe(
 describe(
   "the README's block on a fresh PostgreSQL 15 cluster, as an owner without CREATEROLE",
   {
-    timeout: SUBPROCESS_TIMEOUT,
+    timeout: SUBPROCESS_TIMEOUT_MS,
   },
   () => {
     let cluster: PostgresCluster;

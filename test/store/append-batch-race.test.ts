@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { describe, expect } from 'vitest';
 import { itOffCitus, useTestDatabase } from '../support/test-database.js';
+import { waitUntil } from '../support/time-limits.js';
 
 // The batch append looks up every item's message id and request id in one statement. A writer that
 // holds the thread (its append not yet committed) makes that statement wait at the thread's UPDATE, after its
@@ -55,15 +56,16 @@ describe('the batch append racing another writer on postgres', () => {
           JSON.stringify(items.map((item) => ({ ...item, threadId }))),
         ]) as unknown as Promise<Array<Record<string, unknown>>>;
         batch.catch(() => {}); // awaited below
-        for (const deadline = Date.now() + 20_000; ;) {
+        let batchEnded = false;
+        void batch.finally(() => (batchEnded = true)).catch(() => {});
+        await waitUntil('the batch to wait for the thread', async () => {
+          if (batchEnded) throw new Error('the batch ended without waiting for the thread');
           const [row] = await database.admin.query<{ n: number }>(
             `select count(*)::int as n from pg_stat_activity
              where datname = current_database() and wait_event_type = 'Lock' and query like '%append_messages%'`,
           );
-          if (row!.n > 0) break;
-          if (Date.now() > deadline) throw new Error('the batch never waited for the thread');
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        }
+          return row!.n > 0;
+        });
       });
       const rows = await batch!;
       const stored = await database.admin.query<{ message_id: string; sequence: number }>(

@@ -13,6 +13,7 @@ import {
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { range, userMessage } from '../support/fixtures.js';
+import { SETTLE_TIMEOUT_MS, waitUntil } from '../support/time-limits.js';
 
 // Write combining: with `maxInFlight: 1`, the first of a burst of appends is sent alone and every append that
 // arrives while it runs is queued, then sent as one statement. `xmin` tells which rows one transaction wrote.
@@ -359,7 +360,7 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
         // Settles while the busy thread is still locked.
         expect(
           await within(
-            10_000,
+            SETTLE_TIMEOUT_MS,
             freeAppend.then((result) => result.created),
           ),
         ).toBe(true);
@@ -382,11 +383,11 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
           store.appendMessage(held1.id, userMessage('h1')),
           store.appendMessage(held2.id, userMessage('h2')),
         );
-        await waitFor(async () => (await appendsWaitingOnLocks()) === 2);
+        await waitUntil('two appends waiting on locks', async () => (await appendsWaitingOnLocks()) === 2);
         // Settles while both are still waiting: their slots were given up after 100 ms.
         expect(
           await within(
-            10_000,
+            SETTLE_TIMEOUT_MS,
             store.appendMessage(free.id, userMessage('f1')).then((result) => result.created),
           ),
         ).toBe(true);
@@ -409,10 +410,10 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
       let freeAppend: Promise<{ created: boolean }> | undefined;
       await whileAnotherWriterHolds([held1.id, held2.id], async () => {
         waiting.push(store.appendMessage(held1.id, userMessage('h1')));
-        await waitFor(async () => (await appendsWaitingOnLocks()) === 1);
+        await waitUntil('an append waiting on a lock', async () => (await appendsWaitingOnLocks()) === 1);
         // The first gave up its slot (the one allowed); the second keeps it while it waits.
         waiting.push(store.appendMessage(held2.id, userMessage('h2')));
-        await waitFor(async () => (await appendsWaitingOnLocks()) === 2);
+        await waitUntil('two appends waiting on locks', async () => (await appendsWaitingOnLocks()) === 2);
         freeAppend = store.appendMessage(free.id, userMessage('f1'));
         expect(
           await within(
@@ -443,7 +444,7 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
         ]);
         await Promise.all([calls[0], calls[3]]);
         // Both batches ([same, own-N]) wait on the thread row, before their idempotency look-up.
-        await waitFor(async () => (await appendsWaitingOnLocks()) === 2);
+        await waitUntil('two appends waiting on locks', async () => (await appendsWaitingOnLocks()) === 2);
       });
       const results = await Promise.all(calls);
       const same = [results[1]!, results[4]!];
@@ -500,7 +501,7 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
         await whileAnotherWriterHolds([other.id], async () => {
           // The lone append waits on the lock, so the failing query and then the batch queue behind it, in that order.
           calls = [store.appendMessage(other.id, userMessage('alone'))];
-          await waitFor(async () => (await appendsWaitingOnLocks()) === 1);
+          await waitUntil('an append waiting on a lock', async () => (await appendsWaitingOnLocks()) === 1);
           void failAfterThreeRows(client);
           calls.push(
             store.appendMessage(thread.id, userMessage('b1')),
@@ -532,12 +533,4 @@ function within<VALUE>(milliseconds: number, promise: Promise<VALUE>): Promise<V
     promise,
     new Promise<'timed out'>((resolve) => setTimeout(() => resolve('timed out'), milliseconds)),
   ]);
-}
-
-async function waitFor(condition: () => Promise<boolean>): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error('timed out waiting for a condition');
 }

@@ -5,6 +5,7 @@ import { createAgentHistory, InvalidArgumentError, VersionConflictError, type Te
 import { APP_LOGIN } from '../support/global-setup.js';
 import { BACKENDS, describeOffCitus, itOffCitus, useTestDatabase } from '../support/test-database.js';
 import { range, userMessage } from '../support/fixtures.js';
+import { waitUntil } from '../support/time-limits.js';
 
 // On PostgreSQL 15 these calls really run at once on up to 40 pooled connections. PGlite runs one transaction at
 // a time, so there the same tests check the logic only; the races themselves exist on the real server alone.
@@ -40,16 +41,18 @@ describe.each(BACKENDS)('concurrent writes on %s', (backend) => {
       await session
         .begin(async (tx) => {
           await hold(tx);
+          let ended = false;
           calls = settle(launch());
-          for (const deadline = Date.now() + 20_000; ;) {
+          void calls.then(() => (ended = true));
+          await waitUntil(`${waiters} calls blocked on the held locks`, async () => {
             const [row] = await database.admin.query<{ n: string }>(
               `select count(*) as n from pg_stat_activity where datname = current_database() and usename = $1 and wait_event_type = 'Lock'`,
               [APP_LOGIN],
             );
-            if (Number(row!.n) >= waiters) break;
-            if (Date.now() > deadline) throw new Error(`only ${row!.n} of ${waiters} calls blocked`);
-            await new Promise((resolve) => setTimeout(resolve, 10));
-          }
+            if (Number(row!.n) >= waiters) return true;
+            if (ended) throw new Error(`the calls ended with only ${row!.n} of ${waiters} blocked`);
+            return false;
+          });
           throw new RollBack();
         })
         .catch((error: unknown) => {

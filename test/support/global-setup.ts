@@ -7,6 +7,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../../src/store/migrate.js';
+import { PGBOUNCER, POSTGRESQL_15, requireDebianPrograms } from './debian-packages.js';
 import { startPgBouncer, type PgBouncer } from './pgbouncer.js';
 import { startPostgresCluster, type PostgresCluster } from './postgres-cluster.js';
 
@@ -27,10 +28,17 @@ declare module 'vitest' {
 /**
  * Runs once per `npm test`: starts a throwaway PostgreSQL 15 cluster (or uses DATABASE_URL) with
  * `pg_stat_statements` loaded, PgBouncer in transaction mode in front of it, migrates a template database that
- * each test file clones, creates the application login role, and dumps a migrated PGlite database. A missing
- * server or PgBouncer fails the run; nothing is skipped.
+ * each test file clones, creates the application login role, and dumps a migrated PGlite database. Debian's
+ * postgresql-15 and pgbouncer are installed first when missing and the run is root (PG_BIN, PGBOUNCER_BIN and
+ * DATABASE_URL point it at other copies); otherwise a missing one fails the run, naming the command that installs
+ * it. Nothing is skipped.
  */
 export default async function setup(project: TestProject) {
+  // Both at once: one apt-get run, or one error naming everything that is missing.
+  requireDebianPrograms([
+    ...(process.env.DATABASE_URL || process.env.PG_BIN ? [] : [POSTGRESQL_15]),
+    ...(process.env.PGBOUNCER_BIN ? [] : [PGBOUNCER]),
+  ]);
   let cluster: PostgresCluster | undefined;
   let serverUrl: string;
   if (process.env.DATABASE_URL) {

@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PGBOUNCER, requireDebianProgram } from './debian-packages.js';
 import { freePort } from './postgres-cluster.js';
 
 /** A throwaway PgBouncer in transaction mode on loopback, in front of one PostgreSQL server. */
@@ -11,27 +12,38 @@ export interface PgBouncer {
   stop: () => void;
 }
 
-const BIN_CANDIDATES = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'];
-
+/** $PGBOUNCER_BIN, or Debian's pgbouncer (installed first when missing and this process is root). */
 function findPgBouncer(): string {
-  const bin = process.env.PGBOUNCER_BIN ?? BIN_CANDIDATES.find((path) => existsSync(path));
-  if (!bin || !existsSync(bin)) {
-    throw new Error(
-      "PgBouncer was not found (looked in /usr/sbin, /usr/bin and $PGBOUNCER_BIN). Install Debian's pgbouncer " +
-        '(`.ci/run` does it): the store contract runs through it in transaction mode.',
-    );
-  }
+  const bin = process.env.PGBOUNCER_BIN ?? requireDebianProgram(PGBOUNCER);
+  if (!existsSync(bin)) throw new Error(`PGBOUNCER_BIN is ${bin}, which does not exist.`);
   return bin;
 }
 
-async function waitForPort(port: number, logFile: string): Promise<void> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => (socket.end(), resolve(true)));
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
+const canConnect = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.end(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+
+/** Whether the daemon whose pid file is `pidFile` wrote it and is gone since. */
+function exited(pidFile: string): boolean {
+  if (!existsSync(pidFile)) return false;
+  try {
+    process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Waits until PgBouncer listens on `port`, or fails as soon as it exited. The deadline is for a daemon that does
+ * neither, and is far beyond how long it takes to start on a loaded machine.
+ */
+async function waitForPort(port: number, logFile: string, pidFile: string): Promise<void> {
+  for (const giveUpAt = Date.now() + 120_000; Date.now() < giveUpAt && !exited(pidFile);) {
+    if (await canConnect(port)) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   const log = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '(no log)';
@@ -82,7 +94,7 @@ export async function startPgBouncer({
       ? spawnSync('runuser', ['-u', 'postgres', '--', bin, ...args], { encoding: 'utf8' })
       : spawnSync(bin, args, { encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`pgbouncer failed (${result.status}): ${result.stderr || result.stdout}`);
-  await waitForPort(port, logFile);
+  await waitForPort(port, logFile, pidFile);
   let stopped = false;
   return {
     port,

@@ -2,7 +2,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { POSTGRESQL_15, requireDebianProgram } from './debian-packages.js';
 
 /** A throwaway PostgreSQL 15 cluster on loopback, started from Debian's postgresql-15 binaries. */
 export interface PostgresCluster {
@@ -12,16 +13,14 @@ export interface PostgresCluster {
   stop: () => void;
 }
 
-const BIN_CANDIDATES = ['/usr/lib/postgresql/15/bin'];
-
+/**
+ * The folder of PostgreSQL 15's programs: $PG_BIN, or Debian's postgresql-15 (installed first when missing and
+ * this process is root: test/support/debian-packages.ts).
+ */
 export function findPostgresBin(): string {
-  const bin = process.env.PG_BIN ?? BIN_CANDIDATES.find((dir) => existsSync(join(dir, 'initdb')));
-  if (!bin || !existsSync(join(bin, 'initdb'))) {
-    throw new Error(
-      "PostgreSQL 15 was not found (looked in /usr/lib/postgresql/15/bin and $PG_BIN). Install Debian's postgresql-15 " +
-        '(`.ci/run` does it) or set DATABASE_URL to a superuser URL of a PostgreSQL 15 server.',
-    );
-  }
+  const bin = process.env.PG_BIN ?? dirname(requireDebianProgram(POSTGRESQL_15));
+  if (!existsSync(join(bin, 'initdb')))
+    throw new Error(`PG_BIN is ${bin}, which has no initdb: point it at PostgreSQL 15's bin folder.`);
   return bin;
 }
 
@@ -68,7 +67,7 @@ export async function startPostgresCluster({
   const flags = Object.entries(options)
     .map(([key, value]) => `-c ${key}=${value}`)
     .join(' ');
-  run('pg_ctl', ['-D', dataDir, '-l', join(root, 'server.log'), '-o', flags, '-w', '-t', '60', 'start']);
+  run('pg_ctl', ['-D', dataDir, '-l', join(root, 'server.log'), '-o', flags, '-w', '-t', '300', 'start']);
   let stopped = false;
   return {
     port,

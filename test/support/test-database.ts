@@ -7,6 +7,7 @@ import { drizzle as drizzleNodePostgres } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import pg from 'pg';
 import postgres from 'postgres';
+import postgresV4 from 'postgres-v4';
 import { describe, inject, it } from 'vitest';
 import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
 import { rowsOf } from '../../src/tenant/database.js';
@@ -14,21 +15,21 @@ import { APP_LOGIN, TEMPLATE_DATABASE } from './global-setup.js';
 import { AUTO_EXPLAIN_SETTINGS, explainNestedOnServer, plansOfNotices, type ExecutedPlan } from './nested-plans.js';
 import { registerTestDatabase } from './register-test-database.js';
 
-/** The databases every suite runs on: PGlite, and PostgreSQL 15 through postgres-js. */
+/** The databases every suite runs on: PGlite, and PostgreSQL 15 through postgres-js 3. */
 export const BACKENDS = ['pglite', 'postgres'] as const;
 /**
- * {@link BACKENDS} and the same PostgreSQL 15 through node-postgres (a `pg.Pool`) and through node-postgres behind
- * PgBouncer in transaction mode: for the store contract, isolation and append-concurrency suites only (the rest of
- * the suite does not depend on the driver).
+ * {@link BACKENDS} and the same PostgreSQL 15 through postgres-js 4, through node-postgres (a `pg.Pool`) and through
+ * node-postgres behind PgBouncer in transaction mode: for the store and context-store contracts and the isolation,
+ * read-equivalence and append-concurrency suites (the rest of the suite does not depend on the driver).
  */
-export const CONTRACT_BACKENDS = [...BACKENDS, 'node-postgres', 'pgbouncer'] as const;
+export const CONTRACT_BACKENDS = [...BACKENDS, 'postgres-js-4', 'node-postgres', 'pgbouncer'] as const;
 export type Backend = (typeof CONTRACT_BACKENDS)[number];
 
 /** A fresh, migrated database for one test file. */
 export interface TestDatabase {
   backend: Backend;
   /**
-   * What the store uses. On PostgreSQL 15: a pool (postgres-js, or a `pg.Pool`, direct or through PgBouncer) logged
+   * What the store uses. On PostgreSQL 15: a pool (postgres-js 3 or 4, or a `pg.Pool`, direct or through PgBouncer) logged
    * in as a plain login role (not superuser, not owner, no BYPASSRLS) that reaches the tables only through the
    * application role. On PGlite: its one connection.
    */
@@ -114,11 +115,19 @@ export async function openTestDatabase(
   };
 }
 
-/** The app login's pool on `backend`: postgres-js, or node-postgres (directly or through PgBouncer). */
+/** The app login's pool on `backend`: postgres-js 3 or 4, or node-postgres (directly or through PgBouncer). */
 function openAppPool(backend: Backend, appUrl: string, poolSize: number) {
   if (backend === 'postgres') {
     const client = postgres(appUrl, { max: poolSize, onnotice: () => {} });
     return { db: drizzlePostgres({ client }) as unknown as AgentHistoryDatabase, end: () => client.end() };
+  }
+  if (backend === 'postgres-js-4') {
+    // drizzle-orm's postgres-js driver is typed against postgres-js 3; at run time it takes either.
+    const client = postgresV4(appUrl, { max: poolSize, onnotice: () => {} });
+    return {
+      db: drizzlePostgres({ client: client as unknown as postgres.Sql }) as unknown as AgentHistoryDatabase,
+      end: () => client.end(),
+    };
   }
   const pool = new pg.Pool({ connectionString: appUrl, max: poolSize });
   // An idle client's error (the server ended it) must not crash the test process; the next query reports it.
@@ -142,6 +151,12 @@ function openAppPool(backend: Backend, appUrl: string, poolSize: number) {
 export function useTestDatabase(backend: Backend, options: TestDatabaseOptions = {}): TestDatabase {
   return registerTestDatabase(backend, () => openTestDatabase(backend, options));
 }
+
+/**
+ * Whether the suites run on a Citus coordinator (true in the Citus suite's stand-in for this module): for a suite
+ * that sizes its work or its time limit by the server, every call there paying a coordinator → worker hop.
+ */
+export const ON_CITUS: boolean = false;
 
 /**
  * `it` for a check that holds on PGlite and PostgreSQL but cannot run as written on Citus (the Citus suite's

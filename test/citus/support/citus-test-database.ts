@@ -18,7 +18,7 @@ import { citusClusterAt, createCitusDatabase, dropCitusDatabase } from '../../su
 export const BACKENDS = ['postgres'] as const;
 /** The driver and pooler variants run on PostgreSQL only: on Citus the contract suites run on the coordinator alone. */
 export const CONTRACT_BACKENDS = BACKENDS;
-export type Backend = 'pglite' | 'postgres' | 'node-postgres' | 'pgbouncer';
+export type Backend = 'pglite' | 'postgres' | 'postgres-js-4' | 'node-postgres' | 'pgbouncer';
 
 /** A fresh, migrated, distributed database for one test file (same shape as test/support/test-database.ts). */
 export interface TestDatabase {
@@ -103,6 +103,9 @@ export interface TestDatabaseOptions {
 export function useTestDatabase(backend: Backend, options: TestDatabaseOptions = {}): TestDatabase {
   return registerTestDatabase(backend, () => openTestDatabase(backend, options));
 }
+
+/** The suites run on a Citus coordinator (see test/support/test-database.ts). */
+export const ON_CITUS: boolean = true;
 
 /**
  * A check that cannot run as written on Citus (a probe without a tenant filter is a multi-shard query, which this

@@ -49,11 +49,11 @@ export async function startRestartableCluster(): Promise<RestartableCluster> {
   const flags = `-c port=${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${root} -c max_connections=200 -c shared_buffers=64MB`;
   let running = false;
   const start = async () => {
-    await run('pg_ctl', ['-D', dataDir, '-l', join(root, 'server.log'), '-o', flags, '-w', '-t', '60', 'start']);
+    await run('pg_ctl', ['-D', dataDir, '-l', join(root, 'server.log'), '-o', flags, '-w', '-t', '300', 'start']);
     running = true;
   };
   const stop = async (mode: 'fast' | 'immediate') => {
-    await run('pg_ctl', ['-D', dataDir, '-m', mode, '-w', '-t', '60', 'stop']);
+    await run('pg_ctl', ['-D', dataDir, '-m', mode, '-w', '-t', '300', 'stop']);
     running = false;
   };
   await start();

@@ -6,11 +6,6 @@ import postgres from 'postgres';
 /** The repository's root. */
 export const ROOT = resolve(import.meta.dirname, '../../..');
 
-/**
- * Per-test time for the suites that run drizzle-kit and npm in child processes: each takes seconds alone and
- * minutes on a loaded machine, where the suite's 60 s default failed them (a timeout, not a wrong result).
- */
-export const SUBPROCESS_TIMEOUT = 900_000;
 const FIXTURE = join(ROOT, 'examples/drizzle-kit-consumer');
 
 /** Packs the package as `npm publish` would (the `dist/` that `npm run build` made) into `folder`; returns the tarball. */
