@@ -44,7 +44,8 @@ describe.each(BACKENDS)('literals on a connection without standard_conforming_st
             return;
           }
           if (messageId.startsWith('\uFEFF')) messageId = `m${messageId}`;
-          // PGlite drops a leading U+FEFF from every text column it reads (README, PGlite): kept in the middle only.
+          // PGlite drops a leading U+FEFF from every text column it reads (docs/postgres.md, "Running on
+          // PostgreSQL"): kept in the middle only.
           if (backend === 'pglite' && body.startsWith('\uFEFF')) body = `b${body}`.slice(0, 400);
           const user = history.forTenant(tenantId, { userId });
           const thread = await user.createThread({ title: body });
