@@ -4,7 +4,7 @@
 //   W3  on a thread of 10,000 messages: listMessages(limit 50) and loadContext({ maxTailMessages: 50 }), p50 ms
 // Plus, on plain PostgreSQL only, the plan and latency of a thread read under the tenant policy with and without the
 // `(select …)` around the tenant setting (the policy has none; `--policy` runs only that part).
-// Needs Citus installed into PostgreSQL 15 (see the README's "Running on Citus").
+// Needs Citus installed into PostgreSQL 15 (see docs/citus.md, "Running on Citus").
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { drizzle } from 'drizzle-orm/postgres-js';
@@ -12,7 +12,7 @@ import postgres from 'postgres';
 import { createAgentHistory, migrate, type AgentHistoryDatabase } from '../src/index.js';
 import { createCitusDatabase, onNode, startCitusCluster, type CitusCluster } from '../test/support/citus-cluster.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
-import { readmeDistributionSql } from '../test/citus/support/citus-test-database.js';
+import { docsDistributionSql } from '../test/citus/support/citus-test-database.js';
 
 const LOGIN = 'agent_history_bench';
 const DATABASE = 'bench_citus';
@@ -189,7 +189,7 @@ async function onCitus() {
     await createCitusDatabase(cluster, DATABASE);
     const admin = postgres(cluster.coordinator.url(DATABASE), { max: 2, onnotice: () => {} });
     await migrate(drizzle({ client: postgres(cluster.coordinator.url(DATABASE), { max: 1, onnotice: () => {} }) }));
-    for (const statement of readmeDistributionSql().split(/;\s*\n/)) {
+    for (const statement of docsDistributionSql().split(/;\s*\n/)) {
       const text = statement.replace(/^--.*$/gm, '').trim();
       if (text) await admin.unsafe(text);
     }

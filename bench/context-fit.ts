@@ -1,7 +1,7 @@
 // `npm run bench:context-fit`: runs the context engine on generated agent conversations (test/support/
 // agent-conversations.ts, the generator the CI-size property tests use) and checks every prepared model call
-// against issue 11: over budget, split calls or approvals, lost newest input or pinned messages, invented results,
-// snapshots that do not rebuild, utilisation of the budget (targetRatio 1) and the time per call.
+// against the context engine's rules: over budget, split calls or approvals, lost newest input or pinned messages,
+// invented results, snapshots that do not rebuild, utilisation of the budget (targetRatio 1) and the time per call.
 // No database: the engine runs on the in-memory store. Environment: CONTEXT_FIT_CONVERSATIONS (default 100000),
 // CONTEXT_FIT_SEED (first seed, default 1), CONTEXT_FIT_WORKERS (processes, default 2, one
 // per core), CONTEXT_FIT_MAX_MESSAGES (default 2000). Prints a JSON summary and a Markdown table.

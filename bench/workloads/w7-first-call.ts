@@ -1,5 +1,5 @@
 // W7: the first call of a request: `initialMessages()` plus one `prepareStep`, by a new context manager (one per
-// request, as an app makes), on a long thread whose messages carry stored token counts (issue 11 point 5).
+// request, as an app makes), on a long thread whose messages carry stored token counts (and per-part counts).
 // Every call gets fresh message objects, as a store's load parses them from rows: they are copied before the
 // clock starts, so the figure is the engine's own time (the database read is W3). Snapshots are accepted and not
 // kept, so every call starts from the same thread without one (the worst case: the whole thread is compacted).

@@ -54,7 +54,8 @@ export interface CreateChatHandlerOptions<
   getHistory: (request: Request, context: ChatRequestContext) => TenantHistory | Promise<TenantHistory>;
   /**
    * The largest request body read, in bytes: a larger one is refused with 413 before it is parsed. useChat's default
-   * body carries the whole conversation; send only the new message (see the README) for long threads.
+   * body carries the whole conversation; send only the new message for long threads (docs/ai-sdk.md, "What the
+   * route takes from the client's message").
    * @default 4_194_304 (4 MiB)
    */
   maxBodyBytes?: number;

@@ -45,7 +45,8 @@ export class DatabaseError extends AgentHistoryError {
   /**
    * Whether making the same call again may succeed (a lost connection, a restart, a timeout, a serialization failure,
    * a lock not granted), decided by the code: a driver that reports a lost connection without one (node-postgres's
-   * "Connection terminated") gives false. Whether retrying is safe depends on the call: see the README.
+   * "Connection terminated") gives false. Whether retrying is safe depends on the call: see docs/store.md,
+   * "DatabaseError".
    */
   readonly retryable: boolean;
 

@@ -17,7 +17,7 @@ export class MigrationPathConflictError extends AgentHistoryError {
         `migrate() refused: ${existing} already exists but ${migrationsTable} records none of the package's ` +
         `migrations, so the tables were created by another path (your drizzle-kit migrations, or migrate() with ` +
         `another migrationsTable). Keep one path: with drizzle-kit, add the package's new migrations to yours ` +
-        `(README: "Upgrading in a drizzle-kit project") and do not call migrate(). Nothing was changed.`,
+        `(docs/postgres.md: "Upgrading in a drizzle-kit project") and do not call migrate(). Nothing was changed.`,
     });
     this.existing = existing;
     this.migrationsTable = migrationsTable;

@@ -88,7 +88,7 @@ async function inspectSetup(
       message: `Row-level security does not hold for the role ${quoted(role)}: ${bypassReasons.join('; ')}.`,
       fix:
         'connect as a login that is neither superuser nor BYPASSRLS nor the tables’ owner, a member of the ' +
-        'application role (see "Tenancy and the application role" in the README).',
+        'application role (see "The application login" in docs/postgres.md).',
     });
   return { report: { ok: problems.length === 0, login, role, problems }, bypassReasons };
 }

@@ -5,7 +5,7 @@ import { loadO200kTokenCounter, type ContextUIMessage, type TokenCounter } from 
 import { createAgentHistory } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 
-// Issue 11 point 5: a thread loaded from the store is never tokenized again on the first call of a request, also
+// A thread loaded from the store is never tokenized again on the first call of a request, also
 // where pruning removes parts of stored messages (their stored per-part counts are subtracted).
 
 const counter = await loadO200kTokenCounter();

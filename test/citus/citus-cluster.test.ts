@@ -7,12 +7,12 @@ import { CitusSettingError, createAgentHistory, NotFoundError, type AgentHistory
 import { rowsOf } from '../../src/tenant/database.js';
 import { withTenant } from '../../src/tenant/with-tenant.js';
 import { citusClusterAt, onNode } from '../support/citus-cluster.js';
-import { openTestDatabase, readmeDistributionSql, type TestDatabase } from './support/citus-test-database.js';
+import { openTestDatabase, docsDistributionSql, type TestDatabase } from './support/citus-test-database.js';
 import { TABLES } from '../support/tables.js';
 
 const text = (id: string, value: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text: value }] });
 
-describe('Citus: the README procedure on a coordinator and two workers', () => {
+describe('Citus: the procedure of docs/citus.md on a coordinator and two workers', () => {
   let database: TestDatabase;
   const pools: postgres.Sql[] = [];
   const pool = (options: postgres.Options<Record<string, postgres.PostgresType>> = {}) => {
@@ -173,14 +173,14 @@ describe('Citus: the README procedure on a coordinator and two workers', () => {
   });
 });
 
-describe('Citus: re-creating a distributed function (the README hazard)', () => {
+describe('Citus: re-creating a distributed function (the hazard docs/citus.md names)', () => {
   let database: TestDatabase;
   beforeAll(async () => {
     database = await openTestDatabase('postgres');
   });
   afterAll(() => database.close());
 
-  it('should lose the distribution on DROP + CREATE, fail appends, and work again once the README statement is re-run', async () => {
+  it('should lose the distribution on DROP + CREATE, fail appends, and work again once the documented statement is re-run', async () => {
     const signature = 'agent_history_append_messages(uuid, text, jsonb)';
     const distributed = async () =>
       (
@@ -210,7 +210,7 @@ describe('Citus: re-creating a distributed function (the README hazard)', () => 
     // Run on the coordinator, the function finds no thread there: the append fails with NotFoundError.
     await expect(store.appendMessage(thread.id, text('m1', 'lost'))).rejects.toThrow(NotFoundError);
 
-    for (const statement of readmeDistributionSql().split(/;\s*\n/)) {
+    for (const statement of docsDistributionSql().split(/;\s*\n/)) {
       const sql = statement.replace(/^--.*$/gm, '').trim();
       if (sql.includes('create_distributed_function')) await database.admin.query(sql);
     }

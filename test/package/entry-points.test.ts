@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -20,11 +20,21 @@ const entryPoints = Object.entries(manifest.exports)
     javascript: resolve(root, target.default),
   }));
 
+/** README.md and every page of docs/, as one text: what the documentation tells a user. */
+const documentation = [
+  'README.md',
+  ...readdirSync(resolve(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+]
+  .map((file) => readFileSync(resolve(root, file), 'utf8'))
+  .join('\n');
+
 /**
- * The names README.md tells a user to import, by entry point. A rename that forgets the README (or the
- * README's promise) fails here.
+ * The names the README and docs/ tell a user to import, by entry point. A rename that forgets the documentation (or
+ * the documentation's promise) fails here.
  */
-const readmeNames: Record<string, string[]> = {
+const documentedNames: Record<string, string[]> = {
   'agent-history': [
     'createAgentHistory',
     'migrate',
@@ -118,11 +128,10 @@ function reachedPackages(file: string, seen = new Set<string>(), packages = new 
   return packages;
 }
 
-/** The names imported from `agent-history` entry points in README.md's code blocks. */
-function readmeCodeImports(): Array<{ specifier: string; name: string }> {
-  const readme = readFileSync(resolve(root, 'README.md'), 'utf8');
+/** The names imported from `agent-history` entry points in the code blocks of README.md and docs/. */
+function documentedCodeImports(): Array<{ specifier: string; name: string }> {
   const imports: Array<{ specifier: string; name: string }> = [];
-  for (const match of readme.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'(agent-history[^']*)'/g)) {
+  for (const match of documentation.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'(agent-history[^']*)'/g)) {
     for (const name of match[1]!.split(','))
       imports.push({ specifier: match[2]!, name: name.replace(/^\s*type\s+/, '').trim() });
   }
@@ -130,8 +139,8 @@ function readmeCodeImports(): Array<{ specifier: string; name: string }> {
 }
 
 describe('the package entry points', () => {
-  it('should export every name README.md mentions, from the entry point it names', () => {
-    const missing = Object.entries(readmeNames).flatMap(([specifier, names]) => {
+  it('should export every name the README and docs/ mention, from the entry point they name', () => {
+    const missing = Object.entries(documentedNames).flatMap(([specifier, names]) => {
       const entry = entryPoints.find((candidate) => candidate.specifier === specifier);
       const exported = new Set(entry === undefined ? [] : exportedNames(entry.types));
       return names.filter((name) => !exported.has(name)).map((name) => `${specifier}: ${name}`);
@@ -139,8 +148,8 @@ describe('the package entry points', () => {
     expect(missing).toEqual([]);
   });
 
-  it("should export every name that README.md's code imports", () => {
-    const imports = readmeCodeImports();
+  it('should export every name that the code of the README and docs/ imports', () => {
+    const imports = documentedCodeImports();
     expect(imports.length).toBeGreaterThan(5);
     const missing = imports.filter(({ specifier, name }) => {
       const entry = entryPoints.find((candidate) => candidate.specifier === specifier);
@@ -149,9 +158,8 @@ describe('the package entry points', () => {
     expect(missing).toEqual([]);
   });
 
-  it('should export every function README.md writes as a call, or have it as a member of an exported type', () => {
-    const readme = readFileSync(resolve(root, 'README.md'), 'utf8');
-    // Calls the README writes that are not this package's: the AI SDK's, Drizzle's, SQL's, and its own prose
+  it('should export every function the README and docs/ write as a call, or have it as a member of an exported type', () => {
+    // Calls the documentation writes that are not this package's: the AI SDK's, Drizzle's, SQL's, and its own prose
     // (`ceil(…)`).
     const foreign = new Set([
       'addToolApprovalResponse',
@@ -162,7 +170,12 @@ describe('the package entry points', () => {
       'generateUUID',
       'useChat',
     ]);
-    const called = new Set([...readme.matchAll(/`([a-zA-Z_]\w*)\(/g)].map((match) => match[1]!));
+    // A call in code spans (`listMessages(…)`), and every call in a signature heading (`### forkThread(threadId, …)`).
+    const headings = [...documentation.matchAll(/^#{2,6} .*$/gm)].map((match) => match[0]);
+    const called = new Set([
+      ...[...documentation.matchAll(/`([a-zA-Z_]\w*)\(/g)].map((match) => match[1]!),
+      ...headings.flatMap((heading) => [...heading.matchAll(/\b([a-zA-Z_]\w*)\(/g)].map((match) => match[1]!)),
+    ]);
     const known = new Set<string>();
     for (const entry of entryPoints) {
       const source = program.getSourceFile(entry.types)!;
@@ -181,7 +194,7 @@ describe('the package entry points', () => {
   it('should load every entry point and find its exported values at run time', async () => {
     for (const entry of entryPoints) {
       const loaded = (await import(entry.javascript)) as Record<string, unknown>;
-      const values = (readmeNames[entry.specifier] ?? []).filter((name) => /^[a-z]|Error$/.test(name));
+      const values = (documentedNames[entry.specifier] ?? []).filter((name) => /^[a-z]|Error$/.test(name));
       expect(values.filter((name) => loaded[name] === undefined)).toEqual([]);
     }
   });

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,17 +7,30 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { CHILD_PROCESS_TIMEOUT_MS, SUBPROCESS_TIMEOUT_MS } from '../support/time-limits.js';
 
-// README snippets are code a user copies: each `ts` block runs here as written, as its own script, and must finish
-// by itself (a pool or a PGlite left open keeps the process alive, and the test fails) without printing notices.
-// Only the route snippet is a part of an app rather than a script: the names it leaves to the app (its history,
-// how a request's tenant and user are found, its tools and instructions) are declared before it, and the process
-// is ended after it, as a server would keep running.
+// The snippets of README.md and of every page in docs/ are code a user copies: each `ts` block runs here as written,
+// as its own script, and must finish by itself (a pool or a PGlite left open keeps the process alive, and the test
+// fails) without printing notices. Only the snippets that are a module of an app rather than a script (they start
+// with `// lib/`: the route's handler, an agent's turn) are not: the names they leave to the app (its history, how a
+// request's tenant and user are found, its tools and instructions) are declared before them, and the process is
+// ended after them, as a server would keep running.
 const root = resolve(import.meta.dirname, '../..');
-const readme = readFileSync(join(root, 'README.md'), 'utf8');
-const snippets = [...readme.matchAll(/^```ts\n([\s\S]*?)^```/gm)].map((match) => ({
-  line: readme.slice(0, match.index).split('\n').length,
-  code: match[1]!,
-}));
+const documents = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`),
+];
+const snippets = documents.flatMap((file) => {
+  const text = readFileSync(join(root, file), 'utf8');
+  return [...text.matchAll(/^```ts\n([\s\S]*?)^```/gm)].map((match) => ({
+    file,
+    line: text.slice(0, match.index).split('\n').length,
+    code: match[1]!,
+  }));
+});
+/** A file name for a snippet: its document and line (`docs-store.md-40.ts`). */
+const scriptName = ({ file, line }: { file: string; line: number }) => `${file.replaceAll('/', '-')}-${line}.ts`;
 
 /** What a snippet may use without declaring it, and how the test provides it. */
 const provided: Record<string, string> = {
@@ -36,8 +49,8 @@ const provided: Record<string, string> = {
   })();`,
 };
 
-/** The snippets that are part of an app, not scripts: the route's handler module. */
-const isAppPart = (code: string) => code.startsWith('// lib/chat.ts');
+/** The snippets that are part of an app, not scripts: modules of its `lib/` folder. */
+const isAppPart = (code: string) => code.startsWith('// lib/');
 
 function moduleFor(code: string, workingDirectory: string): string {
   if (!isAppPart(code))
@@ -56,7 +69,7 @@ function moduleFor(code: string, workingDirectory: string): string {
   ].join('\n');
 }
 
-describe('README.md', () => {
+describe('the snippets of README.md and docs/', () => {
   let database: TestDatabase;
   const folder = join(root, '.tmp', `readme-snippets-${process.pid}`);
   const workingDirectory = mkdtempSync(join(tmpdir(), 'agent-history-readme-'));
@@ -71,8 +84,9 @@ describe('README.md', () => {
     rmSync(workingDirectory, { recursive: true, force: true });
   });
 
-  it('should have TypeScript snippets to run', () => {
-    expect(snippets.length).toBeGreaterThanOrEqual(4);
+  it('should have TypeScript snippets to run, in the README and in docs/', () => {
+    expect(snippets.filter(({ file }) => file === 'README.md').length).toBeGreaterThanOrEqual(4);
+    expect(snippets.filter(({ file }) => file.startsWith('docs/')).length).toBeGreaterThanOrEqual(4);
   });
 
   // tsx strips types without checking them: a snippet with a wrong option name or type would still run. Checked
@@ -82,8 +96,8 @@ describe('README.md', () => {
     async () => {
       const checked = join(folder, 'typecheck');
       mkdirSync(checked, { recursive: true });
-      for (const { line, code } of snippets)
-        writeFileSync(join(checked, `line-${line}.ts`), moduleFor(code, workingDirectory));
+      for (const snippet of snippets)
+        writeFileSync(join(checked, scriptName(snippet)), moduleFor(snippet.code, workingDirectory));
       writeFileSync(
         join(checked, 'tsconfig.json'),
         JSON.stringify({
@@ -106,10 +120,10 @@ describe('README.md', () => {
   );
 
   it.each(snippets)(
-    'should run the snippet at line $line as written',
-    async ({ line, code }) => {
-      const file = join(folder, `line-${line}.ts`);
-      writeFileSync(file, moduleFor(code, workingDirectory));
+    'should run the snippet at $file:$line as written',
+    async (snippet) => {
+      const file = join(folder, scriptName(snippet));
+      writeFileSync(file, moduleFor(snippet.code, workingDirectory));
       const { stdout } = await promisify(execFile)(join(root, 'node_modules', '.bin', 'tsx'), [file], {
         cwd: root,
         env: { ...process.env, OWNER_DATABASE_URL: database.adminUrl, DATABASE_URL: database.appUrl },

@@ -21,7 +21,7 @@ const hostile = (maxLength: number) =>
     .map((pieces) => pieces.join('').slice(0, maxLength))
     .filter((value) => value.length > 0 && value.isWellFormed() && !value.includes('\u0000'));
 
-// Review of issue 12 (SQL from literals): the user id reaches the one-statement reads as an E'' literal and the
+// SQL built from literals: the user id reaches the one-statement reads as an E'' literal and the
 // appends as a dollar-quoted one; a pooled connection on which someone turned `standard_conforming_strings` off
 // must neither break a statement nor let one user's scope read another's (ids differing by a quote or backslash).
 describe.each(BACKENDS)('literals on a connection without standard_conforming_strings on %s', (backend) => {
@@ -44,7 +44,8 @@ describe.each(BACKENDS)('literals on a connection without standard_conforming_st
             return;
           }
           if (messageId.startsWith('\uFEFF')) messageId = `m${messageId}`;
-          // PGlite drops a leading U+FEFF from every text column it reads (README, PGlite): kept in the middle only.
+          // PGlite drops a leading U+FEFF from every text column it reads (docs/postgres.md, "Running on
+          // PostgreSQL"): kept in the middle only.
           if (backend === 'pglite' && body.startsWith('\uFEFF')) body = `b${body}`.slice(0, 400);
           const user = history.forTenant(tenantId, { userId });
           const thread = await user.createThread({ title: body });

@@ -14,7 +14,7 @@ import type { StoredMessagePart } from '../../src/schema/index.js';
 import { generateConversation } from '../support/agent-conversations.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 
-// Issue 11 point 5: the store writes each message's per-part token counts with its count, in the same statement, on
+// The store writes each message's per-part token counts with its count, in the same statement, on
 // every path that sets the count, and every read returns them, so the context engine never tokenizes a stored part.
 
 const counter = await loadO200kTokenCounter();

@@ -4,8 +4,8 @@ import { createAgentHistory, NotFoundError } from '../../src/index.js';
 import type { StoredMessagePart } from '../../src/schema/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 
-// Review of issue 13 (tool approvals) against issue 12's standard: a continuation under a run that is not the
-// thread's is a typed error naming the run (as appendMessage's), and the message is left as it was.
+// Tool approvals: a continuation under a run that is not the thread's is a typed error naming the run (as
+// appendMessage's), and the message is left as it was.
 describe.each(BACKENDS)('reopenAssistantMessage with a foreign run on %s', (backend) => {
   const database = useTestDatabase(backend);
 

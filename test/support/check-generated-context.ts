@@ -1,8 +1,9 @@
 // Runs the context engine on a generated conversation (test/support/agent-conversations.ts) exactly as an app
 // configured to its budget would (`maxInputTokens`, `targetRatio: 1`, a deterministic summarizer or none), and
-// checks every model call it prepares against the rules of issue 11, independently of the engine: the exact
-// o200k count of what is sent (test/support/count-sent-tokens.ts), tool pairing, the newest input and pinned
-// messages, invented results, and how much of the budget is used. Shared by the property tests and the bench.
+// checks every model call it prepares against the context engine's rules, independently of the engine: never over
+// the budget by the exact o200k count of what is sent (test/support/count-sent-tokens.ts), tool calls and approvals
+// kept in pairs, the newest input and pinned messages kept, no invented results, snapshots that rebuild exactly, and
+// how much of the budget is used. Shared by the property tests and the bench.
 import type { ModelMessage } from 'ai';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import {

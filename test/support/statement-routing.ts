@@ -92,8 +92,8 @@ export function routingProblem(query: string, functionsFirstArgument: Record<str
 }
 
 /**
- * Checks every statement the store sent in `database` (pg_stat_statements) routes to one tenant: the claim of the
- * README's Citus section. Returns what was checked, for the test to assert it is not empty.
+ * Checks every statement the store sent in `database` (pg_stat_statements) routes to one tenant: the claim of
+ * docs/citus.md, "Running on Citus". Returns what was checked, for the test to assert it is not empty.
  */
 export async function statementsThatDoNotRoute(
   database: TestDatabase,

@@ -11,7 +11,7 @@ export const OWNER = 'app_owner';
 export const LOGIN = 'app_login';
 const DATABASE = 'app';
 
-/** The owner's one grant of README "Tenancy and the application role", as the example's README repeats it. */
+/** The owner's one grant of the root README's "Production setup", as the example's README repeats it. */
 export const GRANT_ROLE = `grant agent_history_app to ${LOGIN}`;
 
 export interface AppDatabase {

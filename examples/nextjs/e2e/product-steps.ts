@@ -1,5 +1,5 @@
-// The e2e steps for "the example looks like a product" (issue 13 point 9): favicon, Markdown, narrow layout, and
-// reading the inspector. Used by e2e/chat.e2e.ts.
+// The e2e steps for "the example looks like a product": favicon, Markdown, narrow layout, and reading the
+// inspector. Used by e2e/chat.e2e.ts.
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 

@@ -11,7 +11,7 @@ declare module 'vitest' {
 
 /**
  * Runs once per `npm run test:citus`: starts a coordinator and two workers on loopback and creates, on every node,
- * the roles the README's "Running on Citus" section asks for: the application role may log in (Citus reaches the
+ * the roles that docs/citus.md, "Running on Citus", asks for: the application role may log in (Citus reaches the
  * workers as the current user, which is the application role inside a store transaction) and the pool's login
  * role (NOINHERIT, a member of it) has `citus.propagate_set_commands = 'local'` and, for this suite,
  * `citus.multi_task_query_log_level = 'error'`: any statement of the store that is not routed to one shard group

@@ -34,20 +34,20 @@ export interface TestDatabase {
   close(): Promise<void>;
 }
 
-/** The README's "Running on Citus" distribution statements: the SQL block that calls create_distributed_table. */
-export function readmeDistributionSql(): string {
-  const readme = readFileSync(resolve(import.meta.dirname, '../../../README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Running on Citus'));
+/** The distribution statements of docs/citus.md, "Running on Citus": its SQL block calling create_distributed_table. */
+export function docsDistributionSql(): string {
+  const page = readFileSync(resolve(import.meta.dirname, '../../../docs/citus.md'), 'utf8');
+  const section = page.slice(page.indexOf('## Running on Citus'));
   const block = [...section.matchAll(/```sql\n([\s\S]*?)```/g)]
     .map((match) => match[1]!)
     .find((sql) => sql.includes('create_distributed_table'));
-  if (!block) throw new Error('README.md has no "Running on Citus" SQL block calling create_distributed_table');
+  if (!block) throw new Error('docs/citus.md has no "Running on Citus" SQL block calling create_distributed_table');
   return block;
 }
 
 /**
  * Creates a database on every node (extension, nodes registered), migrates it on the coordinator as superuser and
- * runs the README's distribution block verbatim.
+ * runs the distribution block of docs/citus.md verbatim.
  */
 export async function openTestDatabase(
   backend: Backend,
@@ -65,7 +65,7 @@ export async function openTestDatabase(
     try {
       await migrate(drizzlePostgres({ client: migrator }));
       // One statement at a time: Citus refuses a function distribution after parallel DDL in one transaction.
-      for (const statement of readmeDistributionSql().split(/;\s*\n/)) {
+      for (const statement of docsDistributionSql().split(/;\s*\n/)) {
         const text = statement.replace(/^--.*$/gm, '').trim();
         if (text) await migrator.unsafe(text);
       }

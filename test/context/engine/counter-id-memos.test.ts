@@ -1,6 +1,6 @@
 // What a tokenizer makes of the objects a store's cache keeps (part counts, previews, pruning plans) is remembered
 // by the counter's id, not by the counter object: every request's engine gets a counter object of its own (the
-// default one is scoped per engine, and the README's `scopeTokenCounter(counter, tenantId)` makes a new one per
+// default one is scoped per engine, and docs/ai-sdk.md's `scopeTokenCounter(counter, tenantId)` makes a new one per
 // request), so a memo by object would never be found by the thread's next request. Observed through the tokenizer:
 // the next request of an unchanged thread, through the same cache, with another counter object of the same id,
 // counts nothing again; a counter of another id counts for itself.

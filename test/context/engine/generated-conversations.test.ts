@@ -1,5 +1,7 @@
-// The rules of issue 11 over generated agent conversations (test/support/agent-conversations.ts, the generator
-// bench/context-fit.ts runs 100,000 times): at CI size, a few hundred conversations of up to 200 messages.
+// The context engine's rules (never over budget, tool calls and approvals in pairs, the newest input and pinned
+// messages kept, no invented results, snapshots that rebuild; test/support/check-generated-context.ts) over generated
+// agent conversations (test/support/agent-conversations.ts, the generator bench/context-fit.ts runs 100,000 times):
+// at CI size, a few hundred conversations of up to 200 messages.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { generateConversation } from '../../support/agent-conversations.js';

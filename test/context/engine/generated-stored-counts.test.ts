@@ -1,7 +1,7 @@
 // Stored counts change nothing but the work: over generated conversations (test/support/agent-conversations.ts),
 // rows carrying the counts the store writes (the message's count and, for most, per-part counts; some rows with
 // the count only or none) give every model call the same size, by the engine's count and by an independent one, as
-// rows the engine counts itself, and every rule of issue 11 holds.
+// rows the engine counts itself, and every rule of the context engine holds (test/support/check-generated-context.ts).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { generateConversation } from '../../support/agent-conversations.js';

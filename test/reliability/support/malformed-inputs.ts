@@ -323,7 +323,7 @@ export const MALFORMED_INPUTS: BadInput[] = [
     call: (t) => t.store.checkpointMessage(t.threadId, t.streamingMessageId, { parts: text('\u0000') }),
     names: '"\\u0000"',
   },
-  // A checkpoint over maxMessageBytes is not malformed: what the model produced is always stored (issue 14; tool
+  // A checkpoint over maxMessageBytes is not malformed: what the model produced is always stored (tool
   // payloads become previews, text is kept whole), see test/store/oversized-answers.test.ts.
   {
     method: 'checkpointMessage',

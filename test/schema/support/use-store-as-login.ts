@@ -6,8 +6,9 @@ import { createAgentHistory } from '../../../src/index.js';
 import { psql } from '../../support/postgres-cluster.js';
 
 /**
- * Uses the store on `databaseUrl` as a fresh NOINHERIT login that is a member of `agent_history_app`, as the README
- * says to set it up: concurrent appends (batched), reads, search, and another tenant that sees nothing. Drops it after.
+ * Uses the store on `databaseUrl` as a fresh NOINHERIT login that is a member of `agent_history_app`, as the
+ * README's production setup says: concurrent appends (batched), reads, search, and another tenant that sees nothing.
+ * Drops it after.
  */
 export async function expectStoreWorksAsLogin(databaseUrl: string): Promise<void> {
   const login = `login_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
