@@ -64,7 +64,7 @@ export async function startBenchServer({
       // A login created after migration 0009 needs EXECUTE on the append functions (README, "Tenancy"); since 0021
       // the single append has two versions, so the grant names the current one's signature, as the README does.
       await sql.unsafe(
-        `grant execute on function agent_history_append_message(uuid, text, uuid, text, text, agent_message_role, agent_message_status, jsonb, jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean), agent_history_append_messages to ${APP_LOGIN}`,
+        `grant execute on function agent_history_append_message(uuid, text, uuid, text, text, agent_message_role, agent_message_status, json, jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean), agent_history_append_messages to ${APP_LOGIN}`,
       );
       if (profile) await sql.unsafe('create extension pg_stat_statements');
     });

@@ -14,7 +14,7 @@ export async function expectStoreWorksAsLogin(databaseUrl: string): Promise<void
   psql(
     databaseUrl,
     `create role ${login} login noinherit; grant agent_history_app to ${login};
-     grant execute on function agent_history_append_message(uuid, text, uuid, text, text, agent_message_role, agent_message_status, jsonb, jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean), agent_history_append_messages to ${login};`,
+     grant execute on function agent_history_append_message(uuid, text, uuid, text, text, agent_message_role, agent_message_status, json, jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean), agent_history_append_messages to ${login};`,
   );
   const client = postgres(databaseUrl.replace('postgres://postgres@', `postgres://${login}@`), {
     max: 4,
