@@ -294,12 +294,5 @@ describe.each(BACKENDS)('per-part token counts on %s', (backend) => {
       ['none', 'null::integer[]'],
     ] as const)
       expect(await call(id, counts), id).toEqual([{ part_token_counts: null }]);
-    // The previous release's 15-argument function still appends (no part counts).
-    await database.admin.query(
-      `select * from agent_history_append_message($1::uuid, null, $2::uuid, 'previous', null, 'user', 'completed',
-         '[{"type":"text","text":"hi"}]'::jsonb, '{}'::jsonb, null, 10, 1, 'c', null, false)`,
-      [tenantId, thread],
-    );
-    expect((await store.getMessage(thread, 'previous')).partTokenCounts).toBeNull();
   });
 });

@@ -223,7 +223,7 @@ describe.each(BACKENDS)('user scope on %s', (backend) => {
       const item = (messageId: string) =>
         sql`${target.threadId}::uuid, ${messageId}::text, null::text, 'user'::agent_message_role,
           'completed'::agent_message_status, '[{"type":"text","text":"x"}]'::json, '{}'::jsonb, null::uuid, 10, 1,
-          'c', null::timestamptz, false`;
+          'c', null::integer[], null::timestamptz, false`;
       const single = await asBob(async (tx) =>
         rowsOf(
           await tx.execute(
