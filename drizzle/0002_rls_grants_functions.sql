@@ -437,12 +437,17 @@ $$;
 -- parts (only clearing it, for a rebuild, is kept): a vector is always the current parts' or null, never a stale or
 -- forged one. Text parts only; past 250,000 bytes of text, the first 100,000 characters. The parts are read as jsonb
 -- (the same vector whatever their spacing or key order); an update that leaves their text as it was keeps a null vector.
+-- json takes a \u0000 escape that jsonb refuses: a deferred row holding one would fail every later reading of its parts
+-- as jsonb (a search, its indexing), so it is refused here too, by the jsonb cast, when its text has that escape.
 CREATE FUNCTION "public"."agent_history_message_search_vector"() RETURNS trigger
 LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   texts jsonb;
 BEGIN
   IF current_setting('agent_history.search', true) = 'deferred' THEN
+    IF strpos(NEW.parts::text, E'\\u0000') > 0 THEN
+      PERFORM NEW.parts::jsonb;
+    END IF;
     NEW.search_vector := NULL;
     RETURN NEW;
   END IF;
