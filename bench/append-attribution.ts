@@ -21,16 +21,16 @@ const rounds = Number(process.env.BENCH_ATTRIBUTION_ROUNDS ?? 5);
 const THREADS = 50;
 
 const SINGLE =
-  'agent_history_append_message(uuid, text, uuid, text, text, agent_message_role, agent_message_status, jsonb, ' +
+  'agent_history_append_message(uuid, text, uuid, text, text, agent_message_role, agent_message_status, json, ' +
   'jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean)';
 const ARGUMENTS =
   'p_tenant_id uuid, p_role_name text, p_thread_id uuid, p_message_id text, p_client_request_id text, ' +
-  'p_role agent_message_role, p_status agent_message_status, p_parts jsonb, p_metadata jsonb, p_run_id uuid, ' +
+  'p_role agent_message_role, p_status agent_message_status, p_parts json, p_metadata jsonb, p_run_id uuid, ' +
   'p_byte_size integer, p_token_count integer, p_token_counter_id text, p_part_token_counts integer[], ' +
   'p_lease_expires_at timestamptz, p_pinned boolean';
 const RESULT =
   'inserted boolean, id uuid, sequence bigint, message_id text, client_request_id text, run_id uuid, ' +
-  'role agent_message_role, status agent_message_status, parts jsonb, metadata jsonb, ' +
+  'role agent_message_role, status agent_message_status, parts json, metadata jsonb, ' +
   'context_state agent_message_context_state, pinned boolean, byte_size integer, token_count integer, ' +
   'token_counter_id text, part_token_counts integer[], content_version integer, lease_expires_at timestamptz, ' +
   'created_at timestamptz, updated_at timestamptz, completed_at timestamptz';
@@ -95,7 +95,7 @@ const STEPS: { name: string; ddl: string[] }[] = [
          values (p_tenant_id, p_thread_id, nextval('attribution_sequence'), p_message_id, p_client_request_id, p_run_id,
            p_role, p_status, p_parts, p_metadata, p_pinned, p_byte_size, p_token_count, p_token_counter_id,
            p_part_token_counts, p_lease_expires_at, now())
-         returning true, m.id, m.sequence, m.message_id, m.client_request_id, m.run_id, m.role, m.status, null::jsonb,
+         returning true, m.id, m.sequence, m.message_id, m.client_request_id, m.run_id, m.role, m.status, null::json,
            null::jsonb, m.context_state, m.pinned, m.byte_size, m.token_count, m.token_counter_id, m.part_token_counts,
            m.content_version, m.lease_expires_at, m.created_at, m.updated_at, m.completed_at $$`,
     ],

@@ -59,7 +59,7 @@ async function main() {
         printed: 'parts',
       },
       {
-        name: "the same rows, the bare peer's three columns (id, role, parts `jsonb`)",
+        name: "the same rows, the bare peer's three columns (id, role, parts)",
         query: `select m.id, m.role, m.parts from agent_message m where m.tenant_id = '${tenant}' and m.thread_id = '${thread}' order by m.sequence desc limit 51`,
         printed: 'parts',
       },

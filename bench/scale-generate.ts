@@ -64,9 +64,9 @@ export async function catalogSnapshot(sql: Sql): Promise<string[]> {
 export async function addTemplateVectors(sql: Sql) {
   await sql.unsafe(`alter table bench_template add column if not exists search_vector tsvector`);
   await sql.unsafe(`update bench_template set search_vector =
-    to_tsvector('simple'::regconfig, jsonb_path_query_array(parts, 'strict $[*] ? (@.type == "text").text'))`);
+    to_tsvector('simple'::regconfig, jsonb_path_query_array(parts::jsonb, 'strict $[*] ? (@.type == "text").text'))`);
   const [{ large }] = await sql<{ large: number }[]>`select count(*)::int as large from bench_template
-    where octet_length(jsonb_path_query_array(parts, 'strict $[*] ? (@.type == "text").text')::text) > 250000`;
+    where octet_length(jsonb_path_query_array(parts::jsonb, 'strict $[*] ? (@.type == "text").text')::text) > 250000`;
   if (large > 0) throw new Error(`${large} templates exceed the trigger's 250,000-byte text limit`);
 }
 

@@ -24,7 +24,7 @@ GRANT SELECT, INSERT, DELETE ON "public"."agent_stream_chunk" TO "agent_history_
 -- insert, atomically, copying the thread's user. Two identical requests racing: the loser's INSERT hits the unique
 -- index, the whole statement rolls back (the sequence bump with it, so no gap) and the caller reads the winner's
 -- row. Per-part token counts that are not a list of non-negative integers summing to p_token_count are stored as
--- NULL: stale or inconsistent counts are never kept.
+-- NULL: stale or inconsistent counts are never kept. The parts are json, stored as the text given.
 CREATE FUNCTION "public"."agent_history_append_message"(
   p_tenant_id uuid,
   p_role_name text,
@@ -33,7 +33,7 @@ CREATE FUNCTION "public"."agent_history_append_message"(
   p_client_request_id text,
   p_role "public"."agent_message_role",
   p_status "public"."agent_message_status",
-  p_parts jsonb,
+  p_parts json,
   p_metadata jsonb,
   p_run_id uuid,
   p_byte_size integer,
@@ -44,7 +44,7 @@ CREATE FUNCTION "public"."agent_history_append_message"(
   p_pinned boolean
 ) RETURNS TABLE (
   inserted boolean, id uuid, sequence bigint, message_id text, client_request_id text, run_id uuid,
-  role "public"."agent_message_role", status "public"."agent_message_status", parts jsonb, metadata jsonb,
+  role "public"."agent_message_role", status "public"."agent_message_status", parts json, metadata jsonb,
   context_state "public"."agent_message_context_state", pinned boolean, byte_size integer, token_count integer,
   token_counter_id text, part_token_counts integer[], content_version integer, lease_expires_at timestamptz,
   created_at timestamptz, updated_at timestamptz, completed_at timestamptz
@@ -86,7 +86,7 @@ BEGIN
       p_lease_expires_at, CASE WHEN p_status IN ('completed', 'failed', 'cancelled') THEN now() END
     FROM slot
     RETURNING true, m.id, m.sequence, m.message_id, m.client_request_id, m.run_id, m.role, m.status,
-      NULL::jsonb, NULL::jsonb, m.context_state, m.pinned, m.byte_size, m.token_count, m.token_counter_id,
+      NULL::json, NULL::jsonb, m.context_state, m.pinned, m.byte_size, m.token_count, m.token_counter_id,
       m.part_token_counts, m.content_version, m.lease_expires_at, m.created_at, m.updated_at, m.completed_at;
 END
 $$;--> statement-breakpoint
@@ -97,19 +97,24 @@ $$;--> statement-breakpoint
 -- whether an item is new depends on the items before it) calls the single append item by item, with the same
 -- expressions, so the same JSON means the same on both paths. A one-thread batch waits for its thread before the
 -- look-up, so it sees what the writer it waited for committed.
+-- The items' parts come apart from the items, as one json array in item order (p_parts' element i is item i's
+-- parts; past its end, null: an item that would be inserted then fails its NOT NULL), so that they are read once,
+-- as text, never converted to jsonb and printed back: p_items, small, is read as jsonb as often as needed.
 CREATE FUNCTION "public"."agent_history_append_messages"(
   p_tenant_id uuid,
   p_role_name text,
-  p_items jsonb
+  p_items jsonb,
+  p_parts json
 ) RETURNS TABLE (
   item integer, inserted boolean, id uuid, sequence bigint, message_id text, client_request_id text, run_id uuid,
-  role "public"."agent_message_role", status "public"."agent_message_status", parts jsonb, metadata jsonb,
+  role "public"."agent_message_role", status "public"."agent_message_status", parts json, metadata jsonb,
   context_state "public"."agent_message_context_state", pinned boolean, byte_size integer, token_count integer,
   token_counter_id text, content_version integer, lease_expires_at timestamptz, created_at timestamptz,
   updated_at timestamptz, completed_at timestamptz
 ) LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   v_item jsonb;
+  v_parts json;
   v_index integer;
 BEGIN
   PERFORM set_config('app.tenant_id', p_tenant_id::text, true);
@@ -149,7 +154,7 @@ BEGIN
         SELECT (e.ordinality - 1)::integer AS item, (e.value->>'threadId')::uuid AS "threadId",
           e.value->>'messageId' AS "messageId", e.value->>'clientRequestId' AS "clientRequestId",
           (e.value->>'role')::"public"."agent_message_role" AS "role",
-          (e.value->>'status')::"public"."agent_message_status" AS "status", e.value->'parts' AS "parts",
+          (e.value->>'status')::"public"."agent_message_status" AS "status", e.parts AS "parts",
           e.value->'metadata' AS "metadata", (e.value->>'runId')::uuid AS "runId",
           (e.value->>'byteSize')::integer AS "byteSize", (e.value->>'tokenCount')::integer AS "tokenCount",
           e.value->>'tokenCounterId' AS "tokenCounterId",
@@ -157,7 +162,8 @@ BEGIN
             SELECT (c.value #>> '{}')::integer FROM jsonb_array_elements(e.value->'partTokenCounts') WITH ORDINALITY c
             ORDER BY c.ordinality) END AS "partTokenCounts",
           (e.value->>'leaseExpiresAt')::timestamptz AS "leaseExpiresAt", (e.value->>'pinned')::boolean AS "pinned"
-        FROM jsonb_array_elements(p_items) WITH ORDINALITY e
+        FROM ROWS FROM (jsonb_array_elements(p_items), json_array_elements(p_parts)) WITH ORDINALITY e(value, parts, ordinality)
+        WHERE e.value IS NOT NULL
       ),
       found AS (
         SELECT i.item, s.*
@@ -213,19 +219,23 @@ BEGIN
       FROM found f
       UNION ALL
       SELECT i.item, true, a.id, a.sequence, a.message_id, a.client_request_id, a.run_id, a.role, a.status,
-        NULL::jsonb, NULL::jsonb, a.context_state, a.pinned, a.byte_size, a.token_count, a.token_counter_id,
+        NULL::json, NULL::jsonb, a.context_state, a.pinned, a.byte_size, a.token_count, a.token_counter_id,
         a.content_version, a.lease_expires_at, a.created_at, a.updated_at, a.completed_at
       FROM added a JOIN fresh i ON i."threadId" = a.thread_id AND i."messageId" = a.message_id;
     RETURN;
   END IF;
-  FOR v_item, v_index IN SELECT e.value, (e.ordinality - 1)::integer FROM jsonb_array_elements(p_items) WITH ORDINALITY e ORDER BY e.ordinality LOOP
+  FOR v_item, v_parts, v_index IN
+    SELECT e.value, e.parts, (e.ordinality - 1)::integer
+    FROM ROWS FROM (jsonb_array_elements(p_items), json_array_elements(p_parts)) WITH ORDINALITY e(value, parts, ordinality)
+    WHERE e.value IS NOT NULL ORDER BY e.ordinality
+  LOOP
     RETURN QUERY
       SELECT v_index, a.inserted, a.id, a.sequence, a.message_id, a.client_request_id, a.run_id, a.role, a.status,
         a.parts, a.metadata, a.context_state, a.pinned, a.byte_size, a.token_count, a.token_counter_id,
         a.content_version, a.lease_expires_at, a.created_at, a.updated_at, a.completed_at
       FROM "public"."agent_history_append_message"(
         p_tenant_id, NULL, (v_item->>'threadId')::uuid, v_item->>'messageId', v_item->>'clientRequestId',
-        (v_item->>'role')::"public"."agent_message_role", (v_item->>'status')::"public"."agent_message_status", v_item->'parts',
+        (v_item->>'role')::"public"."agent_message_role", (v_item->>'status')::"public"."agent_message_status", v_parts,
         v_item->'metadata', (v_item->>'runId')::uuid, (v_item->>'byteSize')::integer,
         (v_item->>'tokenCount')::integer, v_item->>'tokenCounterId',
         CASE WHEN jsonb_typeof(v_item->'partTokenCounts') = 'array' THEN ARRAY(
@@ -256,7 +266,7 @@ CREATE FUNCTION "public"."agent_history_list_messages"(
 ) RETURNS TABLE (
   id uuid, thread_id uuid, user_id text, run_id uuid, sequence bigint, message_id text, client_request_id text,
   source_message_id uuid,
-  role "public"."agent_message_role", status "public"."agent_message_status", parts jsonb, metadata jsonb,
+  role "public"."agent_message_role", status "public"."agent_message_status", parts json, metadata jsonb,
   context_state "public"."agent_message_context_state", exclusion_reason text, pinned boolean,
   schema_version integer, content_version integer, byte_size integer, token_count integer, token_counter_id text,
   part_token_counts integer[],
@@ -294,8 +304,9 @@ BEGIN
     LIMIT p_limit;
 END
 $$;--> statement-breakpoint
--- The same reads returning their messages as json arrays of at most 100 rows (row_to_json's output: each jsonb column
--- printed once, unchanged, the timestamps in ISO 8601), which the client parses with one JSON.parse each. Chunks of
+-- The same reads returning their messages as json arrays of at most 100 rows (row_to_json's output: the parts as
+-- stored, each jsonb column printed once, unchanged, the timestamps in ISO 8601), which the client parses with one
+-- JSON.parse each. Chunks of
 -- 100 keep each value far below the 1 GB limit of one value and the client's string limit.
 CREATE FUNCTION "public"."agent_history_load_context_json"(
   p_tenant_id uuid,
@@ -424,20 +435,26 @@ $$;
 -- computes on the fly and `indexPendingMessages` fills in batches. Any other writer (an update of the parts, another
 -- store, psql) gets the vector of the current parts, and a vector written directly is replaced by the one of the
 -- parts (only clearing it, for a rebuild, is kept): a vector is always the current parts' or null, never a stale or
--- forged one. Text parts only; past 250,000 bytes of text, the first 100,000 characters.
+-- forged one. Text parts only; past 250,000 bytes of text, the first 100,000 characters. The parts are read as jsonb
+-- (the same vector whatever their spacing or key order); an update that leaves their text as it was keeps a null vector.
+-- json takes a \u0000 escape that jsonb refuses: a deferred row holding one would fail every later reading of its parts
+-- as jsonb (a search, its indexing), so it is refused here too, by the jsonb cast, when its text has that escape.
 CREATE FUNCTION "public"."agent_history_message_search_vector"() RETURNS trigger
 LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   texts jsonb;
 BEGIN
   IF current_setting('agent_history.search', true) = 'deferred' THEN
+    IF strpos(NEW.parts::text, E'\\u0000') > 0 THEN
+      PERFORM NEW.parts::jsonb;
+    END IF;
     NEW.search_vector := NULL;
     RETURN NEW;
   END IF;
-  IF TG_OP = 'UPDATE' AND NEW.search_vector IS NULL AND NEW.parts IS NOT DISTINCT FROM OLD.parts THEN
+  IF TG_OP = 'UPDATE' AND NEW.search_vector IS NULL AND NEW.parts::text IS NOT DISTINCT FROM OLD.parts::text THEN
     RETURN NEW;
   END IF;
-  texts := jsonb_path_query_array(NEW.parts, 'strict $[*] ? (@.type == "text").text');
+  texts := jsonb_path_query_array(NEW.parts::jsonb, 'strict $[*] ? (@.type == "text").text');
   IF octet_length(texts::text) <= 250000 THEN
     NEW.search_vector := to_tsvector('simple'::regconfig, texts);
   ELSE
@@ -454,14 +471,15 @@ FOR EACH ROW EXECUTE FUNCTION "public"."agent_history_message_search_vector"();
 -- least one, whoever writes (the store's checkpoint, finalize, reopen, redaction or migration, another store, psql),
 -- and no UPDATE lowers it. An explicit value is kept when it is higher (a redaction's `content_version + 1` stays
 -- exactly one higher). So a copy of a message's parts, a summary or a converted form, keyed by its row and
--- `content_version`, is current exactly while the version is. Parts compared as jsonb (key order does not count);
--- writing the same parts again raises nothing. The trigger sets only the row's own column (safe on Citus shards), and
+-- `content_version`, is current exactly while the version is. Parts are compared as their text, which json keeps as
+-- written: writing byte-identical parts raises nothing; the same value in other text (another key order or spacing)
+-- raises it, as readers now get other text. The trigger sets only the row's own column (safe on Citus shards), and
 -- its order against the search vector trigger does not matter: that one reads the parts and writes only
 -- `search_vector`.
 CREATE FUNCTION "public"."agent_history_message_content_version"() RETURNS trigger
 LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  IF NEW.parts IS DISTINCT FROM OLD.parts THEN
+  IF NEW.parts::text IS DISTINCT FROM OLD.parts::text THEN
     NEW.content_version := greatest(NEW.content_version, OLD.content_version + 1);
   ELSE
     NEW.content_version := greatest(NEW.content_version, OLD.content_version);

@@ -1,5 +1,5 @@
 // A second reference that splits "what the schema costs" from "what the append path costs": a bare single-row
-// INSERT into agent-history's own agent_message table (same indexes, generated tsvector, GIN, jsonb), as the
+// INSERT into agent-history's own agent_message table (same indexes, search vector trigger, GIN), as the
 // superuser (no RLS), no function, no thread-row update, no token counting; the sequence comes from an
 // in-process counter per thread (correct only because one process writes).
 import { randomUUID } from 'node:crypto';
@@ -29,7 +29,7 @@ export async function bareAgentTablePeer({
       nextSequence.set(threadId, sequence);
       const partsJson = JSON.stringify(message.parts);
       await sql`insert into agent_message (tenant_id, thread_id, sequence, message_id, role, parts, byte_size, completed_at)
-        values (${tenantId}, ${threadId}, ${sequence}, ${message.id}, ${message.role}, ${partsJson}::text::jsonb, ${partsJson.length + 2}, now())`;
+        values (${tenantId}, ${threadId}, ${sequence}, ${message.id}, ${message.role}, ${partsJson}::text::json, ${partsJson.length + 2}, now())`;
     },
     loadAllIds: async (threadId) =>
       (

@@ -51,11 +51,12 @@ export async function loadTemplates(admin: AdminQuery, factory: MessageFactory) 
       }),
     };
   });
-  await admin(`create table if not exists bench_template (idx int primary key, role agent_message_role not null, parts jsonb not null,
+  // The parts as json: each template's text as the store writes it (JSON.stringify), as the store would store it.
+  await admin(`create table if not exists bench_template (idx int primary key, role agent_message_role not null, parts json not null,
     byte_size int not null, token_count int not null)`);
   await admin(
     `insert into bench_template select (e->>'idx')::int, (e->>'role')::agent_message_role, e->'parts',
-    (e->>'byteSize')::int, (e->>'tokenCount')::int from jsonb_array_elements($1::text::jsonb) e on conflict do nothing`,
+    (e->>'byteSize')::int, (e->>'tokenCount')::int from json_array_elements($1::text::json) e on conflict do nothing`,
     [JSON.stringify(rows)],
   );
 }

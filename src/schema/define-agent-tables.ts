@@ -6,6 +6,7 @@ import {
   foreignKey,
   index,
   integer,
+  json,
   jsonb,
   pgEnum,
   pgRole,
@@ -205,10 +206,15 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       sourceMessageId: uuid('source_message_id'),
       role: messageRole('role').notNull(),
       status: messageStatus('status').notNull().default('completed'),
-      parts: jsonb('parts')
+      /**
+       * The parts as JSON text, exactly as written (key order included): `json`, not `jsonb`, so that a read prints
+       * them at the cost of copying text, where jsonb would rebuild the text from its binary form (most of a page's
+       * server time). A change of parts is a change of this text (`content_version`); search reads them as jsonb.
+       */
+      parts: json('parts')
         .$type<StoredMessagePart[]>()
         .notNull()
-        .default(sql`'[]'::jsonb`),
+        .default(sql`'[]'::json`),
       metadata: jsonb('metadata')
         .$type<StoredMetadata>()
         .notNull()
@@ -289,7 +295,7 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
         foreignColumns: [agentRun.tenantId, agentRun.threadId, agentRun.id],
       }).onDelete('no action'),
       check('agent_message_sequence_positive', sql`${t.sequence} > 0`),
-      check('agent_message_parts_is_array', sql`jsonb_typeof(${t.parts}) = 'array'`),
+      check('agent_message_parts_is_array', sql`json_typeof(${t.parts}) = 'array'`),
       check('agent_message_metadata_is_object', sql`jsonb_typeof(${t.metadata}) = 'object'`),
       check('agent_message_content_version_positive', sql`${t.contentVersion} > 0`),
       check('agent_message_message_id_length', sql`char_length(${t.messageId}) between 1 and 200`),

@@ -18,11 +18,12 @@ export const SEARCH_TEXT_PREFIX_CHARACTERS = 100_000;
 /**
  * The search vector of a message: its text parts (`'simple'` configuration, reasoning and tool traffic left out).
  * Text of more than {@link SEARCH_WHOLE_TEXT_BYTES} is indexed by its first {@link SEARCH_TEXT_PREFIX_CHARACTERS}
- * characters, so that any message the store accepts gets a vector instead of failing its insert. The trigger of
- * the search vector trigger computes the same expression; `searchMessages` and `indexPendingMessages` use this one.
+ * characters, so that any message the store accepts gets a vector instead of failing its insert. The search vector
+ * trigger computes the same expression (for `indexPendingMessages` too); `searchMessages` uses this one for a row
+ * stored without a vector. `parts` is read as jsonb, so the vector does not depend on the JSON's spacing or key order.
  */
 export function searchVectorOf(parts: AnyColumn | SQL): SQL {
-  const texts = sql`jsonb_path_query_array(${parts}, 'strict $[*] ? (@.type == "text").text')`;
+  const texts = sql`jsonb_path_query_array(${parts}::jsonb, 'strict $[*] ? (@.type == "text").text')`;
   // The cut text is JSON: its escaped line breaks and tabs become spaces, so that they still separate words.
   const plain = sql`replace(replace(replace(${texts}::text, '\\n', ' '), '\\r', ' '), '\\t', ' ')`;
   return sql`case when octet_length(${texts}::text) <= ${sql.raw(String(SEARCH_WHOLE_TEXT_BYTES))} then to_tsvector('simple'::regconfig, ${texts}) else to_tsvector('simple'::regconfig, left(${plain}, ${sql.raw(String(SEARCH_TEXT_PREFIX_CHARACTERS))})) end`;

@@ -78,7 +78,7 @@ export function appendStatements(tables: AgentTables, deferSearch = false): Appe
               settings,
               `${appendMessageText}(${tenantText(settings, tenantId)}, ${literal(appRole)}::text, ` +
                 `${literal(item.threadId)}::uuid, ${literal(item.messageId)}::text, ${literal(item.clientRequestId)}::text, ` +
-                `${literal(item.role)}::${roleText}, ${literal(item.status)}::${statusText}, ${literal(item.partsJson)}::jsonb, ` +
+                `${literal(item.role)}::${roleText}, ${literal(item.status)}::${statusText}, ${literal(item.partsJson)}::json, ` +
                 `${literal(item.metadataJson)}::jsonb, ${literal(item.runId)}::uuid, ${integer(item.byteSize)}::integer, ` +
                 `${integer(item.tokenCount)}::integer, ${literal(item.tokenCounterId)}::text, ` +
                 `${integers(item.partTokenCounts)}::integer[], ` +
@@ -89,7 +89,7 @@ export function appendStatements(tables: AgentTables, deferSearch = false): Appe
             settings,
             sql`${appendMessage}(
       ${tenantSql(settings, tenantId)}, ${appRole}::text, ${item.threadId}::uuid, ${item.messageId}::text, ${item.clientRequestId}::text,
-      ${item.role}::${messageRole}, ${item.status}::${messageStatus}, ${item.partsJson}::jsonb,
+      ${item.role}::${messageRole}, ${item.status}::${messageStatus}, ${item.partsJson}::json,
       ${item.metadataJson}::jsonb, ${item.runId}::uuid, ${item.byteSize}::integer, ${item.tokenCount}::integer,
       ${item.tokenCounterId}::text, ${sql.raw(integers(item.partTokenCounts))}::integer[],
       ${item.leaseExpiresAt}::timestamptz, ${item.pinned}::boolean)`,
@@ -101,12 +101,12 @@ export function appendStatements(tables: AgentTables, deferSearch = false): Appe
             callText(
               settings,
               `${appendMessagesText}(${tenantText(settings, tenantId)}, ${literal(appRole)}::text, ` +
-                `${literal(itemsJson(items))}::jsonb)`,
+                `${literal(itemsJson(items))}::jsonb, ${literal(partsJson(items))}::json)`,
             ),
           )
         : callSql(
             settings,
-            sql`${appendMessages}(${tenantSql(settings, tenantId)}, ${appRole}::text, ${itemsJson(items)}::jsonb)`,
+            sql`${appendMessages}(${tenantSql(settings, tenantId)}, ${appRole}::text, ${itemsJson(items)}::jsonb, ${partsJson(items)}::json)`,
           );
     },
   };
@@ -145,20 +145,25 @@ function tenantSql(settings: Setting[], tenantId: string): SQL {
   return sql`(${tenantId}::text${sql.raw(settings.map((_, index) => ` || left(s.s${index}, 0)`).join(''))})::uuid`;
 }
 
-/** The items as one JSON array, splicing in the parts and metadata already serialized by validation. */
+/** The items as one JSON array (without their parts), splicing in the metadata already serialized by validation. */
 function itemsJson(items: AppendItem[]): string {
   return `[${items
     .map(
       (item) =>
         `{"threadId":${JSON.stringify(item.threadId)},"messageId":${JSON.stringify(item.messageId)},` +
         `"clientRequestId":${JSON.stringify(item.clientRequestId)},"role":${JSON.stringify(item.role)},` +
-        `"status":${JSON.stringify(item.status)},"parts":${item.partsJson},"metadata":${item.metadataJson},` +
+        `"status":${JSON.stringify(item.status)},"metadata":${item.metadataJson},` +
         `"runId":${JSON.stringify(item.runId)},"byteSize":${item.byteSize},"tokenCount":${JSON.stringify(item.tokenCount)},` +
         `"tokenCounterId":${JSON.stringify(item.tokenCounterId)},"partTokenCounts":${JSON.stringify(item.partTokenCounts)},` +
         `"leaseExpiresAt":${JSON.stringify(item.leaseExpiresAt)},` +
         `"pinned":${item.pinned}}`,
     )
     .join(',')}]`;
+}
+
+/** The items' parts as one JSON array in item order, as validation serialized them: stored as this text. */
+function partsJson(items: AppendItem[]): string {
+  return `[${items.map((item) => item.partsJson).join(',')}]`;
 }
 
 // The statements go as text with literals, not parameters, whenever every value can be: postgres-js sends a

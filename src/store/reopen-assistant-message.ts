@@ -14,7 +14,7 @@ import { runMessageCheck } from './message-check.js';
 
 /** The options of `reopenAssistantMessage`. */
 export interface ReopenAssistantMessageOptions {
-  /** The parts the caller read: the message changes only if it still holds exactly these (compared as jsonb). */
+  /** The parts the caller read: the message changes only if it still holds these (equal as jsonb: key order does not count). */
   expectedParts: StoredMessagePart[];
   /** The message's new parts (the read parts with the approval responses applied). */
   parts: StoredMessagePart[];
@@ -98,7 +98,7 @@ export async function reopenAssistantMessage(
           eq(agentMessage.role, 'assistant'),
           eq(agentMessage.status, 'completed'),
           eq(agentMessage.contextState, 'eligible'),
-          sql`${agentMessage.parts} = ${JSON.stringify(expectedParts)}::jsonb`,
+          sql`${agentMessage.parts}::jsonb = ${JSON.stringify(expectedParts)}::jsonb`,
         ),
       )
       .returning(messageColumns(context.tables));

@@ -96,7 +96,7 @@ export function searchMessages(
         with q as (select websearch_to_tsquery('simple', ${query}) as query)
         select m.thread_id, m.sequence, m.message_id, m.role, ts_rank(coalesce(m.search_vector, ${vector}), q.query) as rank,
           ts_headline('simple',
-            translate((select string_agg(value #>> '{}', ' ') from jsonb_array_elements(jsonb_path_query_array(m.parts, 'strict $[*] ? (@.type == "text").text'))), chr(2) || chr(3), ''),
+            translate((select string_agg(value #>> '{}', ' ') from jsonb_array_elements(jsonb_path_query_array(m.parts::jsonb, 'strict $[*] ? (@.type == "text").text'))), chr(2) || chr(3), ''),
             q.query, 'StartSel=' || chr(2) || ', StopSel=' || chr(3) || ', MaxFragments=2, MaxWords=20, MinWords=5') as snippet,
           m.created_at
         from ${agentMessage} m

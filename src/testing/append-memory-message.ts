@@ -1,7 +1,6 @@
 import type { ContextMessage } from '../model/context-store.js';
 import type { AppendMemoryMessageInput } from './memory-context-store.js';
 import { lastSequence, requireMessage, type MemoryContextState } from './memory-context-state.js';
-import { sameJson } from './same-json.js';
 
 /** Appends a copy of the message with the next sequence and returns a copy of what was stored. */
 export function appendMemoryMessage(
@@ -33,8 +32,9 @@ export function appendMemoryMessage(
 
 /**
  * Applies a copy of `patch` to the stored message and returns a copy; `InvalidArgumentError` for a missing one. As
- * the database does, a patch that changes the parts raises `contentVersion` to at least one above
- * the stored version (taken as 1 when unset), and no patch lowers it: a higher `contentVersion` in the patch is kept.
+ * the database does, a patch that changes the parts raises `contentVersion` to at least one above the stored version
+ * (taken as 1 when unset), and no patch lowers it: a higher `contentVersion` in the patch is kept. Parts are compared
+ * as the text the store would write (`JSON.stringify`, key order included), as the database compares its json.
  */
 export function updateMemoryMessage(
   state: MemoryContextState,
@@ -43,7 +43,8 @@ export function updateMemoryMessage(
 ): ContextMessage {
   const message = requireMessage(state, sequence);
   const stored = message.contentVersion;
-  const changed = patch.message !== undefined && !sameJson(patch.message.parts, message.message.parts);
+  const changed =
+    patch.message !== undefined && JSON.stringify(patch.message.parts) !== JSON.stringify(message.message.parts);
   Object.assign(message, structuredClone(patch));
   if (changed || stored !== undefined || message.contentVersion !== undefined) {
     const floor = (stored ?? 1) + (changed ? 1 : 0);

@@ -25,7 +25,7 @@ describe.each(BACKENDS)('old stored messages in the chat route on %s', (backend)
     await history.appendMessage(threadId, { id: 'u-1', role: 'user', parts: text('Weather in Oslo?') });
     await history.appendMessage(threadId, { id: 'a-1', role: 'assistant', parts: text('placeholder') });
     await database.admin.query(
-      "update agent_message set parts = $1::text::jsonb, schema_version = 1 where thread_id = $2 and message_id = 'a-1'",
+      "update agent_message set parts = $1::text::json, schema_version = 1 where thread_id = $2 and message_id = 'a-1'",
       [JSON.stringify([{ type: 'step-start' }, v4ToolInvocation, { type: 'text', text: 'It is 3°C.' }]), threadId],
     );
     // Written when `createdAt` was free text; today's metadataSchema wants a date.

@@ -52,7 +52,7 @@ describe.each(CONTRACT_BACKENDS)('on %s', (backend) => {
       // A plain UPDATE as the app login, in the tenant's transaction (routed to its shard on Citus).
       async updateMessage(sequence, { parts, contentVersion }) {
         const set = [
-          parts === undefined ? sql`updated_at = now()` : sql`parts = ${JSON.stringify(parts)}::jsonb`,
+          parts === undefined ? sql`updated_at = now()` : sql`parts = ${JSON.stringify(parts)}::json`,
           ...(contentVersion === undefined ? [] : [sql`content_version = ${contentVersion}`]),
         ];
         await withTenant(database.db, { tenantId: tenant.tenantId, role: 'agent_history_app' }, (tx) =>

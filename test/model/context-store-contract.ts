@@ -362,8 +362,8 @@ export function defineContextStoreContract(name: string, makeStore: () => Promis
         const fixture = await threeMessages();
         const { store } = fixture;
         const read = await versionsOf(store);
-        // The same parts, keys in another order (jsonb keeps no order): not a change.
-        await fixture.updateMessage(2, { parts: [{ text: 'u2', type: 'text' }] });
+        // The same parts, as stored: not a change.
+        await fixture.updateMessage(2, { parts: [{ type: 'text', text: 'u2' }] });
         expect(await versionsOf(store)).toEqual(read);
         await fixture.updateMessage(2, { parts: [{ type: 'text', text: 'u2, edited' }] });
         expect((await versionsOf(store)).map((source) => source.contentVersion)).toEqual([1, 2, 1]);
@@ -373,6 +373,9 @@ export function defineContextStoreContract(name: string, makeStore: () => Promis
         expect(await fixture.storedSummaries()).toEqual([]);
         const fresh = await store.writeSummary({ ...summaryInput(1, 3), sourceVersions: await versionsOf(store) });
         expect(fresh.stale).toBe(false);
+        // The same value with its keys in another order is other stored text: a change.
+        await fixture.updateMessage(2, { parts: [{ text: 'u2, edited', type: 'text' }] });
+        expect((await versionsOf(store)).map((source) => source.contentVersion)).toEqual([1, 3, 1]);
       });
 
       // Any sequence of writes to two messages: parts changed, the same, or untouched, with an explicit version
@@ -405,7 +408,7 @@ export function defineContextStoreContract(name: string, makeStore: () => Promis
                       ? before
                       : before + 1 + version.by;
               await fixture.updateMessage(sequence, {
-                ...(parts === 'untouched' ? {} : { parts: [{ text: texts[sequence - 1]!, type: 'text' }] }),
+                ...(parts === 'untouched' ? {} : { parts: [{ type: 'text', text: texts[sequence - 1]! }] }),
                 ...(explicit === undefined ? {} : { contentVersion: explicit }),
               });
               const after = (await versionsOf(fixture.store)).map((source) => source.contentVersion);

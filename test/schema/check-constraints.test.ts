@@ -32,8 +32,8 @@ const BAD_ROWS: Record<string, BadRow[]> = {
     { table: 'agent_message', set: { sequence: '-5' } },
   ],
   agent_message_parts_is_array: [
-    { table: 'agent_message', set: { parts: `'{}'::jsonb` }, refusedFirstBy: '22039' },
-    { table: 'agent_message', set: { parts: `'null'::jsonb` }, refusedFirstBy: '22039' },
+    { table: 'agent_message', set: { parts: `'{}'::json` }, refusedFirstBy: '22039' },
+    { table: 'agent_message', set: { parts: `'null'::json` }, refusedFirstBy: '22039' },
   ],
   agent_message_metadata_is_object: [{ table: 'agent_message', set: { metadata: `'[1]'::jsonb` } }],
   agent_message_content_version_positive: [{ table: 'agent_message', set: { content_version: '0' } }],

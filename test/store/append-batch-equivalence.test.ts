@@ -15,7 +15,7 @@ import { BACKENDS, itOffCitus, useTestDatabase } from '../support/test-database.
 
 const ROLE = 'agent_history_app';
 const SINGLE_ARGUMENTS =
-  '$1::uuid, $2::text, $3::uuid, $4::text, $5::text, $6::agent_message_role, $7::agent_message_status, $8::text::jsonb, ' +
+  '$1::uuid, $2::text, $3::uuid, $4::text, $5::text, $6::agent_message_role, $7::agent_message_status, $8::text::json, ' +
   '$9::text::jsonb, $10::uuid, $11::integer, $12::integer, $13::text, $14::integer[], $15::timestamptz, $16::boolean';
 
 interface Item {
@@ -90,7 +90,7 @@ describe.each(BACKENDS)('the batch append on %s', (backend) => {
       item.status === 'streaming' ? '2030-01-01T00:00:00Z' : null,
       item.pinned,
     ]);
-  /** The batch function's items argument, as the store builds it, for `items` on `threads`. */
+  /** The batch function's items argument (without the parts), as the store builds it, for `items` on `threads`. */
   const itemsJson = (threads: string[], items: Item[]) =>
     JSON.stringify(
       items.map((item) => ({
@@ -99,7 +99,6 @@ describe.each(BACKENDS)('the batch append on %s', (backend) => {
         clientRequestId: item.clientRequestId,
         role: item.role,
         status: item.status,
-        parts: parts(item),
         metadata: {},
         runId: null,
         byteSize: 10,
@@ -110,11 +109,14 @@ describe.each(BACKENDS)('the batch append on %s', (backend) => {
         pinned: item.pinned,
       })),
     );
+  /** The batch function's parts argument: the items' parts, in item order. */
+  const partsJson = (items: Item[]) => JSON.stringify(items.map(parts));
   const batch = (tenantId: string, threads: string[], items: Item[]) =>
-    query(`select * from agent_history_append_messages($1::uuid, $2::text, $3::text::jsonb)`, [
+    query(`select * from agent_history_append_messages($1::uuid, $2::text, $3::text::jsonb, $4::text::json)`, [
       tenantId,
       ROLE,
       itemsJson(threads, items),
+      partsJson(items),
     ]);
 
   /** A result row or a stored row without what differs between the two sets by construction (ids, times). */
@@ -230,7 +232,7 @@ describe.each(BACKENDS)('the batch append on %s', (backend) => {
         spelling: 0,
       }));
       const plans = await database.explainNested(
-        `select * from agent_history_append_messages('${tenantId}'::uuid, '${ROLE}'::text, '${itemsJson(threads, items)}'::jsonb)`,
+        `select * from agent_history_append_messages('${tenantId}'::uuid, '${ROLE}'::text, '${itemsJson(threads, items)}'::jsonb, '${partsJson(items)}'::json)`,
       );
       const all = plans.flatMap((plan) => planNodes(plan.Plan)) as Array<PlanNode & { Operation?: string }>;
       const modifying = (operation: string) =>

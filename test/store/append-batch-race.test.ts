@@ -11,6 +11,9 @@ import { waitUntil } from '../support/time-limits.js';
 // stored row. Only PostgreSQL runs two transactions at once.
 
 const ROLE = 'agent_history_app';
+const CALL = `select * from agent_history_append_messages($1::uuid, $2::text, $3::text::jsonb, $4::text::json)`;
+/** The batch's parts argument: the items' parts, in item order. */
+const partsOf = (items: Array<{ parts: unknown }>) => JSON.stringify(items.map((item) => item.parts));
 
 describe('the batch append racing another writer on postgres', () => {
   const database = useTestDatabase('postgres');
@@ -45,15 +48,12 @@ describe('the batch append racing another writer on postgres', () => {
     try {
       let batch: Promise<Array<Record<string, unknown>>> | undefined;
       await session.begin(async (tx) => {
-        await tx.unsafe(`select * from agent_history_append_messages($1::uuid, $2::text, $3::text::jsonb)`, [
-          tenantId,
-          ROLE,
-          JSON.stringify([{ ...held, threadId }]),
-        ]);
-        batch = batcher.unsafe(`select * from agent_history_append_messages($1::uuid, $2::text, $3::text::jsonb)`, [
+        await tx.unsafe(CALL, [tenantId, ROLE, JSON.stringify([{ ...held, threadId }]), partsOf([held])]);
+        batch = batcher.unsafe(CALL, [
           tenantId,
           ROLE,
           JSON.stringify(items.map((item) => ({ ...item, threadId }))),
+          partsOf(items),
         ]) as unknown as Promise<Array<Record<string, unknown>>>;
         batch.catch(() => {}); // awaited below
         let batchEnded = false;
@@ -103,19 +103,24 @@ describe('the batch append racing another writer on postgres', () => {
     const tenantId = randomUUID();
     const threadId = randomUUID();
     await database.admin.query('insert into agent_thread (tenant_id, id) values ($1, $2)', [tenantId, threadId]);
-    const call = `select * from agent_history_append_messages($1::uuid, $2::text, $3::text::jsonb)`;
-    const items = JSON.stringify([single('m1', null), single('m2', null)].map((item) => ({ ...item, threadId })));
-    await database.admin.query(call, [tenantId, ROLE, items]);
+    const stored = [single('m1', null), single('m2', null)];
+    const items = JSON.stringify(stored.map((item) => ({ ...item, threadId })));
+    await database.admin.query(CALL, [tenantId, ROLE, items, partsOf(stored)]);
     const session = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
     const batcher = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
     try {
       await session.begin(async (tx) => {
-        await tx.unsafe(call, [tenantId, ROLE, JSON.stringify([{ ...single('w1', null), threadId }])]);
+        await tx.unsafe(CALL, [
+          tenantId,
+          ROLE,
+          JSON.stringify([{ ...single('w1', null), threadId }]),
+          partsOf([single('w1', null)]),
+        ]);
         // The per-item loop only looks these up: it neither waits for the thread nor fails to serialize.
         // (A wait would last until the session ends: the lock timeout turns it into an error.)
         const rows = await batcher.begin('isolation level repeatable read', async (batch) => {
           await batch.unsafe(`set local lock_timeout = '5s'`);
-          return batch.unsafe(call, [tenantId, ROLE, items]);
+          return batch.unsafe(CALL, [tenantId, ROLE, items, partsOf(stored)]);
         });
         expect(rows.map((row) => [row.item, row.inserted, row.message_id])).toEqual([
           [0, false, 'm1'],

@@ -3,18 +3,20 @@ import { describe, expect, it } from 'vitest';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 
-// The batch append's rule: every item gets what a per-item loop would give it, which calls the
-// single append with `(item->>'key')::type` for each argument. The set-based path reads the items another way; these
-// batches hold items as the JSON the function accepts, not only as the store writes them (thread ids in any form
-// the uuid type reads, JSON nulls, part counts of every JSON type), and compare the batch with one single append
-// per item, called with exactly those argument expressions: the same rows, the same stored state, or the same error.
-// Also as a user-scoped transaction would call it (`app.user_id` set): another user's thread and messages are out of reach.
+// The batch append's rule: every item gets what the per-item loop gives it, which calls the single append with
+// `(item->>'key')::type` for each argument and the item's element of the parts array as its parts. The set-based path
+// reads the items another way; these batches hold items as the JSON the function accepts, not only as the store
+// writes them (thread ids in any form the uuid type reads, JSON nulls, part counts of every JSON type), and compare
+// the batch with one single append per item, called with exactly the loop's argument expressions: the same rows, the
+// same stored state, or the same error. Also as a user-scoped transaction would call it (`app.user_id` set): another
+// user's thread and messages are out of reach.
 
 const ROLE = 'agent_history_app';
-/** The per-item call, with the item as $3. */
+const BATCH = 'select * from agent_history_append_messages($1::uuid, $2::text, $3::text::jsonb, $4::text::json)';
+/** The per-item call, with the item as $3 and its parts (JSON text, or null past the parts array's end) as $4. */
 const PER_ITEM = `select * from agent_history_append_message($1::uuid, $2::text,
   (($3::text::jsonb)->>'threadId')::uuid, ($3::text::jsonb)->>'messageId', ($3::text::jsonb)->>'clientRequestId',
-  (($3::text::jsonb)->>'role')::agent_message_role, (($3::text::jsonb)->>'status')::agent_message_status, ($3::text::jsonb)->'parts',
+  (($3::text::jsonb)->>'role')::agent_message_role, (($3::text::jsonb)->>'status')::agent_message_status, $4::text::json,
   ($3::text::jsonb)->'metadata', (($3::text::jsonb)->>'runId')::uuid, (($3::text::jsonb)->>'byteSize')::integer,
   (($3::text::jsonb)->>'tokenCount')::integer, ($3::text::jsonb)->>'tokenCounterId',
   CASE WHEN jsonb_typeof(($3::text::jsonb)->'partTokenCounts') = 'array' THEN ARRAY(
@@ -23,6 +25,14 @@ const PER_ITEM = `select * from agent_history_append_message($1::uuid, $2::text,
   (($3::text::jsonb)->>'leaseExpiresAt')::timestamptz, (($3::text::jsonb)->>'pinned')::boolean)`;
 
 type Raw = Record<string, unknown>;
+/** An item as the batch's items argument takes it: without its parts, which go in the parts array. */
+const withoutParts = (raw: Raw): Raw => {
+  if (typeof raw !== 'object' || raw === null) return raw;
+  const { parts: _parts, ...rest } = raw;
+  return rest;
+};
+/** An item's element of the parts array (JSON null for an item that has none). */
+const partsOf = (raw: Raw): unknown => (typeof raw === 'object' && raw !== null ? (raw.parts ?? null) : null);
 /** An item in the store's form on thread `thread` (a placeholder the test replaces), with `changes` applied. */
 const item = (messageId: string, changes: Raw = {}): Raw => ({
   threadId: 'T0',
@@ -173,16 +183,24 @@ describe.each(BACKENDS)('the batch append with raw JSON items on %s', (backend) 
     const batched = await setUp(raw, scoped);
     const oneByOne = await setUp(raw, scoped);
     const batch = await outcome(() =>
-      query(scope('select * from agent_history_append_messages($1::uuid, $2::text, $3::text::jsonb)'), [
+      query(scope(BATCH), [
         batched.tenantId,
         ROLE,
-        JSON.stringify(batched.items),
+        JSON.stringify(batched.items.map(withoutParts)),
+        JSON.stringify(batched.items.map(partsOf)),
       ]),
     );
     // The loop stops at the first error and the batch rolls back: compare the error alone.
     const single: { rows?: Record<string, unknown>[]; error?: string } = { rows: [] };
     for (const [index, one] of oneByOne.items.entries()) {
-      const result = await outcome(() => query(scope(PER_ITEM), [oneByOne.tenantId, ROLE, JSON.stringify(one)]));
+      const result = await outcome(() =>
+        query(scope(PER_ITEM), [
+          oneByOne.tenantId,
+          ROLE,
+          JSON.stringify(withoutParts(one)),
+          JSON.stringify(partsOf(one)),
+        ]),
+      );
       if (result.rows === undefined) {
         Object.assign(single, { rows: undefined, error: result.error ?? 'not a database error' });
         break;
@@ -202,5 +220,31 @@ describe.each(BACKENDS)('the batch append with raw JSON items on %s', (backend) 
     if (scoped) expect(batch.rows!.map((row) => row.item)).toEqual([0]);
     expect(byItem(batch.rows!, batched.threads)).toEqual(byItem(single.rows!, oneByOne.threads));
     expect(await stored(batched.tenantId, batched.threads)).toEqual(await stored(oneByOne.tenantId, oneByOne.threads));
+  });
+
+  it('should give an item past the end of the parts array null parts: refused when new, returned when stored', async () => {
+    const { tenantId, items } = await setUp([item('m1'), item('m2')], false);
+    const [stored, fresh] = items.map(withoutParts);
+    await query(PER_ITEM, [tenantId, ROLE, JSON.stringify(stored), JSON.stringify(partsOf(items[0]!))]);
+    // Both paths alike: the single append given null parts refuses a new message (NOT NULL) and returns a stored one.
+    for (const call of [
+      () => query(BATCH, [tenantId, ROLE, JSON.stringify([stored, fresh]), '[]']),
+      () => query(PER_ITEM, [tenantId, ROLE, JSON.stringify(fresh), null]),
+    ])
+      expect(await outcome(call)).toEqual({ error: '23502' });
+    const returned = (rows: Record<string, unknown>[]) => rows.map((row) => [row.inserted, row.message_id, row.parts]);
+    const expected = [[false, 'm1', [{ type: 'text', text: 'text of m1' }]]];
+    expect(returned(await query(BATCH, [tenantId, ROLE, JSON.stringify([stored]), '[]']))).toEqual(expected);
+    expect(returned(await query(PER_ITEM, [tenantId, ROLE, JSON.stringify(stored), null]))).toEqual(expected);
+  });
+
+  it('should refuse a parts argument that is not a JSON array, on either path', async () => {
+    const { tenantId, items } = await setUp([item('m1'), item('m1')], false);
+    // One item (the set-based path), and a message id twice (the per-item path).
+    for (const parts of ['{}', 'null', '"[]"'])
+      for (const batchItems of [items.slice(0, 1), items])
+        expect(
+          await outcome(() => query(BATCH, [tenantId, ROLE, JSON.stringify(batchItems.map(withoutParts)), parts])),
+        ).toEqual({ error: '22023' });
   });
 });

@@ -139,7 +139,7 @@ describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
     const { cached, uncached, thread } = await twoStores();
     await managerOf(cached, thread).initialMessages();
     await database.admin.query(
-      `update agent_message set parts = '[{"type":"text","text":"Changed behind the store"}]'::jsonb
+      `update agent_message set parts = '[{"type":"text","text":"Changed behind the store"}]'::json
        where tenant_id = $1 and thread_id = $2 and message_id = 'a1'`,
       [cached.tenantId, thread],
     );

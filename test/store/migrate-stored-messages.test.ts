@@ -37,7 +37,7 @@ describe.each(BACKENDS)('message-shape versions on %s', (backend) => {
   async function writeOldRow(history: TenantHistory, threadId: string, id: string): Promise<void> {
     await history.appendMessage(threadId, { id, role: 'assistant', parts: [text('placeholder')] });
     await database.admin.query(
-      `update agent_message set parts = $1::text::jsonb, schema_version = 1, token_count = 7, token_counter_id = 'x'
+      `update agent_message set parts = $1::text::json, schema_version = 1, token_count = 7, token_counter_id = 'x'
        where thread_id = $2 and message_id = $3`,
       [JSON.stringify(V4_PARTS), threadId, id],
     );

@@ -117,7 +117,7 @@ describe.each(CONTRACT_BACKENDS)('the one-statement reads on %s', (backend) => {
         for (const id of pick(plan.redacted)) await store.redactMessage(thread, id, { actor: 'test', reason: 'pii' });
         for (const { index, parts } of plan.old) {
           await database.admin.query(
-            `update agent_message set parts = $1::text::jsonb, schema_version = 1 where thread_id = $2 and message_id = $3`,
+            `update agent_message set parts = $1::text::json, schema_version = 1 where thread_id = $2 and message_id = $3`,
             [JSON.stringify(parts), thread, ids[index % ids.length]],
           );
         }

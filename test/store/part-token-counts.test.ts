@@ -183,7 +183,7 @@ describe.each(BACKENDS)('per-part token counts on %s', (backend) => {
         for (const index of plan.old) {
           const id = messages[index % messages.length]!.id;
           const [{ n }] = await database.admin.query<{ n: number }>(
-            `with changed as (update agent_message set parts = $1::text::jsonb, schema_version = 1
+            `with changed as (update agent_message set parts = $1::text::json, schema_version = 1
                where thread_id = $2 and message_id = $3 and status = 'completed' and redacted_at is null returning 1)
              select count(*)::int as n from changed`,
             [JSON.stringify(OLD_PARTS), thread, id],
@@ -282,7 +282,7 @@ describe.each(BACKENDS)('per-part token counts on %s', (backend) => {
     const call = (messageId: string, counts: string) =>
       database.admin.query<{ part_token_counts: number[] | null }>(
         `select part_token_counts from agent_history_append_message($1::uuid, null, $2::uuid, $3, null, 'user',
-           'completed', '[{"type":"text","text":"hello there"}]'::jsonb, '{}'::jsonb, null, 10, 5, 'c', ${counts},
+           'completed', '[{"type":"text","text":"hello there"}]'::json, '{}'::jsonb, null, 10, 5, 'c', ${counts},
            null, false)`,
         [tenantId, thread, messageId],
       );

@@ -10,6 +10,7 @@ import {
   type TenantHistory,
   withTenant,
 } from '../../src/index.js';
+import { postgresErrorCode } from '../../src/store/store-context.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { text } from '../support/fixtures.js';
 
@@ -155,6 +156,24 @@ describe.each(BACKENDS)('search indexing modes on %s', (backend) => {
     expect((await store.searchMessages('plain')).map((hit) => hit.messageId)).toEqual(['a']);
     expect(await store.indexPendingMessages()).toEqual({ indexed: 1 });
     expect((await vectors(store.tenantId))[0]!.indexed).toBe(true);
+  });
+
+  // json takes a \u0000 escape that jsonb refuses; a deferred row holding one would make every search and indexing
+  // of its tenant fail on it. A plain UPDATE as the app login, with the deferred setting the store's appends make.
+  it('should refuse parts holding a \\u0000 escape in a deferred write, and take an escaped backslash before u0000', async () => {
+    const store = storeOf('deferred');
+    const thread = (await store.createThread()).id;
+    await store.appendMessage(thread, { id: 'a', role: 'user', parts: [text('fine words')] });
+    const write = (parts: string) =>
+      withTenant(database.db, { tenantId: store.tenantId, role: 'agent_history_app' }, async (tx) => {
+        await tx.execute(sql`select set_config('agent_history.search', 'deferred', true)`);
+        await tx.execute(sql`update agent_message set parts = ${parts}::json where tenant_id = ${store.tenantId}`);
+      }).then(() => 'written', postgresErrorCode);
+    expect(await write('[{"type":"text","text":"a NUL \\u0000 here"}]')).toBe('22P05');
+    expect(await write('[{"type":"text","text":"a backslash \\\\u0000 here"}]')).toBe('written');
+    expect((await store.searchMessages('backslash')).map((hit) => hit.messageId)).toEqual(['a']);
+    expect(await store.indexPendingMessages()).toEqual({ indexed: 1 });
+    expect((await store.getMessage(thread, 'a')).message.parts).toEqual([text('a backslash \\u0000 here')]);
   });
 
   it('should never index another tenant', async () => {

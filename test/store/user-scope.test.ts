@@ -222,8 +222,8 @@ describe.each(BACKENDS)('user scope on %s', (backend) => {
       const before = await rowsOfAlice();
       const item = (messageId: string) =>
         sql`${target.threadId}::uuid, ${messageId}::text, null::text, 'user'::agent_message_role,
-          'completed'::agent_message_status, '[{"type":"text","text":"x"}]'::jsonb, '{}'::jsonb, null::uuid, 10, 1,
-          'c', null::timestamptz, false`;
+          'completed'::agent_message_status, '[{"type":"text","text":"x"}]'::json, '{}'::jsonb, null::uuid, 10, 1,
+          'c', null::integer[], null::timestamptz, false`;
       const single = await asBob(async (tx) =>
         rowsOf(
           await tx.execute(
@@ -274,7 +274,7 @@ describe.each(BACKENDS)('user scope on %s', (backend) => {
       const batch = await asBob(async (tx) =>
         rowsOf<{ item: number; message_id: string }>(
           await tx.execute(
-            sql`select * from agent_history_append_messages(${tenantId}::uuid, ${APP_ROLE}::text, ${items}::jsonb)`,
+            sql`select * from agent_history_append_messages(${tenantId}::uuid, ${APP_ROLE}::text, ${items}::jsonb, '[[],[]]'::json)`,
           ),
         ),
       );

@@ -1,7 +1,8 @@
 /**
  * JSON with object keys sorted and `undefined` left out (URLs as their `href`, dates as ISO strings, binary data as
- * base64), so that equal values give equal text whatever their key order: jsonb gives a stored value back with its
- * keys reordered, and a snapshot's hash must not depend on object identity.
+ * base64), so that equal values give equal text whatever their key order: jsonb gives stored metadata back with its
+ * keys reordered, another writer may order a message's keys otherwise, and a snapshot's hash must not depend on
+ * object identity.
  */
 export function canonicalJson(value: unknown): string {
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')

@@ -69,8 +69,7 @@ export async function startRestartableCluster(): Promise<RestartableCluster> {
   try {
     await migrate(drizzle({ client: admin }) as unknown as AgentHistoryDatabase);
     await admin.unsafe(
-      `create role ${APP_LOGIN} login noinherit nosuperuser nobypassrls; grant agent_history_app to ${APP_LOGIN};
-        grant execute on function agent_history_append_message(uuid, text, uuid, text, text, agent_message_role, agent_message_status, jsonb, jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean), agent_history_append_messages to ${APP_LOGIN};`,
+      `create role ${APP_LOGIN} login noinherit nosuperuser nobypassrls; grant agent_history_app to ${APP_LOGIN};`,
     );
   } finally {
     await admin.end();
