@@ -5,6 +5,11 @@ import { RowLevelSecurityBypassError } from '../errors/row-level-security-bypass
 import { defaultTables } from './default-tables.js';
 import { DEFAULT_APP_ROLE, type AgentTables } from '../schema/define-agent-tables.js';
 import { rowsOf, type AgentHistoryDatabase } from '../tenant/database.js';
+import { keepCallerSettings } from '../tenant/keep-caller-settings.js';
+import { withTenant } from '../tenant/with-tenant.js';
+
+// No tenant matters for a catalog query; the nil uuid is a valid one.
+const NO_TENANT = '00000000-0000-0000-0000-000000000000';
 
 export type { SetupProblem };
 
@@ -106,8 +111,13 @@ async function readCatalog(
       const { schema = 'public', name } = getTableConfig(table);
       return { schema, name };
     });
-  const [row] = rowsOf<CatalogRow>(
-    await db.execute(sql`
+  // In a store transaction of its own (no tenant, no role switch; a savepoint on the caller's, whose settings are put
+  // back), as every store call reads: under backends terminated at random, a lone pooled query here left some stores'
+  // appends waiting for good (test/reliability/connection-faults.test.ts), a transaction did not.
+  const [row] = await keepCallerSettings(db, () =>
+    withTenant(db, { tenantId: NO_TENANT, role: null }, async (tx) =>
+      rowsOf<CatalogRow>(
+        await tx.execute(sql`
       with settings as (select ${appRole}::text as app_role, ${schema}::text as schema_name),
       effective as (
         select r.* from pg_catalog.pg_roles r, settings s where r.rolname = coalesce(s.app_role, current_user::text)
@@ -140,6 +150,8 @@ async function readCatalog(
             where n.nspname = s.schema_name and p.proname = f.name limit 1
           ) p on true) as functions
       from settings s`),
+      ),
+    ),
   );
   return row!;
 }
@@ -214,7 +226,14 @@ export function onceSetupCheck(
 ): () => Promise<void> {
   let checked: Promise<void> | undefined;
   const run = async () => {
-    const { report, bypassReasons } = await inspectSetup(db, { tables, appRole });
+    const started = Date.now();
+    if (process.env.DEBUG_CHECK) console.error('check start');
+    const { report, bypassReasons } = await inspectSetup(db, { tables, appRole }).catch((e: unknown) => {
+      if (process.env.DEBUG_CHECK) console.error('check failed', (e as Error).message);
+      throw e;
+    });
+    if (process.env.DEBUG_CHECK)
+      console.error('check done', Date.now() - started, report.ok, JSON.stringify(report.problems).slice(0, 300));
     const setup = report.problems.filter((problem) => problem.code !== 'row-level-security-bypassed');
     if (setup.length > 0) throw new DatabaseSetupError({ login: report.login, problems: setup });
     if (report.ok) return;
