@@ -72,7 +72,7 @@ export async function checkSetup(db: AgentHistoryDatabase, options: CheckSetupOp
   return (await inspectSetup(db, options)).report;
 }
 
-/** {@link checkSetup}'s report, and the reasons row-level security would not hold (empty when it holds). */
+/** {@link checkSetup}'s report, and why row-level security would not hold (empty when it holds). */
 async function inspectSetup(
   db: AgentHistoryDatabase,
   { tables = defaultTables(), appRole = DEFAULT_APP_ROLE }: CheckSetupOptions,
@@ -111,9 +111,8 @@ async function readCatalog(
       const { schema = 'public', name } = getTableConfig(table);
       return { schema, name };
     });
-  // In a store transaction of its own (no tenant, no role switch; a savepoint on the caller's, whose settings are put
-  // back), as every store call reads: under backends terminated at random, a lone pooled query here left some stores'
-  // appends waiting for good (test/reliability/connection-faults.test.ts), a transaction did not.
+  // In a store transaction (no tenant, no role switch), as every call reads: as a lone pooled query it left some
+  // stores' appends waiting for good under backends terminated at random (connection-faults.test.ts).
   const [row] = await keepCallerSettings(db, () =>
     withTenant(db, { tenantId: NO_TENANT, role: null }, async (tx) =>
       rowsOf<CatalogRow>(

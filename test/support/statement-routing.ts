@@ -48,6 +48,12 @@ const EXCEPTIONS: [string, RegExp | ((query: string) => boolean)][] = [
     /^(begin( isolation level [a-z ]+)?|commit|rollback|start transaction.*|savepoint \S+|release( savepoint)? \S+|rollback to( savepoint)? \S+|set transaction isolation level [a-z ]+)$/,
   ],
   ['sets the tenant', /^select set_config\('app\.tenant_id', \$1, true\)/],
+  // The same statement without a role switch (`appRole: null`, the setup check), as pg_stat_statements records it
+  // when it normalizes the setting names to parameters too.
+  [
+    'sets the tenant (names normalized)',
+    /^select set_config\(\$\d+, \$1, \$\d+\), set_config\(\$2, \$3, \$\d+\), set_config\(\$\d+, \$4, \$\d+\)(, set_config\(\$\d+, \$5, \$\d+\))?, current_setting\(\$\d+, \$\d+\) as citus_propagation$/,
+  ],
   [
     'reads only the system catalogs',
     (query) =>
