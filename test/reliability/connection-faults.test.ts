@@ -26,6 +26,12 @@ type Admin = postgres.Sql;
 
 /** Calls that succeeded so far (any label): the killer waits for one between two kills (see `startKiller`). */
 let succeededCalls = 0;
+/**
+ * What a client does with a call the driver lost (CALL_HUNG): its pool may be wedged (postgres-js 3.4.9 can leave a
+ * query's promise unsettled when its connection is terminated), so it replaces the pool, as after the driver's known
+ * crash. The store's guarantees are checked across the replacement.
+ */
+let replaceWedgedPool: () => void = () => {};
 
 /**
  * Retries `step` until it succeeds, as a client would after an unclear outcome. Every failure must be a typed
@@ -52,6 +58,7 @@ async function retrying<RESULT>(
         return undefined;
       }
       tally.note(`failure ${kind}`);
+      if (kind === 'connection:CALL_HUNG') replaceWedgedPool();
       // CALL_HUNG is this suite's own deadline, and CONNECTION_ENDED / _DESTROYED come from the suite ending a pool it
       // replaces (not retryable on that pool); every other lost connection is the store's retryable DatabaseError.
       if (!['connection:CALL_HUNG', 'connection:CONNECTION_ENDED', 'connection:CONNECTION_DESTROYED'].includes(kind)) {
@@ -132,6 +139,7 @@ describe('connection and server faults on a private postgres cluster', () => {
     generationNoted = pool.generation;
   };
   beforeAll(async () => {
+    replaceWedgedPool = () => pool?.replace();
     restoreUncaughtHandlers = tolerateKnownDriverCrashes(() => {
       driverCrashes++;
       pool?.replace();
