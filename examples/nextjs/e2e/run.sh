@@ -34,4 +34,4 @@ echo "e2e: next build…"
 npx next build > "$APP_DIR/e2e/.next-build.log" 2>&1 || { tail -50 "$APP_DIR/e2e/.next-build.log"; exit 1; }
 
 echo "e2e: driving the app in Chromium…"
-node e2e/chat.e2e.ts
+tsx e2e/chat.e2e.ts
