@@ -45,8 +45,8 @@ const emptyTally = (): Tally => ({
   invented: 0,
   snapshotsWritten: 0,
   snapshotsInexact: 0,
-  utilisation: new Array(1001).fill(0),
-  callMs: new Array(100_001).fill(0),
+  utilisation: Array.from({ length: 1001 }, () => 0),
+  callMs: Array.from({ length: 100_001 }, () => 0),
   examples: [],
 });
 
@@ -76,12 +76,27 @@ async function runRange(
         tally.maxOverBudgetTokens = Math.max(tally.maxOverBudgetTokens, call.overBudgetTokens);
         note(seed, `over budget by ${call.overBudgetTokens}`);
       }
-      if (call.splitPairs.length > 0) ((tally.splitPairs += 1), note(seed, call.splitPairs[0]!));
-      if (call.lostNewest) ((tally.lostNewest += 1), note(seed, 'lost newest input'));
-      if (call.lostPinned.length > 0) ((tally.lostPinned += 1), note(seed, `lost pinned ${call.lostPinned}`));
-      if (call.invented.length > 0) ((tally.invented += 1), note(seed, `invented ${call.invented}`));
+      if (call.splitPairs.length > 0) {
+        tally.splitPairs += 1;
+        note(seed, call.splitPairs[0]!);
+      }
+      if (call.lostNewest) {
+        tally.lostNewest += 1;
+        note(seed, 'lost newest input');
+      }
+      if (call.lostPinned.length > 0) {
+        tally.lostPinned += 1;
+        note(seed, `lost pinned ${call.lostPinned}`);
+      }
+      if (call.invented.length > 0) {
+        tally.invented += 1;
+        note(seed, `invented ${call.invented}`);
+      }
       if (call.snapshotExact !== null) tally.snapshotsWritten += 1;
-      if (call.snapshotExact === false) ((tally.snapshotsInexact += 1), note(seed, 'snapshot rebuild differs'));
+      if (call.snapshotExact === false) {
+        tally.snapshotsInexact += 1;
+        note(seed, 'snapshot rebuild differs');
+      }
       if (call.cut) tally.utilisation[Math.min(1000, Math.floor((call.sentTokens / call.budget) * 1000))]! += 1;
     }
     if (tally.conversations % 500 === 0) progress?.(tally);

@@ -3,7 +3,6 @@ import { checkSetup, type SetupReport } from '../store/check-setup.js';
 import { customMigrationFiles } from '../store/custom-migration-sql.js';
 import { defineAgentTables, DEFAULT_APP_ROLE } from '../schema/define-agent-tables.js';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
-import type { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { connect } from './connect.js';
 
 /** The options of {@link check}, as `agent-history check` takes them. */
@@ -29,7 +28,7 @@ export async function check({ url, schema, appRole, log = console.log }: CheckOp
 }
 
 /**
- * Refuses a `--schema` or `--app-role` that generate would refuse, the same way ({@link InvalidArgumentError}
+ * Refuses a `--schema` or `--app-role` that generate would refuse, the same way (`InvalidArgumentError`
  * naming the value), before anything connects.
  */
 export function validateNames(names: { schema?: string; appRole?: string }): void {

@@ -2,7 +2,6 @@ const marker = Symbol.for('agent-history.error');
 
 /** The base of every error this package throws. `AgentHistoryError.isInstance(e)` works across copies of the package. */
 export class AgentHistoryError extends Error {
-  private readonly [marker] = true;
   /** A stable, noun-first code: 'tenant-invalid', 'thread-not-found', … */
   readonly code: string;
 
@@ -10,6 +9,7 @@ export class AgentHistoryError extends Error {
     super(message, cause === undefined ? undefined : { cause });
     this.name = new.target.name;
     this.code = code;
+    Object.defineProperty(this, marker, { value: true });
   }
 
   /** Whether `error` is one of this package's errors, also when it comes from another copy of the package. */

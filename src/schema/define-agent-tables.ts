@@ -1,4 +1,4 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import {
   bigint,
   boolean,
@@ -20,7 +20,7 @@ import {
   type PgSchema,
 } from 'drizzle-orm/pg-core';
 import { tenantIsolationPolicy } from './tenant-policy.js';
-import { searchVectorOf, tsvector } from './tsvector.js';
+import { tsvector } from './tsvector.js';
 
 /** A stored `UIMessage` part. The shape is the AI SDK's; the schema only requires a `type`. */
 export type StoredMessagePart = { type: string; [key: string]: unknown };
@@ -243,7 +243,7 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
       /** A streaming message whose lease has expired belongs to a dead writer and is recovered as failed. */
       leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
       /**
-       * The search vector of the text parts ({@link searchVectorOf}), set by the `agent_message_search_vector`
+       * The search vector of the text parts (`searchVectorOf` in `tsvector.ts`), set by the `agent_message_search_vector`
        * trigger when a row is inserted or its parts change; null while a store with `search: 'deferred'` (or
        * `false`) has not indexed it yet: `searchMessages` then computes it on the fly, so results are the same.
        */

@@ -1,4 +1,3 @@
-import type { VersionConflictError } from '../errors/version-conflict-error.js';
 import type { ContextMessage, ContextSnapshot, ContextStore, ContextSummary } from '../model/context-store.js';
 import type { ContextState, MessageStatus } from '../model/stored-rows.js';
 import type { ContextUIMessage } from '../model/context-ui-message.js';
@@ -66,7 +65,7 @@ export interface CreateMemoryContextStoreOptions {
 
 /**
  * A {@link ContextStore} kept in memory: it enforces the same contract as the Postgres store (snapshot
- * `expectedVersion` with {@link VersionConflictError}, never overwriting; summaries with content and a valid
+ * `expectedVersion` with `VersionConflictError`, never overwriting; summaries with content and a valid
  * inclusive range; the replay tail strictly after the snapshot boundary; stale summaries after a redaction).
  * For tests, benchmarks and the offline demo.
  *

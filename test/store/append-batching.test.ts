@@ -2,11 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import postgres from 'postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
-import { join } from 'node:path';
 import {
   createAgentHistory,
   InvalidArgumentError,
-  MIGRATIONS_FOLDER,
   NotFoundError,
   type AppendBatchingOptions,
 } from '../../src/index.js';

@@ -23,7 +23,10 @@ export function exactTokens(value: string): number {
   if (count === undefined) {
     count = countTokens(value, { disallowedSpecial: new Set() });
     // Bounded in characters (JSON of a large tool output is a new string on every call).
-    if (cachedCharacters > 50_000_000) (cache.clear(), (cachedCharacters = 0));
+    if (cachedCharacters > 50_000_000) {
+      cache.clear();
+      cachedCharacters = 0;
+    }
     cachedCharacters += value.length;
     cache.set(value, count);
   }

@@ -85,7 +85,7 @@ export function routingProblem(query: string, functionsFirstArgument: Record<str
   if (insert && !/\btenant_id\b/.test(insert[2]!)) return `inserts into ${insert[1]} without a tenant_id`;
   const tables = [...text.matchAll(TABLE)]
     .map(([, table]) => table!)
-    .filter((table, index) => !(insert && index === 0));
+    .filter((_table, index) => !(insert && index === 0));
   if (calls.length === 0 && !insert && tables.length === 0) return 'names none of the store tables and is no exception';
   // Each table must be filtered by its own tenant_id; an unqualified `tenant_id = $n` counts only when it is the one table.
   const distinct = new Set(tables);

@@ -43,7 +43,10 @@ export function rememberingTokenCounter(tokenCounter: TokenCounter): TokenCounte
       if (count === undefined) {
         count = tokenCounter.count(text);
         // Bounded in characters: a large tool output's JSON is a new string on every call.
-        if (characters > 50_000_000) (counts.clear(), (characters = 0));
+        if (characters > 50_000_000) {
+          counts.clear();
+          characters = 0;
+        }
         characters += text.length;
         counts.set(text, count);
       }

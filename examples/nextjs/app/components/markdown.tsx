@@ -60,10 +60,10 @@ function blocks(text: string): ReactNode[] {
   while (index < lines.length) {
     const line = lines[index]!;
     const key = `b${index}`;
-    if (/^```/.test(line)) {
+    if (line.startsWith('```')) {
       const body: string[] = [];
       index++;
-      while (index < lines.length && !/^```/.test(lines[index]!)) body.push(lines[index++]!);
+      while (index < lines.length && !lines[index]!.startsWith('```')) body.push(lines[index++]!);
       index++;
       out.push(
         <pre key={key}>
