@@ -8,7 +8,7 @@
 import { pathToFileURL } from 'node:url';
 import type { ModelMessage } from '@ai-sdk/provider-utils';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { createContextManager } from '../src/ai-sdk/context-manager.js';
+import { createContextManager } from '../src/ai-sdk/context-manager/create-context-manager.js';
 import {
   countStoredMessageTokens,
   loadO200kTokenCounter,

@@ -5,7 +5,7 @@
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { randomUUID } from 'node:crypto';
-import { createStreamChunkLog } from '../src/ai-sdk/stream-chunk-log.js';
+import { createStreamChunkLog } from '../src/ai-sdk/resume/stream-chunk-log.js';
 import { createAgentHistory, type TenantHistory } from '../src/index.js';
 import type { AgentHistoryDatabase } from '../src/tenant/database.js';
 import { startBenchServer } from './server.js';

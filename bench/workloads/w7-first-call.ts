@@ -11,7 +11,7 @@
 //   npx tsx --cpu-prof --cpu-prof-dir=bench/results/profiles bench/workloads/w7-first-call.ts   # where the time goes
 import { pathToFileURL } from 'node:url';
 import type { ModelMessage } from 'ai';
-import { createContextManager } from '../../src/ai-sdk/context-manager.js';
+import { createContextManager } from '../../src/ai-sdk/context-manager/create-context-manager.js';
 import {
   countStoredMessageTokens,
   countStoredPartTokens,

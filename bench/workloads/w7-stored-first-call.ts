@@ -9,7 +9,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
 import { randomUUID } from 'node:crypto';
-import { createContextManager } from '../../src/ai-sdk/context-manager.js';
+import { createContextManager } from '../../src/ai-sdk/context-manager/create-context-manager.js';
 import { loadO200kTokenCounter, type ContextSnapshot, type ContextStore } from '../../src/context/index.js';
 import { createAgentHistory, migrate } from '../../src/index.js';
 import type { AgentHistoryDatabase } from '../../src/tenant/database.js';

@@ -1,57 +1,65 @@
 /** `agent-history/ai-sdk`: persistence for AI SDK v7 chats (the only part of the package that imports `ai`). */
-export { fromUIMessage, toUIMessage, toUIMessages } from './ui-message-mapping.js';
-export { validateChatMessages, type ChatSchemas } from './validate-chat-messages.js';
-export { chatMessageCheck } from './chat-message-check.js';
-export { screenIncomingMessage, type FileUrlAllowlist, type IncomingMessagePolicy } from './screen-incoming-message.js';
+export { fromUIMessage, toUIMessage, toUIMessages } from './ui-messages/ui-message-mapping.js';
+export { validateChatMessages, type ChatSchemas } from './ui-messages/validate-chat-messages.js';
+export { chatMessageCheck } from './ui-messages/chat-message-check.js';
+export {
+  screenIncomingMessage,
+  type FileUrlAllowlist,
+  type IncomingMessagePolicy,
+} from './ui-messages/screen-incoming-message.js';
 export {
   loadThreadPage,
   type LoadThreadPageOptions,
   type UIMessagePage,
   type UIMessagePageEntry,
-} from './load-thread-page.js';
+} from './ui-messages/load-thread-page.js';
 export {
   persistUIMessageStream,
   type DisconnectBehavior,
   type PersistedUIMessageStream,
   type PersistUIMessageStreamOptions,
-} from './persist-ui-message-stream.js';
+} from './answer/persist-ui-message-stream.js';
 export {
   streamChatTurn,
   type ChatTurn,
   type ChatTurnSettings,
   type StreamChatTurnOptions,
-} from './stream-chat-turn.js';
-export { SUPERSEDED_BY_EDIT, SUPERSEDED_BY_REGENERATE, type ChatTrigger } from './plan-chat-turn.js';
-export { stopChat, type StopChatOptions } from './stop-chat.js';
-export type { ResumableStreamOptions } from './resumable-stream-options.js';
+} from './chat-turn/stream-chat-turn.js';
+export { SUPERSEDED_BY_EDIT, SUPERSEDED_BY_REGENERATE, type ChatTrigger } from './chat-turn/plan-chat-turn.js';
+export { stopChat, type StopChatOptions } from './chat-turn/stop-chat.js';
+export type { ResumableStreamOptions } from './shared/resumable-stream-options.js';
 export {
   resumeChatStream,
   RESUME_GAP_ERROR,
   type ResumeChatStreamOptions,
   type ResumedChatStream,
-} from './resume-chat-stream.js';
-export { resumeChatRequest, type ResumeChatRequestOptions, type ResumeRouteContext } from './resume-chat-request.js';
-export { chatThreadId } from './chat-thread-id.js';
-export type { CreateChatThreads } from './ensure-chat-thread.js';
-export type { ChatThreadSettings } from './open-chat-thread.js';
+} from './resume/resume-chat-stream.js';
+export {
+  resumeChatRequest,
+  type ResumeChatRequestOptions,
+  type ResumeRouteContext,
+} from './chat-route/resume-chat-request.js';
+export { chatThreadId } from './threads/chat-thread-id.js';
+export type { CreateChatThreads } from './threads/ensure-chat-thread.js';
+export type { ChatThreadSettings } from './threads/open-chat-thread.js';
 export {
   generateThreadTitle,
   offlineThreadTitle,
   type ChatTitleGenerator,
   type ThreadTitleInput,
-} from './thread-title.js';
+} from './titles/generate-thread-title.js';
 export {
   createChatHandler,
   parseChatRequest,
   type ChatRequestBody,
   type ChatRequestContext,
   type CreateChatHandlerOptions,
-} from './create-chat-handler.js';
-export { chatErrorResponse, chatErrorStatus, type ChatErrorBody } from './chat-error-response.js';
-export { ChatConflictError, type ChatConflictReason } from './chat-conflict-error.js';
-export { ChatBodyTooLargeError } from './chat-body-too-large-error.js';
-export { INTERRUPTED_TOOL_ERROR, settleInterruptedParts } from './settle-interrupted-parts.js';
-export { addUsage, toMessageUsage, toRunUsage, type MessageUsage } from './usage.js';
+} from './chat-route/create-chat-handler.js';
+export { chatErrorResponse, chatErrorStatus, type ChatErrorBody } from './chat-route/chat-error-response.js';
+export { ChatConflictError, type ChatConflictReason } from './shared/chat-conflict-error.js';
+export { ChatBodyTooLargeError } from './chat-route/chat-body-too-large-error.js';
+export { INTERRUPTED_TOOL_ERROR, settleInterruptedParts } from './answer/settle-interrupted-parts.js';
+export { addUsage, toMessageUsage, toRunUsage, type MessageUsage } from './answer/message-usage.js';
 export type {
   ChatAgent,
   ChatStreamResult,
@@ -60,14 +68,14 @@ export type {
   ChatModelSource,
   ChatTurnIdentity,
   TurnPrepareStep,
-} from './chat-model-source.js';
+} from './shared/chat-model-source.js';
 export {
   createContextManager,
   toolDefinitionsOf,
   type ContextManager,
   type ContextManagerModel,
   type CreateContextManagerOptions,
-} from './context-manager.js';
+} from './context-manager/create-context-manager.js';
 
 // The context engine, which `createContextManager` runs. It does not need `ai` at run time (it only uses its
 // message types), but it works on AI SDK model messages, so it is documented and exported here, once.
@@ -155,4 +163,4 @@ export {
   createOfflineSummarizer,
   type CreateGenerateTextSummarizerOptions,
   type CreateOfflineSummarizerOptions,
-} from './summarizer.js';
+} from './summarizers/offline-summarizer.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyApprovalResponses } from '../../src/ai-sdk/apply-approval-responses.js';
+import { applyApprovalResponses } from '../../src/ai-sdk/approvals/apply-approval-responses.js';
 import { canonicalJson } from '../../src/context/engine/canonical-json.js';
 import { InvalidMessageError } from '../../src/errors/index.js';
 

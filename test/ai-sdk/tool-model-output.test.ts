@@ -2,7 +2,7 @@ import { convertToModelMessages, generateText, isStepCount, tool, type ModelMess
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createContextManager } from '../../src/ai-sdk/context-manager.js';
+import { createContextManager } from '../../src/ai-sdk/context-manager/create-context-manager.js';
 import type { ContextReport } from '../../src/context/index.js';
 import { resolveModelProfile } from '../../src/tokens/model-profile.js';
 import { storeOf, tokenCounter, user } from '../context/fixtures.js';

@@ -3,7 +3,7 @@
 // with an error that names it and what to pass; it never gets a generic window.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createContextManager } from '../../src/ai-sdk/context-manager.js';
+import { createContextManager } from '../../src/ai-sdk/context-manager/create-context-manager.js';
 import { ModelProfileNotFoundError, modelProfileTable, resolveModelProfile } from '../../src/context/index.js';
 import type { ModelProfileEntry } from '../../src/tokens/model-profile.js';
 import { storeOf, tokenCounter, user } from '../context/fixtures.js';

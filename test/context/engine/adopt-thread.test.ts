@@ -35,7 +35,7 @@ describe('prepareStep without initialMessages()', () => {
 
 describe('snapshot boundaries across steps', () => {
   it('should write snapshots whose boundaries only advance over the steps of a summarized thread, on copies', async () => {
-    const { createOfflineSummarizer } = await import('../../../src/ai-sdk/summarizer.js');
+    const { createOfflineSummarizer } = await import('../../../src/ai-sdk/summarizers/offline-summarizer.js');
     const thread = Array.from({ length: 30 }, (_unused, index) => [
       user(`u${index}`, `Question ${index}: ${'plan the trip '.repeat(20)}`),
       assistant(`a${index}`, text(`Answer ${index}: ${'visit the museum '.repeat(25)}`)),

@@ -2,7 +2,7 @@ import type { ModelMessage } from '@ai-sdk/provider-utils';
 import fc from 'fast-check';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createOfflineSummarizer } from '../../../src/ai-sdk/summarizer.js';
+import { createOfflineSummarizer } from '../../../src/ai-sdk/summarizers/offline-summarizer.js';
 import {
   ContextBudgetExceededError,
   convertToContextSegments,

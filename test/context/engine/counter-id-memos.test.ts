@@ -6,7 +6,7 @@
 // counts nothing again; a counter of another id counts for itself.
 import type { ModelMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { createContextManager } from '../../../src/ai-sdk/context-manager.js';
+import { createContextManager } from '../../../src/ai-sdk/context-manager/create-context-manager.js';
 import type { ContextMessage, ContextStore, LoadedContext, TokenCounter } from '../../../src/context/index.js';
 import { createContextMessageCache } from '../../../src/tokens/context-message-cache.js';
 import { turn } from '../../../bench/workloads/w7-first-call.js';

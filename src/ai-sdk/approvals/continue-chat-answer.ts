@@ -1,0 +1,134 @@
+import { createUIMessageStreamResponse, type UIMessage, type UIMessageChunk } from 'ai';
+import type { StoredMessagePart } from '../../schema/define-agent-tables.js';
+import type { StartRunOptions } from '../../store/runs.js';
+import type { TenantHistory } from '../../store/tenant-history.js';
+import type { StoredMessage } from '../../model/stored-rows.js';
+import type { BegunChatAnswer } from '../chat-turn/begin-chat-answer.js';
+import { ChatConflictError } from '../shared/chat-conflict-error.js';
+import type { ApprovalContinuation } from './plan-approval-continuation.js';
+import type { ChatTurn } from '../chat-turn/stream-chat-turn.js';
+
+/** Options of {@link continueChatAnswer}. */
+export interface ContinueChatAnswerOptions<UI_MESSAGE extends UIMessage> {
+  /** The tenant's store. */
+  history: TenantHistory;
+  /** The turn's thread. */
+  threadId: string;
+  /** The planned continuation (the stored answer with the approval responses applied). */
+  continuation: ApprovalContinuation<UI_MESSAGE>;
+  /** The user message the answer follows, recorded in the run's metadata. */
+  userMessageId: string;
+  /** What is recorded on the run (provider, model, metadata). */
+  run: StartRunOptions | undefined;
+}
+
+/**
+ * The continued answer; `recorded` when the responses were only stored (an approval is still pending), else
+ * `reopen` moves it back to `streaming` under the run: call it once the model's first messages are built (the
+ * context engine reads only finished answers) and before the model or an approved tool starts.
+ */
+export type ContinuedChatAnswer = BegunChatAnswer & { recorded?: StoredMessage; reopen?: () => Promise<void> };
+
+/**
+ * Stores the approval responses on the answer that requested them with a compare-and-set on its parts, so that
+ * of two racing requests exactly one continues (the other is a {@link ChatConflictError}, nothing written). When
+ * every approval is answered, a run is started to continue the same message; otherwise the responses are only
+ * stored.
+ */
+export async function continueChatAnswer<UI_MESSAGE extends UIMessage>({
+  history,
+  threadId,
+  continuation,
+  userMessageId,
+  run: runOptions,
+}: ContinueChatAnswerOptions<UI_MESSAGE>): Promise<ContinuedChatAnswer> {
+  const messageId = continuation.message.id;
+  const parts = continuation.message.parts as unknown as StoredMessagePart[];
+  const recorded = await history.reopenAssistantMessage(threadId, messageId, {
+    expectedParts: continuation.expectedParts,
+    parts,
+  });
+  if (!recorded.updated) throw conflict(recorded.stored);
+  if (continuation.pending) return { runId: '', assistantMessageId: messageId, recorded: recorded.stored };
+  const run = await history.startRun(threadId, {
+    ...runOptions,
+    metadata: { ...runOptions?.metadata, trigger: 'tool-approval-response', userMessageId, continues: messageId },
+  });
+  // The exclusive claim (completed → streaming): of racing requests past the first write, one continues.
+  const reopen = async () => {
+    const expectedParts = recorded.stored.message.parts as StoredMessagePart[];
+    const result = await history.reopenAssistantMessage(threadId, messageId, { expectedParts, parts, runId: run.id });
+    if (result.updated) return;
+    await history.finishRun(run.id, { status: 'cancelled', error: { message: 'duplicate request' } });
+    throw conflict(result.stored);
+  };
+  return { runId: run.id, assistantMessageId: messageId, reopen };
+}
+
+/**
+ * Ends an answer whose model could not start: finalized `failed` (a continued one keeps its parts) and its run
+ * failed; returns the error to throw. A continuation that lost its claim is left alone: the message is the
+ * winner's, and its own run is finished already.
+ */
+export async function abandonChatAnswer<UI_MESSAGE extends UIMessage>(
+  answer: {
+    history: TenantHistory;
+    threadId: string;
+    runId: string;
+    assistantMessageId: string;
+    continuation: ApprovalContinuation<UI_MESSAGE> | undefined;
+  },
+  error: unknown,
+): Promise<unknown> {
+  if (error instanceof ChatConflictError) return error;
+  const { history, threadId, runId, assistantMessageId, continuation } = answer;
+  const parts = (continuation?.message.parts ?? []) as unknown as StoredMessagePart[];
+  await history.finalizeMessage(threadId, assistantMessageId, { status: 'failed', parts }).catch(() => {});
+  await history.failRun(runId, { error }).catch(() => {});
+  return error;
+}
+
+function conflict(stored: StoredMessage): ChatConflictError {
+  const running = stored.status === 'pending' || stored.status === 'streaming';
+  return new ChatConflictError({
+    reason: running ? 'answer-in-progress' : 'answer-exists',
+    messageId: stored.message.id,
+    status: stored.status,
+  });
+}
+
+/**
+ * The turn of a request that only stored approval responses (another approval of the answer is unanswered): its
+ * stream starts and finishes the same message without new parts; `runId` is empty (no model was called).
+ */
+export function recordedApprovalTurn<UI_MESSAGE extends UIMessage>(
+  threadId: string,
+  userMessageId: string,
+  stored: StoredMessage,
+): ChatTurn<UI_MESSAGE> {
+  const assistantMessageId = stored.message.id;
+  const chunks: UIMessageChunk[] = [{ type: 'start', messageId: assistantMessageId }, { type: 'finish' }];
+  const first = new ReadableStream<UIMessageChunk>({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(chunk);
+      controller.close();
+    },
+  });
+  return {
+    threadId,
+    runId: '',
+    userMessageId,
+    assistantMessageId,
+    excludedMessageIds: [],
+    stream: first as ChatTurn<UI_MESSAGE>['stream'],
+    done: Promise.resolve(stored),
+    title: Promise.resolve(null),
+    toResponse: (init = {}) => {
+      const headers = new Headers(init.headers);
+      headers.set('x-agent-history-thread-id', threadId);
+      headers.set('x-agent-history-user-message-id', userMessageId);
+      headers.set('x-agent-history-message-id', assistantMessageId);
+      return createUIMessageStreamResponse({ ...init, headers, stream: first });
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import { createHash } from 'node:crypto';
+import { InvalidArgumentError } from '../../errors/invalid-argument-error.js';
+import { isUuid } from '../../errors/assert-input.js';
+
+// A fixed namespace for name-based (version 5) thread ids: changing it would orphan every chat a client started.
+const CHAT_ID_NAMESPACE = Buffer.from('4d1c3b7e9a2f4e0c8b5d6a7f1e2c3d4b', 'hex');
+
+/**
+ * The thread id of a chat id made by the client: a uuid (the chatbot template's `generateUUID()`) is the thread id
+ * itself, lower-cased; any other id (useChat's default `generateId()`, 1 to 200 characters) maps to a name-based
+ * uuid (version 5 of the id under a fixed namespace), so that the same client id always reaches the same thread
+ * without a lookup table. Ownership is checked on the thread, not here.
+ *
+ * @throws {InvalidArgumentError} `chatId` is not a string of 1 to 200 characters.
+ * @example
+ * chatThreadId('Vd2Lq8sYx1pT0aZc'); // always the same uuid
+ */
+export function chatThreadId(chatId: string): string {
+  if (typeof chatId !== 'string' || chatId.length === 0 || chatId.length > 200) {
+    throw new InvalidArgumentError({
+      argument: 'threadId',
+      value: chatId,
+      message: 'expected a chat id of 1 to 200 characters.',
+    });
+  }
+  if (isUuid(chatId)) return chatId.toLowerCase();
+  const bytes = createHash('sha1').update(CHAT_ID_NAMESPACE).update(chatId, 'utf8').digest().subarray(0, 16);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x50;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

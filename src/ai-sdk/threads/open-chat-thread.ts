@@ -1,0 +1,79 @@
+import type { UIMessage } from 'ai';
+import type { StoredMessage } from '../../model/stored-rows.js';
+import type { TenantHistory } from '../../store/tenant-history.js';
+import { chatThreadId } from './chat-thread-id.js';
+import { ensureChatThread, type CreateChatThreads } from './ensure-chat-thread.js';
+import type { ChatTrigger } from '../chat-turn/plan-chat-turn.js';
+import { messageText, titleThread, type ChatTitleGenerator } from '../titles/generate-thread-title.js';
+import type { ChatSchemas } from '../ui-messages/validate-chat-messages.js';
+
+/** Settings of a chat route about its threads: created on the first message, and titled after it. */
+export interface ChatThreadSettings {
+  /**
+   * `'on-first-message'`: a chat id the store does not know yet (a uuid made by the client, or useChat's own id,
+   * mapped by `chatThreadId`) creates its thread on the first submitted message, owned by the turn's `userId`.
+   * @default 'never' (a missing thread is 404 `thread-not-found`)
+   */
+  createThreads?: CreateChatThreads;
+  /**
+   * Writes the title of an untitled thread after its first exchange (once the answer is completed): a model, or a
+   * function such as `offlineThreadTitle`. The turn's `title` promise settles with it.
+   * @default no titles
+   */
+  generateTitle?: ChatTitleGenerator;
+}
+
+/** Input of {@link openChatThread} (internal). */
+export interface OpenChatThreadInput<UI_MESSAGE extends UIMessage> extends ChatThreadSettings, ChatSchemas<UI_MESSAGE> {
+  history: TenantHistory;
+  threadId: string;
+  userId?: string;
+  trigger: ChatTrigger;
+  messageId?: string;
+  message?: unknown;
+  onPersistError?: (error: unknown) => void;
+}
+
+/** The turn's thread id, and what to do once the answer is stored. */
+export interface OpenedChatThread {
+  /** The thread id (the client's chat id mapped by `chatThreadId`). */
+  threadId: string;
+  /** Titles the thread if this was its first exchange; settles with the title written, or null. Never rejects. */
+  titleAfter(userMessage: UIMessage, contextLength: number, done: Promise<StoredMessage>): Promise<string | null>;
+}
+
+/** Maps the chat id, checks ownership and creates the thread when asked, before the turn is planned. */
+export async function openChatThread<UI_MESSAGE extends UIMessage>(
+  input: OpenChatThreadInput<UI_MESSAGE>,
+): Promise<OpenedChatThread> {
+  const threadId = chatThreadId(input.threadId);
+  const { createThreads = 'never', generateTitle, userId, history } = input;
+  const needsThread = createThreads !== 'never' || userId !== undefined || generateTitle !== undefined;
+  const ensured = needsThread
+    ? await ensureChatThread({
+        ...input,
+        threadId,
+        createThreads,
+        userId,
+        messageId: input.messageId,
+        message: input.message,
+      })
+    : undefined;
+  const onPersistError =
+    input.onPersistError ?? ((error) => console.error('agent-history: could not title the thread', error));
+  return {
+    threadId,
+    titleAfter: async (userMessage, contextLength, done) => {
+      if (!generateTitle || !ensured || ensured.thread.title !== null || contextLength !== 1) return null;
+      try {
+        const answer = await done;
+        if (answer.status !== 'completed') return null;
+        const input = { userText: messageText(userMessage), answerText: messageText(answer.message) };
+        return await titleThread(history, threadId, generateTitle, input);
+      } catch (error) {
+        onPersistError(error);
+        return null;
+      }
+    },
+  };
+}
