@@ -25,7 +25,8 @@ export {
   type ChatTurnSettings,
   type StreamChatTurnOptions,
 } from './chat-turn/stream-chat-turn.js';
-export { SUPERSEDED_BY_EDIT, SUPERSEDED_BY_REGENERATE, type ChatTrigger } from './chat-turn/plan-chat-turn.js';
+export { SUPERSEDED_BY_EDIT, SUPERSEDED_BY_REGENERATE } from './chat-turn/exclusion-reasons.js';
+export type { ChatTrigger } from './shared/chat-trigger.js';
 export { stopChat, type StopChatOptions } from './chat-turn/stop-chat.js';
 export type { ResumableStreamOptions } from './shared/resumable-stream-options.js';
 export {
@@ -40,21 +41,12 @@ export {
   type ResumeRouteContext,
 } from './chat-route/resume-chat-request.js';
 export { chatThreadId } from './threads/chat-thread-id.js';
-export type { CreateChatThreads } from './threads/ensure-chat-thread.js';
-export type { ChatThreadSettings } from './threads/open-chat-thread.js';
-export {
-  generateThreadTitle,
-  offlineThreadTitle,
-  type ChatTitleGenerator,
-  type ThreadTitleInput,
-} from './titles/generate-thread-title.js';
-export {
-  createChatHandler,
-  parseChatRequest,
-  type ChatRequestBody,
-  type ChatRequestContext,
-  type CreateChatHandlerOptions,
-} from './chat-route/create-chat-handler.js';
+export type { ChatThreadSettings, CreateChatThreads } from './threads/chat-thread-settings.js';
+export { generateThreadTitle, type ChatTitleGenerator, type ThreadTitleInput } from './titles/generate-thread-title.js';
+export { offlineThreadTitle } from './titles/offline-thread-title.js';
+export { createChatHandler, type CreateChatHandlerOptions } from './chat-route/create-chat-handler.js';
+export { parseChatRequest } from './chat-route/parse-chat-request.js';
+export type { ChatRequestBody, ChatRequestContext } from './chat-route/chat-request.js';
 export { chatErrorResponse, chatErrorStatus, type ChatErrorBody } from './chat-route/chat-error-response.js';
 export { ChatConflictError, type ChatConflictReason } from './shared/chat-conflict-error.js';
 export { ChatBodyTooLargeError } from './chat-route/chat-body-too-large-error.js';
@@ -69,9 +61,9 @@ export type {
   ChatTurnIdentity,
   TurnPrepareStep,
 } from './shared/chat-model-source.js';
+export { toolDefinitionsOf } from './context-manager/tool-definitions-of.js';
 export {
   createContextManager,
-  toolDefinitionsOf,
   type ContextManager,
   type ContextManagerModel,
   type CreateContextManagerOptions,
@@ -160,7 +152,6 @@ export {
 } from '../context/index.js';
 export {
   createGenerateTextSummarizer,
-  createOfflineSummarizer,
   type CreateGenerateTextSummarizerOptions,
-  type CreateOfflineSummarizerOptions,
-} from './summarizers/offline-summarizer.js';
+} from './summarizers/generate-text-summarizer.js';
+export { createOfflineSummarizer, type CreateOfflineSummarizerOptions } from './summarizers/offline-summarizer.js';

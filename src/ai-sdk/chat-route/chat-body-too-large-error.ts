@@ -18,28 +18,3 @@ export class ChatBodyTooLargeError extends AgentHistoryError {
     this.limit = limit;
   }
 }
-
-/**
- * The body of `request` as text, read chunk by chunk: a declared `Content-Length` over `limit`, or more than
- * `limit` bytes read, cancels the stream and throws {@link ChatBodyTooLargeError}, so that at most `limit` bytes
- * (plus one chunk) are ever held.
- */
-export async function readBodyText(request: Request, limit: number): Promise<string> {
-  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > limit) throw new ChatBodyTooLargeError({ byteSize: declared, limit });
-  if (request.body === null) return '';
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel().catch(() => {});
-      throw new ChatBodyTooLargeError({ byteSize: total, limit });
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}

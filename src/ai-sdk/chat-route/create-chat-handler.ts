@@ -1,44 +1,15 @@
 import type { ToolSet, UIMessage } from 'ai';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.js';
 import type { TenantHistory } from '../../store/tenant-history.js';
-import { readBodyText } from './chat-body-too-large-error.js';
+import { readJsonBody } from './read-request-body.js';
+import type { ChatRequestContext } from './chat-request.js';
+import { parseChatRequest } from './parse-chat-request.js';
 import { chatErrorResponse } from './chat-error-response.js';
 import { chatThreadId } from '../threads/chat-thread-id.js';
-import { requireChatOwner } from '../threads/ensure-chat-thread.js';
-import type { ChatTrigger } from '../chat-turn/plan-chat-turn.js';
+import { requireChatOwner } from '../threads/require-chat-owner.js';
 import { stopChat } from '../chat-turn/stop-chat.js';
 import { resumeChatRequest, type ResumeRouteContext } from './resume-chat-request.js';
 import { streamChatTurn, type ChatTurnSettings } from '../chat-turn/stream-chat-turn.js';
-import { assertJsonDepth } from '../../store/validate-message.js';
-
-/** The body a chat route accepts. useChat's default body (`{ id, messages, trigger, messageId }`) works too. */
-export interface ChatRequestBody {
-  /** The thread (useChat's `id`). */
-  threadId: string;
-  /** The new user message; only this one is needed, the history is in the store. */
-  message?: unknown;
-  /** @default 'submit-message' */
-  trigger?: ChatTrigger;
-  /** The edited user message, or the assistant message to regenerate. */
-  messageId?: string;
-  /** An idempotency key for the request. */
-  requestId?: string;
-}
-
-/**
- * What `getHistory` is told about a request: read, size-checked and parsed, but nothing read from or written to the
- * store yet, so the app can authorize the request for this thread (throw a `Response`: 403, 404, …).
- */
-export interface ChatRequestContext {
-  /** `'chat'` for `POST` (a turn), `'stop'` for `stop`, `'resume'` for `GET` (useChat's resume). */
-  route: 'chat' | 'stop' | 'resume';
-  /** The thread the request acts on: the client's chat id mapped by `chatThreadId` (a uuid stays itself). */
-  threadId: string;
-  /** The chat id as the client sent it (useChat's `id`). */
-  chatId: string;
-  /** The parsed body (`stop`: only `threadId`). */
-  body: ChatRequestBody;
-}
 
 /** Options of {@link createChatHandler}: the settings of every turn, and how to find the request's tenant. */
 export interface CreateChatHandlerOptions<
@@ -126,42 +97,4 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
       }
     },
   };
-}
-
-async function readJsonBody(request: Request, limit: number): Promise<unknown> {
-  const text = await readBodyText(request, limit);
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new InvalidArgumentError({ argument: 'body', value: '…', message: 'expected a JSON body.' });
-  }
-}
-
-/** Reads a chat request body: ours, or useChat's default one (the last of `messages` is the new message). */
-export function parseChatRequest(body: unknown): ChatRequestBody {
-  if (typeof body !== 'object' || body === null)
-    throw new InvalidArgumentError({ argument: 'body', value: body, message: 'expected a JSON object.' });
-  const raw = body as Record<string, unknown>;
-  const threadId = raw.threadId ?? raw.id;
-  if (typeof threadId !== 'string')
-    throw new InvalidArgumentError({ argument: 'threadId', value: threadId, message: 'expected a thread id.' });
-  const trigger = raw.trigger ?? 'submit-message';
-  if (trigger !== 'submit-message' && trigger !== 'regenerate-message') {
-    throw new InvalidArgumentError({
-      argument: 'trigger',
-      value: trigger,
-      message: 'expected submit-message or regenerate-message.',
-    });
-  }
-  const optionalString = (name: string) => {
-    const value = raw[name];
-    if (value === undefined || value === null) return undefined;
-    if (typeof value !== 'string')
-      throw new InvalidArgumentError({ argument: name, value, message: 'expected a string.' });
-    return value;
-  };
-  const message =
-    raw.message ?? (Array.isArray(raw.messages) && trigger === 'submit-message' ? raw.messages.at(-1) : undefined);
-  assertJsonDepth(message, 'message');
-  return { threadId, trigger, message, messageId: optionalString('messageId'), requestId: optionalString('requestId') };
 }

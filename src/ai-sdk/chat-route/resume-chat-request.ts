@@ -2,10 +2,10 @@ import { createUIMessageStreamResponse } from 'ai';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.js';
 import { NotFoundError } from '../../errors/not-found-error.js';
 import type { TenantHistory } from '../../store/tenant-history.js';
-import type { ChatRequestContext } from './create-chat-handler.js';
+import type { ChatRequestContext } from './chat-request.js';
 import { chatErrorResponse } from './chat-error-response.js';
 import { chatThreadId } from '../threads/chat-thread-id.js';
-import { requireChatOwner } from '../threads/ensure-chat-thread.js';
+import { requireChatOwner } from '../threads/require-chat-owner.js';
 import type { ResumableStreamOptions } from '../shared/resumable-stream-options.js';
 import { resumeChatStream } from '../resume/resume-chat-stream.js';
 

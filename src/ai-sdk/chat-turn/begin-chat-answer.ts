@@ -1,7 +1,7 @@
 import type { TenantHistory } from '../../store/tenant-history.js';
 import type { StartRunOptions } from '../../store/runs.js';
 import { ChatConflictError } from '../shared/chat-conflict-error.js';
-import type { ChatTrigger } from './plan-chat-turn.js';
+import type { ChatTrigger } from '../shared/chat-trigger.js';
 
 /** Options of {@link beginChatAnswer}. */
 export interface BeginChatAnswerOptions {

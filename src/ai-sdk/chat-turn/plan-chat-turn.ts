@@ -12,15 +12,9 @@ import { screenIncomingMessage, type IncomingMessagePolicy } from '../ui-message
 import { readHistoryRows as readRows } from './read-history-rows.js';
 import { validateChatMessages, type ChatSchemas } from '../ui-messages/validate-chat-messages.js';
 import { validateStoredHistory } from '../ui-messages/validate-stored-history.js';
+import type { ChatTrigger } from '../shared/chat-trigger.js';
+import { SUPERSEDED_BY_EDIT, SUPERSEDED_BY_REGENERATE } from './exclusion-reasons.js';
 import { planApprovalContinuation, type ApprovalContinuation } from '../approvals/plan-approval-continuation.js';
-
-/** What starts a turn: a new (or edited) user message, or a regeneration of an answer. */
-export type ChatTrigger = 'submit-message' | 'regenerate-message';
-
-/** The exclusion reason written on the answers a regeneration supersedes (the rows stay in the log). */
-export const SUPERSEDED_BY_REGENERATE = 'superseded-by-regenerate';
-/** The exclusion reason written on the messages an edit supersedes (the rows stay in the log). */
-export const SUPERSEDED_BY_EDIT = 'superseded-by-edit';
 
 /** Input of {@link planChatTurn} (internal: `streamChatTurn` builds it from its options). */
 export interface PlanChatTurnInput<UI_MESSAGE extends UIMessage>

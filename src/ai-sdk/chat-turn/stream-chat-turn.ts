@@ -17,13 +17,15 @@ import {
   type ContinuedChatAnswer,
 } from '../approvals/continue-chat-answer.js';
 import type { ChatContextManagerOption, ChatModelSource } from '../shared/chat-model-source.js';
-import { openChatThread, type ChatThreadSettings } from '../threads/open-chat-thread.js';
+import { openChatThread } from '../threads/open-chat-thread.js';
+import type { ChatThreadSettings } from '../threads/chat-thread-settings.js';
 import {
   persistUIMessageStream,
   type PersistedUIMessageStream,
   type PersistUIMessageStreamOptions,
 } from '../answer/persist-ui-message-stream.js';
-import { planChatTurn, type ChatTrigger } from './plan-chat-turn.js';
+import { planChatTurn } from './plan-chat-turn.js';
+import type { ChatTrigger } from '../shared/chat-trigger.js';
 import { startChatModel } from './start-chat-model.js';
 import type { ObservedModel } from '../answer/observed-model.js';
 import type { IncomingMessagePolicy } from '../ui-messages/screen-incoming-message.js';

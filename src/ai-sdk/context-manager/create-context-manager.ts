@@ -1,5 +1,5 @@
 import { toolModelOutputs } from './tool-model-outputs.js';
-import { asSchema, type Instructions, type ModelMessage, type PrepareStepFunction, type ToolSet } from 'ai';
+import type { Instructions, ModelMessage, PrepareStepFunction, ToolSet } from 'ai';
 import type { ContextCalibrator } from '../../tokens/context-calibrator.js';
 import { createContextEngine } from '../../context/engine/context-engine.js';
 import type { ContextInstructions } from '../../context/engine/estimate-prompt-overhead.js';
@@ -11,7 +11,7 @@ import type { ConvertUIMessageOptions } from '../../tokens/convert-ui-message.js
 import type { ModelProfile } from '../../tokens/model-profile.js';
 import { resolveManagerProfile } from './resolve-manager-profile.js';
 import type { TokenCounter } from '../../tokens/token-counter.js';
-import type { ToolDefinition } from '../../tokens/tool-definition-tokens.js';
+import { toolDefinitionsOf } from './tool-definitions-of.js';
 
 export type { ContextManagerModel } from './resolve-manager-profile.js';
 import type { ContextManagerModel } from './resolve-manager-profile.js';
@@ -159,22 +159,4 @@ export function createContextManager({
       return compacted ? { messages: compacted } : undefined;
     },
   };
-}
-
-/**
- * The definitions of AI SDK tools as plain JSON: name, description and `asSchema(tool.inputSchema).jsonSchema`
- * (zod 3 and 4, `jsonSchema()` and Standard Schema alike). A tool whose schema cannot be derived counts with `{}`.
- */
-export async function toolDefinitionsOf(tools: ToolSet): Promise<ToolDefinition[]> {
-  return Promise.all(
-    Object.entries(tools).map(async ([name, tool]) => {
-      let inputSchema: unknown = {};
-      try {
-        if (tool.inputSchema !== undefined) inputSchema = await asSchema(tool.inputSchema).jsonSchema;
-      } catch {
-        inputSchema = {};
-      }
-      return { name, description: typeof tool.description === 'string' ? tool.description : undefined, inputSchema };
-    }),
-  );
 }

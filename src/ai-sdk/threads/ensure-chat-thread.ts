@@ -4,14 +4,9 @@ import { InvalidMessageError } from '../../errors/invalid-message-error.js';
 import { NotFoundError } from '../../errors/not-found-error.js';
 import type { StoredThread } from '../../model/stored-rows.js';
 import type { TenantHistory } from '../../store/tenant-history.js';
-import type { ChatTrigger } from '../chat-turn/plan-chat-turn.js';
+import type { ChatTrigger } from '../shared/chat-trigger.js';
+import type { CreateChatThreads } from './chat-thread-settings.js';
 import { validateChatMessages, type ChatSchemas } from '../ui-messages/validate-chat-messages.js';
-
-/**
- * Whether a chat turn may create its thread: `'on-first-message'` creates a missing thread when a new user message
- * is submitted to it (useChat's or the client's own id, see `chatThreadId`); `'never'` answers 404 instead.
- */
-export type CreateChatThreads = 'on-first-message' | 'never';
 
 /** Input of {@link ensureChatThread} (internal: `streamChatTurn` builds it from its options). */
 export interface EnsureChatThreadInput<UI_MESSAGE extends UIMessage> extends ChatSchemas<UI_MESSAGE> {
@@ -67,17 +62,6 @@ export async function ensureChatThread<UI_MESSAGE extends UIMessage>(
     // A racing first message (or a retry) created it, or it was soft-deleted: getThread tells which.
     return { thread: owned(await history.getThread(threadId)), created: false };
   }
-}
-
-/**
- * The live thread, if `userId` may use it: a thread of another user is {@link NotFoundError}, like a missing one.
- * Used by the handler's `stop`, which must not stop another user's answer.
- */
-export async function requireChatOwner(history: TenantHistory, threadId: string, userId: string | undefined) {
-  const thread = await history.getThread(threadId);
-  if (userId !== undefined && thread.userId !== null && thread.userId !== userId)
-    throw new NotFoundError({ entity: 'thread', id: threadId });
-  return thread;
 }
 
 function mayCreate(input: EnsureChatThreadInput<UIMessage>): boolean {

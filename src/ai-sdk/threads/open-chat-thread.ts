@@ -2,26 +2,12 @@ import type { UIMessage } from 'ai';
 import type { StoredMessage } from '../../model/stored-rows.js';
 import type { TenantHistory } from '../../store/tenant-history.js';
 import { chatThreadId } from './chat-thread-id.js';
-import { ensureChatThread, type CreateChatThreads } from './ensure-chat-thread.js';
-import type { ChatTrigger } from '../chat-turn/plan-chat-turn.js';
-import { messageText, titleThread, type ChatTitleGenerator } from '../titles/generate-thread-title.js';
+import { ensureChatThread } from './ensure-chat-thread.js';
+import type { ChatThreadSettings } from './chat-thread-settings.js';
+import type { ChatTrigger } from '../shared/chat-trigger.js';
+import { messageText } from '../titles/message-text.js';
+import { titleThread } from '../titles/title-thread.js';
 import type { ChatSchemas } from '../ui-messages/validate-chat-messages.js';
-
-/** Settings of a chat route about its threads: created on the first message, and titled after it. */
-export interface ChatThreadSettings {
-  /**
-   * `'on-first-message'`: a chat id the store does not know yet (a uuid made by the client, or useChat's own id,
-   * mapped by `chatThreadId`) creates its thread on the first submitted message, owned by the turn's `userId`.
-   * @default 'never' (a missing thread is 404 `thread-not-found`)
-   */
-  createThreads?: CreateChatThreads;
-  /**
-   * Writes the title of an untitled thread after its first exchange (once the answer is completed): a model, or a
-   * function such as `offlineThreadTitle`. The turn's `title` promise settles with it.
-   * @default no titles
-   */
-  generateTitle?: ChatTitleGenerator;
-}
 
 /** Input of {@link openChatThread} (internal). */
 export interface OpenChatThreadInput<UI_MESSAGE extends UIMessage> extends ChatThreadSettings, ChatSchemas<UI_MESSAGE> {

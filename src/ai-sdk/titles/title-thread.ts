@@ -1,0 +1,20 @@
+import type { TenantHistory } from '../../store/tenant-history.js';
+import { generateThreadTitle, type ChatTitleGenerator, type ThreadTitleInput } from './generate-thread-title.js';
+
+/**
+ * Writes the title of an untitled thread after its first exchange. A thread given a title meanwhile (by the user,
+ * or by a racing request) keeps it. Returns the title written, or null.
+ */
+export async function titleThread(
+  history: TenantHistory,
+  threadId: string,
+  generator: ChatTitleGenerator,
+  input: ThreadTitleInput,
+): Promise<string | null> {
+  const title = await generateThreadTitle(generator, input);
+  if (title === null) return null;
+  const thread = await history.getThread(threadId);
+  if (thread.title !== null) return null;
+  await history.renameThread(threadId, { title });
+  return title;
+}
