@@ -15,16 +15,12 @@ export {
 } from './ui-messages/load-thread-page.js';
 export {
   persistUIMessageStream,
-  type DisconnectBehavior,
   type PersistedUIMessageStream,
   type PersistUIMessageStreamOptions,
 } from './answer/persist-ui-message-stream.js';
-export {
-  streamChatTurn,
-  type ChatTurn,
-  type ChatTurnSettings,
-  type StreamChatTurnOptions,
-} from './chat-turn/stream-chat-turn.js';
+export type { DisconnectBehavior } from './answer/disconnect-behavior.js';
+export { streamChatTurn, type ChatTurnSettings, type StreamChatTurnOptions } from './chat-turn/stream-chat-turn.js';
+export type { ChatTurn } from './chat-turn/chat-turn.js';
 export { SUPERSEDED_BY_EDIT, SUPERSEDED_BY_REGENERATE } from './chat-turn/exclusion-reasons.js';
 export type { ChatTrigger } from './shared/chat-trigger.js';
 export { stopChat, type StopChatOptions } from './chat-turn/stop-chat.js';

@@ -1,4 +1,4 @@
-import type { DisconnectBehavior } from './persist-ui-message-stream.js';
+import type { DisconnectBehavior } from './disconnect-behavior.js';
 
 /**
  * The client's copy of a persisted UI message stream: `branch`'s chunks, forwarded as they are read. When the

@@ -12,6 +12,7 @@ import type { StoredMessage } from '../../model/stored-rows.js';
 import { answerMetadata } from './answer-metadata.js';
 import { checkpointAnswer, createAnswerPersistenceState } from './answer-persistence-state.js';
 import { createClientStream } from './create-client-stream.js';
+import type { DisconnectBehavior } from './disconnect-behavior.js';
 import type { ObservedModel } from './observed-model.js';
 import { finalizeAnswerOnEnd, finalizeAnswerWithoutOutcome } from './finalize-answer.js';
 import { resolveResumableStreamOptions, type ResumableStreamOptions } from '../shared/resumable-stream-options.js';
@@ -20,13 +21,6 @@ import { createStreamChunkLog, type StreamChunkLog } from '../resume/stream-chun
 type UIStreamOptions<UI_MESSAGE extends UIMessage> = NonNullable<
   Parameters<typeof toUIMessageStream<ToolSet, UI_MESSAGE>>[0]
 >;
-
-/** What happens to the answer when the client goes away (a closed tab, a reload, a dropped connection). */
-export type DisconnectBehavior =
-  /** The model call runs to its end and the whole answer is stored `completed` (the AI SDK's `consumeStream`). */
-  | 'continue'
-  /** The model call is aborted and the partial answer is stored `cancelled`. */
-  | 'cancel';
 
 /** Options of {@link persistUIMessageStream}. */
 export interface PersistUIMessageStreamOptions<UI_MESSAGE extends UIMessage, TOOLS extends ToolSet = ToolSet> {

@@ -1,12 +1,11 @@
-import { createUIMessageStreamResponse, type UIMessage, type UIMessageChunk } from 'ai';
+import type { UIMessage } from 'ai';
 import type { StoredMessagePart } from '../../schema/define-agent-tables.js';
 import type { StartRunOptions } from '../../store/runs.js';
 import type { TenantHistory } from '../../store/tenant-history.js';
 import type { StoredMessage } from '../../model/stored-rows.js';
 import type { BegunChatAnswer } from '../chat-turn/begin-chat-answer.js';
 import { ChatConflictError } from '../shared/chat-conflict-error.js';
-import type { ApprovalContinuation } from './plan-approval-continuation.js';
-import type { ChatTurn } from '../chat-turn/stream-chat-turn.js';
+import type { ApprovalContinuation } from './approval-continuation.js';
 
 /** Options of {@link continueChatAnswer}. */
 export interface ContinueChatAnswerOptions<UI_MESSAGE extends UIMessage> {
@@ -65,29 +64,6 @@ export async function continueChatAnswer<UI_MESSAGE extends UIMessage>({
   return { runId: run.id, assistantMessageId: messageId, reopen };
 }
 
-/**
- * Ends an answer whose model could not start: finalized `failed` (a continued one keeps its parts) and its run
- * failed; returns the error to throw. A continuation that lost its claim is left alone: the message is the
- * winner's, and its own run is finished already.
- */
-export async function abandonChatAnswer<UI_MESSAGE extends UIMessage>(
-  answer: {
-    history: TenantHistory;
-    threadId: string;
-    runId: string;
-    assistantMessageId: string;
-    continuation: ApprovalContinuation<UI_MESSAGE> | undefined;
-  },
-  error: unknown,
-): Promise<unknown> {
-  if (error instanceof ChatConflictError) return error;
-  const { history, threadId, runId, assistantMessageId, continuation } = answer;
-  const parts = (continuation?.message.parts ?? []) as unknown as StoredMessagePart[];
-  await history.finalizeMessage(threadId, assistantMessageId, { status: 'failed', parts }).catch(() => {});
-  await history.failRun(runId, { error }).catch(() => {});
-  return error;
-}
-
 function conflict(stored: StoredMessage): ChatConflictError {
   const running = stored.status === 'pending' || stored.status === 'streaming';
   return new ChatConflictError({
@@ -95,40 +71,4 @@ function conflict(stored: StoredMessage): ChatConflictError {
     messageId: stored.message.id,
     status: stored.status,
   });
-}
-
-/**
- * The turn of a request that only stored approval responses (another approval of the answer is unanswered): its
- * stream starts and finishes the same message without new parts; `runId` is empty (no model was called).
- */
-export function recordedApprovalTurn<UI_MESSAGE extends UIMessage>(
-  threadId: string,
-  userMessageId: string,
-  stored: StoredMessage,
-): ChatTurn<UI_MESSAGE> {
-  const assistantMessageId = stored.message.id;
-  const chunks: UIMessageChunk[] = [{ type: 'start', messageId: assistantMessageId }, { type: 'finish' }];
-  const first = new ReadableStream<UIMessageChunk>({
-    start(controller) {
-      for (const chunk of chunks) controller.enqueue(chunk);
-      controller.close();
-    },
-  });
-  return {
-    threadId,
-    runId: '',
-    userMessageId,
-    assistantMessageId,
-    excludedMessageIds: [],
-    stream: first as ChatTurn<UI_MESSAGE>['stream'],
-    done: Promise.resolve(stored),
-    title: Promise.resolve(null),
-    toResponse: (init = {}) => {
-      const headers = new Headers(init.headers);
-      headers.set('x-agent-history-thread-id', threadId);
-      headers.set('x-agent-history-user-message-id', userMessageId);
-      headers.set('x-agent-history-message-id', assistantMessageId);
-      return createUIMessageStreamResponse({ ...init, headers, stream: first });
-    },
-  };
 }

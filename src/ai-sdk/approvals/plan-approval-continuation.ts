@@ -6,20 +6,10 @@ import type { StoredMessagePart } from '../../schema/define-agent-tables.js';
 import type { StoredMessage } from '../../model/stored-rows.js';
 import { applyApprovalResponses } from './apply-approval-responses.js';
 import { ChatConflictError } from '../shared/chat-conflict-error.js';
-import type { PlanChatTurnInput, PlannedChatTurn } from '../chat-turn/plan-chat-turn.js';
+import type { PlanChatTurnInput, PlannedChatTurn } from '../chat-turn/planned-chat-turn.js';
 import { toUIMessage } from '../ui-messages/ui-message-mapping.js';
 import { validateChatMessages, type ChatSchemas } from '../ui-messages/validate-chat-messages.js';
 import { validateStoredHistory } from '../ui-messages/validate-stored-history.js';
-
-/** The stored answer a tool approval response continues. */
-export interface ApprovalContinuation<UI_MESSAGE extends UIMessage> {
-  /** The stored answer with the responses applied: the same id, the stored parts, the new approval states. */
-  message: UI_MESSAGE;
-  /** The parts stored when the request was planned (the compare-and-set of `reopenAssistantMessage`). */
-  expectedParts: StoredMessagePart[];
-  /** An approval of the answer is still unanswered: the responses are stored, the model is not called yet. */
-  pending: boolean;
-}
 
 const inProgress = (row: StoredMessage) => row.status === 'pending' || row.status === 'streaming';
 

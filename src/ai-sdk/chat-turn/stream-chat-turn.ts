@@ -1,21 +1,12 @@
-import {
-  createIdGenerator,
-  createUIMessageStreamResponse,
-  type InferUIMessageChunk,
-  type ToolSet,
-  type UIMessage,
-} from 'ai';
+import { createIdGenerator, createUIMessageStreamResponse, type ToolSet, type UIMessage } from 'ai';
 import type { TenantHistory } from '../../store/tenant-history.js';
 import type { StartRunOptions } from '../../store/runs.js';
-import type { StoredMessage } from '../../model/stored-rows.js';
 import { registerActiveTurn } from './active-turns.js';
 import { beginChatAnswer } from './begin-chat-answer.js';
-import {
-  abandonChatAnswer,
-  continueChatAnswer,
-  recordedApprovalTurn,
-  type ContinuedChatAnswer,
-} from '../approvals/continue-chat-answer.js';
+import { continueChatAnswer, type ContinuedChatAnswer } from '../approvals/continue-chat-answer.js';
+import { recordedApprovalTurn } from '../approvals/recorded-approval-turn.js';
+import { abandonChatAnswer } from './abandon-chat-answer.js';
+import type { ChatTurn } from './chat-turn.js';
 import type { ChatContextManagerOption, ChatModelSource } from '../shared/chat-model-source.js';
 import { openChatThread } from '../threads/open-chat-thread.js';
 import type { ChatThreadSettings } from '../threads/chat-thread-settings.js';
@@ -96,28 +87,6 @@ export interface StreamChatTurnOptions<
   requestId?: string;
   /** Aborting it stops the answer like {@link stopChat} (the partial answer is kept as `cancelled`). */
   abortSignal?: AbortSignal;
-}
-
-/** A turn being answered. */
-export interface ChatTurn<UI_MESSAGE extends UIMessage = UIMessage> {
-  /** The turn's thread. */
-  threadId: string;
-  /** The run started for this turn. */
-  runId: string;
-  /** The stored user message (its id may differ from the request's after an edit). */
-  userMessageId: string;
-  /** The id of the answer being streamed. */
-  assistantMessageId: string;
-  /** Messages this turn took out of the context (superseded by an edit or a regeneration). */
-  excludedMessageIds: string[];
-  /** The UI message stream for the client. */
-  stream: ReadableStream<InferUIMessageChunk<UI_MESSAGE>>;
-  /** The stream as an HTTP response (server-sent events), with the turn's ids in `x-agent-history-*` headers. */
-  toResponse(init?: ResponseInit): Response;
-  /** Settles when the answer is stored as completed, failed or cancelled. */
-  done: Promise<StoredMessage>;
-  /** Settles after `done` with the title written by `generateTitle` on the first exchange, or null. */
-  title: Promise<string | null>;
 }
 
 const defaultMessageId = createIdGenerator({ prefix: 'msg', size: 16 });
