@@ -19,7 +19,8 @@ export {
   type PersistUIMessageStreamOptions,
 } from './answer/persist-ui-message-stream.js';
 export type { DisconnectBehavior } from './answer/disconnect-behavior.js';
-export { streamChatTurn, type ChatTurnSettings, type StreamChatTurnOptions } from './chat-turn/stream-chat-turn.js';
+export { streamChatTurn } from './chat-turn/stream-chat-turn.js';
+export type { ChatTurnSettings, StreamChatTurnOptions } from './chat-turn/chat-turn-options.js';
 export type { ChatTurn } from './chat-turn/chat-turn.js';
 export { SUPERSEDED_BY_EDIT, SUPERSEDED_BY_REGENERATE } from './chat-turn/exclusion-reasons.js';
 export type { ChatTrigger } from './shared/chat-trigger.js';
@@ -40,7 +41,8 @@ export { chatThreadId } from './threads/chat-thread-id.js';
 export type { ChatThreadSettings, CreateChatThreads } from './threads/chat-thread-settings.js';
 export { generateThreadTitle, type ChatTitleGenerator, type ThreadTitleInput } from './titles/generate-thread-title.js';
 export { offlineThreadTitle } from './titles/offline-thread-title.js';
-export { createChatHandler, type CreateChatHandlerOptions } from './chat-route/create-chat-handler.js';
+export { createChatHandler } from './chat-route/create-chat-handler.js';
+export type { CreateChatHandlerOptions } from './chat-route/create-chat-handler-options.js';
 export { parseChatRequest } from './chat-route/parse-chat-request.js';
 export type { ChatRequestBody, ChatRequestContext } from './chat-route/chat-request.js';
 export { chatErrorResponse, chatErrorStatus, type ChatErrorBody } from './chat-route/chat-error-response.js';

@@ -40,9 +40,9 @@ export interface PersistUIMessageStreamOptions<UI_MESSAGE extends UIMessage, TOO
   originalMessages: UI_MESSAGE[];
   /** Aborts the model call: used by a cross-process stop and by `onDisconnect: 'cancel'`. */
   abortController: AbortController;
-  /** @default 'continue' */
+  /** What happens to the answer when the client goes away. @default 'continue' */
   onDisconnect?: DisconnectBehavior;
-  /** Metadata sent with the answer; the turn's usage is added under `usage` at the end. */
+  /** Metadata sent with the answer; the turn's usage is added under `usageMetadataKey` at the end. */
   messageMetadata?: UIStreamOptions<UI_MESSAGE>['messageMetadata'];
   /** The key under which the turn's token usage is added to the answer's metadata; `false` adds none. @default 'usage' */
   usageMetadataKey?: string | false;
@@ -50,11 +50,14 @@ export interface PersistUIMessageStreamOptions<UI_MESSAGE extends UIMessage, TOO
   sendReasoning?: boolean;
   /** @default false */
   sendSources?: boolean;
-  /** The error text sent to the client. @default the AI SDK's ('An error occurred.') */
+  /** The error text sent to the client when the model fails. @default the AI SDK's ('An error occurred.') */
   onError?: (error: unknown) => string;
   /** How often the lease of the streaming message is renewed between steps. @default 20_000 ms */
   heartbeatMs?: number;
-  /** Called when a checkpoint or the finalization cannot be written. @default console.error */
+  /**
+   * Called when a checkpoint or the finalization cannot be written (in a chat turn, also when the thread's title
+   * cannot). @default console.error
+   */
   onPersistError?: (error: unknown) => void;
   /**
    * What is known of the model (filled as the turn runs): recorded on the run with the stream's model id and
@@ -63,7 +66,7 @@ export interface PersistUIMessageStreamOptions<UI_MESSAGE extends UIMessage, TOO
   observedModel?: ObservedModel;
   /**
    * Writes the stream's chunks to the store's chunk log as it goes, so that `resumeChatStream` can replay the answer
-   * from another request or process (`useChat({ resume: true })`). @default false
+   * from another request or process (`useChat({ resume: true })`): the answer is resumable. @default false
    */
   resumable?: boolean | ResumableStreamOptions;
 }

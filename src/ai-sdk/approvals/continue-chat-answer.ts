@@ -1,24 +1,22 @@
 import type { UIMessage } from 'ai';
 import type { StoredMessagePart } from '../../schema/define-agent-tables.js';
-import type { StartRunOptions } from '../../store/runs.js';
-import type { TenantHistory } from '../../store/tenant-history.js';
 import type { StoredMessage } from '../../model/stored-rows.js';
 import type { BegunChatAnswer } from '../chat-turn/begin-chat-answer.js';
+import type { StreamChatTurnOptions } from '../chat-turn/chat-turn-options.js';
 import { ChatConflictError } from '../shared/chat-conflict-error.js';
 import type { ApprovalContinuation } from './approval-continuation.js';
 
-/** Options of {@link continueChatAnswer}. */
-export interface ContinueChatAnswerOptions<UI_MESSAGE extends UIMessage> {
-  /** The tenant's store. */
-  history: TenantHistory;
+/** Options of {@link continueChatAnswer}: the turn's store and run options, and the planned continuation. */
+export interface ContinueChatAnswerOptions<UI_MESSAGE extends UIMessage> extends Pick<
+  StreamChatTurnOptions<UI_MESSAGE>,
+  'history' | 'run'
+> {
   /** The turn's thread. */
   threadId: string;
   /** The planned continuation (the stored answer with the approval responses applied). */
   continuation: ApprovalContinuation<UI_MESSAGE>;
   /** The user message the answer follows, recorded in the run's metadata. */
   userMessageId: string;
-  /** What is recorded on the run (provider, model, metadata). */
-  run: StartRunOptions | undefined;
 }
 
 /**

@@ -1,38 +1,14 @@
 import type { ToolSet, UIMessage } from 'ai';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.js';
-import type { TenantHistory } from '../../store/tenant-history.js';
 import { readJsonBody } from './read-request-body.js';
-import type { ChatRequestContext } from './chat-request.js';
 import { parseChatRequest } from './parse-chat-request.js';
 import { chatErrorResponse } from './chat-error-response.js';
 import { chatThreadId } from '../threads/chat-thread-id.js';
 import { requireChatOwner } from '../threads/require-chat-owner.js';
 import { stopChat } from '../chat-turn/stop-chat.js';
 import { resumeChatRequest, type ResumeRouteContext } from './resume-chat-request.js';
-import { streamChatTurn, type ChatTurnSettings } from '../chat-turn/stream-chat-turn.js';
-
-/** Options of {@link createChatHandler}: the settings of every turn, and how to find the request's tenant. */
-export interface CreateChatHandlerOptions<
-  UI_MESSAGE extends UIMessage = UIMessage,
-  TOOLS extends ToolSet = ToolSet,
-> extends ChatTurnSettings<UI_MESSAGE, TOOLS> {
-  /**
-   * The store of the request's tenant (scoped to its user, for an app whose users must not see each other's
-   * threads: `forTenant(tenantId, { userId })`). Authenticate and authorize here: it runs after the body is parsed
-   * and before the store is touched, with the raw `request` (headers, cookies) and the thread it acts on; throw a
-   * `Response` to answer 401/403/404 yourself.
-   */
-  getHistory: (request: Request, context: ChatRequestContext) => TenantHistory | Promise<TenantHistory>;
-  /**
-   * The largest request body read, in bytes: a larger one is refused with 413 before it is parsed. useChat's default
-   * body carries the whole conversation; send only the new message for long threads (docs/ai-sdk.md, "What the
-   * route takes from the client's message").
-   * @default 4_194_304 (4 MiB)
-   */
-  maxBodyBytes?: number;
-  /** The request's user: the owner of the threads it creates; a thread of another user is 404. @default none */
-  getUserId?: (request: Request) => string | undefined | Promise<string | undefined>;
-}
+import { streamChatTurn } from '../chat-turn/stream-chat-turn.js';
+import type { CreateChatHandlerOptions } from './create-chat-handler-options.js';
 
 /**
  * Route handlers for a chat: `POST` answers a turn (submit, edit or regenerate) as a UI message stream, `GET`

@@ -1,26 +1,17 @@
 import { createUIMessageStreamResponse } from 'ai';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.js';
 import { NotFoundError } from '../../errors/not-found-error.js';
-import type { TenantHistory } from '../../store/tenant-history.js';
-import type { ChatRequestContext } from './chat-request.js';
+import type { CreateChatHandlerOptions } from './create-chat-handler-options.js';
 import { chatErrorResponse } from './chat-error-response.js';
 import { chatThreadId } from '../threads/chat-thread-id.js';
 import { requireChatOwner } from '../threads/require-chat-owner.js';
-import type { ResumableStreamOptions } from '../shared/resumable-stream-options.js';
 import { resumeChatStream } from '../resume/resume-chat-stream.js';
 
-/** What a resume request is authorized and answered with: the chat handler's own `getHistory` and `getUserId`. */
-export interface ResumeChatRequestOptions {
-  /**
-   * The store of the request's tenant: authenticate and authorize here (throw a `Response` to answer 401/403/404
-   * yourself). It gets `{ route: 'resume', threadId, chatId, body: { threadId: chatId } }`.
-   */
-  getHistory: (request: Request, context: ChatRequestContext) => TenantHistory | Promise<TenantHistory>;
-  /** The request's user: a thread of another user is answered like a missing one. */
-  getUserId?: (request: Request) => string | undefined | Promise<string | undefined>;
-  /** The chat handler's `resumable`: without it nothing is resumable and every request is answered 204. */
-  resumable?: boolean | ResumableStreamOptions;
-}
+/**
+ * What a resume request is authorized and answered with: the chat handler's own `getHistory`, `getUserId` and
+ * `resumable` (without `resumable` nothing is resumable, and every request is answered 204).
+ */
+export type ResumeChatRequestOptions = Pick<CreateChatHandlerOptions, 'getHistory' | 'getUserId' | 'resumable'>;
 
 /** The route context Next.js passes to a handler of `app/api/chat/[id]/stream/route.ts`. */
 export interface ResumeRouteContext {

@@ -1,24 +1,17 @@
-import type { TenantHistory } from '../../store/tenant-history.js';
-import type { StartRunOptions } from '../../store/runs.js';
 import { ChatConflictError } from '../shared/chat-conflict-error.js';
-import type { ChatTrigger } from '../shared/chat-trigger.js';
+import type { StreamChatTurnOptions } from './chat-turn-options.js';
 
-/** Options of {@link beginChatAnswer}. */
-export interface BeginChatAnswerOptions {
-  /** The tenant's store. */
-  history: TenantHistory;
+/** Options of {@link beginChatAnswer}: the turn's store, run options and message ids, and what the plan decided. */
+export interface BeginChatAnswerOptions
+  extends
+    Pick<StreamChatTurnOptions, 'history' | 'run'>,
+    Required<Pick<StreamChatTurnOptions, 'trigger' | 'generateMessageId'>> {
   /** The turn's thread. */
   threadId: string;
-  /** What triggered the turn, recorded in the run's metadata. */
-  trigger: ChatTrigger;
   /** The stored user message the answer follows, recorded in the run's metadata. */
   userMessageId: string;
   /** The answer's idempotency key (the planned turn's `answerKey`), stored as its `clientRequestId`. */
   answerKey: string;
-  /** What is recorded on the run (provider, model, metadata). */
-  run: StartRunOptions | undefined;
-  /** The id of the new assistant message. */
-  generateMessageId: () => string;
 }
 
 /** The run and the assistant message begun for a turn. */

@@ -1,32 +1,21 @@
 import type { UIMessage } from 'ai';
-import type { TenantHistory } from '../../store/tenant-history.js';
 import type { ApprovalContinuation } from '../approvals/approval-continuation.js';
-import type { ChatTrigger } from '../shared/chat-trigger.js';
 import type { IncomingMessagePolicy } from '../ui-messages/screen-incoming-message.js';
 import type { ChatSchemas } from '../ui-messages/validate-chat-messages.js';
+import type { StreamChatTurnOptions } from './chat-turn-options.js';
 
-/** Input of {@link planChatTurn} (internal: `streamChatTurn` builds it from its options). */
+/**
+ * Input of `planChatTurn` (internal): the turn's options as `streamChatTurn` takes them, with the thread id mapped by
+ * `chatThreadId` and the defaults applied.
+ */
 export interface PlanChatTurnInput<UI_MESSAGE extends UIMessage>
-  extends ChatSchemas<UI_MESSAGE>, IncomingMessagePolicy {
-  /** The tenant's store. */
-  history: TenantHistory;
-  /** The thread of the turn. */
-  threadId: string;
-  /** A new (or edited) user message, or a regeneration. */
-  trigger: ChatTrigger;
-  /** The user message as the client sent it (validated here); required for `submit-message`. */
-  message?: unknown;
-  /** The message to edit (`submit-message`) or the answer to regenerate (`regenerate-message`). */
-  messageId?: string;
-  /** Makes a retried request idempotent (stored as the message's `clientRequestId`, as `request:<requestId>`). */
-  requestId?: string;
-  /** How many stored messages are read to validate the new one against. */
-  historyLimit: number;
-  /** How many bytes of stored messages (their `byteSize`) are read at most, newest first; the newest is always read. */
-  historyMaxBytes: number;
-  /** Makes the id of the assistant answer. */
-  generateMessageId: () => string;
-}
+  extends
+    ChatSchemas<UI_MESSAGE>,
+    IncomingMessagePolicy,
+    Pick<StreamChatTurnOptions<UI_MESSAGE>, 'history' | 'threadId' | 'message' | 'messageId' | 'requestId'>,
+    Required<
+      Pick<StreamChatTurnOptions<UI_MESSAGE>, 'trigger' | 'historyLimit' | 'historyMaxBytes' | 'generateMessageId'>
+    > {}
 
 /** A turn ready to be answered: the user message is stored, superseded messages are excluded. */
 export interface PlannedChatTurn<UI_MESSAGE extends UIMessage> {

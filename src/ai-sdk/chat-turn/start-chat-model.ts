@@ -7,20 +7,16 @@ import type {
   ChatTurnIdentity,
   TurnPrepareStep,
 } from '../shared/chat-model-source.js';
+import type { StreamChatTurnOptions } from './chat-turn-options.js';
 import { observingPrepareStep, type ObservedModel } from '../answer/observed-model.js';
 
-/** Options of {@link startChatModel}. */
-export interface StartChatModelOptions<TOOLS extends ToolSet> extends ChatTurnIdentity {
-  /** The tenant's store, handed to a context manager made per turn. */
-  history: TenantHistory;
-  /** The model: an agent, or a `streamText` call. */
-  model: ChatModelSource<TOOLS>;
-  /** The context engine, or a function making one per turn. */
-  contextManager: ChatContextManagerOption<TOOLS> | undefined;
+/** Options of {@link startChatModel}: the turn's model options, and what the turn has made of it so far. */
+export interface StartChatModelOptions<TOOLS extends ToolSet>
+  extends
+    ChatTurnIdentity,
+    Pick<StreamChatTurnOptions<UIMessage, TOOLS>, 'history' | 'model' | 'contextManager' | 'tools'> {
   /** The thread's messages the answer is built from (the planned turn's `contextMessages`). */
   contextMessages: UIMessage[];
-  /** The route's tools, used to convert tool parts when there is no context manager. */
-  tools: TOOLS | undefined;
   /** Aborts the model call. */
   abortSignal: AbortSignal;
   /** Filled by every step's `prepareStep` with the model it runs on. @default a fresh object */

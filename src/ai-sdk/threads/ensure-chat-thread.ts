@@ -3,27 +3,21 @@ import { DatabaseError } from '../../errors/database-error.js';
 import { InvalidMessageError } from '../../errors/invalid-message-error.js';
 import { NotFoundError } from '../../errors/not-found-error.js';
 import type { StoredThread } from '../../model/stored-rows.js';
-import type { TenantHistory } from '../../store/tenant-history.js';
-import type { ChatTrigger } from '../shared/chat-trigger.js';
-import type { CreateChatThreads } from './chat-thread-settings.js';
+import type { StreamChatTurnOptions } from '../chat-turn/chat-turn-options.js';
 import { validateChatMessages, type ChatSchemas } from '../ui-messages/validate-chat-messages.js';
 
-/** Input of {@link ensureChatThread} (internal: `streamChatTurn` builds it from its options). */
-export interface EnsureChatThreadInput<UI_MESSAGE extends UIMessage> extends ChatSchemas<UI_MESSAGE> {
-  /** The tenant's store. */
-  history: TenantHistory;
+/**
+ * Input of {@link ensureChatThread} (internal: `streamChatTurn` builds it from its options). The incoming `message` is
+ * validated before the thread is created, so that bad input writes nothing; only a submitted message (not an edit,
+ * not a regeneration) creates a thread.
+ */
+export interface EnsureChatThreadInput<UI_MESSAGE extends UIMessage>
+  extends
+    ChatSchemas<UI_MESSAGE>,
+    Pick<StreamChatTurnOptions<UI_MESSAGE>, 'history' | 'userId' | 'messageId' | 'message'>,
+    Required<Pick<StreamChatTurnOptions<UI_MESSAGE>, 'trigger' | 'createThreads'>> {
   /** The thread id (already mapped from the client's chat id). */
   threadId: string;
-  /** Whether a missing thread is created. */
-  createThreads: CreateChatThreads;
-  /** The thread's owner: recorded on a new thread; a thread of another owner is not found. */
-  userId: string | undefined;
-  /** The turn's trigger: only a submitted message (not an edit, not a regeneration) creates a thread. */
-  trigger: ChatTrigger;
-  /** The id of the message edited, if any. */
-  messageId: string | undefined;
-  /** The incoming message, validated before the thread is created so that bad input writes nothing. */
-  message: unknown;
 }
 
 /** The turn's thread, and whether this turn created it. */

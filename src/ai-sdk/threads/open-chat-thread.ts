@@ -1,24 +1,23 @@
 import type { UIMessage } from 'ai';
 import type { StoredMessage } from '../../model/stored-rows.js';
-import type { TenantHistory } from '../../store/tenant-history.js';
 import { chatThreadId } from './chat-thread-id.js';
 import { ensureChatThread } from './ensure-chat-thread.js';
 import type { ChatThreadSettings } from './chat-thread-settings.js';
-import type { ChatTrigger } from '../shared/chat-trigger.js';
+import type { StreamChatTurnOptions } from '../chat-turn/chat-turn-options.js';
 import { messageText } from '../titles/message-text.js';
 import { titleThread } from '../titles/title-thread.js';
 import type { ChatSchemas } from '../ui-messages/validate-chat-messages.js';
 
-/** Input of {@link openChatThread} (internal). */
-export interface OpenChatThreadInput<UI_MESSAGE extends UIMessage> extends ChatThreadSettings, ChatSchemas<UI_MESSAGE> {
-  history: TenantHistory;
-  threadId: string;
-  userId?: string;
-  trigger: ChatTrigger;
-  messageId?: string;
-  message?: unknown;
-  onPersistError?: (error: unknown) => void;
-}
+/** Input of {@link openChatThread} (internal): the turn's options, the trigger with its default applied. */
+export interface OpenChatThreadInput<UI_MESSAGE extends UIMessage>
+  extends
+    ChatThreadSettings,
+    ChatSchemas<UI_MESSAGE>,
+    Pick<
+      StreamChatTurnOptions<UI_MESSAGE>,
+      'history' | 'threadId' | 'userId' | 'messageId' | 'message' | 'onPersistError'
+    >,
+    Required<Pick<StreamChatTurnOptions<UI_MESSAGE>, 'trigger'>> {}
 
 /** The turn's thread id, and what to do once the answer is stored. */
 export interface OpenedChatThread {
@@ -35,16 +34,7 @@ export async function openChatThread<UI_MESSAGE extends UIMessage>(
   const threadId = chatThreadId(input.threadId);
   const { createThreads = 'never', generateTitle, userId, history } = input;
   const needsThread = createThreads !== 'never' || userId !== undefined || generateTitle !== undefined;
-  const ensured = needsThread
-    ? await ensureChatThread({
-        ...input,
-        threadId,
-        createThreads,
-        userId,
-        messageId: input.messageId,
-        message: input.message,
-      })
-    : undefined;
+  const ensured = needsThread ? await ensureChatThread({ ...input, threadId, createThreads }) : undefined;
   const onPersistError =
     input.onPersistError ?? ((error) => console.error('agent-history: could not title the thread', error));
   return {
