@@ -13,7 +13,6 @@ import { resolveManagerProfile } from './resolve-manager-profile.js';
 import type { TokenCounter } from '../../tokens/token-counter.js';
 import { toolDefinitionsOf } from './tool-definitions-of.js';
 
-export type { ContextManagerModel } from './resolve-manager-profile.js';
 import type { ContextManagerModel } from './resolve-manager-profile.js';
 
 /** Options of {@link createContextManager}. */
