@@ -3,9 +3,9 @@
 // value, never a TypeError from inside the engine nor a silently coerced string.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createContextManager } from '../../src/ai-sdk/context-manager/create-context-manager.js';
-import { InvalidArgumentError } from '../../src/errors/index.js';
-import { storeOf, tokenCounter, user } from '../context/fixtures.js';
+import { createContextManager } from '../../../src/ai-sdk/context-manager/create-context-manager.js';
+import { InvalidArgumentError } from '../../../src/errors/index.js';
+import { storeOf, tokenCounter, user } from '../../context/fixtures.js';
 
 const store = () => storeOf([user('u1', 'Hi')]);
 

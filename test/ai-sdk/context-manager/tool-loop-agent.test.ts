@@ -3,11 +3,11 @@ import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createContextManager } from '../../src/ai-sdk/context-manager/create-context-manager.js';
-import { createOfflineSummarizer } from '../../src/ai-sdk/summarizers/offline-summarizer.js';
-import type { ChatContextManager } from '../../src/ai-sdk/shared/chat-model-source.js';
-import { toolOutputPreviewMarker, type ContextReport } from '../../src/context/index.js';
-import { assistant, storeOf, text, tokenCounter, user, words } from '../context/fixtures.js';
+import { createContextManager } from '../../../src/ai-sdk/context-manager/create-context-manager.js';
+import { createOfflineSummarizer } from '../../../src/ai-sdk/summarizers/offline-summarizer.js';
+import type { ChatContextManager } from '../../../src/ai-sdk/shared/chat-model-source.js';
+import { toolOutputPreviewMarker, type ContextReport } from '../../../src/context/index.js';
+import { assistant, storeOf, text, tokenCounter, user, words } from '../../context/fixtures.js';
 
 const usage = (input: number, output: number) => ({
   inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },

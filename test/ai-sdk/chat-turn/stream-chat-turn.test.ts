@@ -1,7 +1,7 @@
 import { ToolLoopAgent, type UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { streamChatTurn, stopChat } from '../../src/ai-sdk/index.js';
-import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { streamChatTurn, stopChat } from '../../../src/ai-sdk/index.js';
+import { BACKENDS, useTestDatabase } from '../../support/test-database.js';
 import {
   gatedStream,
   newThread,
@@ -15,8 +15,8 @@ import {
   tools,
   weatherCallStep,
   type ChatMessage,
-} from './fixtures.js';
-import { userMessage } from '../support/fixtures.js';
+} from '../fixtures.js';
+import { userMessage } from '../../support/fixtures.js';
 
 describe.each(BACKENDS)('streamChatTurn on %s', (backend) => {
   const database = useTestDatabase(backend);

@@ -1,8 +1,8 @@
 import { streamText, type ModelMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { createChatHandler } from '../../src/ai-sdk/index.js';
-import { BACKENDS, useTestDatabase } from '../support/test-database.js';
-import { newThread, post, rowsOf, schemas, scriptedModel, textStep, type ChatMessage } from './fixtures.js';
+import { createChatHandler } from '../../../src/ai-sdk/index.js';
+import { BACKENDS, useTestDatabase } from '../../support/test-database.js';
+import { newThread, post, rowsOf, schemas, scriptedModel, textStep, type ChatMessage } from '../fixtures.js';
 
 const text = (value: string) => [{ type: 'text', text: value }];
 /** An AI SDK v4 assistant message: its tool call is a `tool-invocation` part. */

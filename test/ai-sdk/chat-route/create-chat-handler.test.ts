@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { streamText, type UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { createChatHandler, loadThreadPage } from '../../src/ai-sdk/index.js';
-import { createAgentHistory, type TenantHistory } from '../../src/index.js';
-import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { createChatHandler, loadThreadPage } from '../../../src/ai-sdk/index.js';
+import { createAgentHistory, type TenantHistory } from '../../../src/index.js';
+import { BACKENDS, useTestDatabase } from '../../support/test-database.js';
 import {
   gatedStream,
   newThread,
@@ -14,8 +14,8 @@ import {
   textStep,
   post,
   type ChatMessage,
-} from './fixtures.js';
-import { userMessage } from '../support/fixtures.js';
+} from '../fixtures.js';
+import { userMessage } from '../../support/fixtures.js';
 
 /** A handler whose model answers every call with `answer(n)` (n = 1, 2, …), recording the prompts it was sent. */
 function handlerFor(

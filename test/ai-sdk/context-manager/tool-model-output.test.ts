@@ -2,13 +2,13 @@ import { convertToModelMessages, generateText, isStepCount, tool, type ModelMess
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createContextManager } from '../../src/ai-sdk/context-manager/create-context-manager.js';
-import type { ContextReport } from '../../src/context/index.js';
-import { resolveModelProfile } from '../../src/tokens/model-profile.js';
-import { storeOf, tokenCounter, user } from '../context/fixtures.js';
-import { countSentTokens } from '../support/count-sent-tokens.js';
-import { createAgentHistory } from '../../src/index.js';
-import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { createContextManager } from '../../../src/ai-sdk/context-manager/create-context-manager.js';
+import type { ContextReport } from '../../../src/context/index.js';
+import { resolveModelProfile } from '../../../src/tokens/model-profile.js';
+import { storeOf, tokenCounter, user } from '../../context/fixtures.js';
+import { countSentTokens } from '../../support/count-sent-tokens.js';
+import { createAgentHistory } from '../../../src/index.js';
+import { BACKENDS, useTestDatabase } from '../../support/test-database.js';
 import { randomUUID } from 'node:crypto';
 
 const usage = {

@@ -4,12 +4,12 @@ import { generateText } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createContextManager } from '../../src/ai-sdk/context-manager/create-context-manager.js';
-import type { ContextManagerModel } from '../../src/ai-sdk/context-manager/resolve-manager-profile.js';
-import { resolveModelProfile } from '../../src/context/index.js';
-import { InvalidArgumentError } from '../../src/errors/index.js';
-import { countSentTokens } from '../support/count-sent-tokens.js';
-import { assistant, storeOf, text, tokenCounter, user, words } from '../context/fixtures.js';
+import { createContextManager } from '../../../src/ai-sdk/context-manager/create-context-manager.js';
+import type { ContextManagerModel } from '../../../src/ai-sdk/context-manager/resolve-manager-profile.js';
+import { resolveModelProfile } from '../../../src/context/index.js';
+import { InvalidArgumentError } from '../../../src/errors/index.js';
+import { countSentTokens } from '../../support/count-sent-tokens.js';
+import { assistant, storeOf, text, tokenCounter, user, words } from '../../context/fixtures.js';
 
 const answer = {
   content: [{ type: 'text' as const, text: 'Done.' }],

@@ -3,11 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { resumeChatStream, streamChatTurn, RESUME_GAP_ERROR } from '../../src/ai-sdk/index.js';
-import { createAgentHistory } from '../../src/index.js';
-import { BACKENDS, useTestDatabase } from '../support/test-database.js';
-import { userMessage } from '../support/fixtures.js';
-import { gatedStream, newThread, scriptedModel, textStep, type ChatMessage } from './fixtures.js';
+import { resumeChatStream, streamChatTurn, RESUME_GAP_ERROR } from '../../../src/ai-sdk/index.js';
+import { createAgentHistory } from '../../../src/index.js';
+import { BACKENDS, useTestDatabase } from '../../support/test-database.js';
+import { userMessage } from '../../support/fixtures.js';
+import { gatedStream, newThread, scriptedModel, textStep, type ChatMessage } from '../fixtures.js';
 
 type Step = Parameters<typeof scriptedModel>[0][number];
 

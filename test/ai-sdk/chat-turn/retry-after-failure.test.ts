@@ -1,9 +1,9 @@
 import { streamText } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { createChatHandler } from '../../src/ai-sdk/index.js';
-import { fromUIMessage } from '../../src/ai-sdk/index.js';
-import { BACKENDS, useTestDatabase } from '../support/test-database.js';
-import { newThread, post, rowsOf, schemas, scriptedModel, textStep, type ChatMessage } from './fixtures.js';
+import { createChatHandler } from '../../../src/ai-sdk/index.js';
+import { fromUIMessage } from '../../../src/ai-sdk/index.js';
+import { BACKENDS, useTestDatabase } from '../../support/test-database.js';
+import { newThread, post, rowsOf, schemas, scriptedModel, textStep, type ChatMessage } from '../fixtures.js';
 
 // The stored message and the retry's are compared as JSON values, whatever the key order: jsonb gives metadata keys
 // back sorted (shorter first), and a retry may carry the message serialized with its keys in another order.

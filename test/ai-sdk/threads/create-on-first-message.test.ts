@@ -3,10 +3,10 @@ import { streamText } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { chatThreadId, createChatHandler, offlineThreadTitle, streamChatTurn } from '../../src/ai-sdk/index.js';
-import { createAgentHistory, NotFoundError, type TenantHistory } from '../../src/index.js';
-import { BACKENDS, useTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { post, rowsOf, runsOf, schemas, scriptedModel, textStep, type ChatMessage } from './fixtures.js';
+import { chatThreadId, createChatHandler, offlineThreadTitle, streamChatTurn } from '../../../src/ai-sdk/index.js';
+import { createAgentHistory, NotFoundError, type TenantHistory } from '../../../src/index.js';
+import { BACKENDS, useTestDatabase, type TestDatabase } from '../../support/test-database.js';
+import { post, rowsOf, runsOf, schemas, scriptedModel, textStep, type ChatMessage } from '../fixtures.js';
 
 /** useChat's default id: 16 characters of `generateId()`, not a uuid. */
 const USE_CHAT_ID = 'Vd2Lq8sYx1pT0aZc';

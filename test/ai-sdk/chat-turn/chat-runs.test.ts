@@ -1,8 +1,8 @@
 import { streamText } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { createChatHandler } from '../../src/ai-sdk/index.js';
-import { BACKENDS, useTestDatabase } from '../support/test-database.js';
-import { eventually, newThread, post, scriptedModel, textStep } from './fixtures.js';
+import { createChatHandler } from '../../../src/ai-sdk/index.js';
+import { BACKENDS, useTestDatabase } from '../../support/test-database.js';
+import { eventually, newThread, post, scriptedModel, textStep } from '../fixtures.js';
 
 describe.each(BACKENDS)('the runs of the chat route on %s', (backend) => {
   const database = useTestDatabase(backend);

@@ -1,10 +1,10 @@
 import { isStepCount, streamText, tool } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createChatHandler } from '../../src/ai-sdk/index.js';
-import { storedPreviewMarker } from '../../src/index.js';
-import { BACKENDS, useTestDatabase } from '../support/test-database.js';
-import { eventually, newThread, post, rowsOf, runsOf, scriptedModel, textStep, usage } from './fixtures.js';
+import { createChatHandler } from '../../../src/ai-sdk/index.js';
+import { storedPreviewMarker } from '../../../src/index.js';
+import { BACKENDS, useTestDatabase } from '../../support/test-database.js';
+import { eventually, newThread, post, rowsOf, runsOf, scriptedModel, textStep, usage } from '../fixtures.js';
 
 /** A tool whose output is about 2 MB: twice the default `maxMessageBytes`. */
 const rows = Array.from({ length: 20_000 }, (_, index) => ({ index, text: 'x'.repeat(90) }));

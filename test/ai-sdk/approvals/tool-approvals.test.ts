@@ -1,11 +1,16 @@
 import { ToolLoopAgent, streamText, tool, type UIMessage, type UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ChatConflictError, createChatHandler, createContextManager, streamChatTurn } from '../../src/ai-sdk/index.js';
-import { InvalidMessageError } from '../../src/errors/index.js';
-import type { TenantHistory } from '../../src/index.js';
-import { BACKENDS, useTestDatabase } from '../support/test-database.js';
-import { userMessage } from '../support/fixtures.js';
+import {
+  ChatConflictError,
+  createChatHandler,
+  createContextManager,
+  streamChatTurn,
+} from '../../../src/ai-sdk/index.js';
+import { InvalidMessageError } from '../../../src/errors/index.js';
+import type { TenantHistory } from '../../../src/index.js';
+import { BACKENDS, useTestDatabase } from '../../support/test-database.js';
+import { userMessage } from '../../support/fixtures.js';
 import {
   eventually,
   gatedStream,
@@ -17,7 +22,7 @@ import {
   scriptedModel,
   textStep,
   usage,
-} from './fixtures.js';
+} from '../fixtures.js';
 
 type StreamPart = ReturnType<typeof textStep>[number];
 

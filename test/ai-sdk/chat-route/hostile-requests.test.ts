@@ -1,10 +1,10 @@
 import { simulateReadableStream, streamText } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
-import { createChatHandler, type CreateChatHandlerOptions } from '../../src/ai-sdk/index.js';
-import type { TenantHistory } from '../../src/index.js';
-import { BACKENDS, useTestDatabase } from '../support/test-database.js';
-import { newThread, post, rowsOf, runsOf, schemas, textStep, type ChatMessage } from './fixtures.js';
+import { createChatHandler, type CreateChatHandlerOptions } from '../../../src/ai-sdk/index.js';
+import type { TenantHistory } from '../../../src/index.js';
+import { BACKENDS, useTestDatabase } from '../../support/test-database.js';
+import { newThread, post, rowsOf, runsOf, schemas, textStep, type ChatMessage } from '../fixtures.js';
 
 /**
  * A handler whose model takes every URL itself (so the AI SDK never downloads one in the test) and records the

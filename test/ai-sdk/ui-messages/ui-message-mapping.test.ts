@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { fromUIMessage, loadThreadPage, toUIMessage } from '../../src/ai-sdk/index.js';
-import { toUIMessages } from '../../src/ai-sdk/ui-messages/ui-message-mapping.js';
-import { BACKENDS, useTestDatabase } from '../support/test-database.js';
-import { newThread, schemas, type ChatMessage } from './fixtures.js';
+import { fromUIMessage, loadThreadPage, toUIMessage } from '../../../src/ai-sdk/index.js';
+import { toUIMessages } from '../../../src/ai-sdk/ui-messages/ui-message-mapping.js';
+import { BACKENDS, useTestDatabase } from '../../support/test-database.js';
+import { newThread, schemas, type ChatMessage } from '../fixtures.js';
 
 const userWithEverything: ChatMessage = {
   id: 'u-rich',

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createContextManager } from '../../src/ai-sdk/index.js';
-import { loadO200kTokenCounter, type ContextUIMessage, type TokenCounter } from '../../src/context/index.js';
-import { createAgentHistory } from '../../src/index.js';
-import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { createContextManager } from '../../../src/ai-sdk/index.js';
+import { loadO200kTokenCounter, type ContextUIMessage, type TokenCounter } from '../../../src/context/index.js';
+import { createAgentHistory } from '../../../src/index.js';
+import { BACKENDS, useTestDatabase } from '../../support/test-database.js';
 
 // A thread loaded from the store is never tokenized again on the first call of a request, also
 // where pruning removes parts of stored messages (their stored per-part counts are subtracted).

@@ -3,10 +3,10 @@ import { MockLanguageModelV4 } from 'ai/test';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createContextManager } from '../../src/ai-sdk/context-manager/create-context-manager.js';
-import { createOfflineSummarizer } from '../../src/ai-sdk/summarizers/offline-summarizer.js';
-import type { ContextUIMessage } from '../../src/context/index.js';
-import { assistant, storeOf, text, tokenCounter, toolResult, user, words } from '../context/fixtures.js';
+import { createContextManager } from '../../../src/ai-sdk/context-manager/create-context-manager.js';
+import { createOfflineSummarizer } from '../../../src/ai-sdk/summarizers/offline-summarizer.js';
+import type { ContextUIMessage } from '../../../src/context/index.js';
+import { assistant, storeOf, text, tokenCounter, toolResult, user, words } from '../../context/fixtures.js';
 
 /** Generated conversations per property; PROPERTY_RUNS raises it. */
 const RUNS = Math.max(40, Math.ceil(Number(process.env.PROPERTY_RUNS ?? 800) / 8));

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { resumeChatStream } from '../../src/ai-sdk/index.js';
-import { useTestDatabase } from '../support/test-database.js';
-import { SUBPROCESS_TIMEOUT_MS } from '../support/time-limits.js';
-import { newThread } from './fixtures.js';
+import { resumeChatStream } from '../../../src/ai-sdk/index.js';
+import { useTestDatabase } from '../../support/test-database.js';
+import { SUBPROCESS_TIMEOUT_MS } from '../../support/time-limits.js';
+import { newThread } from '../fixtures.js';
 
-const WRITER = fileURLToPath(new URL('./fixtures/resumable-writer.ts', import.meta.url));
+const WRITER = fileURLToPath(new URL('../fixtures/resumable-writer.ts', import.meta.url));
 const STORY = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ');
 
 /** Starts the writer process; resolves its answer's id once begun, and its client's chunks at its end. */

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyApprovalResponses } from '../../src/ai-sdk/approvals/apply-approval-responses.js';
-import { canonicalJson } from '../../src/context/engine/canonical-json.js';
-import { InvalidMessageError } from '../../src/errors/index.js';
+import { applyApprovalResponses } from '../../../src/ai-sdk/approvals/apply-approval-responses.js';
+import { canonicalJson } from '../../../src/context/engine/canonical-json.js';
+import { InvalidMessageError } from '../../../src/errors/index.js';
 
 type Part = Record<string, unknown> & { type: string };
 

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { streamText } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { chatThreadId, createChatHandler, type ResumableStreamOptions } from '../../src/ai-sdk/index.js';
-import { createAgentHistory, type TenantHistory } from '../../src/index.js';
-import { BACKENDS, useTestDatabase } from '../support/test-database.js';
-import { userMessage } from '../support/fixtures.js';
-import { gatedStream, newThread, post, schemas, scriptedModel, textStep, type ChatMessage } from './fixtures.js';
+import { chatThreadId, createChatHandler, type ResumableStreamOptions } from '../../../src/ai-sdk/index.js';
+import { createAgentHistory, type TenantHistory } from '../../../src/index.js';
+import { BACKENDS, useTestDatabase } from '../../support/test-database.js';
+import { userMessage } from '../../support/fixtures.js';
+import { gatedStream, newThread, post, schemas, scriptedModel, textStep, type ChatMessage } from '../fixtures.js';
 
 const ANSWER = textStep('The answer comes in several words.');
 
