@@ -321,35 +321,60 @@ describe('connection and server faults on a private postgres cluster', () => {
        * Holds a row lock as the superuser, starts `call`, terminates its backend once it waits, and returns its
        * outcome. A call that fails before it waits (its pooled connection was terminated by an earlier kill while
        * idle) is started again, as a client would retry it: the wait ends with the call, not with a clock.
+       *
+       * A failed attempt can leave its statement waiting on the server: a pool replaced after the driver's crash
+       * closes its sockets, and a backend waiting on a lock does not notice that its client is gone. Such a backend
+       * would commit the attempt once the lock is released, as a lost answer does, so every backend of the app login
+       * waiting on the lock is terminated. More than one waiter is a violation unless an earlier attempt failed.
        */
       const killWhileWaiting = async (lockSql: string, lockParams: string[], call: () => Promise<unknown>) => {
         const holder = await admin.reserve();
         try {
           await holder`begin`;
           await holder.unsafe(lockSql, lockParams);
-          for (;;) {
+          const waiters = async () =>
+            (
+              await admin<{ pid: number }[]>`
+                select pid from pg_stat_activity where usename = ${APP_LOGIN} and datname = current_database() and wait_event_type = 'Lock'`
+            ).map((row) => row.pid);
+          for (let restarts = 0; ; restarts++) {
             let settled = false;
             const pending = call().then(
               () => ({ ok: true as const }),
               (error: unknown) => ({ ok: false as const, error }),
             );
             void pending.finally(() => (settled = true));
-            const waiter = await waitUntil('the call to wait on the held lock', async () => {
+            const waiting = await waitUntil('the call to wait on the held lock', async () => {
               if (settled) return 'settled' as const;
-              const [row] = await admin<{ pid: number }[]>`
-                select pid from pg_stat_activity where usename = ${APP_LOGIN} and datname = current_database() and wait_event_type = 'Lock'`;
-              return row?.pid;
+              const pids = await waiters();
+              return pids.length > 0 ? pids : undefined;
             });
-            if (waiter === 'settled') {
+            if (waiting === 'settled') {
               const outcome = await pending;
               // Succeeded without waiting (the caller reports it), or failed with an error no retry helps.
               if (outcome.ok || classifyFailure(outcome.error) === null) return outcome;
               tally.note('call failed before it waited, started again');
               continue;
             }
-            await admin`select pg_terminate_backend(${waiter})`;
+            // Terminates every waiter, then any that starts waiting before the call settles (a statement the driver
+            // lost is given up on at the deadline, as everywhere in this suite).
+            const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+            const terminated: number[] = [];
+            for (let pids = waiting; pids.length > 0;) {
+              for (const pid of pids) await admin`select pg_terminate_backend(${pid})`;
+              terminated.push(...pids);
+              pids = [];
+              while (!settled && pids.length === 0 && Date.now() < deadline) {
+                await sleep(10);
+                if (!settled) pids = await waiters();
+              }
+            }
+            tally.expect(restarts > 0 || terminated.length === 1, 'one call waited on the lock from two backends', () =>
+              JSON.stringify(terminated),
+            );
+            if (terminated.length > 1) tally.note('an earlier attempt still waited on the server, terminated');
             tally.attempt('fault:backend-terminated-while-waiting');
-            return await withDeadline(pending, SETTLE_TIMEOUT_MS).catch((error: unknown) => ({
+            return await withDeadline(pending, Math.max(1, deadline - Date.now())).catch((error: unknown) => ({
               ok: false as const,
               error,
             }));
