@@ -122,8 +122,8 @@ export {
   type FormatContextBudgetBarOptions,
 } from './engine/format-context-report.js';
 export { type CreateMemorySegmentOptions, createMemorySegment } from './segments/memory-segment.js';
+export type { ModelFamily } from '../tokens/model-id.js';
 export {
-  type ModelFamily,
   type ModelProfile,
   type ModelProfileEntry,
   type ResolveModelProfileOptions,

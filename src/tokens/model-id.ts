@@ -1,4 +1,5 @@
-import type { ModelFamily } from './model-profile.js';
+/** The tokenizer family a model belongs to; it sets the default factor, overheads and safety margin. */
+export type ModelFamily = 'openai' | 'anthropic' | 'google' | 'other';
 
 /** Lower-cases the id, strips provider prefixes and writes Claude versions with dashes (`4.5` → `4-5`). */
 export function normalizeModelId(modelId: string): string {

@@ -1,9 +1,6 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
-import { familyOf, normalizeModelId, providerPrefixOf } from './model-id.js';
+import { familyOf, normalizeModelId, providerPrefixOf, type ModelFamily } from './model-id.js';
 import { ModelProfileNotFoundError } from './model-profile-not-found-error.js';
-
-/** The tokenizer family a model belongs to; it sets the default factor, overheads and safety margin. */
-export type ModelFamily = 'openai' | 'anthropic' | 'google' | 'other';
 
 /**
  * What the context engine needs to know about a model to compute its budget. Counts are o200k tokens;
