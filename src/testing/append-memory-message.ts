@@ -1,6 +1,25 @@
 import type { ContextMessage } from '../model/context-store.js';
-import type { AppendMemoryMessageInput } from './memory-context-store.js';
+import type { ContextUIMessage } from '../model/context-ui-message.js';
+import type { ContextState, MessageStatus } from '../model/stored-rows.js';
 import { lastSequence, requireMessage, type MemoryContextState } from './memory-context-state.js';
+
+/** What `MemoryContextStore.appendMessage` takes. */
+export interface AppendMemoryMessageInput {
+  /** The `UIMessage` to store. */
+  message: ContextUIMessage;
+  /** @default 'completed' */
+  status?: MessageStatus;
+  /** @default 'eligible' */
+  contextState?: ContextState;
+  /** @default false */
+  pinned?: boolean;
+  /** @default null */
+  tokenCount?: number | null;
+  /** @default null */
+  tokenCounterId?: string | null;
+  /** Per-part counts summing to `tokenCount` (`countStoredPartTokens`). @default null */
+  partTokenCounts?: number[] | null;
+}
 
 /** Appends a copy of the message with the next sequence and returns a copy of what was stored. */
 export function appendMemoryMessage(

@@ -4,7 +4,7 @@
  */
 export {
   createMemoryContextStore,
-  type AppendMemoryMessageInput,
   type CreateMemoryContextStoreOptions,
   type MemoryContextStore,
 } from './memory-context-store.js';
+export type { AppendMemoryMessageInput } from './append-memory-message.js';

@@ -1,31 +1,11 @@
 import type { ContextMessage, ContextSnapshot, ContextStore, ContextSummary } from '../model/context-store.js';
-import type { ContextState, MessageStatus } from '../model/stored-rows.js';
-import type { ContextUIMessage } from '../model/context-ui-message.js';
-import { appendMemoryMessage, updateMemoryMessage } from './append-memory-message.js';
+import { appendMemoryMessage, updateMemoryMessage, type AppendMemoryMessageInput } from './append-memory-message.js';
 import { loadMemoryContext } from './load-memory-context.js';
 import { createMemoryContextState, strip } from './memory-context-state.js';
 import { redactMemoryMessage } from './redact-memory-message.js';
 import { searchMemoryMessages } from './search-memory-messages.js';
 import { writeMemorySnapshot } from './write-memory-snapshot.js';
 import { writeMemorySummary } from './write-memory-summary.js';
-
-/** What {@link MemoryContextStore.appendMessage} takes. */
-export interface AppendMemoryMessageInput {
-  /** The `UIMessage` to store. */
-  message: ContextUIMessage;
-  /** @default 'completed' */
-  status?: MessageStatus;
-  /** @default 'eligible' */
-  contextState?: ContextState;
-  /** @default false */
-  pinned?: boolean;
-  /** @default null */
-  tokenCount?: number | null;
-  /** @default null */
-  tokenCounterId?: string | null;
-  /** Per-part counts summing to `tokenCount` (`countStoredPartTokens`). @default null */
-  partTokenCounts?: number[] | null;
-}
 
 /** An in-memory {@link ContextStore} for one thread, with helpers to write and inspect it. */
 export interface MemoryContextStore extends ContextStore {
