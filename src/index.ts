@@ -73,9 +73,9 @@ export type { RetentionOptions } from './store/retention.js';
 export type { FailRunOptions, FinishRunOptions, StartRunOptions } from './store/runs.js';
 export type { SearchHit, SearchMessagesOptions } from './store/search-messages.js';
 export type { IndexPendingMessagesOptions, SearchIndexing } from './store/search-indexing.js';
+export type { ForkThreadOptions } from './store/fork-thread.js';
 export type {
   CreateThreadOptions,
-  ForkThreadOptions,
   ListThreadsOptions,
   RenameThreadOptions,
   ThreadPage,

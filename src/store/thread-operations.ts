@@ -2,9 +2,9 @@ import type { StoredRun, StoredThread } from '../model/stored-rows.js';
 import type { AuditOptions } from './audit.js';
 import type { RetentionOptions } from './retention.js';
 import type { FailRunOptions, FinishRunOptions, StartRunOptions } from './runs.js';
+import type { ForkThreadOptions } from './fork-thread.js';
 import type {
   CreateThreadOptions,
-  ForkThreadOptions,
   ListThreadsOptions,
   RenameThreadOptions,
   ThreadPage,

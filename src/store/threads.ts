@@ -224,5 +224,3 @@ export function deleteThread(context: StoreContext, threadId: string, { actor = 
     await recordAudit(context, tx, { action: 'thread-deleted', threadId: id, userId: row.userId, actor, reason });
   });
 }
-
-export { forkThread, type ForkThreadOptions } from './fork-thread.js';
