@@ -11,7 +11,7 @@ import { MessageFactory } from './messages.js';
 import { bareInsertPeer } from './peers/bare-insert-peer.js';
 import { startBenchServer } from './server.js';
 import { createAgentHistory } from '../src/store/create-agent-history.js';
-import type { SearchIndexing } from '../src/store/search-indexing.js';
+import type { SearchIndexing } from '../src/store/store-context-parts.js';
 import type { AgentHistoryDatabase } from '../src/tenant/database.js';
 import { runMain } from './run-main.js';
 

@@ -12,7 +12,7 @@ import { MessageFactory } from './messages.js';
 import { embeddedBarePeer, openEmbedded } from './workloads/w5-embedded.js';
 import { runW1Append } from './workloads/w1-append.js';
 import { createAgentHistory } from '../src/store/create-agent-history.js';
-import type { SearchIndexing } from '../src/store/search-indexing.js';
+import type { SearchIndexing } from '../src/store/store-context-parts.js';
 import type { AgentHistoryDatabase } from '../src/tenant/database.js';
 import type { BenchMessage } from './messages.js';
 import { runMain } from './run-main.js';

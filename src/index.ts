@@ -72,7 +72,8 @@ export type {
 export type { RetentionOptions } from './store/retention.js';
 export type { FailRunOptions, FinishRunOptions, StartRunOptions } from './store/runs.js';
 export type { SearchHit, SearchMessagesOptions } from './store/search-messages.js';
-export type { IndexPendingMessagesOptions, SearchIndexing } from './store/search-indexing.js';
+export type { IndexPendingMessagesOptions } from './store/search-indexing.js';
+export type { SearchIndexing } from './store/store-context-parts.js';
 export type { ForkThreadOptions } from './store/fork-thread.js';
 export type {
   CreateThreadOptions,

@@ -8,7 +8,7 @@ import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
 import type { TenantHistory } from '../../src/store/tenant-history.js';
 import type { AppendBatchingOptions } from '../../src/store/append-batcher.js';
 import type { AppendPeer } from './peer.js';
-import type { SearchIndexing } from '../../src/store/search-indexing.js';
+import type { SearchIndexing } from '../../src/store/store-context-parts.js';
 
 /** The store of one tenant, as the benchmarks drive it. */
 export type TenantStore = TenantHistory;

@@ -4,6 +4,7 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { assertInteger } from '../errors/assert-input.js';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
 import type { AppendItem, AppendStatements } from './append-statements.js';
+import type { AppendBatcher } from './store-context-parts.js';
 import { embeddedClient } from './execute-append.js';
 import { sendAppendBatch, type SendAppendBatchOptions } from './send-append-batch.js';
 import { appendThreadKey, takeAppendBatch, type QueuedAppend } from './take-append-batch.js';
@@ -32,12 +33,6 @@ export interface AppendBatchingOptions {
    * than 2 × `maxInFlight` append statements (and pooled connections) in flight. @default 250
    */
   stalledAfterMs?: number;
-}
-
-/** Combines concurrent appends into one statement per batch (see `appendBatching`). Internal. */
-export interface AppendBatcher {
-  /** The rows `agent_history_append_message` returns for this item, whether it was sent alone or in a batch. */
-  submit<ROW>(tenantId: string, appRole: string | null, item: AppendItem): Promise<ROW[]>;
 }
 
 const setting = (argument: string, value: unknown, fallback: number, max: number): number =>

@@ -5,7 +5,7 @@ import type { AppendBatchingOptions } from './append-batcher.js';
 import type { RowLevelSecurityCheck } from './check-setup.js';
 import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
 import type { MessageCheck } from './message-check.js';
-import type { SearchIndexing } from './search-indexing.js';
+import type { SearchIndexing } from './store-context-parts.js';
 import type { ContextMessageCacheOptions, SharedContextMessageCache } from '../tokens/context-message-cache.js';
 
 /** The options of `createAgentHistory`. */

@@ -3,12 +3,6 @@ import { getTableConfig, PgTransaction } from 'drizzle-orm/pg-core';
 import { rowsOf } from '../tenant/database.js';
 import { postgresErrorCode, type StoreContext } from './store-context.js';
 
-/** Whether the one-statement read functions can be used; shared by every tenant of a store. */
-export interface OneStatementReads {
-  /** False once the database answered that it is a Citus coordinator. */
-  available: boolean;
-}
-
 /** The functions refuse to run on a Citus coordinator. */
 const ON_CITUS = 'AH001';
 /** The functions' "thread not found" (`RAISE … USING ERRCODE = 'P0002'`). */

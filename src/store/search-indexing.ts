@@ -3,20 +3,7 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { assertInteger } from '../errors/assert-input.js';
 import { rowsOf } from '../tenant/database.js';
 import { inTenant, type StoreContext } from './store-context.js';
-
-/**
- * When a message's search vector is computed (`createAgentHistory({ search })`):
- * - `'inline'`: in the append itself (the search vector trigger): about 45 % of an append's WAL and 0.1–0.15
- *   ms of its database CPU (the `to_tsvector` and its GIN index entry);
- * - `'deferred'`: appends store no vector; `indexPendingMessages()` fills them in batches (call it from a job).
- *   Indexing later rewrites the row, so it costs more in total than inline: it is for append latency, not volume;
- * - `false`: never indexed, for apps that do not search.
- *
- * `searchMessages` returns the same hits in every mode: a row without a vector is matched by computing it on the
- * fly, so a search scans the tenant's unindexed rows (slower the more of them there are). Whatever the mode, a
- * stored vector is that of the current parts or null: a change of the parts (a redaction) recomputes it.
- */
-export type SearchIndexing = 'inline' | 'deferred' | false;
+import type { SearchIndexing } from './store-context-parts.js';
 
 /** Throws unless `value` is a {@link SearchIndexing}. */
 export function assertSearchIndexing(value: unknown): asserts value is SearchIndexing {

@@ -4,12 +4,10 @@ import type { AgentHistoryDatabase } from '../tenant/database.js';
 import { keepCallerSettings } from '../tenant/keep-caller-settings.js';
 import { withTenant, type TenantTransaction } from '../tenant/with-tenant.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
-import type { AppendBatcher } from './append-batcher.js';
 import type { AppendStatements } from './append-statements.js';
 import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
 import type { MessageCheck } from './message-check.js';
-import type { OneStatementReads } from './one-statement-read.js';
-import type { SearchIndexing } from './search-indexing.js';
+import type { AppendBatcher, OneStatementReads, SearchIndexing } from './store-context-parts.js';
 
 /** What every store operation of one tenant shares. Internal. */
 export interface StoreContext {
