@@ -3,19 +3,20 @@ export {
   type ContextPruning,
   applyContextPruning,
 } from './stages/apply-context-pruning.js';
+export { type ApplyToolOutputPreviewsOptions, applyToolOutputPreviews } from './stages/apply-tool-output-previews.js';
+export { type ToolOutputPreview } from './contracts/tool-output-preview.js';
 export {
-  type ApplyToolOutputPreviewsOptions,
-  type ToolOutputPreview,
-  applyToolOutputPreviews,
-} from './stages/apply-tool-output-previews.js';
-export { type ContextBudget, type ComputeContextBudgetOptions, computeContextBudget } from './engine/context-budget.js';
+  type ContextBudget,
+  type ComputeContextBudgetOptions,
+  computeContextBudget,
+} from './contracts/context-budget.js';
 export {
   type ContextCalibrator,
   type CreateContextCalibratorOptions,
   createContextCalibrator,
 } from '../tokens/context-calibrator.js';
-export { ContextEmptyError } from './engine/context-empty-error.js';
-export { ContextBudgetExceededError } from './engine/context-budget-exceeded-error.js';
+export { ContextEmptyError } from './contracts/context-empty-error.js';
+export { ContextBudgetExceededError } from './contracts/context-budget-exceeded-error.js';
 export { type ContextEngine, type CreateContextEngineOptions, createContextEngine } from './engine/context-engine.js';
 export type { ContextInstructions } from './engine/estimate-prompt-overhead.js';
 export {
@@ -34,15 +35,10 @@ export {
   type ContextToolOutputPreviewPolicy,
   defaultContextPolicy,
   resolveContextPolicy,
-} from './engine/context-policy.js';
+} from './contracts/context-policy.js';
 export { type ContextRemoval, type ContextRemovalReason } from './segments/context-removal.js';
-export {
-  type ContextReport,
-  type ContextSnapshotReport,
-  type ContextStageReport,
-  type MemoryStageReport,
-  type SummarizeStageReport,
-} from './engine/context-report.js';
+export { type ContextReport, type ContextSnapshotReport, type ContextStageReport } from './contracts/context-report.js';
+export { type MemoryStageReport, type SummarizeStageReport } from './contracts/stage-reports.js';
 export {
   type ContextSegment,
   type ContextTurn,
@@ -76,15 +72,15 @@ export type {
   NewSummary,
 } from '../model/context-store.js';
 export type { ContextState, MessageStatus } from '../model/stored-rows.js';
-export { type ContextSummarizer, type ContextSummarizerInput } from './engine/context-summarizer.js';
+export { type ContextSummarizer, type ContextSummarizerInput } from './contracts/context-summarizer.js';
 export {
   type ContextUIMessage,
   type ContextUIPart,
   getToolUIPartName,
   isToolUIPart,
 } from '../model/context-ui-message.js';
+export { type ConvertStageReport } from './contracts/stage-reports.js';
 export {
-  type ConvertStageReport,
   type ConvertToContextSegmentsOptions,
   convertToContextSegments,
 } from './stages/convert-to-context-segments.js';
@@ -107,12 +103,8 @@ export {
   countStoredPartTokens,
   storedTokenCountId,
 } from '../tokens/count-stored-message-tokens.js';
-export {
-  type ClosedToolCall,
-  type FilterStageReport,
-  type FilterStoredMessagesOptions,
-  filterStoredMessages,
-} from './stages/filter-stored-messages.js';
+export { type ClosedToolCall, type FilterStageReport } from './contracts/stage-reports.js';
+export { type FilterStoredMessagesOptions, filterStoredMessages } from './stages/filter-stored-messages.js';
 export { guardLongRuns } from '../tokens/guard-long-runs.js';
 export { type FindRelevantMemoryOptions, findRelevantMemory } from './stages/find-relevant-memory.js';
 export { hashContextMessages } from './engine/hash-context-messages.js';
@@ -156,12 +148,14 @@ export {
   stripReasoning,
 } from './stages/shrink-newest-turn.js';
 export { type TrimResult } from './stages/create-trimmer.js';
-export { type PruneContextOptions, type PruneStageReport, pruneContext } from './stages/prune-context.js';
+export { type PruneContextOptions, pruneContext } from './stages/prune-context.js';
+export { type PruneStageReport } from './contracts/stage-reports.js';
 export {
   type RebuildContextFromSnapshotOptions,
   rebuildContextFromSnapshot,
 } from './engine/rebuild-context-from-snapshot.js';
-export { type SelectContextOptions, type SelectStageReport, selectContext } from './stages/select-context.js';
+export { type SelectContextOptions, selectContext } from './stages/select-context.js';
+export { type SelectStageReport } from './contracts/stage-reports.js';
 export {
   type SummarizeContextOptions,
   type SummarizeContextResult,
@@ -175,9 +169,8 @@ export {
   countToolDefinitionTokens,
   estimateToolDefinitionTokens,
 } from '../tokens/tool-definition-tokens.js';
-export { type TrimContextOptions, type TrimStageReport, shrinkNewestTurn, trimContext } from './stages/trim-context.js';
-export {
-  type PartMigration,
-  type ValidateStageReport,
-  validateStoredMessages,
-} from './stages/validate-stored-messages.js';
+export { type TrimContextOptions, shrinkNewestTurn, trimContext } from './stages/trim-context.js';
+export { type TrimStageReport } from './contracts/stage-reports.js';
+export { validateStoredMessages } from './stages/validate-stored-messages.js';
+export type { PartMigration } from '../model/message-shape-migrations.js';
+export { type ValidateStageReport } from './contracts/stage-reports.js';

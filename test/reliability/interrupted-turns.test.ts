@@ -3,7 +3,7 @@ import { stepCountIs, streamText } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { createChatHandler, createContextManager } from '../../src/ai-sdk/index.js';
 import { createContextEngine } from '../../src/context/engine/context-engine.js';
-import type { ContextSummarizer } from '../../src/context/engine/context-summarizer.js';
+import type { ContextSummarizer } from '../../src/context/contracts/context-summarizer.js';
 import { resolveModelProfile } from '../../src/tokens/model-profile.js';
 import { AgentHistoryError, createAgentHistory, type TenantHistory } from '../../src/index.js';
 import {

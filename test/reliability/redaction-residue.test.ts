@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ContextEmptyError } from '../../src/context/engine/context-empty-error.js';
+import { ContextEmptyError } from '../../src/context/contracts/context-empty-error.js';
 import { createContextEngine } from '../../src/context/engine/context-engine.js';
 import { resolveModelProfile } from '../../src/tokens/model-profile.js';
 import { createAgentHistory, type TenantHistory } from '../../src/index.js';

@@ -8,7 +8,7 @@ import { createContextManager } from '../../src/ai-sdk/index.js';
 import { createAgentHistory, createContextMessageCache } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { smallProfile, tokenCounter } from '../context/fixtures.js';
-import { cachedVersion } from '../../src/context/stages/cached-row.js';
+import { cachedVersion } from '../../src/context/caches/cached-row.js';
 import type { ContextStore } from '../../src/model/context-store.js';
 import { createContextEngine, type ContextSummarizer } from '../../src/context/index.js';
 

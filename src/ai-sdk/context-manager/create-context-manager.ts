@@ -3,10 +3,10 @@ import type { Instructions, ModelMessage, PrepareStepFunction, ToolSet } from 'a
 import type { ContextCalibrator } from '../../tokens/context-calibrator.js';
 import { createContextEngine } from '../../context/engine/context-engine.js';
 import type { ContextInstructions } from '../../context/engine/estimate-prompt-overhead.js';
-import type { ContextPolicyInput } from '../../context/engine/context-policy.js';
-import type { ContextReport } from '../../context/engine/context-report.js';
+import type { ContextPolicyInput } from '../../context/contracts/context-policy.js';
+import type { ContextReport } from '../../context/contracts/context-report.js';
 import type { ContextStore } from '../../model/context-store.js';
-import type { ContextSummarizer } from '../../context/engine/context-summarizer.js';
+import type { ContextSummarizer } from '../../context/contracts/context-summarizer.js';
 import type { ConvertUIMessageOptions } from '../../tokens/convert-ui-message.js';
 import type { ModelProfile } from '../../tokens/model-profile.js';
 import { resolveManagerProfile } from './resolve-manager-profile.js';

@@ -1,4 +1,4 @@
-import { assertMaxInputTokens } from '../../context/engine/context-budget.js';
+import { assertMaxInputTokens } from '../../context/contracts/context-budget.js';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.js';
 import { ModelProfileNotFoundError } from '../../tokens/model-profile-not-found-error.js';
 import { resolveModelProfile, type ModelProfile } from '../../tokens/model-profile.js';

@@ -1,5 +1,5 @@
 import { generateText, type LanguageModel } from 'ai';
-import type { ContextSummarizer } from '../../context/engine/context-summarizer.js';
+import type { ContextSummarizer } from '../../context/contracts/context-summarizer.js';
 import { buildSummaryPrompt } from '../../context/stages/summary-prompt.js';
 
 /** Options of {@link createGenerateTextSummarizer}. */

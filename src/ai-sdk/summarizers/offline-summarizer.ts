@@ -1,4 +1,4 @@
-import type { ContextSummarizer, ContextSummarizerInput } from '../../context/engine/context-summarizer.js';
+import type { ContextSummarizer, ContextSummarizerInput } from '../../context/contracts/context-summarizer.js';
 import { summarySections } from '../../context/stages/summary-prompt.js';
 import { toolOutputText } from '../../context/stages/preview-tool-output.js';
 

@@ -6,10 +6,10 @@ import { withoutContextMessageRef } from '../segments/context-message-ref.js';
 import { renderSegments, type ContextSegment } from '../segments/context-segment.js';
 import { canonicalJson } from './canonical-json.js';
 import type { CompactContextOptions, ContextEngineSettings } from './compact-context.js';
-import { ContextEmptyError } from './context-empty-error.js';
+import { ContextEmptyError } from '../contracts/context-empty-error.js';
 import { recordLoadedContext, type ContextEngineState } from './context-engine-state.js';
 import type { CreateContextEngineOptions } from './context-engine.js';
-import type { ContextReport } from './context-report.js';
+import type { ContextReport } from '../contracts/context-report.js';
 import type { ContextInstructions } from './estimate-prompt-overhead.js';
 import {
   loadContextSegments,

@@ -9,11 +9,11 @@ import {
   type ContextSegment,
 } from '../segments/context-segment.js';
 import { markSegments } from '../segments/context-message-ref.js';
-import { computeContextBudget, type ContextBudget } from './context-budget.js';
+import { computeContextBudget, type ContextBudget } from '../contracts/context-budget.js';
 import { recordCompaction, type ContextEngineState } from './context-engine-state.js';
-import type { ContextPolicy } from './context-policy.js';
-import type { ContextReport, ContextSnapshotReport, ContextStageReport } from './context-report.js';
-import type { ContextSummarizer } from './context-summarizer.js';
+import type { ContextPolicy } from '../contracts/context-policy.js';
+import type { ContextReport, ContextSnapshotReport, ContextStageReport } from '../contracts/context-report.js';
+import type { ContextSummarizer } from '../contracts/context-summarizer.js';
 import { buildSnapshot, decideSnapshot } from './decide-snapshot.js';
 import {
   estimatePromptOverhead,

@@ -1,10 +1,10 @@
 import type { ModelMessage } from 'ai';
 import type { ContextSegment } from '../segments/context-segment.js';
 import type { ContextPruning } from '../stages/apply-context-pruning.js';
-import type { ToolOutputPreview } from '../stages/apply-tool-output-previews.js';
+import type { ToolOutputPreview } from '../contracts/tool-output-preview.js';
 import type { DroppedRound, TrimmedReasoning } from '../stages/shrink-newest-turn.js';
 import type { ContextSnapshot, ContextStore, LoadedContext } from '../../model/context-store.js';
-import type { ContextReport } from './context-report.js';
+import type { ContextReport } from '../contracts/context-report.js';
 import type { ToolDefinitionsCount } from './estimate-prompt-overhead.js';
 import { registerSegments, type ProvenanceRegistry } from './parse-context-messages.js';
 import { createMarkedCopies, type MarkedCopies } from '../segments/context-message-ref.js';

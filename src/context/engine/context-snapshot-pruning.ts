@@ -1,4 +1,4 @@
-import type { ToolOutputPreview } from '../stages/apply-tool-output-previews.js';
+import type { ToolOutputPreview } from '../contracts/tool-output-preview.js';
 import type { DroppedRound, TrimmedReasoning } from '../stages/shrink-newest-turn.js';
 
 /**

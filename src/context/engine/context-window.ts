@@ -1,7 +1,7 @@
 import type { ContextMessage, ContextMessageCache } from '../../model/context-store.js';
 import { groupTurns, messageToolIds, type ContextSegment } from '../segments/context-segment.js';
-import { cachedPartKinds } from '../stages/cached-row.js';
-import type { ContextPolicy, ContextPrunePolicy } from './context-policy.js';
+import { cachedPartKinds } from '../caches/cached-row.js';
+import type { ContextPolicy, ContextPrunePolicy } from '../contracts/context-policy.js';
 import type { ContextStageReports } from './run-context-stages.js';
 
 /**

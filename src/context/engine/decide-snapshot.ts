@@ -1,7 +1,7 @@
 import type { NewSnapshot } from '../../model/context-store.js';
 import type { ContextRemoval } from '../segments/context-removal.js';
 import { renderSegments, type ContextSegment, type SummarySegment } from '../segments/context-segment.js';
-import type { ContextBudget } from './context-budget.js';
+import type { ContextBudget } from '../contracts/context-budget.js';
 import type { ContextEngineState } from './context-engine-state.js';
 import type { ContextSnapshotPruning } from './context-snapshot-pruning.js';
 import { hashContextMessages } from './hash-context-messages.js';

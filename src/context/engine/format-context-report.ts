@@ -1,5 +1,5 @@
-import type { ContextBudget } from './context-budget.js';
-import type { ContextReport } from './context-report.js';
+import type { ContextBudget } from '../contracts/context-budget.js';
+import type { ContextReport } from '../contracts/context-report.js';
 
 /** Options of {@link formatContextBudgetBar}. */
 export interface FormatContextBudgetBarOptions {

@@ -6,12 +6,12 @@ import { createSummarySegment } from '../segments/summary-segment.js';
 import { convertToContextSegments } from '../stages/convert-to-context-segments.js';
 import { filterStoredMessages } from '../stages/filter-stored-messages.js';
 import { validateStoredMessages } from '../stages/validate-stored-messages.js';
-import { ContextEmptyError } from './context-empty-error.js';
+import { ContextEmptyError } from '../contracts/context-empty-error.js';
 import { findWindowStart, windowMessages, type ContextWindowSize } from './context-window.js';
-import type { ContextPolicy } from './context-policy.js';
-import type { ContextStageReport } from './context-report.js';
+import type { ContextPolicy } from '../contracts/context-policy.js';
+import type { ContextStageReport } from '../contracts/context-report.js';
 import { windowOutsideTokens } from './window-outside-tokens.js';
-import { withRowLookups } from '../stages/cached-row.js';
+import { withRowLookups } from '../caches/cached-row.js';
 import { storedTokenCountId } from '../../tokens/count-stored-message-tokens.js';
 
 /** Options of {@link loadContextSegments}. */

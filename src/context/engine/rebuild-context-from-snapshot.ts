@@ -1,7 +1,7 @@
 import type { ModelMessage } from 'ai';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.js';
 import { createContextMeasure } from '../../tokens/context-measure.js';
-import { resolveContextPolicy, type ContextPolicyInput } from './context-policy.js';
+import { resolveContextPolicy, type ContextPolicyInput } from '../contracts/context-policy.js';
 import { renderSegments, type ContextSegment } from '../segments/context-segment.js';
 import { readSnapshotPruning } from './context-snapshot-pruning.js';
 import type { ContextMessage, ContextSnapshot, ContextSummary } from '../../model/context-store.js';

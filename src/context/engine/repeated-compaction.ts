@@ -5,7 +5,7 @@ import { estimateSegments, type ContextSegment } from '../segments/context-segme
 import type { CompactContextOptions } from './compact-context.js';
 import { recordReturnedContext, type ContextEngineState, type ReturnedCompaction } from './context-engine-state.js';
 import { estimatePromptOverhead } from './estimate-prompt-overhead.js';
-import type { ContextReport } from './context-report.js';
+import type { ContextReport } from '../contracts/context-report.js';
 import { snapshotNotNeeded } from './write-context-snapshot.js';
 
 /**

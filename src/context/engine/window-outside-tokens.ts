@@ -1,7 +1,7 @@
 import type { ContextMessage } from '../../model/context-store.js';
 import { isToolUIPart, type ContextUIPart } from '../../model/context-ui-message.js';
 import type { ContextMessageCache } from '../../model/context-store.js';
-import { cachedPartKinds } from '../stages/cached-row.js';
+import { cachedPartKinds } from '../caches/cached-row.js';
 import { validatedAsIs, validateStoredMessages } from '../stages/validate-stored-messages.js';
 
 /** Tool states the filter leaves as they are in an older turn (it closes every other one, and recounts). */

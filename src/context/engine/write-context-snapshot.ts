@@ -2,8 +2,8 @@ import { AgentHistoryError } from '../../errors/agent-history-error.js';
 import { VersionConflictError } from '../../errors/version-conflict-error.js';
 import type { ContextStore, NewSnapshot } from '../../model/context-store.js';
 import { recordWrittenSnapshot, type ContextEngineState } from './context-engine-state.js';
-import type { ContextPolicy } from './context-policy.js';
-import type { ContextSnapshotReport } from './context-report.js';
+import type { ContextPolicy } from '../contracts/context-policy.js';
+import type { ContextSnapshotReport } from '../contracts/context-report.js';
 
 /** Options of {@link writeContextSnapshot}. */
 export interface WriteContextSnapshotOptions {

@@ -1,5 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
+import type { ToolOutputPreview } from '../contracts/tool-output-preview.js';
 import { withMessages, type ContextSegment } from '../segments/context-segment.js';
 import { previewContentPart } from './preview-message-content.js';
 import { memoizedContentKey } from './preview-candidates.js';
@@ -7,19 +8,6 @@ import { previewToolInput } from './preview-tool-input.js';
 
 type ContentPart = Exclude<ModelMessage['content'], string>[number];
 import { previewToolOutput } from './preview-tool-output.js';
-
-/**
- * A tool output replaced by a preview of at most `maxTokens` raw tokens; with `part`, a tool call's input, or a
- * text or file part of an older turn ({@link previewContentPart}).
- */
-export interface ToolOutputPreview {
-  /** The call whose result (or input) was shortened; for `text`, the part's {@link contentPartKey}. */
-  toolCallId: string;
-  /** The preview's size limit. */
-  maxTokens: number;
-  /** What was shortened: the call's input, a text or file part, or (when absent) the call's output. */
-  part?: 'input' | 'content';
-}
 
 /** Options of {@link applyToolOutputPreviews}. */
 export interface ApplyToolOutputPreviewsOptions {

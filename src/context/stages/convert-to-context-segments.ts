@@ -1,30 +1,15 @@
 import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextMessage, ContextMessageCache } from '../../model/context-store.js';
+import type { ConvertStageReport } from '../contracts/stage-reports.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
 import { createMessageSegment, type MessageSegment } from '../segments/context-segment.js';
 import { freezeSegment } from '../segments/segment-facts.js';
 import { convertUIMessageToModelMessages, type ConvertUIMessageOptions } from '../../tokens/convert-ui-message.js';
-import { cachedConversion, type CachedRow } from './cached-row.js';
+import { cachedConversion, type CachedRow } from '../caches/cached-row.js';
 import { fileText } from '../../tokens/count-message-tokens.js';
 import { storedTokenCountId } from '../../tokens/count-stored-message-tokens.js';
 import { seedPartTokenCounts } from '../../tokens/seed-part-token-counts.js';
-
-/** What {@link convertToContextSegments} did. */
-export interface ConvertStageReport {
-  /** The stage's tag. */
-  stage: 'convert';
-  /** Stored messages that produced no model message (only sources, step markers or data parts). */
-  removed: ContextRemoval[];
-  /** How many model messages were produced. */
-  messages: number;
-  /** Sequences whose stored token count was used as it is. */
-  storedCounts: number;
-  /** Sequences that had to be tokenized (no stored count, another counter, or changed by an earlier stage). */
-  countedSequences: number[];
-  /** Always 0: conversion removes nothing that costs tokens. */
-  tokensSaved: number;
-}
 
 /** Options of {@link convertToContextSegments}. */
 export interface ConvertToContextSegmentsOptions extends ConvertUIMessageOptions {

@@ -1,9 +1,10 @@
 import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
-import type { ContextToolOutputPreviewPolicy } from '../engine/context-policy.js';
+import type { ContextToolOutputPreviewPolicy } from '../contracts/context-policy.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
 import { estimateSegments, withMessages, type ContextSegment } from '../segments/context-segment.js';
-import { applyToolOutputPreviews, type ToolOutputPreview } from './apply-tool-output-previews.js';
+import { applyToolOutputPreviews } from './apply-tool-output-previews.js';
+import { type ToolOutputPreview } from '../contracts/tool-output-preview.js';
 import { previewCandidates, previewSizes, requiredIndices } from './preview-candidates.js';
 import {
   dropRounds,
@@ -12,7 +13,7 @@ import {
   type ShrinkResult,
   type TrimmedReasoning,
 } from './shrink-newest-turn.js';
-import type { TrimStageReport } from './trim-context.js';
+import type { TrimStageReport } from '../contracts/stage-reports.js';
 
 /** What a trim did, precisely enough for a snapshot to apply it again. */
 export interface TrimResult {

@@ -1,29 +1,8 @@
 import type { ContextMessage } from '../../model/context-store.js';
 import type { MessageStatus } from '../../model/stored-rows.js';
 import { isToolUIPart, type ContextUIPart } from '../../model/context-ui-message.js';
+import type { ClosedToolCall, FilterStageReport } from '../contracts/stage-reports.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
-
-/** A tool part that the filter closed with an explicit error result. */
-export interface ClosedToolCall {
-  /** The message the tool part is in. */
-  sequence: number;
-  /** The call's id. */
-  toolCallId: string;
-  /** The state it was left in. */
-  previousState: string;
-}
-
-/** What {@link filterStoredMessages} did. */
-export interface FilterStageReport {
-  /** The stage's tag. */
-  stage: 'filter';
-  /** Messages left out: deleted, excluded, redacted, unfinished or system messages. */
-  removed: ContextRemoval[];
-  /** Incomplete tool calls turned into explicit error results (never dropped silently). */
-  closedToolCalls: ClosedToolCall[];
-  /** Stored tokens of what was removed. */
-  tokensSaved: number;
-}
 
 /** Options of {@link filterStoredMessages}. */
 export interface FilterStoredMessagesOptions {

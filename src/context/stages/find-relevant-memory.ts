@@ -1,6 +1,6 @@
 import type { ContextMeasure } from '../../tokens/context-measure.js';
-import type { ContextPolicy } from '../engine/context-policy.js';
-import type { MemoryStageReport } from '../engine/context-report.js';
+import type { ContextPolicy } from '../contracts/context-policy.js';
+import type { MemoryStageReport } from '../contracts/stage-reports.js';
 import {
   findCurrentInputIndex,
   renderSegments,

@@ -1,7 +1,7 @@
 import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import { memoOfCounter, type TokenCounter } from '../../tokens/token-counter.js';
-import type { ContextToolOutputPreviewPolicy } from '../engine/context-policy.js';
+import type { ContextToolOutputPreviewPolicy } from '../contracts/context-policy.js';
 import { groupTurns, hasUnfinishedToolWork, type ContextSegment } from '../segments/context-segment.js';
 import { contentPartKey } from './preview-message-content.js';
 import { countModelPartTokens } from '../../tokens/count-message-tokens.js';

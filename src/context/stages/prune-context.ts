@@ -1,6 +1,7 @@
 import type { ContextMeasure } from '../../tokens/context-measure.js';
-import type { ContextPrunePolicy } from '../engine/context-policy.js';
-import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
+import type { ContextPrunePolicy } from '../contracts/context-policy.js';
+import type { PruneStageReport } from '../contracts/stage-reports.js';
+import { sumRemovedTokens } from '../segments/context-removal.js';
 import {
   estimateSegments,
   groupTurns,
@@ -14,18 +15,6 @@ import {
   segmentToolCallIds,
   type ContextPruning,
 } from './apply-context-pruning.js';
-
-/** What {@link pruneContext} did. */
-export interface PruneStageReport {
-  /** The stage's tag. */
-  stage: 'prune';
-  /** Reasoning, tool traffic and empty messages removed, per segment. */
-  removed: ContextRemoval[];
-  /** Whether old tool traffic was pruned this time. */
-  toolTraffic: 'pruned' | 'kept';
-  /** Estimated tokens saved. */
-  tokensSaved: number;
-}
 
 /** Options of {@link pruneContext}. */
 export interface PruneContextOptions {

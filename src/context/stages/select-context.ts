@@ -1,6 +1,7 @@
-import type { ContextToolOutputPreviewPolicy } from '../engine/context-policy.js';
+import type { ContextToolOutputPreviewPolicy } from '../contracts/context-policy.js';
 import { createTrimmer } from './create-trimmer.js';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
+import type { SelectStageReport } from '../contracts/stage-reports.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
 import {
   estimateSegments,
@@ -9,20 +10,6 @@ import {
   type ContextSegment,
   type MessageSegment,
 } from '../segments/context-segment.js';
-
-/** What {@link selectContext} did. */
-export interface SelectStageReport {
-  /** The stage's tag. */
-  stage: 'select';
-  /** Segments of the older turns that did not fit (to be summarized, or trimmed). */
-  removed: ContextRemoval[];
-  /** Turns kept. */
-  keptTurns: number;
-  /** Turns set aside. */
-  overflowTurns: number;
-  /** Estimated tokens set aside. */
-  tokensSaved: number;
-}
 
 /** Options of {@link selectContext}. */
 export interface SelectContextOptions {

@@ -1,8 +1,8 @@
 import type { ContextMeasure } from '../../tokens/context-measure.js';
-import type { ContextSummaryPolicy } from '../engine/context-policy.js';
+import type { ContextSummaryPolicy } from '../contracts/context-policy.js';
 import type { MessageSegment, SummarySegment } from '../segments/context-segment.js';
 import type { ContextStore } from '../../model/context-store.js';
-import type { ContextSummarizer, ContextSummarizerInput } from '../engine/context-summarizer.js';
+import type { ContextSummarizer, ContextSummarizerInput } from '../contracts/context-summarizer.js';
 import { renderSummaryTranscript } from './summary-prompt.js';
 import { createSummarySegment } from '../segments/summary-segment.js';
 

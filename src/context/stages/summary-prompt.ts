@@ -1,5 +1,5 @@
 import type { ModelMessage } from 'ai';
-import type { ContextSummarizerInput } from '../engine/context-summarizer.js';
+import type { ContextSummarizerInput } from '../contracts/context-summarizer.js';
 import { toolOutputText } from './preview-tool-output.js';
 
 /** The sections every summary has, in order. */

@@ -1,25 +1,10 @@
 import type { ModelMessage } from 'ai';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
-import type { ContextToolOutputPreviewPolicy } from '../engine/context-policy.js';
-import type { ContextRemoval } from '../segments/context-removal.js';
+import type { ContextToolOutputPreviewPolicy } from '../contracts/context-policy.js';
 import { groupTurns, type ContextSegment } from '../segments/context-segment.js';
-import type { ToolOutputPreview } from './apply-tool-output-previews.js';
-import { ContextBudgetExceededError } from '../engine/context-budget-exceeded-error.js';
+import type { ToolOutputPreview } from '../contracts/tool-output-preview.js';
+import { ContextBudgetExceededError } from '../contracts/context-budget-exceeded-error.js';
 import { createTrimmer, type Trimmer, type TrimResult } from './create-trimmer.js';
-
-/** What {@link trimContext} did. */
-export interface TrimStageReport {
-  /** The stage's tag. */
-  stage: 'trim';
-  /** Whole turns, rounds, reasoning, the memory or the summary dropped, and payloads previewed. */
-  removed: ContextRemoval[];
-  /** The previews made. */
-  previews: ToolOutputPreview[];
-  /** Estimated tokens still over the budget when nothing more can be cut (0 when it fits). */
-  overBudgetTokens: number;
-  /** Estimated tokens saved. */
-  tokensSaved: number;
-}
 
 /** Options of {@link trimContext}. */
 export interface TrimContextOptions {

@@ -1,23 +1,10 @@
 import type { ContextMessage, ContextMessageCache } from '../../model/context-store.js';
 import type { ContextUIPart } from '../../model/context-ui-message.js';
 import { isToolUIPart } from '../../model/context-ui-message.js';
-import { migrateMessageParts, type PartMigration } from '../../model/message-shape-migrations.js';
+import { migrateMessageParts } from '../../model/message-shape-migrations.js';
+import { cachedRow } from '../caches/cached-row.js';
+import type { ValidateStageReport } from '../contracts/stage-reports.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
-import { cachedRow } from './cached-row.js';
-
-export type { PartMigration };
-
-/** What {@link validateStoredMessages} did. */
-export interface ValidateStageReport {
-  /** The stage's tag. */
-  stage: 'validate';
-  /** Messages and parts left out because they are malformed. */
-  removed: ContextRemoval[];
-  /** Parts rewritten from an older `UIMessage` schema. */
-  migrated: Array<{ sequence: number; migration: PartMigration }>;
-  /** Stored tokens of what was removed. */
-  tokensSaved: number;
-}
 
 const ROLES = new Set(['system', 'user', 'assistant']);
 const STATUSES = new Set(['pending', 'streaming', 'completed', 'failed', 'cancelled']);

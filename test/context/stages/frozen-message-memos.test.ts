@@ -6,7 +6,7 @@
 import type { ModelMessage } from 'ai';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { resolveContextPolicy } from '../../../src/context/engine/context-policy.js';
+import { resolveContextPolicy } from '../../../src/context/contracts/context-policy.js';
 import {
   applyContextPruning,
   mapApprovalsToCalls,

@@ -1,52 +1,14 @@
 import type { ContextBudget } from './context-budget.js';
-import type { ContextRemoval } from '../segments/context-removal.js';
-import type { ConvertStageReport } from '../stages/convert-to-context-segments.js';
-import type { FilterStageReport } from '../stages/filter-stored-messages.js';
-import type { PruneStageReport } from '../stages/prune-context.js';
-import type { SelectStageReport } from '../stages/select-context.js';
-import type { TrimStageReport } from '../stages/trim-context.js';
-import type { ValidateStageReport } from '../stages/validate-stored-messages.js';
-
-/** What the memory step did. */
-export interface MemoryStageReport {
-  /** The stage's tag. */
-  stage: 'memory';
-  /** `off` by policy; `unavailable` when the store cannot search; `none` when nothing relevant was found. */
-  status: 'off' | 'unavailable' | 'none' | 'found';
-  /** The sequences quoted in the memory message. */
-  sequences: number[];
-  /** Always empty: the memory step adds, it does not remove. */
-  removed: ContextRemoval[];
-  /** Always 0. */
-  tokensSaved: number;
-}
-
-/** What the summarize stage did. */
-export interface SummarizeStageReport {
-  /** The stage's tag. */
-  stage: 'summarize';
-  /**
-   * `not-needed`: no summary and everything fits; `reused`: the stored summary was used as it is; `created`: a
-   * new summary was written; `failed`: the summarizer threw, returned nothing or timed out, nothing was written
-   * and the context was trimmed instead; `skipped`: turns did not fit but there is no summarizer (or they are not
-   * stored yet), so they were trimmed.
-   */
-  status: 'not-needed' | 'reused' | 'created' | 'failed' | 'skipped';
-  /** The summary in the context afterwards, if any. */
-  summaryId: string | null;
-  /** Its inclusive range. */
-  fromSequence: number | null;
-  /** Its inclusive range. */
-  throughSequence: number | null;
-  /** Summarizer calls made. */
-  rounds: number;
-  /** Why it failed or was skipped. */
-  error: string | null;
-  /** The turns folded into the new summary. */
-  removed: ContextRemoval[];
-  /** Estimated tokens of the folded turns minus the summary's growth. */
-  tokensSaved: number;
-}
+import type {
+  ConvertStageReport,
+  FilterStageReport,
+  MemoryStageReport,
+  PruneStageReport,
+  SelectStageReport,
+  SummarizeStageReport,
+  TrimStageReport,
+  ValidateStageReport,
+} from './stage-reports.js';
 
 /** One stage's entry in a {@link ContextReport}. */
 export type ContextStageReport =

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ContextMessage } from '../../../src/context/index.js';
-import { cachedRow } from '../../../src/context/stages/cached-row.js';
+import { cachedRow } from '../../../src/context/caches/cached-row.js';
 import { createContextMessageCache } from '../../../src/tokens/context-message-cache.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 300);
