@@ -1,5 +1,5 @@
 import type { ModelMessage } from 'ai';
-import type { MessageSegment } from './context-segment.js';
+import type { TokenTally } from '../../tokens/count-message-tokens.js';
 
 /**
  * What the stages learn about a frozen segment, kept on the segment itself: a store's cache hands the same frozen
@@ -30,12 +30,16 @@ export interface SegmentFacts {
 
 const FACTS = Symbol('agent-history.segmentFacts');
 
+// What `freezeSegment` reads of a message segment, written out here: context-segment.ts imports this file, so this
+// file does not import the segment types back.
+type FreezableSegment = { readonly messages: readonly ModelMessage[]; readonly tokens: TokenTally };
+
 /**
  * Freezes a message segment whose message array is frozen (with its tallies) and gives it its own
  * {@link SegmentFacts}; any other segment is returned as it is. The facts are not enumerable: copies (`{ ...segment }`, `structuredClone`, JSON) never
  * carry them, and a copy is never frozen with them.
  */
-export function freezeSegment(segment: MessageSegment): MessageSegment {
+export function freezeSegment<SEGMENT extends FreezableSegment>(segment: SEGMENT): SEGMENT {
   if (Object.isFrozen(segment) || !Object.isFrozen(segment.messages)) return segment;
   Object.defineProperty(segment, FACTS, { value: {}, enumerable: false });
   Object.freeze(segment.tokens);
