@@ -9,12 +9,8 @@ import {
   type ContextSegment,
   type ContextTurn,
 } from '../segments/context-segment.js';
-import {
-  applyContextPruning,
-  mapApprovalsToCalls,
-  segmentToolCallIds,
-  type ContextPruning,
-} from './apply-context-pruning.js';
+import { applyContextPruning, type ContextPruning } from './apply-context-pruning.js';
+import { mapApprovalsToCalls, segmentToolCallIds } from '../segments/segment-tool-calls.js';
 
 /** Options of {@link pruneContext}. */
 export interface PruneContextOptions {

@@ -1,34 +1,14 @@
 import type { ModelMessage } from 'ai';
-import type { ContextMeasure } from '../../tokens/context-measure.js';
 import { memoOfCounter } from '../../tokens/token-counter.js';
 import type { TokenTally } from '../../tokens/count-message-tokens.js';
 import type { ContextRemoval } from '../segments/context-removal.js';
 import type { MessageSegment } from '../segments/context-segment.js';
-import { freezeSegment, segmentFacts } from '../segments/segment-facts.js';
-import { toolRemovalKey } from './tool-removal-key.js';
 import { applyTallyChange, tallyChange, type TallyChange } from '../segments/retally-messages.js';
-import { segmentToolCallIds } from './apply-context-pruning.js';
+import { freezeSegment, segmentFacts } from '../segments/segment-facts.js';
+import { segmentToolCallIds } from '../segments/segment-tool-calls.js';
 import { hasReasoning, removeReasoning, removeToolParts } from './prune-message-parts.js';
-
-/** What one application of a pruning decision collects over the segments. */
-export interface PruningRun {
-  /** Counts what is removed. */
-  measure: ContextMeasure;
-  /** `measurePrices(measure)`: removals estimated with the same prices are reused. */
-  prices: object | undefined;
-  /** Tool calls whose traffic to remove. */
-  toolCallIds: ReadonlySet<string>;
-  /** Approval id → tool call id, over every segment. */
-  approvalToCall: ReadonlyMap<string, string>;
-  /** What was removed, per segment and step. */
-  removed: ContextRemoval[];
-  /** Sequences whose reasoning was removed. */
-  reasoningSequences: number[];
-  /** Tool calls whose traffic was removed. */
-  removedToolCallIds: Set<string>;
-  /** Each removed call with the sequence of a segment it was removed from. */
-  toolCallSequences: Array<[string, number | null]>;
-}
+import type { PruningRun } from './pruning-run.js';
+import { toolRemovalKey } from './tool-removal-key.js';
 
 // How a segment's messages are pruned under one decision: each step's messages and what it changed in the tally,
 // independent of the segment's tally. Planned once per frozen message array (a store's cache hands the same one to

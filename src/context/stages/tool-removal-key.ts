@@ -1,6 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { SegmentFacts } from '../segments/segment-facts.js';
-import type { PruningRun } from './prune-segment.js';
+import type { PruningRun } from './pruning-run.js';
 
 /**
  * The tool parts a pruning decision touches in the messages, as a key ('' when none): per part 1 or 0, and for an

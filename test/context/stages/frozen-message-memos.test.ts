@@ -7,11 +7,8 @@ import type { ModelMessage } from 'ai';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { resolveContextPolicy } from '../../../src/context/contracts/context-policy.js';
-import {
-  applyContextPruning,
-  mapApprovalsToCalls,
-  segmentToolCallIds,
-} from '../../../src/context/stages/apply-context-pruning.js';
+import { applyContextPruning } from '../../../src/context/stages/apply-context-pruning.js';
+import { mapApprovalsToCalls, segmentToolCallIds } from '../../../src/context/segments/segment-tool-calls.js';
 import { pruneContext } from '../../../src/context/stages/prune-context.js';
 import {
   createMessageSegment,
