@@ -1,6 +1,6 @@
 import type { ModelMessage } from 'ai';
-import { memoOfCounter } from '../../tokens/token-counter.js';
 import type { TokenTally } from '../../tokens/count-message-tokens.js';
+import { plannedOnce, replayedOnce } from '../caches/prune-plans.js';
 import type { ContextRemoval } from '../segments/context-removal.js';
 import type { MessageSegment } from '../segments/context-segment.js';
 import { applyTallyChange, tallyChange, type TallyChange } from '../segments/retally-messages.js';
@@ -12,7 +12,7 @@ import { toolRemovalKey } from './tool-removal-key.js';
 
 // How a segment's messages are pruned under one decision: each step's messages and what it changed in the tally,
 // independent of the segment's tally. Planned once per frozen message array (a store's cache hands the same one to
-// every request) and decision, then replayed: the steps' arrays are the same objects every time.
+// every request) and decision (`plannedOnce`), then replayed: the steps' arrays are the same objects every time.
 interface PrunePlan {
   steps: Array<{
     reason: ContextRemoval['reason'];
@@ -23,10 +23,6 @@ interface PrunePlan {
   reasoningPruned: boolean;
   mentioned: string[];
 }
-
-// Per counter and frozen message array: plans by the decision's flags (reasoning, empty messages, current input as
-// bits) and the tool parts it removes.
-const plans = new Map<string, WeakMap<readonly ModelMessage[], Array<Map<string, PrunePlan> | undefined>>>();
 
 /**
  * One segment: its reasoning (when `reasoning`), the traffic of the calls to remove, then messages left empty (but
@@ -56,16 +52,9 @@ export function pruneSegment(
   const known = facts?.pruned?.[flags]?.get(toolKey) as Replayed | undefined;
   if (known && known.counter === run.measure.tokenCounter.id) return record(run, segment, (facts!.lastPruned = known));
   const frozen = Object.isFrozen(messages);
-  const byCounter = frozen ? memoOfCounter(plans, run.measure.tokenCounter) : undefined;
-  let planned = byCounter?.get(messages);
-  let plan = planned?.[flags]?.get(toolKey);
-  if (!plan) {
-    plan = planPruning(run, messages, reasoningApplies, toolKey !== '', emptyMessages, currentInput, frozen);
-    if (byCounter) {
-      if (!planned) byCounter.set(messages, (planned = []));
-      (planned[flags] ??= new Map()).set(toolKey, plan);
-    }
-  }
+  const plan = plannedOnce(run.measure.tokenCounter, messages, flags, toolKey, () =>
+    planPruning(run, messages, reasoningApplies, toolKey !== '', emptyMessages, currentInput, frozen),
+  );
   const replayed = replayPlan(run.measure.tokenCounter.id, segment, plan, flags, toolKey);
   if (facts) ((facts.pruned ??= [])[flags] ??= new Map()).set(toolKey, (facts.lastPruned = replayed));
   return record(run, segment, replayed);
@@ -134,32 +123,23 @@ function replayPlan(
   flags: number,
   toolKey: string,
 ): Replayed {
-  const frozen = Object.isFrozen(segment);
-  let replayed = frozen ? replays.get(segment)?.get(plan) : undefined;
-  if (replayed) return replayed;
-  const tallies = [segment.tokens];
-  for (const { change } of plan.steps) tallies.push(applyTallyChange(tallies.at(-1)!, change));
-  const last = plan.steps.at(-1);
-  const result: MessageSegment = last ? { ...segment, messages: last.messages, tokens: tallies.at(-1)! } : segment;
-  replayed = {
-    counter,
-    flags,
-    toolKey,
-    plan,
-    result: frozen && result !== segment ? freezeSegment(result) : result,
-    tallies,
-    reasoningPruned: plan.reasoningPruned,
-    mentioned: plan.mentioned,
-  };
-  if (frozen && !segmentFacts(segment)) {
-    let byPlan = replays.get(segment);
-    if (!byPlan) replays.set(segment, (byPlan = new WeakMap()));
-    byPlan.set(plan, replayed);
-  }
-  return replayed;
+  return replayedOnce(segment, plan, () => {
+    const tallies = [segment.tokens];
+    for (const { change } of plan.steps) tallies.push(applyTallyChange(tallies.at(-1)!, change));
+    const last = plan.steps.at(-1);
+    const result: MessageSegment = last ? { ...segment, messages: last.messages, tokens: tallies.at(-1)! } : segment;
+    return {
+      counter,
+      flags,
+      toolKey,
+      plan,
+      result: Object.isFrozen(segment) && result !== segment ? freezeSegment(result) : result,
+      tallies,
+      reasoningPruned: plan.reasoningPruned,
+      mentioned: plan.mentioned,
+    };
+  });
 }
-
-const replays = new WeakMap<MessageSegment, WeakMap<PrunePlan, Replayed>>();
 
 // What the replay removed, recorded in the run: per step its estimate, then the reasoning and calls removed.
 function record(run: PruningRun, segment: MessageSegment, replayed: Replayed): MessageSegment {
