@@ -17,7 +17,8 @@ export {
 } from '../tokens/context-calibrator.js';
 export { ContextEmptyError } from './contracts/context-empty-error.js';
 export { ContextBudgetExceededError } from './contracts/context-budget-exceeded-error.js';
-export { type ContextEngine, type CreateContextEngineOptions, createContextEngine } from './engine/context-engine.js';
+export { type ContextEngine, createContextEngine } from './engine/context-engine.js';
+export { type CreateContextEngineOptions } from './engine/create-context-engine-options.js';
 export type { ContextInstructions } from './engine/estimate-prompt-overhead.js';
 export {
   type ContextMeasure,

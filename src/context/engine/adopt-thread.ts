@@ -5,10 +5,10 @@ import type { TokenCounter } from '../../tokens/token-counter.js';
 import { withoutContextMessageRef } from '../segments/context-message-ref.js';
 import { renderSegments, type ContextSegment } from '../segments/context-segment.js';
 import { canonicalJson } from './canonical-json.js';
-import type { CompactContextOptions, ContextEngineSettings } from './compact-context.js';
+import type { CompactContextOptions, ContextEngineSettings } from './compact-context-options.js';
 import { ContextEmptyError } from '../contracts/context-empty-error.js';
 import { recordLoadedContext, type ContextEngineState } from './context-engine-state.js';
-import type { CreateContextEngineOptions } from './context-engine.js';
+import type { CreateContextEngineOptions } from './create-context-engine-options.js';
 import type { ContextReport } from '../contracts/context-report.js';
 import type { ContextInstructions } from './estimate-prompt-overhead.js';
 import {

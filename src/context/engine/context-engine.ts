@@ -1,69 +1,22 @@
 import type { ModelMessage } from 'ai';
-import type { ContextStore } from '../../model/context-store.js';
-import { createContextCalibrator, type ContextCalibrator } from '../../tokens/context-calibrator.js';
+import { createContextCalibrator } from '../../tokens/context-calibrator.js';
 import { createContextMeasure } from '../../tokens/context-measure.js';
-import type { ConvertUIMessageOptions } from '../../tokens/convert-ui-message.js';
-import type { ModelProfile } from '../../tokens/model-profile.js';
 import { loadO200kTokenCounter, scopeTokenCounter, type TokenCounter } from '../../tokens/token-counter.js';
-import { countToolDefinitionTokens, type ToolDefinition } from '../../tokens/tool-definition-tokens.js';
+import { countToolDefinitionTokens } from '../../tokens/tool-definition-tokens.js';
 import { renderSegments } from '../segments/context-segment.js';
 import { assertMaxInputTokens } from '../contracts/context-budget.js';
 import { estimateInstructionsTokens } from './estimate-prompt-overhead.js';
-import { compactContext, type CompactContextOptions, type ContextEngineSettings } from './compact-context.js';
+import { compactContext } from './compact-context.js';
+import type { CompactContextOptions, ContextEngineSettings } from './compact-context-options.js';
 import { createContextEngineState, provenanceOf, type ContextEngineState } from './context-engine-state.js';
-import { resolveContextPolicy, type ContextPolicyInput } from '../contracts/context-policy.js';
+import { resolveContextPolicy } from '../contracts/context-policy.js';
 import type { ContextReport } from '../contracts/context-report.js';
-import type { ContextSummarizer } from '../contracts/context-summarizer.js';
+import type { CreateContextEngineOptions } from './create-context-engine-options.js';
 import type { ContextInstructions, ToolDefinitionsCount } from './estimate-prompt-overhead.js';
 import { parseContextMessages } from './parse-context-messages.js';
 import { adoptThread, buildInitial, type EngineInternals } from './adopt-thread.js';
 import { differs, repeatedCompaction, repeatedReport } from './repeated-compaction.js';
 import { observeStepUsage } from './observe-step-usage.js';
-
-/** Options of {@link createContextEngine}. */
-export interface CreateContextEngineOptions extends ConvertUIMessageOptions {
-  /** The thread's persistence (one tenant, one thread). */
-  store: ContextStore;
-  /** The model's profile ({@link resolveModelProfile}). */
-  profile: ModelProfile;
-  /** Policy overrides; see {@link ContextPolicy}. */
-  policy?: ContextPolicyInput;
-  /** Writes summaries. Without it, turns that do not fit are trimmed. */
-  summarizer?: ContextSummarizer;
-  /**
-   * The raw counter.
-   * @default loadO200kTokenCounter()
-   */
-  tokenCounter?: TokenCounter | Promise<TokenCounter>;
-  /**
-   * Learns from provider-reported usage; share one per model to keep what it learned.
-   * @default createContextCalibrator()
-   */
-  calibrator?: ContextCalibrator;
-  /**
-   * The output reserve: pass the `maxOutputTokens` your request uses.
-   * @default profile.maxOutputTokens
-   */
-  maxOutputTokens?: number;
-  /**
-   * The most tokens a call may be sent (instructions, tool definitions and messages), when it is below what
-   * the window leaves; see `computeContextBudget`.
-   */
-  maxInputTokens?: number;
-  /** The tools the model is offered (their definitions take budget). */
-  toolDefinitions?: readonly ToolDefinition[] | Promise<readonly ToolDefinition[]>;
-  /** The instructions, when the caller does not pass them per call. */
-  instructions?: ContextInstructions;
-  /** Called with every report. */
-  onReport?: (report: ContextReport) => void;
-  /** Test hooks. */
-  _internal?: {
-    /** A clock in milliseconds, for `durationMs`. */
-    now?: () => number;
-    /** Compacts the whole thread on the first call, never only its newest turns (the reference the tests compare with). */
-    wholeThread?: boolean;
-  };
-}
 
 /** The engine behind the AI SDK context manager; independent of `ai`. */
 export interface ContextEngine {
@@ -93,7 +46,7 @@ type CompactRequest = Omit<
 
 /**
  * Creates the context engine: the pipeline of DESIGN.md (validate → filter → convert → memory → prune →
- * select → summarize → trim → snapshot) over a {@link ContextStore}, with budgets from a {@link ModelProfile}.
+ * select → summarize → trim → snapshot) over a `ContextStore`, with budgets from a `ModelProfile`.
  * `src/ai-sdk`'s `createContextManager` wraps it into a `prepareStep`.
  *
  * The pieces, in the order a call uses them: `loadContextSegments` (stages 1 to 4, from the store) or

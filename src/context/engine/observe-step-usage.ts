@@ -1,5 +1,5 @@
 import type { ContextCalibrator } from '../../tokens/context-calibrator.js';
-import type { CompactContextOptions } from './compact-context.js';
+import type { CompactContextOptions } from './compact-context-options.js';
 
 // The provider's usage of the last step teaches the calibrator how far off the last estimate was.
 /** Teaches the calibrator from the provider's usage of the last step; returns what the report shows of it. */

@@ -2,7 +2,7 @@ import type { ModelMessage } from 'ai';
 import { sameMessage } from '../segments/context-message-ref.js';
 import { createContextMeasure } from '../../tokens/context-measure.js';
 import { estimateSegments, type ContextSegment } from '../segments/context-segment.js';
-import type { CompactContextOptions } from './compact-context.js';
+import type { CompactContextOptions } from './compact-context-options.js';
 import { recordReturnedContext, type ContextEngineState, type ReturnedCompaction } from './context-engine-state.js';
 import { estimatePromptOverhead } from './estimate-prompt-overhead.js';
 import type { ContextReport } from '../contracts/context-report.js';
