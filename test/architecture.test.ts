@@ -23,6 +23,19 @@ const MAY_IMPORT: Record<string, string[]> = {
   'ai-sdk': ['schema', 'errors', 'model', 'tenant', 'tokens', 'store', 'context'],
   cli: ['schema', 'errors', 'tenant', 'store'],
 };
+/**
+ * Which subfolders of src/context/ each subfolder may import (besides itself): the engine runs the stages, the stages
+ * fill in the contracts (policy, reports, summarizer, errors), the caches keep what the engine and the stages make of
+ * a store's cached rows, and all of them work on segments. Nothing imports upwards, and src/context/index.ts (the
+ * feature's public list, for the other folders) is imported by none of them.
+ */
+const CONTEXT_MAY_IMPORT: Record<string, string[]> = {
+  segments: [],
+  contracts: ['segments'],
+  caches: ['segments'],
+  stages: ['segments', 'contracts', 'caches'],
+  engine: ['segments', 'contracts', 'caches', 'stages'],
+};
 /** Declarative definitions, exempt from the size rules. */
 const DECLARATIVE = ['schema/define-agent-tables.ts'];
 
@@ -39,6 +52,13 @@ function importsOf(file: string): Array<{ specifier: string; typeOnly: boolean }
 }
 
 const folderOf = (file: string) => (file.includes('/') ? file.split('/')[0]! : '.');
+/** The subfolder of src/context/ a file of it is in ('.' for the files directly in src/context/). */
+const contextFolderOf = (file: string) => (file.split('/').length > 2 ? file.split('/')[1]! : '.');
+/** The files of src/ a file imports, as paths relative to src/. */
+const relativeImportsOf = (file: string) =>
+  importsOf(file)
+    .filter(({ specifier }) => specifier.startsWith('.'))
+    .map(({ specifier }) => relative(SRC, join(SRC, file, '..', specifier)).replaceAll('\\', '/'));
 
 describe('src/ layout', () => {
   it('should have a rule for every top-level folder', () => {
@@ -50,12 +70,33 @@ describe('src/ layout', () => {
     const violations = files.flatMap((file) => {
       const folder = folderOf(file);
       if (folder === '.') return [];
-      return importsOf(file)
-        .filter(({ specifier }) => specifier.startsWith('.'))
-        .map(({ specifier }) => relative(SRC, join(SRC, file, '..', specifier)).replaceAll('\\', '/'))
+      return relativeImportsOf(file)
         .filter((target) => folderOf(target) !== folder && !MAY_IMPORT[folder]!.includes(folderOf(target)))
         .map((target) => `${file} -> ${target}`);
     });
+    expect(violations).toEqual([]);
+  });
+
+  it('should have a rule for every subfolder of src/context', () => {
+    const folders = new Set(
+      files
+        .filter((file) => folderOf(file) === 'context')
+        .map(contextFolderOf)
+        .filter((folder) => folder !== '.'),
+    );
+    expect([...folders].sort()).toEqual(Object.keys(CONTEXT_MAY_IMPORT).sort());
+  });
+
+  it('should import only the subfolders of src/context below its own, and never src/context/index.ts', () => {
+    const violations = files
+      .filter((file) => folderOf(file) === 'context' && contextFolderOf(file) !== '.')
+      .flatMap((file) => {
+        const folder = contextFolderOf(file);
+        return relativeImportsOf(file)
+          .filter((target) => folderOf(target) === 'context' && contextFolderOf(target) !== folder)
+          .filter((target) => !CONTEXT_MAY_IMPORT[folder]!.includes(contextFolderOf(target)))
+          .map((target) => `${file} -> ${target}`);
+      });
     expect(violations).toEqual([]);
   });
 
