@@ -56,20 +56,6 @@ export interface ConvertStageReport {
   tokensSaved: number;
 }
 
-/** What the memory step (`findRelevantMemory`) did. */
-export interface MemoryStageReport {
-  /** The stage's tag. */
-  stage: 'memory';
-  /** `off` by policy; `unavailable` when the store cannot search; `none` when nothing relevant was found. */
-  status: 'off' | 'unavailable' | 'none' | 'found';
-  /** The sequences quoted in the memory message. */
-  sequences: number[];
-  /** Always empty: the memory step adds, it does not remove. */
-  removed: ContextRemoval[];
-  /** Always 0. */
-  tokensSaved: number;
-}
-
 /** What the prune stage (`pruneContext`) did. */
 export interface PruneStageReport {
   /** The stage's tag. */
@@ -120,6 +106,20 @@ export interface SummarizeStageReport {
   /** The turns folded into the new summary. */
   removed: ContextRemoval[];
   /** Estimated tokens of the folded turns minus the summary's growth. */
+  tokensSaved: number;
+}
+
+/** What the memory step (`findRelevantMemory`) did. */
+export interface MemoryStageReport {
+  /** The stage's tag. */
+  stage: 'memory';
+  /** `off` by policy; `unavailable` when the store cannot search; `none` when nothing relevant was found. */
+  status: 'off' | 'unavailable' | 'none' | 'found';
+  /** The sequences quoted in the memory message. */
+  sequences: number[];
+  /** Always empty: the memory step adds, it does not remove. */
+  removed: ContextRemoval[];
+  /** Always 0. */
   tokensSaved: number;
 }
 
