@@ -4,15 +4,18 @@ import type { ContextSegment, SummarySegment } from '../segments/context-segment
 import { findRelevantMemory } from '../stages/find-relevant-memory.js';
 import type { ContextPruning } from '../stages/apply-context-pruning.js';
 import { pruneContext } from '../stages/prune-context.js';
-import { type PruneStageReport } from '../contracts/stage-reports.js';
-import type { SelectStageReport } from '../contracts/stage-reports.js';
+import type {
+  PruneStageReport,
+  SelectStageReport,
+  TrimStageReport,
+  MemoryStageReport,
+  SummarizeStageReport,
+} from '../contracts/stage-reports.js';
 import type { ToolOutputPreview } from '../contracts/tool-output-preview.js';
 import { shrinkNewestTurn, trimContext } from '../stages/trim-context.js';
-import { type TrimStageReport } from '../contracts/stage-reports.js';
 import type { DroppedRound, TrimmedReasoning } from '../stages/shrink-newest-turn.js';
 import type { ContextPolicy } from '../contracts/context-policy.js';
 import type { ContextStageReport } from '../contracts/context-report.js';
-import type { MemoryStageReport, SummarizeStageReport } from '../contracts/stage-reports.js';
 import type { ContextSummarizer } from '../contracts/context-summarizer.js';
 import { selectAndSummarize } from './select-and-summarize.js';
 import { withSourceVersions } from './context-engine-state.js';

@@ -2,11 +2,10 @@ import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextStore } from '../../model/context-store.js';
 import type { ContextSegment, MessageSegment, SummarySegment } from '../segments/context-segment.js';
 import { selectContext } from '../stages/select-context.js';
-import { type SelectStageReport } from '../contracts/stage-reports.js';
+import type { SelectStageReport, SummarizeStageReport } from '../contracts/stage-reports.js';
 import { summarizeContext, type SummarizeContextResult } from '../stages/summarize-context.js';
 import { trimContext } from '../stages/trim-context.js';
 import type { ContextPolicy } from '../contracts/context-policy.js';
-import type { SummarizeStageReport } from '../contracts/stage-reports.js';
 import type { ContextSummarizer } from '../contracts/context-summarizer.js';
 
 /** Options of {@link selectAndSummarize}. */

@@ -4,7 +4,7 @@ import type { ContextToolOutputPreviewPolicy } from '../contracts/context-policy
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
 import { estimateSegments, withMessages, type ContextSegment } from '../segments/context-segment.js';
 import { applyToolOutputPreviews } from './apply-tool-output-previews.js';
-import { type ToolOutputPreview } from '../contracts/tool-output-preview.js';
+import type { ToolOutputPreview } from '../contracts/tool-output-preview.js';
 import { previewCandidates, previewSizes, requiredIndices } from './preview-candidates.js';
 import {
   dropRounds,
