@@ -8,7 +8,7 @@
 import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { loadO200kTokenCounter } from '../src/context/index.js';
+import { loadO200kTokenCounter } from '../src/tokens/token-counter.js';
 import { generateConversation } from '../test/support/agent-conversations.js';
 import { runGeneratedConversation } from '../test/support/check-generated-context.js';
 import { rememberingTokenCounter, withStoredCounts } from '../test/support/stored-counts.js';

@@ -9,12 +9,9 @@ import { pathToFileURL } from 'node:url';
 import type { ModelMessage } from '@ai-sdk/provider-utils';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { createContextManager } from '../src/ai-sdk/context-manager/create-context-manager.js';
-import {
-  countStoredMessageTokens,
-  loadO200kTokenCounter,
-  storedTokenCountId,
-  type ContextUIMessage,
-} from '../src/context/index.js';
+import { countStoredMessageTokens, storedTokenCountId } from '../src/context/index.js';
+import { loadO200kTokenCounter } from '../src/tokens/token-counter.js';
+import type { ContextUIMessage } from '../src/model/context-ui-message.js';
 import { createMemoryContextStore } from '../src/testing/index.js';
 
 /** Options of {@link runPrepareStepBench}. */

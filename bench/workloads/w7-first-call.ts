@@ -12,19 +12,16 @@
 import { pathToFileURL } from 'node:url';
 import type { ModelMessage } from 'ai';
 import { createContextManager } from '../../src/ai-sdk/context-manager/create-context-manager.js';
-import {
-  countStoredMessageTokens,
-  countStoredPartTokens,
-  loadO200kTokenCounter,
-  storedTokenCountId,
-  type ContextMessage,
-  type ContextMessageCache,
-  type ContextSnapshot,
-  type ContextStore,
-  type ContextUIMessage,
-  type TokenCounter,
-  type LoadedContext,
-} from '../../src/context/index.js';
+import { countStoredMessageTokens, countStoredPartTokens, storedTokenCountId } from '../../src/context/index.js';
+import { loadO200kTokenCounter, type TokenCounter } from '../../src/tokens/token-counter.js';
+import type {
+  ContextMessage,
+  ContextMessageCache,
+  ContextSnapshot,
+  ContextStore,
+  LoadedContext,
+} from '../../src/model/context-store.js';
+import type { ContextUIMessage } from '../../src/model/context-ui-message.js';
 import { createContextMessageCache } from '../../src/tokens/context-message-cache.js';
 import { summarize, type Summary } from '../stats.js';
 import { measureNextRequest } from './w7-next-request.js';

@@ -10,7 +10,7 @@ import { drizzle } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { loadO200kTokenCounter } from '../../src/context/index.js';
+import { loadO200kTokenCounter } from '../../src/tokens/token-counter.js';
 import { createAgentHistory, migrate } from '../../src/index.js';
 import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
 import type { TenantHistory as TenantStore } from '../../src/store/tenant-history.js';

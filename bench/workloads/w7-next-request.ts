@@ -10,14 +10,14 @@
 //
 //   npx tsx bench/workloads/w7-next-request.ts       # 600 messages (200 requests) and 2,000 (50)
 import { pathToFileURL } from 'node:url';
-import {
-  loadO200kTokenCounter,
-  type ContextMessage,
-  type ContextMessageCache,
-  type ContextSnapshot,
-  type ContextStore,
-  type LoadedContext,
-} from '../../src/context/index.js';
+import { loadO200kTokenCounter } from '../../src/tokens/token-counter.js';
+import type {
+  ContextMessage,
+  ContextMessageCache,
+  ContextSnapshot,
+  ContextStore,
+  LoadedContext,
+} from '../../src/model/context-store.js';
 import { createContextMessageCache } from '../../src/tokens/context-message-cache.js';
 import { summarize } from '../stats.js';
 import { firstCall, storedRow, turn, type FirstCallResult } from './w7-first-call.js';

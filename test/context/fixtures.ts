@@ -2,15 +2,14 @@ import type { ModelMessage } from 'ai';
 import { withoutContextMessageRef } from '../../src/context/segments/context-message-ref.js';
 import {
   countStoredMessageTokens,
-  createContextMeasure,
-  loadO200kTokenCounter,
   resolveModelProfile,
   storedTokenCountId,
-  type ContextUIMessage,
-  type ContextUIPart,
   type ModelProfile,
-  type ContextMessage,
 } from '../../src/context/index.js';
+import { createContextMeasure } from '../../src/tokens/context-measure.js';
+import { loadO200kTokenCounter } from '../../src/tokens/token-counter.js';
+import type { ContextUIMessage, ContextUIPart } from '../../src/model/context-ui-message.js';
+import type { ContextMessage } from '../../src/model/context-store.js';
 import { createMemoryContextStore, type MemoryContextStore } from '../../src/testing/index.js';
 import { text as sharedText, userMessage } from '../support/fixtures.js';
 

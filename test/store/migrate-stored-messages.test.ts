@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { validateStoredMessages } from '../../src/context/index.js';
+import { validateStoredMessages } from '../../src/context/stages/validate-stored-messages.js';
 import {
   createAgentHistory,
   CURRENT_MESSAGE_SCHEMA_VERSION,

@@ -2,13 +2,9 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createAgentHistory, type TenantHistory } from '../../src/index.js';
-import {
-  countStoredPartTokens,
-  loadO200kTokenCounter,
-  storedTokenCountId,
-  type ContextUIMessage,
-  type TokenCounter,
-} from '../../src/context/index.js';
+import { countStoredPartTokens, storedTokenCountId } from '../../src/context/index.js';
+import { loadO200kTokenCounter, type TokenCounter } from '../../src/tokens/token-counter.js';
+import type { ContextUIMessage } from '../../src/model/context-ui-message.js';
 import type { StorableMessage, StoredMessage } from '../../src/model/stored-rows.js';
 import type { StoredMessagePart } from '../../src/schema/index.js';
 import { generateConversation } from '../support/agent-conversations.js';

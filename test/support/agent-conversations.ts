@@ -5,7 +5,8 @@
 // tool outputs, pasted logs and code, CJK, pinned messages) plus the model steps of the request in progress
 // (tool results of every output type), and a budget of 2k to 200k tokens. Deterministic for a seed.
 import type { ModelMessage } from 'ai';
-import type { ContextMessage, ContextUIMessage, ContextUIPart } from '../../src/context/index.js';
+import type { ContextMessage } from '../../src/model/context-store.js';
+import type { ContextUIMessage, ContextUIPart } from '../../src/model/context-ui-message.js';
 
 /** A deterministic random source (mulberry32). */
 export function createRandom(seed: number) {

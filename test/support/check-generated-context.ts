@@ -15,8 +15,8 @@ import {
   type ContextReport,
   type ContextSummarizer,
   type CreateContextEngineOptions,
-  type TokenCounter,
 } from '../../src/context/index.js';
+import type { TokenCounter } from '../../src/tokens/token-counter.js';
 import { createMemoryContextStore } from '../../src/testing/index.js';
 import type { GeneratedConversation } from './agent-conversations.js';
 import { countSentTokens } from './count-sent-tokens.js';

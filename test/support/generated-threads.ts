@@ -1,4 +1,5 @@
-import type { ContextMessage, ContextPolicyInput } from '../../src/context/index.js';
+import type { ContextMessage } from '../../src/model/context-store.js';
+import type { ContextPolicyInput } from '../../src/context/index.js';
 import type { createRandom } from './agent-conversations.js';
 
 /** The row as a store with ids keeps it: a row id (per seed, so threads never share one) and a content version. */

@@ -1,12 +1,9 @@
 // Stored token counts for generated conversations (test/support/agent-conversations.ts), as the store writes them
 // when it appends a message: the message's count and its per-part counts, with the counter's id. Some rows are
 // left as old rows would be (a count without per-part counts, or no count at all), so both fallbacks run too.
-import {
-  countStoredPartTokens,
-  storedTokenCountId,
-  type ContextMessage,
-  type TokenCounter,
-} from '../../src/context/index.js';
+import { countStoredPartTokens, storedTokenCountId } from '../../src/context/index.js';
+import type { ContextMessage } from '../../src/model/context-store.js';
+import type { TokenCounter } from '../../src/tokens/token-counter.js';
 import { createRandom, type GeneratedConversation } from './agent-conversations.js';
 
 /**

@@ -1,6 +1,7 @@
 import { convertToModelMessages, type UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { convertUIMessageToModelMessages, type ContextUIMessage } from '../../src/context/index.js';
+import { convertUIMessageToModelMessages } from '../../src/context/index.js';
+import type { ContextUIMessage } from '../../src/model/context-ui-message.js';
 
 const multiStepTurn: ContextUIMessage = {
   id: 'a1',

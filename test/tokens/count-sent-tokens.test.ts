@@ -1,11 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  countModelMessagesTokens,
-  estimateTokens,
-  resolveModelProfile,
-  type ModelProfile,
-} from '../../src/context/index.js';
+import { countModelMessagesTokens } from '../../src/tokens/count-message-tokens.js';
+import { estimateTokens } from '../../src/tokens/context-measure.js';
+import { resolveModelProfile, type ModelProfile } from '../../src/context/index.js';
 import { tokenCounter } from '../context/fixtures.js';
 import { countSentTokens } from '../support/count-sent-tokens.js';
 

@@ -5,7 +5,8 @@
 import fc from 'fast-check';
 import type { ModelMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { convertUIMessageToModelMessages, type ContextUIMessage } from '../../src/context/index.js';
+import { convertUIMessageToModelMessages } from '../../src/context/index.js';
+import type { ContextUIMessage } from '../../src/model/context-ui-message.js';
 import { modelPartKinds, type ModelPartKind } from '../../src/tokens/model-part-kinds.js';
 import { generateConversation } from '../support/agent-conversations.js';
 

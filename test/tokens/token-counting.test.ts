@@ -5,14 +5,12 @@ import {
   countModelMessageTokens,
   countStoredMessageTokens,
   createContextCalibrator,
-  estimateTokens,
-  estimateToolDefinitionTokens,
-  countToolDefinitionTokens,
-  exactTokens,
-  guardLongRuns,
   resolveModelProfile,
   storedTokenCountId,
 } from '../../src/context/index.js';
+import { estimateTokens, exactTokens } from '../../src/tokens/context-measure.js';
+import { estimateToolDefinitionTokens, countToolDefinitionTokens } from '../../src/tokens/tool-definition-tokens.js';
+import { guardLongRuns } from '../../src/tokens/guard-long-runs.js';
 import { InvalidArgumentError } from '../../src/errors/index.js';
 import { assistant, reasoning, stepStart, text, tokenCounter, toolResult, user } from '../context/fixtures.js';
 

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createContextManager } from '../../../src/ai-sdk/context-manager/create-context-manager.js';
 import { createOfflineSummarizer } from '../../../src/ai-sdk/summarizers/offline-summarizer.js';
-import type { ContextUIMessage } from '../../../src/context/index.js';
+import type { ContextUIMessage } from '../../../src/model/context-ui-message.js';
 import { assistant, storeOf, text, tokenCounter, toolResult, user, words } from '../../context/fixtures.js';
 
 /** Generated conversations per property; PROPERTY_RUNS raises it. */

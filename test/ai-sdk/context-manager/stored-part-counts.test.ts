@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createContextManager } from '../../../src/ai-sdk/index.js';
-import { loadO200kTokenCounter, type ContextUIMessage, type TokenCounter } from '../../../src/context/index.js';
+import { loadO200kTokenCounter, type TokenCounter } from '../../../src/tokens/token-counter.js';
+import type { ContextUIMessage } from '../../../src/model/context-ui-message.js';
 import { createAgentHistory } from '../../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../../support/test-database.js';
 

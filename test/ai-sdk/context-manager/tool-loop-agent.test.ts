@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { createContextManager } from '../../../src/ai-sdk/context-manager/create-context-manager.js';
 import { createOfflineSummarizer } from '../../../src/ai-sdk/summarizers/offline-summarizer.js';
 import type { ChatContextManager } from '../../../src/ai-sdk/shared/chat-model-source.js';
-import { toolOutputPreviewMarker, type ContextReport } from '../../../src/context/index.js';
+import { toolOutputPreviewMarker } from '../../../src/context/stages/preview-tool-output.js';
+import type { ContextReport } from '../../../src/context/index.js';
 import { assistant, storeOf, text, tokenCounter, user, words } from '../../context/fixtures.js';
 
 const usage = (input: number, output: number) => ({

@@ -2,11 +2,8 @@ import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { createGenerateTextSummarizer } from '../../../src/ai-sdk/summarizers/generate-text-summarizer.js';
 import { createOfflineSummarizer } from '../../../src/ai-sdk/summarizers/offline-summarizer.js';
-import {
-  buildSummaryPrompt,
-  renderSummaryTranscript,
-  type ContextSummarizerInput,
-} from '../../../src/context/index.js';
+import { buildSummaryPrompt, renderSummaryTranscript } from '../../../src/context/stages/summary-prompt.js';
+import type { ContextSummarizerInput } from '../../../src/context/index.js';
 
 const foldedMessages: ContextSummarizerInput['messages'] = [
   { role: 'user', content: [{ type: 'text', text: 'Book a table for four in Rome on Friday.' }] },

@@ -5,7 +5,7 @@
 // other: a hit must be a hit of the string key too.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ContextMessage } from '../../../src/context/index.js';
+import type { ContextMessage } from '../../../src/model/context-store.js';
 import { cachedRow } from '../../../src/context/caches/cached-row.js';
 import { createContextMessageCache } from '../../../src/tokens/context-message-cache.js';
 

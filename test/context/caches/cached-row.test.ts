@@ -4,7 +4,7 @@
 // and a fresh copy with nothing changed must get the same entry.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ContextMessage } from '../../../src/context/index.js';
+import type { ContextMessage } from '../../../src/model/context-store.js';
 import { cachedRow } from '../../../src/context/caches/cached-row.js';
 import { createContextMessageCache } from '../../../src/tokens/context-message-cache.js';
 

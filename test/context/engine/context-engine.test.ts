@@ -5,12 +5,12 @@ import {
   createContextCalibrator,
   createContextEngine,
   rebuildContextFromSnapshot,
-  renderSummaryText,
   type ContextPolicyInput,
   type ContextSummarizer,
   type ContextSummarizerInput,
-  type ContextUIMessage,
 } from '../../../src/context/index.js';
+import { renderSummaryText } from '../../../src/context/segments/summary-segment.js';
+import type { ContextUIMessage } from '../../../src/model/context-ui-message.js';
 import type { MemoryContextStore } from '../../../src/testing/index.js';
 import { VersionConflictError } from '../../../src/errors/index.js';
 import {

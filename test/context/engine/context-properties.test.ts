@@ -5,25 +5,24 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createOfflineSummarizer } from '../../../src/ai-sdk/summarizers/offline-summarizer.js';
 import {
   ContextBudgetExceededError,
-  convertToContextSegments,
-  estimateSegments,
   countStoredMessageTokens,
   createContextEngine,
-  createContextMeasure,
   defaultContextPolicy,
-  filterStoredMessages,
-  pruneContext,
   resolveModelProfile,
-  selectContext,
   storedTokenCountId,
-  trimContext,
-  validateStoredMessages,
   type ContextSummarizer,
-  type ContextUIMessage,
-  type ContextUIPart,
   type ModelProfile,
-  type ContextMessage,
 } from '../../../src/context/index.js';
+import { convertToContextSegments } from '../../../src/context/stages/convert-to-context-segments.js';
+import { estimateSegments } from '../../../src/context/segments/context-segment.js';
+import { createContextMeasure } from '../../../src/tokens/context-measure.js';
+import { filterStoredMessages } from '../../../src/context/stages/filter-stored-messages.js';
+import { pruneContext } from '../../../src/context/stages/prune-context.js';
+import { selectContext } from '../../../src/context/stages/select-context.js';
+import { trimContext } from '../../../src/context/stages/trim-context.js';
+import { validateStoredMessages } from '../../../src/context/stages/validate-stored-messages.js';
+import type { ContextUIMessage, ContextUIPart } from '../../../src/model/context-ui-message.js';
+import type { ContextMessage } from '../../../src/model/context-store.js';
 import { createMemoryContextStore } from '../../../src/testing/index.js';
 import { copyMessages } from '../../support/copy-messages.js';
 import { countSentTokens } from '../../support/count-sent-tokens.js';

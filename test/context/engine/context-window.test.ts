@@ -1,13 +1,9 @@
 // The window of newest turns the first call starts from (src/context/engine/context-window.ts): its edges, where the
 // whole thread must be compacted instead. Each case compares with the reference walk (`_internal.wholeThread`).
 import { describe, expect, it } from 'vitest';
-import {
-  createContextEngine,
-  storedTokenCountId,
-  countStoredMessageTokens,
-  type ContextMessage,
-  type ContextUIMessage,
-} from '../../../src/context/index.js';
+import { createContextEngine, storedTokenCountId, countStoredMessageTokens } from '../../../src/context/index.js';
+import type { ContextMessage } from '../../../src/model/context-store.js';
+import type { ContextUIMessage } from '../../../src/model/context-ui-message.js';
 import { createMemoryContextStore } from '../../../src/testing/memory-context-store.js';
 import { assistant, smallProfile, stored, text, tokenCounter, user, words } from '../fixtures.js';
 

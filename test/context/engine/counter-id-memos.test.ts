@@ -7,7 +7,8 @@
 import type { ModelMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { createContextManager } from '../../../src/ai-sdk/context-manager/create-context-manager.js';
-import type { ContextMessage, ContextStore, LoadedContext, TokenCounter } from '../../../src/context/index.js';
+import type { ContextMessage, ContextStore, LoadedContext } from '../../../src/model/context-store.js';
+import type { TokenCounter } from '../../../src/tokens/token-counter.js';
 import { createContextMessageCache } from '../../../src/tokens/context-message-cache.js';
 import { turn } from '../../../bench/workloads/w7-first-call.js';
 import { stored } from '../fixtures.js';

@@ -6,8 +6,8 @@ import {
   formatContextBudgetBar,
   formatContextReport,
   type ContextBudget,
-  type ContextUIMessage,
 } from '../../../src/context/index.js';
+import type { ContextUIMessage } from '../../../src/model/context-ui-message.js';
 import {
   assistant,
   reasoning,

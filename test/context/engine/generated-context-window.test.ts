@@ -14,11 +14,11 @@ import {
   countStoredMessageTokens,
   countStoredPartTokens,
   storedTokenCountId,
-  type ContextMessage,
   type ContextPolicyInput,
   type ContextReport,
-  type TokenCounter,
 } from '../../../src/context/index.js';
+import type { ContextMessage } from '../../../src/model/context-store.js';
+import type { TokenCounter } from '../../../src/tokens/token-counter.js';
 import { createMemoryContextStore } from '../../../src/testing/memory-context-store.js';
 import { createRandom, generateConversation, type GeneratedConversation } from '../../support/agent-conversations.js';
 import { createGeneratedEngine, walkGeneratedRequest } from '../../support/check-generated-context.js';

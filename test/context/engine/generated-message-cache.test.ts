@@ -14,12 +14,10 @@ import {
   createContextEngine,
   resolveModelProfile,
   storedTokenCountId,
-  type ContextMessage,
-  type ContextMessageCache,
   type ContextReport,
-  type ContextStore,
-  type TokenCounter,
 } from '../../../src/context/index.js';
+import type { ContextMessage, ContextMessageCache, ContextStore } from '../../../src/model/context-store.js';
+import type { TokenCounter } from '../../../src/tokens/token-counter.js';
 import { createContextMessageCache } from '../../../src/tokens/context-message-cache.js';
 import { createMemoryContextStore } from '../../../src/testing/memory-context-store.js';
 import { createRandom, generateConversation, type GeneratedConversation } from '../../support/agent-conversations.js';

@@ -2,7 +2,8 @@
 // (pinned after the boundary), or a row twice. The load takes one row per sequence, the tail's, in sequence order.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ContextEmptyError, defaultContextPolicy, type ContextMessage } from '../../../src/context/index.js';
+import { ContextEmptyError, defaultContextPolicy } from '../../../src/context/index.js';
+import type { ContextMessage } from '../../../src/model/context-store.js';
 import { loadContextSegments } from '../../../src/context/engine/load-context-segments.js';
 import { smallMeasure, stored, user } from '../fixtures.js';
 

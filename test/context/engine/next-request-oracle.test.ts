@@ -16,10 +16,10 @@ import {
   ContextBudgetExceededError,
   rebuildContextFromSnapshot,
   type ContextInstructions,
-  type ContextMessage,
   type ContextPolicyInput,
   type ContextReport,
 } from '../../../src/context/index.js';
+import type { ContextMessage } from '../../../src/model/context-store.js';
 import { createContextMessageCache } from '../../../src/tokens/context-message-cache.js';
 import { scopeTokenCounter } from '../../../src/tokens/token-counter.js';
 import { createRandom, generateConversation, type GeneratedConversation } from '../../support/agent-conversations.js';

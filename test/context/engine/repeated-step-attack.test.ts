@@ -1,6 +1,7 @@
 import type { ModelMessage } from '@ai-sdk/provider-utils';
 import { describe, expect, it } from 'vitest';
-import { createContextEngine, type ContextReport, type ContextUIMessage } from '../../../src/context/index.js';
+import { createContextEngine, type ContextReport } from '../../../src/context/index.js';
+import type { ContextUIMessage } from '../../../src/model/context-ui-message.js';
 import { copyMessages } from '../../support/copy-messages.js';
 import {
   assistant,

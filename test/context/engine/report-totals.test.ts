@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createContextEngine, type ContextUIMessage, type FilterStageReport } from '../../../src/context/index.js';
+import { createContextEngine, type FilterStageReport } from '../../../src/context/index.js';
+import type { ContextUIMessage } from '../../../src/model/context-ui-message.js';
 import {
   assistant,
   reasoning,

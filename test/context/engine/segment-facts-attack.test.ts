@@ -9,14 +9,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ModelMessage } from 'ai';
-import {
-  storedTokenCountId,
-  type ContextMessage,
-  type ContextMessageCache,
-  type ContextPolicyInput,
-  type ContextReport,
-  type ContextStore,
-} from '../../../src/context/index.js';
+import { storedTokenCountId, type ContextPolicyInput, type ContextReport } from '../../../src/context/index.js';
+import type { ContextMessage, ContextMessageCache, ContextStore } from '../../../src/model/context-store.js';
 import { createContextMessageCache } from '../../../src/tokens/context-message-cache.js';
 import { scopeTokenCounter } from '../../../src/tokens/token-counter.js';
 import { createMemoryContextStore } from '../../../src/testing/memory-context-store.js';

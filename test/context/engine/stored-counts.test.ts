@@ -4,9 +4,9 @@ import {
   countStoredPartTokens,
   createContextEngine,
   storedTokenCountId,
-  type ContextUIMessage,
-  type TokenCounter,
 } from '../../../src/context/index.js';
+import type { ContextUIMessage } from '../../../src/model/context-ui-message.js';
+import type { TokenCounter } from '../../../src/tokens/token-counter.js';
 import { createMemoryContextStore } from '../../../src/testing/index.js';
 import { assistant, reasoning, smallProfile, stepStart, text, tokenCounter, user, words } from '../fixtures.js';
 

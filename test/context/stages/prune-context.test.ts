@@ -1,12 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import {
-  convertToContextSegments,
-  defaultContextPolicy,
-  pruneContext,
-  renderSegments,
-  type ContextPrunePolicy,
-  type ContextUIMessage,
-} from '../../../src/context/index.js';
+import { convertToContextSegments } from '../../../src/context/stages/convert-to-context-segments.js';
+import { defaultContextPolicy, type ContextPrunePolicy } from '../../../src/context/index.js';
+import { pruneContext } from '../../../src/context/stages/prune-context.js';
+import { renderSegments } from '../../../src/context/segments/context-segment.js';
+import type { ContextUIMessage } from '../../../src/model/context-ui-message.js';
 import { assistant, reasoning, smallMeasure, stepStart, stored, text, toolResult, user } from '../fixtures.js';
 
 const threeWeatherTurns: ContextUIMessage[] = [

@@ -1,21 +1,20 @@
 import { describe, expect, it } from 'vitest';
+import { convertToContextSegments } from '../../../src/context/stages/convert-to-context-segments.js';
+import { createMemorySegment } from '../../../src/context/segments/memory-segment.js';
 import {
-  convertToContextSegments,
-  createMemorySegment,
   createMessageSegment,
-  createSummarySegment,
-  defaultContextPolicy,
   estimateSegments,
   groupTurns,
   renderSegments,
-  selectContext,
-  toolInputPreviewKey,
-  toolInputPreviewMarker,
-  toolOutputPreviewMarker,
-  trimContext,
   type ContextSegment,
-  type ContextUIMessage,
-} from '../../../src/context/index.js';
+} from '../../../src/context/segments/context-segment.js';
+import { createSummarySegment } from '../../../src/context/segments/summary-segment.js';
+import { defaultContextPolicy } from '../../../src/context/index.js';
+import { selectContext } from '../../../src/context/stages/select-context.js';
+import { toolInputPreviewKey, toolInputPreviewMarker } from '../../../src/context/stages/preview-tool-input.js';
+import { toolOutputPreviewMarker } from '../../../src/context/stages/preview-tool-output.js';
+import { trimContext } from '../../../src/context/stages/trim-context.js';
+import type { ContextUIMessage } from '../../../src/model/context-ui-message.js';
 import {
   assistant,
   reasoning,

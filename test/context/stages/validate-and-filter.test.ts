@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  convertUIMessageToModelMessages,
-  filterStoredMessages,
-  validateStoredMessages,
-  type ContextMessage,
-} from '../../../src/context/index.js';
+import { convertUIMessageToModelMessages } from '../../../src/context/index.js';
+import { filterStoredMessages } from '../../../src/context/stages/filter-stored-messages.js';
+import { validateStoredMessages } from '../../../src/context/stages/validate-stored-messages.js';
+import type { ContextMessage } from '../../../src/model/context-store.js';
 import { assistant, stepStart, stored, text, toolResult, user } from '../fixtures.js';
 
 const legacyToolInvocation = stored(
