@@ -133,6 +133,33 @@ describe('src/ layout', () => {
     expect(violations).toEqual([]);
   });
 
+  it('should have no import cycle between files, type imports included', () => {
+    const graph = importGraph();
+    // Every relative import resolves to a file of src/, so a cycle cannot hide behind a path the check misread.
+    const imports = files.flatMap((file) => relativeImportsOf(file));
+    expect([...graph.values()].flat().length).toBe(imports.length);
+    expect(importCycles(graph)).toEqual([]);
+  });
+
+  it('should find a cycle of three files, and none in a chain (the check itself)', () => {
+    const cycle = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+      ['d.ts', ['a.ts']],
+    ]);
+    expect(importCycles(cycle)).toEqual(['a.ts -> b.ts -> c.ts -> a.ts']);
+    expect(
+      importCycles(
+        new Map([
+          ['a.ts', ['b.ts']],
+          ['b.ts', ['c.ts']],
+          ['c.ts', []],
+        ]),
+      ),
+    ).toEqual([]);
+  });
+
   it('should document every exported declaration', () => {
     const undocumented = files.flatMap((file) => {
       const source = ts.createSourceFile(file, read(file), ts.ScriptTarget.Latest, true);
@@ -153,4 +180,66 @@ describe('src/ layout', () => {
 /** `export const { a, b } = …` and variable statements carry their doc comment on the statement itself. */
 function hasJsDoc(statement: ts.Statement): boolean {
   return ((statement as { jsDoc?: unknown[] }).jsDoc?.length ?? 0) > 0;
+}
+
+/** Every file of src/ and the files of src/ it imports (values and types), by path relative to src/. */
+function importGraph(): Map<string, string[]> {
+  const known = new Set(files);
+  return new Map(
+    files.map((file) => [
+      file,
+      relativeImportsOf(file)
+        .map((target) => target.replace(/\.js$/, '.ts'))
+        .map((target) => (known.has(target) ? target : `${target.replace(/\.ts$/, '')}/index.ts`))
+        .filter((target) => known.has(target)),
+    ]),
+  );
+}
+
+/**
+ * One cycle per strongly connected component of `graph` (Tarjan's algorithm), written as the path that closes it,
+ * starting from its first file in sorted order.
+ */
+function importCycles(graph: Map<string, string[]>): string[] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const components: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    for (const target of graph.get(file) ?? []) {
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file)!, low.get(target)!));
+      } else if (stack.includes(target)) low.set(file, Math.min(low.get(file)!, index.get(target)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do component.push((member = stack.pop()!));
+    while (member !== file);
+    if (component.length > 1 || graph.get(file)?.includes(file)) components.push(component.sort());
+  };
+  for (const file of [...graph.keys()].sort()) if (!index.has(file)) visit(file);
+  return components.map((component) => {
+    // A path inside the component from its first file back to it: breadth-first, staying inside.
+    const inside = new Set(component);
+    const start = component[0]!;
+    const previous = new Map<string, string>();
+    const queue = [start];
+    while (queue.length > 0) {
+      const file = queue.shift()!;
+      for (const target of graph.get(file) ?? []) {
+        if (!inside.has(target) || previous.has(target)) continue;
+        previous.set(target, file);
+        queue.push(target);
+      }
+      if (previous.has(start)) break;
+    }
+    const path = [start];
+    for (let file = previous.get(start)!; file !== start; file = previous.get(file)!) path.unshift(file);
+    return [start, ...path].join(' -> ');
+  });
 }

@@ -1,6 +1,6 @@
-// The context engine's public names: what `agent-history/ai-sdk` exports of it (src/ai-sdk/context-manager picks them
-// from here; the engine is documented there, next to `createContextManager`, which runs it), and the types its public
-// signatures name. Everything else in src/context is internal: other folders and the tests import it from its file.
+// The context engine's public names, which `agent-history/ai-sdk` exports whole (src/ai-sdk/context-manager, next to
+// `createContextManager`, which runs the engine): the engine and the types its public signatures name.
+// Everything else in src/context is internal: other folders and the tests import it from its file.
 
 // The engine and its options.
 export { type ContextEngine, createContextEngine } from './engine/context-engine.js';

@@ -6,70 +6,7 @@ export {
 } from './create-context-manager.js';
 export type { ContextManagerModel } from './resolve-manager-profile.js';
 
-// The context engine, which `createContextManager` runs. It does not need `ai` at run time (it only uses its
-// message types), but it works on AI SDK model messages, so it is documented and exported here, once: the names the
-// documentation uses, and those in the signatures of its options, results and reports.
-export {
-  createContextEngine,
-  type ContextEngine,
-  type ContextInstructions,
-  type CreateContextEngineOptions,
-  ContextEmptyError,
-  ContextBudgetExceededError,
-  computeContextBudget,
-  type ComputeContextBudgetOptions,
-  type ContextBudget,
-  defaultContextPolicy,
-  resolveContextPolicy,
-  type ContextMemoryPolicy,
-  type ContextPolicy,
-  type ContextPolicyInput,
-  type ContextPrunePolicy,
-  type ContextSummaryPolicy,
-  type ContextToolOutputPreviewPolicy,
-  type ContextReport,
-  type ContextSnapshotReport,
-  type ContextStageReport,
-  type ConvertStageReport,
-  type FilterStageReport,
-  type MemoryStageReport,
-  type PruneStageReport,
-  type SelectStageReport,
-  type SummarizeStageReport,
-  type TrimStageReport,
-  type ValidateStageReport,
-  type ContextRemoval,
-  type ContextRemovalReason,
-  type ContextSnapshotPruning,
-  type ContextSummarizer,
-  type ContextSummarizerInput,
-  rebuildContextFromSnapshot,
-  type RebuildContextFromSnapshotOptions,
-  formatContextReport,
-  formatContextBudgetBar,
-  type FormatContextBudgetBarOptions,
-  type PartMigration,
-} from '../../context/index.js';
-// Token counting and model profiles: what the budget is made of.
-export {
-  resolveModelProfile,
-  modelProfileTable,
-  ModelProfileNotFoundError,
-  type ModelFamily,
-  type ModelProfile,
-  type ModelProfileEntry,
-  type ResolveModelProfileOptions,
-  createContextCalibrator,
-  type ContextCalibrator,
-  type CreateContextCalibratorOptions,
-  convertUIMessageToModelMessages,
-  type ConvertUIMessageOptions,
-  type ToolOutputConversionInput,
-  type ToolResultOutput,
-  countModelMessageTokens,
-  countStoredMessageTokens,
-  countStoredPartTokens,
-  storedTokenCountId,
-  type TokenTally,
-  type ToolDefinition,
-} from '../../context/index.js';
+// The context engine, which `createContextManager` runs, and what its options, results and reports name: the public
+// list of src/context. It does not need `ai` at run time (it only uses its message types), but it works on AI SDK
+// model messages, so it is exported here, once.
+export * from '../../context/index.js';

@@ -45,7 +45,7 @@ type CompactRequest = Omit<
 >;
 
 /**
- * Creates the context engine: the pipeline of DESIGN.md (validate → filter → convert → memory → prune →
+ * Creates the context engine: the pipeline (validate → filter → convert → memory → prune →
  * select → summarize → trim → snapshot) over a `ContextStore`, with budgets from a `ModelProfile`.
  * `src/ai-sdk`'s `createContextManager` wraps it into a `prepareStep`.
  *
