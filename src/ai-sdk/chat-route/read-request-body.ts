@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.js';
 import { ChatBodyTooLargeError } from './chat-body-too-large-error.js';
+import { assertBodyDepth } from './json-nesting-depth.js';
 
 /**
  * The body of `request` as text, read chunk by chunk: a declared `Content-Length` over `limit`, or more than
@@ -26,9 +27,13 @@ export async function readBodyText(request: Request, limit: number): Promise<str
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The body of `request` as JSON, read by {@link readBodyText}; a body that is not JSON is `InvalidArgumentError`. */
+/**
+ * The body of `request` as JSON, read by {@link readBodyText}; a body that is not JSON, or is nested deeper than the
+ * route accepts (checked on the text, before parsing), is `InvalidArgumentError`.
+ */
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
   const text = await readBodyText(request, limit);
+  assertBodyDepth(text);
   try {
     return JSON.parse(text);
   } catch {

@@ -1,6 +1,6 @@
 import { simulateReadableStream, streamText } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createChatHandler, type CreateChatHandlerOptions } from '../../../src/ai-sdk/index.js';
 import type { TenantHistory } from '../../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../../support/test-database.js';
@@ -203,22 +203,26 @@ describe.each(BACKENDS)('hostile chat requests on %s', (backend) => {
       await handler.POST(post({ threadId, message: { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Hi' }] } }))
     ).text();
     const before = await rowsOf(database, threadId);
-    // Written as text: JSON.stringify itself gives up on this depth. Every place the route recurses must not.
-    const depth = 100_000;
-    const deep = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
-    const message = (id: string) =>
-      `{"id":"${id}","role":"user","parts":[{"type":"text","text":"deep","providerMetadata":{"x":${deep}}}],"metadata":${deep}}`;
-    for (const body of [
-      `{"threadId":"${threadId}","message":${message('u2')}}`,
-      `{"threadId":"${threadId}","messageId":"u1","message":${message('u1')}}`,
-    ]) {
-      const response = await handler.POST(new Request('http://localhost/api/chat', { method: 'POST', body }));
-      expect(response.status).toBe(400);
-      const answer = await response.text();
-      expect(answer.length).toBeLessThan(500);
-      expect(JSON.parse(answer)).toMatchObject({
-        error: { code: 'message-invalid', message: 'message: nested deeper than 64 levels.', path: 'message' },
-      });
+    // Written as text: JSON.stringify itself gives up on the deeper one. A body within the route's depth limit reaches
+    // the message rules; a deeper one is refused on its text, before it is parsed.
+    const expected = {
+      70: { code: 'message-invalid', message: 'message: nested deeper than 64 levels.', path: 'message' },
+      100_000: { code: 'argument-invalid', message: 'Invalid body "…": nested deeper than 80 levels.' },
+    };
+    for (const [depth, error] of Object.entries(expected)) {
+      const deep = `${'{"a":'.repeat(Number(depth))}1${'}'.repeat(Number(depth))}`;
+      const message = (id: string) =>
+        `{"id":"${id}","role":"user","parts":[{"type":"text","text":"deep","providerMetadata":{"x":${deep}}}],"metadata":${deep}}`;
+      for (const body of [
+        `{"threadId":"${threadId}","message":${message('u2')}}`,
+        `{"threadId":"${threadId}","messageId":"u1","message":${message('u1')}}`,
+      ]) {
+        const response = await handler.POST(new Request('http://localhost/api/chat', { method: 'POST', body }));
+        expect(response.status).toBe(400);
+        const answer = await response.text();
+        expect(answer.length).toBeLessThan(500);
+        expect(JSON.parse(answer)).toMatchObject({ error });
+      }
     }
     expect(await rowsOf(database, threadId)).toEqual(before);
     expect(prompts()).toHaveLength(1);
@@ -278,6 +282,39 @@ describe('the chat body limit', () => {
     expect((await response.json()).error).toMatchObject({ code: 'body-too-large' });
     expect(sent).toBeLessThanOrEqual(12_000);
     expect(seen).toEqual([]);
+  });
+
+  it('should refuse a 4 MB body nested 2,000,000 deep in a field the route ignores, before parsing or authenticating', async () => {
+    const { handler, seen } = refusingHandler();
+    const depth = 2_000_000;
+    const body = `{"threadId":"x","ignored":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const response = await handler.POST(new Request('http://localhost/api/chat', { method: 'POST', body }));
+      expect(response.status).toBe(400);
+      expect(parse).not.toHaveBeenCalled();
+      parse.mockRestore();
+      expect((await response.json()).error).toMatchObject({
+        code: 'argument-invalid',
+        message: 'Invalid body "…": nested deeper than 80 levels.',
+      });
+    } finally {
+      parse.mockRestore();
+    }
+    expect(seen).toEqual([]);
+  });
+
+  it('should read a body nested exactly as deep as the limit, strings of brackets aside, and go on to authentication', async () => {
+    const { handler, seen } = refusingHandler();
+    // 80 levels: the body's object and 79 arrays; the brackets and escaped quotes inside the string do not count.
+    const body = `{"threadId":"x","ignored":${'['.repeat(79)}"[[[{{\\"[["${']'.repeat(79)}}`;
+    const response = await handler.POST(new Request('http://localhost/api/chat', { method: 'POST', body }));
+    expect(response.status).toBe(401);
+    expect(seen).toEqual(['getHistory']);
+    const deeper = body.replace('"ignored":', '"ignored":[').replace(/}$/, ']}');
+    expect(
+      (await handler.POST(new Request('http://localhost/api/chat', { method: 'POST', body: deeper }))).status,
+    ).toBe(400);
   });
 
   it('should read a body within the default limit (4 MiB) and go on to authentication', async () => {
