@@ -32,11 +32,12 @@ export interface AgentHistory {
    * The store of one tenant. Validates the tenant id before any SQL; every method of the result runs in its own
    * transaction scoped to that tenant. With `userId`, also scoped to that user by row-level security: only the
    * user's own threads (and their messages, runs, summaries, snapshots and audit events) are visible or writable;
-   * another user's thread is "not found", exactly like another tenant's. Without it, the whole tenant (admin tools,
-   * background jobs).
+   * another user's thread is "not found", exactly like another tenant's. Without the `userId` key, the whole tenant
+   * (admin tools, background jobs); `{ userId: undefined }` is refused like `null`, so a missing user fails closed.
    *
    * @throws {InvalidTenantError} `tenantId` is missing or not a uuid (synchronously).
-   * @throws {InvalidArgumentError} `options.userId` is not a string of 1 to 200 characters (synchronously).
+   * @throws {InvalidArgumentError} `options.userId` is present and not a string of 1 to 200 characters, undefined
+   * included (synchronously).
    * @example
    * const store = history.forTenant(session.tenantId, { userId: session.userId });
    */

@@ -157,7 +157,9 @@ function forTenantUserId(options: ForTenantOptions | undefined): string | null {
   if (options === undefined) return null;
   if (typeof options !== 'object' || options === null)
     throw new InvalidArgumentError({ argument: 'options', value: options, message: 'expected { userId? }.' });
-  if (options.userId === undefined) return null;
+  // No `userId` key asks for the tenant-wide store; a key holding undefined (`{ userId: session.user?.id }` without a
+  // user) is refused like null, so that a missing user never widens the store to the whole tenant.
+  if (!('userId' in options)) return null;
   const userId = assertOptionalUserId('options.userId', options.userId);
   if (userId === null || userId.length === 0)
     throw new InvalidArgumentError({

@@ -159,7 +159,7 @@ describe.each(BACKENDS)('user scope on %s', (backend) => {
       expect(copies).toEqual([{ user_id: 'alice' }]);
     });
 
-    it.each([[''], ['x'.repeat(201)], ['a\u0000b'], [42], [null]])(
+    it.each([[''], ['x'.repeat(201)], ['a\u0000b'], [42], [null], [undefined]])(
       'should refuse the user id %j with InvalidArgumentError, synchronously',
       (userId) => {
         const history = createAgentHistory({ db: database.db });
