@@ -2,7 +2,8 @@
 export { fromUIMessage, toUIMessage } from './ui-message-mapping.js';
 export { validateChatMessages, type ChatSchemas } from './validate-chat-messages.js';
 export { chatMessageCheck } from './chat-message-check.js';
-export type { FileUrlAllowlist, IncomingMessagePolicy } from './screen-incoming-message.js';
+export type { FileUrlAllowlist } from './file-url-allowlist.js';
+export type { IncomingMessagePolicy } from './screen-incoming-message.js';
 export {
   loadThreadPage,
   type LoadThreadPageOptions,

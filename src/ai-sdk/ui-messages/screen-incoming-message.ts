@@ -1,12 +1,6 @@
 import type { UIMessage } from 'ai';
 import { FileUrlNotAllowedError } from '../../errors/file-url-not-allowed-error.js';
-
-/**
- * Which remote file URLs an incoming message may hold: URL prefixes (`'https://cdn.example.com/uploads/'`: the same
- * origin and a path under that one), or a function deciding per URL. Data URLs and parts with a
- * `providerReference` (a provider file id) are always accepted; any other URL is refused unless listed here.
- */
-export type FileUrlAllowlist = readonly string[] | ((url: URL) => boolean);
+import { isAllowedFileUrl, type FileUrlAllowlist } from './file-url-allowlist.js';
 
 /** What the route accepts from the client in a new message, beyond the message schemas. */
 export interface IncomingMessagePolicy {
@@ -61,14 +55,6 @@ function checkFileUrl(value: unknown, allowed: FileUrlAllowlist | undefined, pat
     throw new FileUrlNotAllowedError({ path, url: text });
   }
   if (url.protocol === 'data:') return;
-  if (allowed && isAllowed(url, allowed)) return;
+  if (allowed && isAllowedFileUrl(url, allowed)) return;
   throw new FileUrlNotAllowedError({ path, url: text });
-}
-
-function isAllowed(url: URL, allowed: FileUrlAllowlist): boolean {
-  if (typeof allowed === 'function') return allowed(url) === true;
-  return allowed.some((entry) => {
-    const prefix = new URL(entry);
-    return url.origin === prefix.origin && url.pathname.startsWith(prefix.pathname);
-  });
 }
