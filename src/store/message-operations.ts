@@ -99,7 +99,8 @@ export interface MessageOperations {
    * Marks as `failed` every pending or streaming message of the tenant whose lease has expired (its writer died),
    * keeping the parts it had checkpointed, and ends as `failed` (error `AbandonedRun`) the runs that died with
    * them: their messages' runs, and every `running` run without a pending or streaming message whose last message
-   * (or start) is older than `leaseMs`. Returns the recovered messages, in sequence order.
+   * (or start) is older than `leaseMs`. Deletes the chunk logs of those answers and of answers that ended more than
+   * `leaseMs` ago. Returns the recovered messages, in sequence order.
    */
   recoverAbandonedMessages(): Promise<StoredMessage[]>;
 

@@ -1,4 +1,4 @@
-import { and, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, eq, inArray, lt, notInArray, sql } from 'drizzle-orm';
 import type { StoredMessage } from '../model/stored-rows.js';
 import type { TenantTransaction } from '../tenant/with-tenant.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
@@ -15,7 +15,8 @@ const ABANDONED_RUN_ERROR = {
  * keeping the parts it had checkpointed, and ends as `failed` the runs that died with them: the runs of those
  * messages, and every other `running` run with no pending or streaming message whose last message (or, without
  * one, its start) is older than the lease by the database's clock (a writer that crashed between its messages,
- * or after the last one). Returns the recovered messages.
+ * or after the last one). Deletes the chunk logs of the recovered answers and of answers that ended longer than the
+ * lease ago. Returns the recovered messages.
  */
 export function recoverAbandonedMessages(context: StoreContext): Promise<StoredMessage[]> {
   const { agentMessage, agentRun } = context.tables;
@@ -51,8 +52,47 @@ export function recoverAbandonedMessages(context: StoreContext): Promise<StoredM
           and(eq(agentRun.tenantId, context.tenantId), inArray(agentRun.id, ended), eq(agentRun.status, 'running')),
         );
     }
+    await deleteEndedChunkLogs(
+      context,
+      tx,
+      rows.map((row) => row.id),
+    );
     return rows.map((row) => toStoredMessage(row)).sort((a, b) => a.sequence - b.sequence);
   });
+}
+
+/**
+ * Deletes the chunk logs of the answers just recovered, and of every answer that ended longer than the lease ago: a
+ * log is deleted shortly after its answer ends by the process that wrote it, and this is the clean-up that does not
+ * depend on that process being alive. Single-tenant statements, so each routes to one shard group on Citus.
+ */
+async function deleteEndedChunkLogs(context: StoreContext, tx: TenantTransaction, recovered: string[]): Promise<void> {
+  const { agentStreamChunk, agentMessage } = context.tables;
+  const logged = await tx
+    .selectDistinct({ messageId: agentStreamChunk.messageId })
+    .from(agentStreamChunk)
+    .where(eq(agentStreamChunk.tenantId, context.tenantId));
+  if (logged.length === 0) return;
+  const ended = await tx
+    .select({ id: agentMessage.id })
+    .from(agentMessage)
+    .where(
+      and(
+        eq(agentMessage.tenantId, context.tenantId),
+        inArray(
+          agentMessage.id,
+          logged.map((row) => row.messageId),
+        ),
+        notInArray(agentMessage.status, ['pending', 'streaming']),
+        // By the database's clock, which wrote `completed_at`.
+        lt(agentMessage.completedAt, sql`now() - make_interval(secs => ${context.leaseMs / 1000})`),
+      ),
+    );
+  const stale = [...new Set([...recovered, ...ended.map((row) => row.id)])];
+  if (stale.length === 0) return;
+  await tx
+    .delete(agentStreamChunk)
+    .where(and(eq(agentStreamChunk.tenantId, context.tenantId), inArray(agentStreamChunk.messageId, stale)));
 }
 
 /**

@@ -13,7 +13,8 @@ import type {
 export interface StreamChunkOperations {
   /**
    * Appends one batch to an assistant message's chunk log and notifies its readers (`pg_notify` on
-   * `agent_history_stream`, at commit; the payload is a hash, naming no tenant). Idempotent by batch number.
+   * `agent_history_stream`, at commit; the payload is a hash, naming no tenant). Idempotent by batch number. A batch
+   * of a redacted message is dropped (its log stays empty).
    *
    * @throws {NotFoundError} The thread or the assistant message is missing or another tenant's.
    * @throws {InvalidArgumentError} `batch` is not an integer ≥ 0, `chunks` not an array or `final` not a boolean.

@@ -1,9 +1,8 @@
-import { and, asc, eq, gte, inArray, lt, notInArray, sql } from 'drizzle-orm';
+import { and, asc, eq, gte, inArray, lt, notInArray } from 'drizzle-orm';
 import { assertInteger, assertThreadId } from '../errors/assert-input.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { MessageStatus } from '../model/stored-rows.js';
-import { rowsOf } from '../tenant/database.js';
 import type { TenantTransaction } from '../tenant/with-tenant.js';
 import { ofThread } from './of-thread.js';
 import { inTenant, type StoreContext } from './store-context.js';
@@ -57,7 +56,8 @@ const ACTIVE: MessageStatus[] = ['pending', 'streaming'];
 
 /**
  * Appends one batch of an assistant message's stream to its chunk log and notifies the readers (`pg_notify`, sent
- * at commit). Idempotent: a retried batch is kept as first written.
+ * at commit). Idempotent: a retried batch is kept as first written. A batch of a redacted message is dropped: its
+ * log was deleted by the redaction and stays empty.
  */
 export async function appendStreamChunks(
   context: StoreContext,
@@ -75,16 +75,34 @@ export async function appendStreamChunks(
   const text = JSON.stringify(chunks);
   const { agentStreamChunk, agentMessage } = context.tables;
   await inTenant(context, async (tx) => {
-    const inserted = rowsOf<{ id: string }>(
-      await tx.execute(sql`
-        insert into ${agentStreamChunk} (tenant_id, thread_id, user_id, message_id, batch, chunks, final)
-        select ${agentMessage.tenantId}, ${agentMessage.threadId}, ${agentMessage.userId}, ${agentMessage.id}, ${batch}, ${text}, ${final}
-        from ${agentMessage}
-        where ${and(ofThread(context, agentMessage, thread), eq(agentMessage.messageId, id), eq(agentMessage.role, 'assistant'))}
-        on conflict do nothing
-        returning message_id as id`),
-    );
-    if (inserted.length === 0) await rowIdOf(context, tx, thread, id); // a retry, or NotFoundError
+    // Locked for share: a redaction (which locks the message for update and deletes its log) either finishes first,
+    // and this batch sees the message redacted, or waits for this batch and deletes it with the rest of the log.
+    const [message] = await tx
+      .select({ id: agentMessage.id, userId: agentMessage.userId, contextState: agentMessage.contextState })
+      .from(agentMessage)
+      .where(
+        and(
+          ofThread(context, agentMessage, thread),
+          eq(agentMessage.messageId, id),
+          eq(agentMessage.role, 'assistant'),
+        ),
+      )
+      .for('share');
+    if (!message) throw new NotFoundError({ entity: 'message', id });
+    // A redacted answer keeps no log: the rest of its stream is dropped, as the redaction dropped the batches before.
+    if (message.contextState === 'redacted') return;
+    await tx
+      .insert(agentStreamChunk)
+      .values({
+        tenantId: context.tenantId,
+        threadId: thread,
+        userId: message.userId,
+        messageId: message.id,
+        batch,
+        chunks: text,
+        final,
+      })
+      .onConflictDoNothing();
     await notifyStreamChunks(tx, context.tenantId, thread, id);
   });
 }

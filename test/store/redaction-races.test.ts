@@ -120,6 +120,38 @@ describe('redaction races on postgres', () => {
     },
   );
 
+  it('should make a chunk batch that starts during a redaction of its answer wait for it, then drop the batch', async () => {
+    const secret = `Race${randomUUID().slice(0, 8)}Chunk`;
+    const { store, parent } = await threadWithSecret(secret);
+    await store.beginAssistantMessage(parent.id, { messageId: 'a-1' });
+    await store.checkpointMessage(parent.id, 'a-1', { parts: [text(secret)] });
+    const redaction = holdInTransaction(store.tenantId, (inner) =>
+      inner.redactMessage(parent.id, 'a-1', { actor: 'dpo', reason: 'leaked' }),
+    );
+    await redaction.ready;
+
+    const batch = store.appendStreamChunks(parent.id, 'a-1', {
+      batch: 0,
+      chunks: [{ type: 'text-delta', id: 't', delta: secret }],
+    });
+    const first = await waitsOrFinishes(batch);
+    redaction.release();
+    await redaction.done;
+    await batch;
+
+    expect(first).toBe('waiting');
+    // The user's own message m-1 still holds it (its parts and search vector): only the answer was redacted.
+    const residues = await scanForResidue(database.admin, secret);
+    expect(residues.length).toBeGreaterThan(0);
+    expect(residues.filter((residue) => residue.table !== 'agent_message')).toEqual([]);
+    const [answer] = await database.admin.query<{ parts: string }>(
+      `select parts::text as parts from agent_message where tenant_id = $1 and message_id = 'a-1'`,
+      [store.tenantId],
+    );
+    expect(answer!.parts).not.toContain(secret);
+    expect((await store.readStreamChunks(parent.id, 'a-1')).batches).toEqual([]);
+  });
+
   it('should refuse a summary whose covered message is being redacted when it is written', async () => {
     const secret = `Race${randomUUID().slice(0, 8)}Summary`;
     const { store, parent } = await threadWithSecret(secret);
