@@ -177,7 +177,8 @@ function tenantHistory(context: StoreContext): TenantHistory {
     createThread: async (options) => createThread(context, options),
     getThread: async (threadId) => getThread(context, threadId),
     listThreads: async (options) => listThreads(context, options),
-    renameThread: async (threadId, options) => updateThread(context, threadId, { title: options?.title }),
+    renameThread: async (threadId, options) =>
+      updateThread(context, threadId, { title: options?.title, derivedFrom: options?.derivedFrom }),
     updateThreadMetadata: async (threadId, options) => updateThread(context, threadId, { metadata: options?.metadata }),
     softDeleteThread: async (threadId, options) => softDeleteThread(context, threadId, options),
     deleteThread: async (threadId, options) => deleteThread(context, threadId, options),

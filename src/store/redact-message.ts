@@ -15,6 +15,7 @@ import { lockForkFamily } from './fork-family.js';
 import { replaceSpans } from './replace-spans.js';
 import { scrubThreadSpans } from './scrub-thread-spans.js';
 import { ofThread } from './of-thread.js';
+import { clearTitlesFrom } from './generated-title.js';
 
 /** The options of `redactMessage`. */
 export interface RedactMessageOptions {
@@ -36,7 +37,7 @@ export interface RedactMessageOptions {
  * Redacts a message: the text in its parts and metadata is replaced (whole message, or the given spans), its
  * context state becomes `redacted`, `content_version` goes up by one, an audit event records who and why
  * (never what), every summary covering it is marked stale with its content wiped, and every snapshot covering
- * it is marked stale. The same is done to its copies: the original and every copy a fork made of it (through any
+ * it is marked stale, and a title generated from it is cleared. The same is done to its copies: the original and every copy a fork made of it (through any
  * chain of forks, whatever threads were deleted since), and only those. Afterwards the secret is in no table (the
  * search vector is regenerated from the new parts).
  */
@@ -112,6 +113,9 @@ export async function redactMessage(
       for (const familyThread of family)
         if (!withCopy.has(familyThread)) await scrubThreadSpans(context, tx, familyThread, spans, replacement);
     }
+    // A title generated from the message (by the chat route, or by `renameThread` with `derivedFrom`) quotes or
+    // paraphrases it: cleared in every thread of the family, whatever the mode.
+    await clearTitlesFrom(context, tx, family, String(messageId));
     return redactedOriginal!;
   });
 }

@@ -47,15 +47,17 @@ export interface ThreadOperations {
   listThreads(options?: ListThreadsOptions): Promise<ThreadPage>;
 
   /**
-   * Sets (or, with `null`, clears) a live thread's title.
+   * Sets (or, with `null`, clears) a live thread's title. With `derivedFrom` (a generated title), a redaction of one
+   * of those messages clears it in the thread and its forks.
    *
    * @throws {NotFoundError} The thread is missing, another tenant's or soft-deleted.
-   * @throws {InvalidArgumentError} `title` is not a string of at most 1000 characters without NUL or lone surrogates.
+   * @throws {InvalidArgumentError} `title` is not a string of at most 1000 characters without NUL or lone surrogates,
+   * or `derivedFrom` is not 1 to 10 message ids.
    */
   renameThread(threadId: string, options: RenameThreadOptions): Promise<StoredThread>;
 
   /**
-   * Replaces a live thread's metadata.
+   * Replaces a live thread's metadata, keeping the store's own `agentHistory` key.
    *
    * @throws {NotFoundError} The thread is missing, another tenant's or soft-deleted.
    * @throws {InvalidMessageError} `metadata` is not a JSON object.

@@ -1,4 +1,5 @@
-import { and, desc, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, desc, eq, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import { assertDerivedFrom, renamedMetadata, replacedMetadata } from './generated-title.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { StoredMetadata } from '../schema/define-agent-tables.js';
@@ -34,11 +35,16 @@ export interface CreateThreadOptions {
 export interface RenameThreadOptions {
   /** The new title (at most 1000 characters); `null` clears it. */
   title: string | null;
+  /**
+   * The ids of the messages a generated title was written from. A redaction of any of them clears the title in the
+   * thread and in every fork that copied it. @default none: a title someone chose, kept by redactions
+   */
+  derivedFrom?: string[];
 }
 
 /** The options of `updateThreadMetadata`. */
 export interface UpdateThreadMetadataOptions {
-  /** The new metadata: a JSON object that replaces the old one whole (no merge). */
+  /** The new metadata: a JSON object that replaces the old one whole (no merge), but for the store's `agentHistory` key. */
   metadata: StoredMetadata;
 }
 
@@ -172,15 +178,17 @@ export function listThreads(context: StoreContext, options: ListThreadsOptions =
 export function updateThread(
   context: StoreContext,
   threadId: string,
-  changes: { title?: string | null; metadata?: StoredMetadata },
+  changes: { title?: string | null; derivedFrom?: string[]; metadata?: StoredMetadata },
 ): Promise<StoredThread> {
   const id = assertThreadId(threadId);
-  const set: { title?: string | null; metadata?: StoredMetadata; updatedAt: ReturnType<typeof sql> } = {
-    updatedAt: sql`now()`,
-  };
-  if (changes.title !== undefined) set.title = assertOptionalText('title', changes.title, 1000);
-  if (changes.metadata !== undefined) set.metadata = validateMetadata(changes.metadata);
   const { agentThread } = context.tables;
+  const set: { title?: string | null; metadata?: SQL; updatedAt: SQL } = { updatedAt: sql`now()` };
+  if (changes.title !== undefined) {
+    set.title = assertOptionalText('title', changes.title, 1000);
+    set.metadata = renamedMetadata(agentThread.metadata, assertDerivedFrom(changes.derivedFrom));
+  }
+  if (changes.metadata !== undefined)
+    set.metadata = replacedMetadata(agentThread.metadata, validateMetadata(changes.metadata));
   return inTenant(context, async (tx) => {
     const [row] = await tx
       .update(agentThread)

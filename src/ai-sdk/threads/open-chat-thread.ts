@@ -45,7 +45,7 @@ export async function openChatThread<UI_MESSAGE extends UIMessage>(
         const answer = await done;
         if (answer.status !== 'completed') return null;
         const input = { userText: messageText(userMessage), answerText: messageText(answer.message) };
-        return await titleThread(history, threadId, generateTitle, input);
+        return await titleThread(history, threadId, generateTitle, input, [userMessage.id, answer.message.id]);
       } catch (error) {
         onPersistError(error);
         return null;

@@ -1,0 +1,66 @@
+import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import type { StoredMetadata } from '../schema/define-agent-tables.js';
+import type { TenantTransaction } from '../tenant/with-tenant.js';
+import type { StoreContext } from './store-context.js';
+
+// A generated title records the messages it was written from in the thread's metadata, under the store's own key
+// (`metadata.agentHistory.titleFrom`, client message ids), so that a redaction of one of them can clear the title
+// wherever it was copied: the thread and every fork of it.
+
+/** `derivedFrom` checked: one to ten message ids of 1 to 200 characters. */
+export function assertDerivedFrom(derivedFrom: unknown): string[] | undefined {
+  if (derivedFrom === undefined) return undefined;
+  if (
+    !Array.isArray(derivedFrom) ||
+    derivedFrom.length === 0 ||
+    derivedFrom.length > 10 ||
+    derivedFrom.some((id) => typeof id !== 'string' || id.length === 0 || id.length > 200 || id.includes('\u0000'))
+  )
+    throw new InvalidArgumentError({
+      argument: 'derivedFrom',
+      value: derivedFrom,
+      message: 'expected 1 to 10 message ids of 1 to 200 characters.',
+    });
+  return derivedFrom as string[];
+}
+
+/** The metadata without the title's sources, and without the store's key once that leaves it empty. */
+function withoutTitleFrom(metadata: AnyPgColumn): SQL {
+  const removed = sql`(${metadata} #- '{agentHistory,titleFrom}')`;
+  return sql`case when ${removed}->'agentHistory' = '{}'::jsonb then ${removed} - 'agentHistory' else ${removed} end`;
+}
+
+/** The metadata after a rename: the title's sources recorded, or, for a title someone chose, forgotten. */
+export function renamedMetadata(metadata: AnyPgColumn, derivedFrom: string[] | undefined): SQL {
+  if (derivedFrom === undefined) return withoutTitleFrom(metadata);
+  const withKey = sql`case when jsonb_typeof(${metadata}->'agentHistory') = 'object' then ${metadata} else ${metadata} || '{"agentHistory":{}}'::jsonb end`;
+  return sql`jsonb_set(${withKey}, '{agentHistory,titleFrom}', ${JSON.stringify(derivedFrom)}::jsonb)`;
+}
+
+/** The metadata an application writes, with the store's own `agentHistory` key of the stored row kept. */
+export function replacedMetadata(metadata: AnyPgColumn, replacement: StoredMetadata): SQL {
+  return sql`${JSON.stringify(replacement)}::jsonb || jsonb_strip_nulls(jsonb_build_object('agentHistory', ${metadata}->'agentHistory'))`;
+}
+
+/** Clears the title of every thread of `threadIds` that was generated from message `messageId`. */
+export async function clearTitlesFrom(
+  context: StoreContext,
+  tx: TenantTransaction,
+  threadIds: string[],
+  messageId: string,
+): Promise<void> {
+  const { agentThread } = context.tables;
+  if (threadIds.length === 0) return;
+  await tx
+    .update(agentThread)
+    .set({ title: null, metadata: withoutTitleFrom(agentThread.metadata), updatedAt: sql`now()` })
+    .where(
+      and(
+        eq(agentThread.tenantId, context.tenantId),
+        inArray(agentThread.id, threadIds),
+        sql`${agentThread.metadata}->'agentHistory'->'titleFrom' @> ${JSON.stringify([messageId])}::jsonb`,
+      ),
+    );
+}
