@@ -11,6 +11,7 @@ import { requireThread } from './require-thread.js';
 import { threadColumns, toStoredThread } from './row-mapping.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { scopedUserId } from './threads.js';
+import { withoutTitleSources } from './generated-title.js';
 
 /** The options of `forkThread`. */
 export interface ForkThreadOptions {
@@ -60,7 +61,8 @@ export function forkThread(
         id: newId,
         userId: forkUserId,
         title: title === undefined ? source.title : assertOptionalText('options.title', title, 1000),
-        metadata: source.metadata,
+        // A title of the fork's own is no longer the generated one: its sources are not copied.
+        metadata: title === undefined ? source.metadata : withoutTitleSources(source.metadata),
         nextSequence: atSequence,
         parentThreadId: source.id,
         forkedAtSequence: atSequence,

@@ -26,10 +26,13 @@ export function assertDerivedFrom(derivedFrom: unknown): string[] | undefined {
   return derivedFrom as string[];
 }
 
-/** The metadata without the title's sources, and without the store's key once that leaves it empty. */
-function withoutTitleFrom(metadata: AnyPgColumn): SQL {
-  const removed = sql`(${metadata} #- '{agentHistory,titleFrom}')`;
-  return sql`case when ${removed}->'agentHistory' = '{}'::jsonb then ${removed} - 'agentHistory' else ${removed} end`;
+/**
+ * The metadata without the title's sources, and without the store's key once that leaves it empty. Metadata whose
+ * `agentHistory` is not an object holding `titleFrom` is left as it is (`#-` would fail on an array there).
+ */
+export function withoutTitleFrom(metadata: AnyPgColumn | SQL): SQL {
+  const own = sql`(${metadata}->'agentHistory')`;
+  return sql`case when jsonb_typeof(${own}) = 'object' and jsonb_exists(${own}, 'titleFrom') then (case when ${own} - 'titleFrom' = '{}'::jsonb then ${metadata} - 'agentHistory' else jsonb_set(${metadata}, '{agentHistory}', ${own} - 'titleFrom') end) else ${metadata} end`;
 }
 
 /** The metadata after a rename: the title's sources recorded, or, for a title someone chose, forgotten. */
@@ -37,6 +40,15 @@ export function renamedMetadata(metadata: AnyPgColumn, derivedFrom: string[] | u
   if (derivedFrom === undefined) return withoutTitleFrom(metadata);
   const withKey = sql`case when jsonb_typeof(${metadata}->'agentHistory') = 'object' then ${metadata} else ${metadata} || '{"agentHistory":{}}'::jsonb end`;
   return sql`jsonb_set(${withKey}, '{agentHistory,titleFrom}', ${JSON.stringify(derivedFrom)}::jsonb)`;
+}
+
+/** `metadata` without the title's sources (for a copy that gets a title of its own), as the SQL above does it. */
+export function withoutTitleSources(metadata: StoredMetadata): StoredMetadata {
+  const own = metadata.agentHistory;
+  if (typeof own !== 'object' || own === null || Array.isArray(own) || !('titleFrom' in own)) return metadata;
+  const { titleFrom: _titleFrom, ...rest } = own as Record<string, unknown>;
+  const { agentHistory: _own, ...others } = metadata;
+  return Object.keys(rest).length === 0 ? others : { ...others, agentHistory: rest };
 }
 
 /** The metadata an application writes, with the store's own `agentHistory` key of the stored row kept. */

@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import fc from 'fast-check';
 import { streamText } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { offlineThreadTitle, streamChatTurn } from '../../src/ai-sdk/index.js';
 import { createAgentHistory, InvalidArgumentError } from '../../src/index.js';
+import { withoutTitleFrom, withoutTitleSources } from '../../src/store/generated-title.js';
+import { rowsOf } from '../../src/tenant/database.js';
 import { scanForResidue } from '../reliability/support/database-inspection.js';
 import { schemas, scriptedModel, textStep, type ChatMessage } from '../ai-sdk/fixtures.js';
 import { text } from '../support/fixtures.js';
@@ -30,6 +34,9 @@ describe.each(BACKENDS)('a title generated from a message on %s', (backend) => {
       const { store, thread } = await titledThread(secret);
       const fork = await store.forkThread(thread.id, { atSequence: 2 });
       const early = await store.forkThread(thread.id, { atSequence: 1 });
+      // A fork given a title of its own does not carry the generated title's sources, so it keeps its title.
+      const named = await store.forkThread(thread.id, { atSequence: 2, title: 'My fork' });
+      expect(named.metadata).toEqual({ app: 'kept' });
       expect((await store.getThread(fork.id)).title).toBe(`Card ${secret}`);
 
       await store.redactMessage(thread.id, 'u1', {
@@ -38,6 +45,7 @@ describe.each(BACKENDS)('a title generated from a message on %s', (backend) => {
         reason: 'leaked',
       });
 
+      expect((await store.getThread(named.id)).title).toBe('My fork');
       for (const id of [thread.id, fork.id, early.id]) {
         const after = await store.getThread(id);
         expect(after.title).toBeNull();
@@ -63,6 +71,17 @@ describe.each(BACKENDS)('a title generated from a message on %s', (backend) => {
     });
     await generated.store.redactMessage(generated.thread.id, 'a1', { actor: 'dpo', reason: 'leaked' });
     expect((await generated.store.getThread(generated.thread.id)).title).toBeNull();
+  });
+
+  it('should rename and redact a thread whose own metadata holds agentHistory as an array', async () => {
+    const store = newStore();
+    const thread = await store.createThread({ metadata: { agentHistory: [1] } });
+    await store.appendMessage(thread.id, { id: 'u1', role: 'user', parts: [text('hello')] });
+    expect((await store.renameThread(thread.id, { title: 'Chosen' })).metadata).toEqual({ agentHistory: [1] });
+    await store.redactMessage(thread.id, 'u1', { actor: 'dpo', reason: 'test' });
+    expect((await store.getThread(thread.id)).title).toBe('Chosen');
+    const generated = await store.renameThread(thread.id, { title: 'Hello', derivedFrom: ['u1'] });
+    expect(generated.metadata).toEqual({ agentHistory: { titleFrom: ['u1'] } });
   });
 
   it.each([[[]], [['']], [['x'.repeat(201)]], [Array.from({ length: 11 }, (_, index) => `m${index}`)], ['u1'], [[1]]])(
@@ -96,5 +115,29 @@ describe.each(BACKENDS)('a title generated from a message on %s', (backend) => {
 
     expect((await store.getThread(thread.id)).title).toBeNull();
     expect(await scanForResidue(database.admin, secret)).toEqual([]);
+  });
+});
+
+describe.each(BACKENDS)("the two removals of a title's sources on %s", (backend) => {
+  const database = useTestDatabase(backend);
+
+  it('should agree: SQL on a stored row and the copy a fork makes (property)', async () => {
+    const own = fc.dictionary(fc.constantFrom('titleFrom', 'other', 'x'), fc.jsonValue({ maxDepth: 1 }), {
+      maxKeys: 3,
+    });
+    const metadata = fc.record(
+      { app: fc.jsonValue({ maxDepth: 1 }), agentHistory: fc.oneof(own, fc.jsonValue({ maxDepth: 1 })) },
+      { requiredKeys: [] },
+    );
+    await fc.assert(
+      fc.asyncProperty(metadata, async (value) => {
+        const [row] = rowsOf<{ result: unknown }>(
+          await database.db.execute(sql`select ${withoutTitleFrom(sql`${JSON.stringify(value)}::jsonb`)} as result`),
+        );
+        // Compared as JSON text, as both are stored (jsonb writes -0 as 0).
+        expect(row!.result).toEqual(JSON.parse(JSON.stringify(withoutTitleSources(value))));
+      }),
+      { numRuns: 200 },
+    );
   });
 });
