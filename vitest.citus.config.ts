@@ -32,6 +32,8 @@ export default defineConfig({
       'test/store/content-version.test.ts',
       'test/store/redaction-across-forks.test.ts',
       'test/store/retention.test.ts',
+      'test/store/generated-title-redaction.test.ts',
+      'test/store/stream-chunk-log-cleanup.test.ts',
       'test/reliability/append-concurrency.test.ts',
       'test/reliability/redaction-residue.test.ts',
       'test/reliability/deletion-retention.test.ts',

@@ -51,9 +51,13 @@ export function withoutTitleSources(metadata: StoredMetadata): StoredMetadata {
   return Object.keys(rest).length === 0 ? others : { ...others, agentHistory: rest };
 }
 
-/** The metadata an application writes, with the store's own `agentHistory` key of the stored row kept. */
+/**
+ * The metadata an application writes, with the store's own `agentHistory` key of the stored row kept. Built from
+ * immutable functions only: Citus refuses a stable one (`jsonb_build_object`) over a column in an UPDATE.
+ */
 export function replacedMetadata(metadata: AnyPgColumn, replacement: StoredMetadata): SQL {
-  return sql`${JSON.stringify(replacement)}::jsonb || jsonb_strip_nulls(jsonb_build_object('agentHistory', ${metadata}->'agentHistory'))`;
+  const written = sql`${JSON.stringify(replacement)}::jsonb`;
+  return sql`case when ${metadata}->'agentHistory' is null then ${written} else jsonb_set(${written}, '{agentHistory}', ${metadata}->'agentHistory') end`;
 }
 
 /** Clears the title of every thread of `threadIds` that was generated from message `messageId`. */

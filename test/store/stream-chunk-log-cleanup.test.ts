@@ -24,7 +24,8 @@ describe.each(BACKENDS)('the chunk log of an answer on %s', (backend) => {
   const logRows = async (tenantId: string) =>
     (
       await database.admin.query<{ message_id: string; batch: number }>(
-        `select m.message_id, c.batch from agent_stream_chunk c join agent_message m on m.id = c.message_id
+        `select m.message_id, c.batch from agent_stream_chunk c
+         join agent_message m on m.tenant_id = c.tenant_id and m.id = c.message_id
          where c.tenant_id = $1 order by m.message_id, c.batch`,
         [tenantId],
       )
