@@ -9,14 +9,17 @@ import type { StoreContext } from './store-context.js';
 // (`metadata.agentHistory.titleFrom`, client message ids), so that a redaction of one of them can clear the title
 // wherever it was copied: the thread and every fork of it.
 
-/** `derivedFrom` checked: one to ten message ids of 1 to 200 characters. */
+/** `derivedFrom` checked: one to ten message ids of 1 to 200 characters, without NUL or lone surrogates. */
 export function assertDerivedFrom(derivedFrom: unknown): string[] | undefined {
   if (derivedFrom === undefined) return undefined;
   if (
     !Array.isArray(derivedFrom) ||
     derivedFrom.length === 0 ||
     derivedFrom.length > 10 ||
-    derivedFrom.some((id) => typeof id !== 'string' || id.length === 0 || id.length > 200 || id.includes('\u0000'))
+    derivedFrom.some(
+      (id) =>
+        typeof id !== 'string' || id.length === 0 || id.length > 200 || id.includes('\u0000') || !id.isWellFormed(),
+    )
   )
     throw new InvalidArgumentError({
       argument: 'derivedFrom',

@@ -84,17 +84,23 @@ describe.each(BACKENDS)('a title generated from a message on %s', (backend) => {
     expect(generated.metadata).toEqual({ agentHistory: { titleFrom: ['u1'] } });
   });
 
-  it.each([[[]], [['']], [['x'.repeat(201)]], [Array.from({ length: 11 }, (_, index) => `m${index}`)], ['u1'], [[1]]])(
-    'should refuse derivedFrom %j with InvalidArgumentError and write nothing',
-    async (derivedFrom) => {
-      const store = newStore();
-      const thread = await store.createThread({ title: 'before' });
-      await expect(
-        store.renameThread(thread.id, { title: 'after', derivedFrom: derivedFrom as string[] }),
-      ).rejects.toThrow(InvalidArgumentError);
-      expect((await store.getThread(thread.id)).title).toBe('before');
-    },
-  );
+  it.each([
+    [[]],
+    [['']],
+    [['x'.repeat(201)]],
+    [Array.from({ length: 11 }, (_, index) => `m${index}`)],
+    ['u1'],
+    [[1]],
+    [['a\u0000b']],
+    [['\ud800']],
+  ])('should refuse derivedFrom %j with InvalidArgumentError and write nothing', async (derivedFrom) => {
+    const store = newStore();
+    const thread = await store.createThread({ title: 'before' });
+    await expect(
+      store.renameThread(thread.id, { title: 'after', derivedFrom: derivedFrom as string[] }),
+    ).rejects.toThrow(InvalidArgumentError);
+    expect((await store.getThread(thread.id)).title).toBe('before');
+  });
 
   it('should be cleared when the chat route titled the thread from the first message, and that message is redacted', async () => {
     const secret = `Route${randomUUID().slice(0, 8)}Secret`;
