@@ -63,6 +63,39 @@ export function replacedMetadata(metadata: AnyPgColumn, replacement: StoredMetad
   return sql`case when ${metadata}->'agentHistory' is null then ${written} else jsonb_set(${written}, '{agentHistory}', ${metadata}->'agentHistory') end`;
 }
 
+/**
+ * Refuses a title generated from a message that is redacted by now: a title is written after its sources were read,
+ * and a redaction in between would otherwise find no title to clear and leave one quoting the secret. The sources
+ * are locked for share, so a redaction running meanwhile either finishes first (and this refuses) or waits for the
+ * title (and clears it).
+ */
+export async function refuseRedactedSources(
+  context: StoreContext,
+  tx: TenantTransaction,
+  threadId: string,
+  derivedFrom: string[],
+): Promise<void> {
+  const { agentMessage } = context.tables;
+  const sources = await tx
+    .select({ messageId: agentMessage.messageId, contextState: agentMessage.contextState })
+    .from(agentMessage)
+    .where(
+      and(
+        eq(agentMessage.tenantId, context.tenantId),
+        eq(agentMessage.threadId, threadId),
+        inArray(agentMessage.messageId, derivedFrom),
+      ),
+    )
+    .for('share');
+  const redacted = sources.filter((source) => source.contextState === 'redacted').map((source) => source.messageId);
+  if (redacted.length > 0)
+    throw new InvalidArgumentError({
+      argument: 'derivedFrom',
+      value: redacted,
+      message: 'the title was generated from a message that has been redacted since.',
+    });
+}
+
 /** Clears the title of every thread of `threadIds` that was generated from message `messageId`. */
 export async function clearTitlesFrom(
   context: StoreContext,

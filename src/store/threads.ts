@@ -1,5 +1,5 @@
 import { and, desc, eq, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
-import { assertDerivedFrom, renamedMetadata, replacedMetadata } from './generated-title.js';
+import { assertDerivedFrom, refuseRedactedSources, renamedMetadata, replacedMetadata } from './generated-title.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { StoredMetadata } from '../schema/define-agent-tables.js';
@@ -182,14 +182,16 @@ export function updateThread(
 ): Promise<StoredThread> {
   const id = assertThreadId(threadId);
   const { agentThread } = context.tables;
+  const derivedFrom = changes.title === undefined ? undefined : assertDerivedFrom(changes.derivedFrom);
   const set: { title?: string | null; metadata?: SQL; updatedAt: SQL } = { updatedAt: sql`now()` };
   if (changes.title !== undefined) {
     set.title = assertOptionalText('title', changes.title, 1000);
-    set.metadata = renamedMetadata(agentThread.metadata, assertDerivedFrom(changes.derivedFrom));
+    set.metadata = renamedMetadata(agentThread.metadata, derivedFrom);
   }
   if (changes.metadata !== undefined)
     set.metadata = replacedMetadata(agentThread.metadata, validateMetadata(changes.metadata));
   return inTenant(context, async (tx) => {
+    if (derivedFrom !== undefined) await refuseRedactedSources(context, tx, id, derivedFrom);
     const [row] = await tx
       .update(agentThread)
       .set(set)

@@ -73,6 +73,20 @@ describe.each(BACKENDS)('a title generated from a message on %s', (backend) => {
     expect((await generated.store.getThread(generated.thread.id)).title).toBeNull();
   });
 
+  it('should refuse a title generated from a message redacted since its text was read, and keep the old title', async () => {
+    const secret = `Title${randomUUID().slice(0, 8)}Late`;
+    const store = newStore();
+    const thread = await store.createThread({ title: 'before' });
+    await store.appendMessage(thread.id, { id: 'u1', role: 'user', parts: [text(`my card is ${secret}`)] });
+    // The title's writer read u1, then the redaction committed, then the title arrives.
+    await store.redactMessage(thread.id, 'u1', { actor: 'dpo', reason: 'leaked' });
+    await expect(store.renameThread(thread.id, { title: `Card ${secret}`, derivedFrom: ['u1'] })).rejects.toThrow(
+      InvalidArgumentError,
+    );
+    expect((await store.getThread(thread.id)).title).toBe('before');
+    expect(await scanForResidue(database.admin, secret)).toEqual([]);
+  });
+
   it('should rename and redact a thread whose own metadata holds agentHistory as an array', async () => {
     const store = newStore();
     const thread = await store.createThread({ metadata: { agentHistory: [1] } });
@@ -80,8 +94,8 @@ describe.each(BACKENDS)('a title generated from a message on %s', (backend) => {
     expect((await store.renameThread(thread.id, { title: 'Chosen' })).metadata).toEqual({ agentHistory: [1] });
     await store.redactMessage(thread.id, 'u1', { actor: 'dpo', reason: 'test' });
     expect((await store.getThread(thread.id)).title).toBe('Chosen');
-    const generated = await store.renameThread(thread.id, { title: 'Hello', derivedFrom: ['u1'] });
-    expect(generated.metadata).toEqual({ agentHistory: { titleFrom: ['u1'] } });
+    const generated = await store.renameThread(thread.id, { title: 'Hello', derivedFrom: ['u2'] });
+    expect(generated.metadata).toEqual({ agentHistory: { titleFrom: ['u2'] } });
   });
 
   it.each([

@@ -152,6 +152,25 @@ describe('redaction races on postgres', () => {
     expect((await store.readStreamChunks(parent.id, 'a-1')).batches).toEqual([]);
   });
 
+  it('should make a generated title that starts during a redaction of its source wait for it, then refuse it', async () => {
+    const secret = `Race${randomUUID().slice(0, 8)}Title`;
+    const { store, parent } = await threadWithSecret(secret);
+    const redaction = holdInTransaction(store.tenantId, (inner) =>
+      inner.redactMessage(parent.id, 'm-1', { actor: 'dpo', reason: 'leaked' }),
+    );
+    await redaction.ready;
+
+    const rename = store.renameThread(parent.id, { title: `Key ${secret}`, derivedFrom: ['m-1', 'm-2'] });
+    const first = await waitsOrFinishes(rename);
+    redaction.release();
+    await redaction.done;
+
+    expect(first).toBe('waiting');
+    await expect(rename).rejects.toMatchObject({ code: 'argument-invalid' });
+    expect((await store.getThread(parent.id)).title).toBe('keys');
+    expect(await scanForResidue(database.admin, secret)).toEqual([]);
+  });
+
   it('should refuse a summary whose covered message is being redacted when it is written', async () => {
     const secret = `Race${randomUUID().slice(0, 8)}Summary`;
     const { store, parent } = await threadWithSecret(secret);
