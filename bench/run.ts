@@ -30,6 +30,7 @@ import {
 } from './workloads/w3-agent-history.js';
 import { closeW3, measureW3, prepareW3, type W3State } from './workloads/w3-load.js';
 import { runTokenClasses } from './workloads/w6-token-classes.js';
+import { loadO200kTokenCounter } from '../src/tokens/token-counter.js';
 import {
   embeddedAgentHistoryPeer,
   embeddedBarePeer,
@@ -283,7 +284,7 @@ async function main() {
       }
       if (config.workloads.includes('w5')) run.w5 = await runEmbedded(embedded, index);
       if (config.workloads.includes('w6')) {
-        run.w6 = runTokenClasses({ ...config.w6, seed: index });
+        run.w6 = runTokenClasses({ ...config.w6, seed: index, counter: await loadO200kTokenCounter() });
         log(`  w6 ${JSON.stringify(run.w6).slice(0, 200)}`);
       }
       if (config.workloads.includes('w7')) {

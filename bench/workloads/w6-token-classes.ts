@@ -1,9 +1,10 @@
-// W6: the token counter on 1 MB of one Unicode class at a time (issue: one message of family emoji blocked the
-// event loop for minutes). Counting is synchronous, so each timing is also the longest event-loop block the text
-// causes. Side by side: the bare tokenizer without the long-run guard, on a smaller slice of the same text
-// (at 1 MB it runs for minutes on the pathological classes).
+// W6: the default token counter on 1 MB of one Unicode class at a time (one message of family emoji once blocked
+// the event loop for minutes). `count` is synchronous: each timing is what the text costs the thread (the store
+// counts through `countAsync`, which yields every few milliseconds; `npm run bench:tokens` measures that). Side by
+// side: the bare tokenizer without the long-run guard, on a smaller slice of the same text (at 1 MB it runs for
+// minutes on the pathological classes).
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { guardLongRuns } from '../../src/tokens/guard-long-runs.js';
+import type { TokenCounter } from '../../src/tokens/token-counter.js';
 
 /** One megabyte (UTF-16 units) of each class: the classes the o200k pre-tokeniser treats differently. */
 export const TOKEN_CLASS_SAMPLES: Record<string, string> = {
@@ -60,10 +61,20 @@ export interface TokenClassTiming {
 }
 
 /** Times the guarded counter on `bytes` of each class and the bare tokenizer on `bareChars` of it. */
-export function runTokenClasses({ chars = 1_000_000, bareChars = 16_000, seed = 0 } = {}): TokenClassTiming[] {
+export function runTokenClasses({
+  counter,
+  chars = 1_000_000,
+  bareChars = 16_000,
+  seed = 0,
+}: {
+  counter: TokenCounter;
+  chars?: number;
+  bareChars?: number;
+  seed?: number;
+}): TokenClassTiming[] {
   const options = { disallowedSpecial: new Set<string>() };
   const bare = (text: string) => countTokens(text, options);
-  const guarded = guardLongRuns(bare);
+  const guarded = (text: string) => counter.count(text);
   guarded('warm up the tokenizer '.repeat(100));
   const texts: Array<[string, string]> = [
     ...Object.entries(TOKEN_CLASS_SAMPLES).map(([sample, unit]): [string, string] => [

@@ -1,4 +1,5 @@
 import { countStoredPartTokens, storedTokenCountId } from '../tokens/count-stored-message-tokens.js';
+import { countWithoutBlocking } from '../tokens/count-without-blocking.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import type { ContextUIMessage } from '../model/context-ui-message.js';
 import type { StoredMessagePart } from '../schema/define-agent-tables.js';
@@ -21,7 +22,8 @@ export interface StoredTokenCount {
  * The token counts stored with a message at write time: exactly what the context engine would count for it (its
  * model messages' text, no factors), with the engine's counter id, so the engine sums stored counts instead of
  * re-tokenizing the thread on every step, and the count of each part, so that pruning a part subtracts it. The parts
- * are tokenized once: the message's count is their sum. An estimating counter's fractional total is stored rounded
+ * are tokenized once, through `countAsync` when the counter has it (a long message does not stall other requests):
+ * the message's count is their sum. An estimating counter's fractional total is stored rounded
  * up (the column holds integers) and its part counts as null (they would not sum to it); a count that is not a
  * finite number ≥ 0, or a counter id that is not short text, is an {@link InvalidArgumentError} naming it, before
  * anything is written.
@@ -31,7 +33,9 @@ export async function storedTokenCount(
   message: { id: string; role: 'system' | 'user' | 'assistant'; parts: StoredMessagePart[] },
 ): Promise<StoredTokenCount> {
   const tokenCounter = await context.tokenCounter;
-  const parts = countStoredPartTokens({ message: message as ContextUIMessage, tokenCounter });
+  const parts = await countWithoutBlocking(tokenCounter, (counter) =>
+    countStoredPartTokens({ message: message as ContextUIMessage, tokenCounter: counter }),
+  );
   let counted = 0;
   for (const part of parts) counted += part;
   const tokenCount = Math.ceil(counted);

@@ -16,26 +16,36 @@ const SLICE = 128;
  */
 export function guardLongRuns(countExact: (text: string) => number): (text: string) => number {
   return (text) => {
-    if (text.length < LONG_RUN || !mayHoldLongRun(text)) return countExact(text);
-    const runs = findLongRuns(text);
-    if (runs.length === 0) return countExact(text);
     let total = 0;
-    let cursor = 0;
-    for (const [start, end] of runs) {
-      if (start > cursor) total += countExact(text.slice(cursor, start));
-      let at = start;
-      while (at < end) {
-        let next = Math.min(at + SLICE, end);
-        // Never split a surrogate pair.
-        if (next < end && isHighSurrogate(text.charCodeAt(next - 1))) next += 1;
-        total += countExact(text.slice(at, next));
-        at = next;
-      }
-      cursor = end;
-    }
-    if (cursor < text.length) total += countExact(text.slice(cursor));
+    for (const segment of guardedSegments(text)) total += countExact(segment);
     return total;
   };
+}
+
+/**
+ * The texts {@link guardLongRuns} counts exactly, in order, for a text: the text itself when it holds no long run,
+ * else the stretches between long runs and each run's 128-character slices. They join to `text`.
+ */
+export function* guardedSegments(text: string): Generator<string> {
+  if (text.length === 0) return;
+  if (text.length < LONG_RUN || !mayHoldLongRun(text)) {
+    yield text;
+    return;
+  }
+  let cursor = 0;
+  for (const [start, end] of findLongRuns(text)) {
+    if (start > cursor) yield text.slice(cursor, start);
+    let at = start;
+    while (at < end) {
+      let next = Math.min(at + SLICE, end);
+      // Never split a surrogate pair.
+      if (next < end && isHighSurrogate(text.charCodeAt(next - 1))) next += 1;
+      yield text.slice(at, next);
+      at = next;
+    }
+    cursor = end;
+  }
+  if (cursor < text.length) yield text.slice(cursor);
 }
 
 // A BPE piece of the o200k pre-tokeniser is a run of letters and marks, a run of anything that is not a space,

@@ -1,4 +1,4 @@
-import { guardLongRuns } from './guard-long-runs.js';
+import { createPieceCounter } from './piece-counter.js';
 
 /**
  * Counts the tokens of a text. `id` names the tokenizer, so that counts stored with a message can be
@@ -12,6 +12,11 @@ export interface TokenCounter {
   readonly id: string;
   /** The number of tokens in `text`. Must be synchronous and deterministic. */
   count(text: string): number;
+  /**
+   * The same number as `count`, computed without holding the event loop for more than a few milliseconds at a time.
+   * The store counts what it writes through it when it is there, so one long message does not stall other requests.
+   */
+  countAsync?(text: string): Promise<number>;
   /**
    * A view of this counter whose cached counts are kept apart from every other scope's, so that one scope (a
    * tenant) cannot time whether another one counted a text. The store counts through `scoped(tenantId)`.
@@ -53,19 +58,26 @@ let o200kCounter: Promise<TokenCounter> | undefined;
  * The default counter: exact o200k (GPT-4o, GPT-4.1, GPT-5, o-series; the base count for every other model
  * family) from `gpt-tokenizer`, with special-token strings such as `<|endoftext|>` counted as text and the
  * {@link guardLongRuns} guard. The tokenizer (about 1 MB) is imported on the first call and shared by every
- * later call. Counts of long texts are cached (bounded), so a large tool result is tokenized once.
+ * later call; it keeps no state between counts (its merge cache is off, a piece repeated within one text is
+ * counted once), so counting is linear in the text whatever was counted before. `countAsync` gives the event loop a
+ * turn every few milliseconds. Counts of long texts are cached (bounded, per scope), so a large tool result is
+ * tokenized once.
  *
  * @example
  * const counter = await loadO200kTokenCounter();
  * counter.count('Hello, world'); // 4
  */
 export function loadO200kTokenCounter(): Promise<TokenCounter> {
-  o200kCounter ??= import('gpt-tokenizer/encoding/o200k_base').then(({ countTokens }) => {
+  o200kCounter ??= Promise.all([
+    import('gpt-tokenizer/GptEncoding'),
+    import('gpt-tokenizer/bpeRanks/o200k_base'),
+    import('gpt-tokenizer/encodingParams/constants'),
+  ]).then(([{ GptEncoding }, { default: ranks }, { O200K_TOKEN_SPLIT_REGEX }]) => {
+    const encoding = GptEncoding.getEncodingApi('o200k_base', () => ranks);
+    encoding.setMergeCacheSize(0);
     const options = { disallowedSpecial: new Set<string>() };
-    return createCachedTokenCounter(
-      o200kTokenCounterId,
-      guardLongRuns((text) => countTokens(text, options)),
-    );
+    const pieces = createPieceCounter(O200K_TOKEN_SPLIT_REGEX, (piece) => encoding.countTokens(piece, options));
+    return createCachedTokenCounter(o200kTokenCounterId, pieces.count, pieces.countAsync);
   });
   return o200kCounter;
 }
@@ -73,29 +85,54 @@ export function loadO200kTokenCounter(): Promise<TokenCounter> {
 /**
  * A counter over `count` whose counts of long texts are cached (bounded in entries and characters, oldest out
  * first), per scope: `scoped(scope)` looks up only what the same scope counted; the counter itself is scope `''`.
+ * `countAsync`, when given, must count as `count` does; the counter's own `countAsync` uses it for long texts.
  */
-export function createCachedTokenCounter(id: string, count: (text: string) => number): TokenCounter {
+export function createCachedTokenCounter(
+  id: string,
+  count: (text: string) => number,
+  countAsync?: (text: string) => Promise<number>,
+): TokenCounter {
   const cache = new Map<string, number>();
   let cachedCharacters = 0;
-  const counterFor = (scope: string): TokenCounter => ({
-    id,
-    count(text: string): number {
-      if (text.length === 0) return 0;
-      if (text.length < CACHE_MINIMUM_LENGTH) return count(text);
-      const key = `${scope.length}:${scope}${text}`; // length-prefixed: no two (scope, text) pairs share a key
-      const cached = cache.get(key);
-      if (cached !== undefined) return cached;
-      const tokens = count(text);
-      cache.set(key, tokens);
-      cachedCharacters += key.length;
-      while (cache.size > CACHE_MAXIMUM_ENTRIES || cachedCharacters > CACHE_MAXIMUM_CHARACTERS) {
-        const oldest = cache.keys().next().value as string;
-        cache.delete(oldest);
-        cachedCharacters -= oldest.length;
-      }
-      return tokens;
-    },
-    scoped: (inner: string) => counterFor(`${scope.length}:${scope}${inner}`),
-  });
+  const remember = (key: string, tokens: number) => {
+    if (cache.has(key)) return;
+    cache.set(key, tokens);
+    cachedCharacters += key.length;
+    while (cache.size > CACHE_MAXIMUM_ENTRIES || cachedCharacters > CACHE_MAXIMUM_CHARACTERS) {
+      const oldest = cache.keys().next().value as string;
+      cache.delete(oldest);
+      cachedCharacters -= oldest.length;
+    }
+  };
+  const counterFor = (scope: string): TokenCounter => {
+    // length-prefixed: no two (scope, text) pairs share a key
+    const keyOf = (text: string) => `${scope.length}:${scope}${text}`;
+    const counter: TokenCounter = {
+      id,
+      count(text: string): number {
+        if (text.length === 0) return 0;
+        if (text.length < CACHE_MINIMUM_LENGTH) return count(text);
+        const key = keyOf(text);
+        const cached = cache.get(key);
+        if (cached !== undefined) return cached;
+        const tokens = count(text);
+        remember(key, tokens);
+        return tokens;
+      },
+      scoped: (inner: string) => counterFor(keyOf(inner)),
+    };
+    if (countAsync) {
+      counter.countAsync = async (text: string): Promise<number> => {
+        if (text.length < CACHE_MINIMUM_LENGTH) return counter.count(text);
+        const key = keyOf(text);
+        const cached = cache.get(key);
+        if (cached !== undefined) return cached;
+        const tokens = await countAsync(text);
+        remember(key, tokens);
+        return tokens;
+      };
+    }
+    return counter;
+  };
   return counterFor('');
 }
