@@ -173,7 +173,7 @@ function forTenantUserId(options: ForTenantOptions | undefined): string | null {
 function tenantHistory(context: StoreContext): TenantHistory {
   // Every method is async, so bad input always arrives as a rejected promise, never as a synchronous throw
   // that escapes a `.catch()` chain (e.g. a fire-and-forget finalize in `onEnd`).
-  const methods: Omit<TenantHistory, 'tenantId' | 'contextStore'> = {
+  const methods: Omit<TenantHistory, 'tenantId' | 'userId' | 'contextStore'> = {
     createThread: async (options) => createThread(context, options),
     getThread: async (threadId) => getThread(context, threadId),
     listThreads: async (options) => listThreads(context, options),
@@ -223,6 +223,7 @@ function tenantHistory(context: StoreContext): TenantHistory {
   };
   return {
     tenantId: context.tenantId,
+    userId: context.userId,
     // A failed statement or a lost connection becomes a DatabaseError, whose message holds no parameters.
     ...withStoreErrors(methods),
     contextStore: (threadId, options) => withStoreErrors(createThreadContextStore(context, threadId, options)),

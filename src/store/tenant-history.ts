@@ -26,4 +26,6 @@ export interface TenantHistory
   extends ThreadOperations, MessageOperations, ContextArtifactOperations, StreamChunkOperations, DerivedDataOperations {
   /** The tenant every method acts for: the id given to `forTenant`, lower-cased. */
   readonly tenantId: string;
+  /** The user every method is scoped to (`forTenant`'s `userId`), or null for the whole tenant. */
+  readonly userId: string | null;
 }

@@ -37,9 +37,10 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
     POST: async (request: Request): Promise<Response> => {
       try {
         const body = parseChatRequest(await readJson(request));
-        const context = { route: 'chat', threadId: chatThreadId(body.threadId), chatId: body.threadId, body } as const;
-        const history = await getHistory(request, context);
         const userId = await getUserId?.(request);
+        const threadId = chatThreadId(body.threadId, { userId });
+        const context = { route: 'chat', threadId, chatId: body.threadId, body } as const;
+        const history = await getHistory(request, context);
         const turn = await streamChatTurn<UI_MESSAGE, TOOLS>({ ...settings, ...body, history, userId });
         return turn.toResponse();
       } catch (error) {
@@ -57,15 +58,17 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
         const threadId = body.threadId ?? body.id;
         if (typeof threadId !== 'string')
           throw new InvalidArgumentError({ argument: 'threadId', value: threadId, message: 'expected a thread id.' });
+        const userId = await getUserId?.(request);
         const context = {
           route: 'stop',
-          threadId: chatThreadId(threadId),
+          threadId: chatThreadId(threadId, { userId }),
           chatId: threadId,
           body: { threadId },
         } as const;
         const history = await getHistory(request, context);
-        await requireChatOwner(history, context.threadId, await getUserId?.(request));
-        const stored = await stopChat({ history, threadId: chatThreadId(threadId) });
+        const mapped = userId === undefined ? chatThreadId(threadId, { userId: history.userId }) : context.threadId;
+        await requireChatOwner(history, mapped, userId);
+        const stored = await stopChat({ history, threadId: mapped });
         return Response.json({ message: stored?.message ?? null, status: stored?.status ?? null });
       } catch (error) {
         if (error instanceof Response) return error;

@@ -32,10 +32,16 @@ export async function resumeChatRequest(
 ): Promise<Response> {
   try {
     const chatId = await chatIdOf(request, context);
-    const threadId = chatThreadId(chatId);
-    const history = await getHistory(request, { route: 'resume', threadId, chatId, body: { threadId: chatId } });
     const userId = await getUserId?.(request);
+    const routeThreadId = chatThreadId(chatId, { userId });
+    const history = await getHistory(request, {
+      route: 'resume',
+      threadId: routeThreadId,
+      chatId,
+      body: { threadId: chatId },
+    });
     if (!resumable) return new Response(null, { status: 204 });
+    const threadId = userId === undefined ? chatThreadId(chatId, { userId: history.userId }) : routeThreadId;
     await requireChatOwner(history, threadId, userId);
     const options = resumable === true ? {} : resumable;
     const resumed = await resumeChatStream({ ...options, history, threadId, abortSignal: request.signal });

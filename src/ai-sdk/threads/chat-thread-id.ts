@@ -2,20 +2,23 @@ import { createHash } from 'node:crypto';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.js';
 import { isUuid } from '../../errors/assert-input.js';
 
-// A fixed namespace for name-based (version 5) thread ids: changing it would orphan every chat a client started.
+// Fixed namespaces for name-based (version 5) thread ids: changing one would orphan every chat a client started.
 const CHAT_ID_NAMESPACE = Buffer.from('4d1c3b7e9a2f4e0c8b5d6a7f1e2c3d4b', 'hex');
+const USER_CHAT_ID_NAMESPACE = Buffer.from('9b2e6c1d4f8a4b3e9c7d2a5f6e1b8c0d', 'hex');
 
 /**
  * The thread id of a chat id made by the client: a uuid (the chatbot template's `generateUUID()`) is the thread id
  * itself, lower-cased; any other id (useChat's default `generateId()`, 1 to 200 characters) maps to a name-based
- * uuid (version 5 of the id under a fixed namespace), so that the same client id always reaches the same thread
- * without a lookup table. Ownership is checked on the thread, not here.
+ * uuid (version 5), so that the same client id always reaches the same thread without a lookup table. With a
+ * `userId`, such an id maps within that user's own namespace: two users' `support` are two threads, so no user can
+ * claim an id before its owner or learn whether another user has used it. Ownership is checked on the thread, not here.
  *
- * @throws {InvalidArgumentError} `chatId` is not a string of 1 to 200 characters.
+ * @throws {InvalidArgumentError} `chatId` is not a string of 1 to 200 characters, or `userId` is not a string.
  * @example
  * chatThreadId('Vd2Lq8sYx1pT0aZc'); // always the same uuid
+ * chatThreadId('support', { userId: session.user.id }); // that user's own `support` thread
  */
-export function chatThreadId(chatId: string): string {
+export function chatThreadId(chatId: string, { userId }: { userId?: string | null } = {}): string {
   if (typeof chatId !== 'string' || chatId.length === 0 || chatId.length > 200) {
     throw new InvalidArgumentError({
       argument: 'threadId',
@@ -23,8 +26,15 @@ export function chatThreadId(chatId: string): string {
       message: 'expected a chat id of 1 to 200 characters.',
     });
   }
+  if (userId !== undefined && userId !== null && typeof userId !== 'string') {
+    throw new InvalidArgumentError({ argument: 'userId', value: userId, message: 'expected a string or null.' });
+  }
   if (isUuid(chatId)) return chatId.toLowerCase();
-  const bytes = createHash('sha1').update(CHAT_ID_NAMESPACE).update(chatId, 'utf8').digest().subarray(0, 16);
+  const hash = createHash('sha1');
+  // Length-prefixed: no (user, chat id) pair shares a name with another.
+  if (userId) hash.update(USER_CHAT_ID_NAMESPACE).update(`${userId.length}:${userId}${chatId}`, 'utf8');
+  else hash.update(CHAT_ID_NAMESPACE).update(chatId, 'utf8');
+  const bytes = hash.digest().subarray(0, 16);
   bytes[6] = (bytes[6]! & 0x0f) | 0x50;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
   const hex = bytes.toString('hex');

@@ -31,8 +31,8 @@ export interface OpenedChatThread {
 export async function openChatThread<UI_MESSAGE extends UIMessage>(
   input: OpenChatThreadInput<UI_MESSAGE>,
 ): Promise<OpenedChatThread> {
-  const threadId = chatThreadId(input.threadId);
   const { createThreads = 'never', generateTitle, userId, history } = input;
+  const threadId = chatThreadId(input.threadId, { userId: userId ?? history.userId });
   const needsThread = createThreads !== 'never' || userId !== undefined || generateTitle !== undefined;
   const ensured = needsThread ? await ensureChatThread({ ...input, threadId, createThreads }) : undefined;
   const onPersistError =

@@ -68,9 +68,30 @@ describe('chatThreadId', () => {
     );
   });
 
-  it('should refuse an empty or overlong id', () => {
+  it("should map a non-uuid id within each user's namespace: one thread per (user, id), a uuid stays itself", () => {
+    const uuid = randomUUID();
+    expect(chatThreadId(uuid, { userId: 'alice' })).toBe(uuid);
+    expect(chatThreadId(USE_CHAT_ID, { userId: null })).toBe(chatThreadId(USE_CHAT_ID));
+    fc.assert(
+      fc.property(
+        fc.tuple(fc.string({ maxLength: 12 }), fc.string({ minLength: 1, maxLength: 12 })),
+        fc.tuple(fc.string({ maxLength: 12 }), fc.string({ minLength: 1, maxLength: 12 })),
+        ([userA, chatA], [userB, chatB]) => {
+          const a = chatThreadId(chatA, { userId: userA || undefined });
+          expect(chatThreadId(chatA, { userId: userA || undefined })).toBe(a);
+          // A user's id never meets another user's, nor the id without a user (a length prefix separates them).
+          if (userA !== userB || chatA !== chatB)
+            expect(chatThreadId(chatB, { userId: userB || undefined })).not.toBe(a);
+          if (userA) expect(chatThreadId(chatA)).not.toBe(a);
+        },
+      ),
+    );
+  });
+
+  it('should refuse an empty or overlong id, and a user id that is not a string', () => {
     expect(() => chatThreadId('')).toThrow('expected a chat id of 1 to 200 characters.');
     expect(() => chatThreadId('x'.repeat(201))).toThrow('expected a chat id of 1 to 200 characters.');
+    expect(() => chatThreadId('support', { userId: 42 as never })).toThrow('expected a string or null.');
   });
 });
 
@@ -87,7 +108,7 @@ describe.each(BACKENDS)('createThreads on %s', (backend) => {
       post({ id: USE_CHAT_ID, messages: [hello()], trigger: 'submit-message' }),
     );
     expect(response.status).toBe(200);
-    const threadId = chatThreadId(USE_CHAT_ID);
+    const threadId = chatThreadId(USE_CHAT_ID, { userId: 'alice' });
     expect(response.headers.get('x-agent-history-thread-id')).toBe(threadId);
     await response.text();
     expect(await threadsOf(database, tenantId)).toEqual([{ id: threadId, user_id: 'alice', title: null }]);
@@ -114,15 +135,49 @@ describe.each(BACKENDS)('createThreads on %s', (backend) => {
     expect(await threadsOf(database, tenantId)).toEqual([{ id, user_id: 'alice', title: null }]);
   });
 
-  it("should answer 404 to another user's chat, as to a missing one, and write nothing", async () => {
+  it('should give another user the same answer for an id someone uses as for an unused one: a thread of their own', async () => {
+    // Mallory claims `support` first; Alice's `support` is still hers, and Mallory cannot tell that Alice has one.
     const { tenantId, history } = newTenant();
-    await (await handlerFor(history, 'alice').POST(post({ id: USE_CHAT_ID, messages: [hello()] }))).text();
-    const threadId = chatThreadId(USE_CHAT_ID);
-    const before = await rowsOf(database, threadId);
-    const response = await handlerFor(history, 'mallory').POST(post({ id: USE_CHAT_ID, messages: [hello('u-9')] }));
+    const claimed = await handlerFor(history, 'mallory').POST(post({ id: 'support', messages: [hello('u-9')] }));
+    expect(claimed.status).toBe(200);
+    await claimed.text();
+    const alices = await handlerFor(history, 'alice').POST(post({ id: 'support', messages: [hello()] }));
+    expect(alices.status).toBe(200);
+    await alices.text();
+    const [aliceThread, malloryThread] = ['alice', 'mallory'].map((userId) => chatThreadId('support', { userId }));
+    expect(alices.headers.get('x-agent-history-thread-id')).toBe(aliceThread);
+    const before = await rowsOf(database, aliceThread);
+    const again = await handlerFor(history, 'mallory').POST(post({ id: 'support', messages: [hello('u-10', 'Hi?')] }));
+    expect(again.status).toBe(200);
+    await again.text();
+    expect(await rowsOf(database, aliceThread)).toEqual(before);
+    expect(await threadsOf(database, tenantId)).toEqual([
+      { id: malloryThread, user_id: 'mallory', title: null },
+      { id: aliceThread, user_id: 'alice', title: null },
+    ]);
+  });
+
+  it("should map the chat id in the user's namespace of a store scoped to that user, without getUserId", async () => {
+    const tenantId = randomUUID();
+    const scoped = (userId: string) => createAgentHistory({ db: database.db }).forTenant(tenantId, { userId });
+    for (const userId of ['alice', 'mallory']) {
+      const response = await handlerFor(scoped(userId), undefined).POST(post({ id: 'support', messages: [hello()] }));
+      expect(response.status).toBe(200);
+      expect(response.headers.get('x-agent-history-thread-id')).toBe(chatThreadId('support', { userId }));
+      await response.text();
+    }
+    expect((await threadsOf(database, tenantId)).map((thread) => thread.user_id)).toEqual(['alice', 'mallory']);
+  });
+
+  it("should answer 404 to another user's uuid chat, as to a missing one, and write nothing", async () => {
+    const { tenantId, history } = newTenant();
+    const id = randomUUID();
+    await (await handlerFor(history, 'alice').POST(post({ id, messages: [hello()] }))).text();
+    const before = await rowsOf(database, id);
+    const response = await handlerFor(history, 'mallory').POST(post({ id, messages: [hello('u-9')] }));
     expect(response.status).toBe(404);
     expect((await response.json()).error.code).toBe('thread-not-found');
-    expect(await rowsOf(database, threadId)).toEqual(before);
+    expect(await rowsOf(database, id)).toEqual(before);
     expect(await threadsOf(database, tenantId)).toHaveLength(1);
   });
 
@@ -165,7 +220,7 @@ describe.each(BACKENDS)('createThreads on %s', (backend) => {
       ]);
       await Promise.all(responses.map((response) => response.text()));
       expect(responses.map((response) => response.status).sort()).toEqual([200, 409]);
-      const threadId = chatThreadId(chatId);
+      const threadId = chatThreadId(chatId, { userId: 'alice' });
       expect(await threadsOf(database, tenantId)).toEqual([{ id: threadId, user_id: 'alice', title: null }]);
       const rows = await rowsOf(database, threadId);
       expect(rows.map((row) => row.role)).toEqual(['user', 'assistant']);
@@ -199,7 +254,7 @@ describe.each(BACKENDS)('createThreads on %s', (backend) => {
       await turn.toResponse().text();
       expect(await turn.title).toBe('Lisbon weather tomorrow');
       expect(await threadsOf(database, tenantId)).toEqual([
-        { id: chatThreadId(USE_CHAT_ID), user_id: 'alice', title: 'Lisbon weather tomorrow' },
+        { id: chatThreadId(USE_CHAT_ID, { userId: 'alice' }), user_id: 'alice', title: 'Lisbon weather tomorrow' },
       ]);
       expect(model.doGenerateCalls).toHaveLength(1);
       expect(model.doGenerateCalls[0]!.prompt.at(-1)).toEqual({
