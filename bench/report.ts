@@ -112,7 +112,9 @@ export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
     limit: '0 / 0 / 0',
     verdict: checks.some((result) => !result) ? 'n/a' : sequenceOk ? 'PASS' : 'MISS',
   });
-  const smallest = sizes[0]!;
+  // Growth compares like with like: from the smallest thread of at least 1,000 messages, whose newest page and tail
+  // hold as many messages as the largest one's (a 10-message thread's page holds 10).
+  const smallest = sizes.find((size) => size >= 1_000) ?? sizes[0]!;
   const largest = sizes.at(-1)!;
   const growth = (op: string) =>
     perRun(
@@ -184,22 +186,6 @@ export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
     limit: '≤ 1.30',
     verdict: verdict(deep, (value) => value <= 1.3),
   });
-  if (sizes.length > 2) {
-    const mid = sizes[1]!;
-    const sameResult = perRun(
-      runs,
-      (run) =>
-        p50(bySize(run.w3?.['agent-history'], largest), 'newest50')! /
-        p50(bySize(run.w3?.['agent-history'], mid), 'newest50')!,
-    );
-    rows.push({
-      target: `W3 newest-50 page: growth ${mid} → ${largest} (both pages hold 50 messages)`,
-      measured: '',
-      ratio: sameResult,
-      limit: '–',
-      verdict: 'info',
-    });
-  }
   const noSnapshot = growth('contextNoSnapshot');
   rows.push({
     target: `W3 context load without a snapshot (maxTailMessages 50): growth ${smallest} → ${largest}`,
