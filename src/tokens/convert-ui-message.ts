@@ -1,5 +1,6 @@
 import type { FilePart, ModelMessage, TextPart } from 'ai';
 import { isToolUIPart, type ContextUIMessage } from '../model/context-ui-message.js';
+import { InvalidMessageError } from '../errors/invalid-message-error.js';
 import { convertAssistantStep, convertUserContentPart, type Part } from './convert-assistant-step.js';
 import type { ConvertUIMessageOptions } from './convert-ui-message-options.js';
 
@@ -17,6 +18,7 @@ export type {
  * that look across messages (superseded approval requests, incomplete calls) are applied before, by
  * {@link filterStoredMessages}, so that every model message keeps the sequence of the message it came from.
  * Synchronous, and it never copies large values: outputs are shared with the stored parts.
+ * @throws {InvalidMessageError} for a role other than `system`, `user` or `assistant` (as the AI SDK throws).
  *
  * Why not `convertToModelMessages` from `ai`: its output is the same (a test compares both on every part kind),
  * but (1) the store counts tokens at write time through this function and the main entry must run without
@@ -60,7 +62,11 @@ export function convertUIMessageToModelMessages(
     case 'assistant':
       return convertAssistant(parts, options);
     default:
-      return [];
+      throw new InvalidMessageError({
+        path: 'role',
+        value: (message as { role: unknown }).role,
+        message: 'expected system, user or assistant',
+      });
   }
 }
 

@@ -1,6 +1,7 @@
 import { convertToModelMessages, type UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { convertUIMessageToModelMessages } from '../../src/context/index.js';
+import { InvalidMessageError } from '../../src/errors/invalid-message-error.js';
 import type { ContextUIMessage } from '../../src/model/context-ui-message.js';
 
 const multiStepTurn: ContextUIMessage = {
@@ -167,5 +168,14 @@ describe('convertUIMessageToModelMessages', () => {
         { type: 'tool-result', toolCallId: 'call-1', toolName: 'weather', output: { type: 'text', value: 'temp 18' } },
       ],
     });
+  });
+
+  it('should throw InvalidMessageError naming a role that is not system, user or assistant, as the AI SDK throws', async () => {
+    const message = { id: 'x1', role: 'tool', parts: [{ type: 'text', text: 'hi' }] } as unknown as ContextUIMessage;
+    await expect(convertToModelMessages([message as unknown as UIMessage])).rejects.toThrow('Unsupported role: tool');
+    expect(() => convertUIMessageToModelMessages(message)).toThrow(InvalidMessageError);
+    expect(() => convertUIMessageToModelMessages(message)).toThrow(
+      'Invalid message role "tool": expected system, user or assistant',
+    );
   });
 });
