@@ -25,7 +25,7 @@ export interface FilterStoredMessagesOptions {
  * without a result (`MissingToolResultsError`) and none is dropped silently: an `input-streaming`,
  * `input-available` or preliminary call becomes an `output-error` part whose text says why. An approval is
  * closed only when a newer user message supersedes it: a request nobody answered becomes `output-error`, an
- * answered one `output-error` (approved, never run) or `output-denied`. Approvals after the newest user message,
+ * approved one `output-error` (approved, never run); a denied one is kept (its result is `execution-denied`). Approvals after the newest user message,
  * awaiting their answer or answered, are unfinished tool work and are kept as they are (the AI SDK keeps
  * them too). Idempotent.
  */
@@ -104,13 +104,10 @@ function closeToolPart(part: ContextUIPart, status: MessageStatus, supersededByU
       // Still awaiting its answer: kept as it is, as the AI SDK's `convertToModelMessages` keeps it.
       if (!supersededByUser) return part;
       return closedWithError(part, 'The tool call was not run: approval was requested but never given.');
-    case 'approval-responded': {
-      if (!supersededByUser) return part;
-      const { approval, rest } = withoutResult(part);
-      return approval?.approved === false
-        ? { ...rest, state: 'output-denied', approval }
-        : closedWithError(part, 'The tool call was approved but never run: the conversation moved on first.');
-    }
+    case 'approval-responded':
+      // A denial is sent as it is: the call's result is then `execution-denied`, as the AI SDK sends it.
+      if (!supersededByUser || (part.approval as { approved?: boolean } | undefined)?.approved === false) return part;
+      return closedWithError(part, 'The tool call was approved but never run: the conversation moved on first.');
     default:
       return part;
   }

@@ -198,7 +198,7 @@ describe('filterStoredMessages', () => {
             "input": {
               "path": "/etc",
             },
-            "state": "output-denied",
+            "state": "approval-responded",
             "toolCallId": "c-denied",
             "type": "tool-delete",
           },
@@ -269,7 +269,6 @@ describe('filterStoredMessages', () => {
       ],
       closedToolCalls: [
         { sequence: 2, toolCallId: 'c-old', previousState: 'approval-responded' },
-        { sequence: 3, toolCallId: 'c-denied', previousState: 'approval-responded' },
         { sequence: 4, toolCallId: 'c-cut', previousState: 'input-available' },
         { sequence: 5, toolCallId: 'c-ask', previousState: 'approval-requested' },
         { sequence: 12, toolCallId: 'c-prelim', previousState: 'output-available' },
