@@ -3,18 +3,36 @@ import { convertToModelMessages, jsonSchema, tool, type ToolSet, type UIMessage 
 import { describe, expect, it } from 'vitest';
 import { createContextManager } from '../../../src/ai-sdk/context-manager/create-context-manager.js';
 import { createAgentHistory } from '../../../src/index.js';
-import { storeOf, tokenCounter, user } from '../../context/fixtures.js';
+import { storeOf, stored, tokenCounter, user } from '../../context/fixtures.js';
+import type { ContextUIMessage } from '../../../src/model/context-ui-message.js';
+import { toolModelOutputs } from '../../../src/ai-sdk/context-manager/tool-model-outputs.js';
 import { BACKENDS, useTestDatabase } from '../../support/test-database.js';
 
 const inputSchema = jsonSchema<unknown>({ type: 'object' });
 const tools: ToolSet = {
   deleteFile: tool({ inputSchema, needsApproval: true }),
   webSearch: tool({ inputSchema }),
+  weather: tool({
+    inputSchema,
+    toModelOutput: async ({ toolCallId, output }) => ({ type: 'text', value: `${toolCallId}: ${String(output)}` }),
+  }),
 };
 
 /** What a provider receives: the JSON of the messages, without the engine's own reference. */
 const asSent = (messages: unknown) =>
   JSON.parse(JSON.stringify(messages, (key, value) => (key === 'agentHistoryRef' ? undefined : value)));
+
+const weatherTurn = (id: string, output: string) =>
+  ({
+    id,
+    role: 'assistant',
+    parts: [
+      { type: 'step-start' },
+      { type: 'tool-weather', toolCallId: 'call_0', state: 'output-available', input: {}, output },
+      { type: 'step-start' },
+      { type: 'text', text: output, state: 'done' },
+    ],
+  }) as UIMessage;
 
 const deniedDelete = {
   id: 'a1',
@@ -105,5 +123,47 @@ describe.each(['memory', ...BACKENDS] as const)('createContextManager on the %s 
         output: { type: 'execution-denied' },
       });
     });
+  });
+
+  it('should convert every output with toModelOutput when a call id repeats across turns', async () => {
+    const { engine, aiSdk } = await bothSides([
+      user('u0', 'Rome?') as UIMessage,
+      weatherTurn('a0', 'Rome 18C'),
+      user('u1', 'Paris?') as UIMessage,
+      weatherTurn('a1', 'Paris 12C'),
+      user('u2', 'Thanks') as UIMessage,
+    ]);
+    expect(engine).toStrictEqual(aiSdk);
+    const results = engine.filter((message: { role: string }) => message.role === 'tool');
+    expect(results.map((message: { content: [{ output: unknown }] }) => message.content[0].output)).toStrictEqual([
+      { type: 'text', value: 'call_0: Rome 18C' },
+      { type: 'text', value: 'call_0: Paris 12C' },
+    ]);
+  });
+});
+
+describe('toolModelOutputs', () => {
+  it('should convert a preliminary output with toModelOutput, as convertToModelMessages does', async () => {
+    const part = {
+      type: 'tool-weather',
+      toolCallId: 'call_0',
+      state: 'output-available',
+      input: {},
+      output: 'Rome, so far 18C',
+      preliminary: true,
+    };
+    const message = { id: 'a0', role: 'assistant', parts: [part] } as ContextUIMessage;
+    const fromTools = toolModelOutputs(tools);
+    await fromTools.convertLoaded({
+      snapshot: null,
+      latestSummary: null,
+      pinned: [],
+      tail: [stored(1, message)],
+      currentVersion: 0,
+    });
+    const converted = fromTools.converter(undefined)?.({ toolName: 'weather', ...part });
+    const [, toolMessage] = await convertToModelMessages([message as UIMessage], { tools });
+    expect(converted).toStrictEqual({ type: 'text', value: 'call_0: Rome, so far 18C' });
+    expect(toolMessage).toMatchObject({ content: [{ output: converted }] });
   });
 });
