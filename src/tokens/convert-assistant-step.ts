@@ -157,13 +157,18 @@ function toolOutput(part: Part, toolName: string, options: ConvertUIMessageOptio
     output: part.output,
   });
   if (converted) return converted;
-  if (part.type === 'dynamic-tool' && part.dynamic === false) {
+  if (isUnavailableToolPart(part) && !options.availableTools?.includes(toolName)) {
     return { type: 'text', value: 'Tool output omitted because the tool is no longer available.' };
   }
   const output = part.output;
   return typeof output === 'string'
     ? { type: 'text', value: output }
     : { type: 'json', value: output === undefined ? null : output };
+}
+
+/** A tool part stored while its tool was missing (the AI SDK marks it `dynamic: false`). */
+export function isUnavailableToolPart(part: { type: string; dynamic?: unknown }): boolean {
+  return part.type === 'dynamic-tool' && part.dynamic === false;
 }
 
 /** A text or file part of a user message (or of a steering message inside an assistant one). */

@@ -23,6 +23,13 @@ export interface ConvertUIMessageOptions {
    * undefined for the default: a string becomes `{ type: 'text' }`, anything else `{ type: 'json' }`.
    */
   convertToolOutput?: (input: ToolOutputConversionInput) => ToolResultOutput | undefined;
+  /**
+   * The names of the tools the model has now. A tool part stored as unavailable (a `dynamic-tool` part with
+   * `dynamic: false`: its tool was missing when the message was validated) is sent with its output when its tool is
+   * among them, and with "Tool output omitted because the tool is no longer available." otherwise, as
+   * `convertToModelMessages({ tools })` does. @default none: every such part's output is omitted
+   */
+  availableTools?: readonly string[];
   /** Turns a `data-*` part into a text or file part; without it data parts are left out (as in the AI SDK). */
   convertDataPart?: (part: ContextUIPart) => TextPart | FilePart | undefined;
 }

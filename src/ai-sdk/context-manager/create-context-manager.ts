@@ -17,6 +17,11 @@ import type { ContextManagerModel } from './resolve-manager-profile.js';
 
 /** Options of {@link createContextManager}. */
 export interface CreateContextManagerOptions extends ConvertUIMessageOptions {
+  /**
+   * The names of the tools the model has now: a tool part stored as unavailable whose tool is among them is sent
+   * with its output (see `ConvertUIMessageOptions`). @default the names of `tools`
+   */
+  availableTools?: readonly string[];
   /** The thread's persistence, bound to one tenant and one thread. */
   store: ContextStore;
   /**
@@ -119,6 +124,7 @@ export function createContextManager({
   onReport,
   convertToolOutput,
   convertDataPart,
+  availableTools = tools ? Object.keys(tools) : undefined,
   _internal,
 }: CreateContextManagerOptions): ContextManager {
   const fromTools = toolModelOutputs(tools);
@@ -136,6 +142,7 @@ export function createContextManager({
     onReport,
     convertToolOutput: fromTools.converter(convertToolOutput),
     convertDataPart,
+    availableTools,
     _internal,
   });
   return {

@@ -58,6 +58,7 @@ export async function buildInitial(
     policy: settings.policy,
     convertToolOutput: options.convertToolOutput,
     convertDataPart: options.convertDataPart,
+    availableTools: options.availableTools,
     window: whole ? undefined : contextWindowSize(options, settings),
     cache: settings.store.messageCache,
     state,

@@ -99,7 +99,7 @@ function bySequence(a: ContextMessage, b: ContextMessage): number {
 }
 
 function segmentsOf(
-  { measure, policy, convertToolOutput, convertDataPart, cache }: LoadContextSegmentsOptions,
+  { measure, policy, convertToolOutput, convertDataPart, availableTools, cache }: LoadContextSegmentsOptions,
   candidates: readonly ContextMessage[],
   summary: LoadedContext['latestSummary'],
   loadedMessages: number,
@@ -116,6 +116,7 @@ function segmentsOf(
     measure,
     convertToolOutput,
     convertDataPart,
+    availableTools,
     cache,
   });
   if (converted.segments.length === 0) throw new ContextEmptyError({ loadedMessages });

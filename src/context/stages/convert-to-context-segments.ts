@@ -9,6 +9,7 @@ import { convertUIMessageToModelMessages, type ConvertUIMessageOptions } from '.
 import { cachedConversion, type CachedRow } from '../caches/cached-row.js';
 import { fileText } from '../../tokens/count-message-tokens.js';
 import { storedTokenCountId } from '../../tokens/count-stored-message-tokens.js';
+import { isUnavailableToolPart } from '../../tokens/convert-assistant-step.js';
 import { seedPartTokenCounts } from '../../tokens/seed-part-token-counts.js';
 
 /** Options of {@link convertToContextSegments}. */
@@ -31,7 +32,8 @@ export interface ConvertToContextSegmentsOptions extends ConvertUIMessageOptions
  * them together as one segment that remembers the message's sequence. The stored count is used as it is when
  * its `tokenCounterId` matches {@link storedTokenCountId} (images and files are priced from the parts, which
  * needs no tokenizing); otherwise the messages are counted. With `convertToolOutput`, messages with tool
- * parts are always counted, because the stored count assumed the default output conversion.
+ * parts are always counted, because the stored count assumed the default output conversion; so is a message with
+ * a part stored as unavailable whose tool is in `availableTools`.
  */
 export function convertToContextSegments({
   messages,
@@ -50,7 +52,9 @@ export function convertToContextSegments({
   const countId = storedTokenCountId(measure.tokenCounter);
   const reusable = cache && !conversion.convertToolOutput && !conversion.convertDataPart ? cache : undefined;
   for (const stored of messages) {
-    const held = reusable ? cachedConversion(stored, reusable) : undefined;
+    // A part of a tool that is back converts differently from the stored count and the cached conversion.
+    const revived = revivesUnavailableTool(stored, conversion.availableTools);
+    const held = reusable && !revived ? cachedConversion(stored, reusable) : undefined;
     const modelMessages = held?.messages ?? convertUIMessageToModelMessages(stored.message, conversion);
     if (modelMessages.length === 0) {
       removed.push({ sequence: stored.sequence, reason: 'message-empty', tokens: 0 });
@@ -59,6 +63,7 @@ export function convertToContextSegments({
     modelMessageCount += modelMessages.length;
     const pinned = stored.pinned === true;
     const usable =
+      !revived &&
       stored.tokenCount != null &&
       stored.tokenCounterId === countId &&
       !(
@@ -93,6 +98,13 @@ export function convertToContextSegments({
       tokensSaved: sumRemovedTokens(removed),
     },
   };
+}
+
+function revivesUnavailableTool(stored: ContextMessage, availableTools: readonly string[] | undefined): boolean {
+  if (!availableTools || availableTools.length === 0) return false;
+  return stored.message.parts.some(
+    (part) => isUnavailableToolPart(part) && availableTools.includes(String(part.toolName)),
+  );
 }
 
 // The segment of a message whose stored count is used. A cached row's segment is the same frozen object every

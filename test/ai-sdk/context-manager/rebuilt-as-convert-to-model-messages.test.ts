@@ -85,9 +85,12 @@ describe.each(['memory', ...BACKENDS] as const)('createContextManager on the %s 
       tokenCounter,
       ...options,
     });
+    const engine = asSent(await context.initialMessages());
+    const convert = context.lastReport?.stages.find((stage) => stage.stage === 'convert');
     return {
-      engine: asSent(await context.initialMessages()),
+      engine,
       aiSdk: asSent(await convertToModelMessages(history, options)),
+      counted: convert?.stage === 'convert' ? convert.countedSequences : undefined,
     };
   }
 
@@ -139,6 +142,52 @@ describe.each(['memory', ...BACKENDS] as const)('createContextManager on the %s 
       { type: 'text', value: 'call_0: Rome 18C' },
       { type: 'text', value: 'call_0: Paris 12C' },
     ]);
+  });
+
+  describe('a tool part stored while its tool was missing', () => {
+    const history = [
+      user('u0', 'Search') as UIMessage,
+      {
+        id: 'a0',
+        role: 'assistant',
+        parts: [
+          { type: 'step-start' },
+          {
+            type: 'dynamic-tool',
+            toolName: 'webSearch',
+            dynamic: false,
+            toolCallId: 'call_0',
+            state: 'output-available',
+            input: { query: 'news' },
+            output: 'three headlines',
+          },
+        ],
+      } as UIMessage,
+      user('u1', 'More') as UIMessage,
+    ];
+    const outputOf = (messages: Array<{ role: string; content: Array<{ output?: unknown }> }>) =>
+      messages.find((message) => message.role === 'tool')?.content[0]?.output;
+
+    it('should send its output once the tool is back in tools, as convertToModelMessages does', async () => {
+      // No tool converts its output here, so stored counts are used where they are right.
+      const { engine, aiSdk, counted } = await bothSides(history, {
+        tools: { deleteFile: tools.deleteFile!, webSearch: tools.webSearch! },
+      });
+      expect(engine).toStrictEqual(aiSdk);
+      expect(outputOf(engine)).toStrictEqual({ type: 'text', value: 'three headlines' });
+      // Its stored count was made with the output omitted: the message is counted as it is sent.
+      expect(counted).toStrictEqual([2]);
+    });
+
+    it('should omit its output while the tool is still missing, as convertToModelMessages does', async () => {
+      const { engine, aiSdk, counted } = await bothSides(history, { tools: { deleteFile: tools.deleteFile! } });
+      expect(engine).toStrictEqual(aiSdk);
+      expect(counted).toStrictEqual([]);
+      expect(outputOf(engine)).toStrictEqual({
+        type: 'text',
+        value: 'Tool output omitted because the tool is no longer available.',
+      });
+    });
   });
 });
 
