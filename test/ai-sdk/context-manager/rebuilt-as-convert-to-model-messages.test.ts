@@ -96,7 +96,11 @@ describe.each(['memory', ...BACKENDS] as const)('createContextManager on the %s 
 
   describe('a denied approval followed by a user message', () => {
     it('should send an ordinary tool call execution-denied, as convertToModelMessages does', async () => {
-      const { engine, aiSdk } = await bothSides([user('u0', 'Clean up') as UIMessage, deniedDelete, user('u1', 'OK')]);
+      const { engine, aiSdk } = await bothSides([
+        user('u0', 'Clean up') as UIMessage,
+        deniedDelete,
+        user('u1', 'OK') as UIMessage,
+      ]);
       expect(engine).toStrictEqual(aiSdk);
       expect(engine[2]).toStrictEqual({
         role: 'tool',
@@ -116,7 +120,7 @@ describe.each(['memory', ...BACKENDS] as const)('createContextManager on the %s 
       const { engine, aiSdk } = await bothSides([
         user('u0', 'Search') as UIMessage,
         deniedProviderSearch,
-        user('u1', 'Never mind'),
+        user('u1', 'Never mind') as UIMessage,
       ]);
       expect(engine).toStrictEqual(aiSdk);
       expect(engine[2].content).toContainEqual({
