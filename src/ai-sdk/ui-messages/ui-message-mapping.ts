@@ -26,9 +26,11 @@ export function fromUIMessage<UI_MESSAGE extends UIMessage>(message: UI_MESSAGE)
  * (metadata, data parts and tools). The row's lifecycle (status, sequence, exclusion) stays on the
  * {@link StoredMessage}; nothing of it leaks into the message.
  *
- * Exactness: id, role, parts and metadata come back deep-equal to what was written. Two JSON limits apply:
- * `metadata: {}` comes back as no metadata, and a `Date` comes back as its ISO string (validate with a
- * `metadataSchema` that coerces dates, as {@link loadThreadPage} does, to get the `Date` back).
+ * Exactness: id, role, parts and metadata come back deep-equal to what was written, with three exceptions. Two are
+ * JSON limits: `metadata: {}` comes back as no metadata, and a `Date` comes back as its ISO string (validate with a
+ * `metadataSchema` that coerces dates, as {@link loadThreadPage} does, to get the `Date` back). The third is the AI
+ * SDK's deprecated `rawInput` of an `output-error` tool part: it is stored as the part's `input` (unless the part has
+ * one), the field the AI SDK reads instead, so the model is sent the same call.
  */
 export function toUIMessage<UI_MESSAGE extends UIMessage = UIMessage>(
   stored: Pick<StoredMessage, 'message'>,

@@ -1,3 +1,4 @@
+import { convertToModelMessages } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { fromUIMessage, loadThreadPage, toUIMessage } from '../../../src/ai-sdk/index.js';
 import { toUIMessages } from '../../../src/ai-sdk/ui-messages/ui-message-mapping.js';
@@ -76,6 +77,24 @@ describe.each(BACKENDS)('UIMessage round trip on %s', (backend) => {
     const page = await history.listMessages(threadId);
     const back = toUIMessages<ChatMessage>([...page.messages].reverse());
     expect(back).toStrictEqual(messages);
+  });
+
+  it('should give back the deprecated rawInput of an output-error part as its input, which the model is sent alike', async () => {
+    const { history, threadId } = await newThread(database);
+    const failedCall = {
+      type: 'tool-weather',
+      toolCallId: 'call-1',
+      state: 'output-error',
+      input: undefined,
+      rawInput: '{"city": "Ro',
+      errorText: 'Invalid JSON',
+    };
+    const written = { id: 'a-raw', role: 'assistant', parts: [failedCall] } as unknown as ChatMessage;
+    await history.appendMessage(threadId, fromUIMessage(written));
+    const [back] = toUIMessages<ChatMessage>((await history.listMessages(threadId)).messages);
+    const { rawInput, input: _input, ...rest } = failedCall;
+    expect(back!.parts).toStrictEqual([{ ...rest, input: rawInput }]);
+    expect(await convertToModelMessages([back!])).toStrictEqual(await convertToModelMessages([written]));
   });
 
   it('should give back typed, validated messages with dates parsed by the metadata schema in loadThreadPage', async () => {
