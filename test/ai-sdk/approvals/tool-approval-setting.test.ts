@@ -143,3 +143,83 @@ describe.each(BACKENDS)("ToolLoopAgent's toolApproval through the chat route on 
     });
   });
 });
+
+describe.each(BACKENDS)('a provider-executed tool whose provider asks for approval, on %s', (backend) => {
+  const database = useTestDatabase(backend);
+  // Run by the provider (an MCP server, say): no execute here; the provider asks for approval in its stream.
+  const tools = { webSearch: tool({ inputSchema: z.object({ query: z.string() }) }) };
+  const searchStep: StreamPart[] = [
+    {
+      type: 'tool-call',
+      toolCallId: 'ws-1',
+      toolName: 'webSearch',
+      input: JSON.stringify({ query: 'news' }),
+      providerExecuted: true,
+    },
+    { type: 'tool-approval-request', approvalId: 'mcpr-1', toolCallId: 'ws-1' },
+    { type: 'finish', finishReason: { unified: 'stop', raw: undefined }, usage: usage(20, 8) },
+  ] as StreamPart[];
+  const resultStep: StreamPart[] = [
+    {
+      type: 'tool-result',
+      toolCallId: 'ws-1',
+      toolName: 'webSearch',
+      result: { headlines: ['one', 'two'] },
+      providerExecuted: true,
+    },
+    ...textStep('Two headlines.'),
+  ] as StreamPart[];
+
+  async function agentTurn(history: TenantHistory, threadId: string, message: unknown, steps: StreamPart[][]) {
+    const model = scriptedModel(steps);
+    const turn = await streamChatTurn({
+      history,
+      threadId,
+      message,
+      tools,
+      model: { agent: ({ prepareStep }) => new ToolLoopAgent({ model, tools, prepareStep }) },
+      generateMessageId: () => 'a-1',
+    });
+    await readAnswer(turn.stream as ReadableStream<UIMessageChunk>);
+    return { stored: await turn.done, model };
+  }
+
+  it('should store the request, send the approval to the provider as streamText would, and store its result', async () => {
+    const { history, threadId } = await newThread(database);
+    const first = await agentTurn(history, threadId, userMessage('u-1', 'Search the news'), [searchStep]);
+    const requested = first.stored.message.parts.find((part) => part.type === 'tool-webSearch') as unknown as {
+      state: string;
+      providerExecuted?: boolean;
+      approval: { id: string };
+    };
+    expect(requested).toMatchObject({
+      state: 'approval-requested',
+      providerExecuted: true,
+      approval: { id: 'mcpr-1' },
+    });
+
+    const approved = {
+      ...first.stored.message,
+      parts: first.stored.message.parts.map((part) =>
+        part === (requested as unknown)
+          ? { ...requested, state: 'approval-responded', approval: { id: 'mcpr-1', approved: true } }
+          : part,
+      ),
+    } as UIMessage;
+    const second = await agentTurn(history, threadId, approved, [resultStep]);
+
+    const reference = scriptedModel([resultStep]);
+    const messages = await convertToModelMessages([userMessage('u-1', 'Search the news') as UIMessage, approved], {
+      tools,
+    });
+    await streamText({ model: reference, tools, messages }).consumeStream();
+    const sent = asSent(second.model.doStreamCalls[0]!.prompt);
+    expect(sent).toStrictEqual(asSent(reference.doStreamCalls[0]!.prompt));
+    expect(JSON.stringify(sent)).toContain('"type":"tool-approval-response"');
+    expect(second.stored.message.parts.find((part) => part.type === 'tool-webSearch')).toMatchObject({
+      state: 'output-available',
+      providerExecuted: true,
+      output: { headlines: ['one', 'two'] },
+    });
+  });
+});
