@@ -3,7 +3,7 @@ import type { ContextStore, LoadedContext } from '../../model/context-store.js';
 import type { ToolOutputConversionInput, ToolResultOutput } from '../../tokens/convert-ui-message-options.js';
 
 type ToolPart = { type: string; toolName?: string; toolCallId?: string; state?: string };
-type ConvertedOutput = { output: unknown; result: ToolResultOutput };
+type ConvertedOutput = { input: unknown; output: unknown; result: ToolResultOutput };
 
 /**
  * Applies the tools' `toModelOutput` (sync or async, as the AI SDK v7 allows) to the stored tool results the
@@ -26,7 +26,7 @@ export function toolModelOutputs(tools: ToolSet | undefined): {
   ) => ((input: ToolOutputConversionInput) => ToolResultOutput | undefined) | undefined;
 } {
   // By tool name and call id; a call id may repeat across turns (providers number calls per response), so each
-  // key holds every output loaded under it, told apart by the output itself.
+  // key holds every call loaded under it, told apart by its input and output (with the id, all toModelOutput reads).
   let converted = new Map<string, ConvertedOutput[]>();
   const toolOf = (name: string) => (tools && Object.hasOwn(tools, name) ? tools[name] : undefined);
   const hasConverter = tools !== undefined && Object.values(tools).some((tool) => tool.toModelOutput !== undefined);
@@ -45,8 +45,9 @@ export function toolModelOutputs(tools: ToolSet | undefined): {
         const key = `${toolName}\u0000${raw.toolCallId}`;
         const entries = next.get(key) ?? [];
         next.set(key, entries);
-        if (entries.some((entry) => entry.output === raw.output)) continue;
-        const known = previous.get(key)?.find((entry) => entry.output === raw.output);
+        const same = (entry: ConvertedOutput) => entry.input === raw.input && entry.output === raw.output;
+        if (entries.some(same)) continue;
+        const known = previous.get(key)?.find(same);
         const result =
           known?.result ??
           ((await tool.toModelOutput({
@@ -54,7 +55,7 @@ export function toolModelOutputs(tools: ToolSet | undefined): {
             input: raw.input,
             output: raw.output,
           })) as ToolResultOutput);
-        entries.push({ output: raw.output, result });
+        entries.push({ input: raw.input, output: raw.output, result });
       }
     }
     converted = next;
@@ -79,17 +80,20 @@ export function toolModelOutputs(tools: ToolSet | undefined): {
     convertLoaded,
     converter: (own) => {
       if (!hasConverter) return own;
-      return (input) => own?.(input) ?? fromLoaded(input);
+      return (input) => own?.(input) ?? fromLoaded(converted, input);
     },
   };
+}
 
-  function fromLoaded({ toolName, toolCallId, output }: ToolOutputConversionInput): ToolResultOutput | undefined {
-    const entries = converted.get(`${toolName}\u0000${toolCallId}`);
-    if (!entries) return undefined;
-    // The same output, or a copy of it (a migrated message's parts are copies).
-    const same = entries.find((entry) => entry.output === output);
-    if (same) return same.result;
-    const json = JSON.stringify(output);
-    return entries.find((entry) => JSON.stringify(entry.output) === json)?.result;
-  }
+function fromLoaded(
+  converted: ReadonlyMap<string, ConvertedOutput[]>,
+  { toolName, toolCallId, input, output }: ToolOutputConversionInput,
+): ToolResultOutput | undefined {
+  const entries = converted.get(`${toolName}\u0000${toolCallId}`);
+  if (!entries) return undefined;
+  // The same call, or a copy of it (a migrated message's parts are copies).
+  const same = entries.find((entry) => entry.input === input && entry.output === output);
+  if (same) return same.result;
+  const json = JSON.stringify([input, output]);
+  return entries.find((entry) => JSON.stringify([entry.input, entry.output]) === json)?.result;
 }

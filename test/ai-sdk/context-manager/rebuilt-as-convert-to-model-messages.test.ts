@@ -219,4 +219,40 @@ describe('toolModelOutputs', () => {
     expect(converted).toStrictEqual({ type: 'text', value: 'call_0: Rome, so far 18C' });
     expect(toolMessage).toMatchObject({ content: [{ output: converted }] });
   });
+
+  it('should tell apart calls of one id and one output by their input, which toModelOutput also reads', async () => {
+    const byInput = toolModelOutputs({
+      lookup: tool({
+        inputSchema,
+        toModelOutput: ({ input, output }) => ({
+          type: 'text',
+          value: `${JSON.stringify(input)} -> ${String(output)}`,
+        }),
+      }),
+    });
+    const part = (input: unknown) => ({
+      type: 'tool-lookup',
+      toolCallId: 'call_0',
+      state: 'output-available',
+      input,
+      output: null,
+    });
+    const turns = [part({ id: 1 }), part({ id: 2 })].map(
+      (call, index) => ({ id: `a${index}`, role: 'assistant', parts: [call] }) as ContextUIMessage,
+    );
+    await byInput.convertLoaded({
+      snapshot: null,
+      latestSummary: null,
+      pinned: [],
+      tail: turns.map((message, index) => stored(index + 1, message)),
+      currentVersion: 0,
+    });
+    const convert = byInput.converter(undefined)!;
+    expect(
+      [{ id: 1 }, { id: 2 }].map((input) => convert({ toolName: 'lookup', toolCallId: 'call_0', input, output: null })),
+    ).toStrictEqual([
+      { type: 'text', value: '{"id":1} -> null' },
+      { type: 'text', value: '{"id":2} -> null' },
+    ]);
+  });
 });
