@@ -98,7 +98,16 @@ export interface GenerateConversationOptions {
   maxMessages?: number;
   /** The smallest and largest budget (default 2,000 and 200,000). */
   budget?: [number, number];
+  /**
+   * The newest turn, when not left to chance: `in-progress` (its assistant message stored mid-answer, several steps
+   * with large payloads and its last step's calls answered or approved but not run yet) or `awaiting-approval` (the
+   * same, its last step waiting for the user to approve a call). Its first call is then often older than the budget.
+   */
+  newestTurn?: NewestTurn;
 }
+
+/** A newest turn {@link generateConversation} is asked for. */
+export type NewestTurn = 'in-progress' | 'awaiting-approval';
 
 /** Generates one conversation from a seed. */
 export function generateConversation(seed: number, options: GenerateConversationOptions = {}): GeneratedConversation {
@@ -116,8 +125,9 @@ export function generateConversation(seed: number, options: GenerateConversation
   // The newest turn: a user message (sometimes huge), and sometimes the assistant message of a turn in progress.
   const newest = userMessage(random, rows.length + 1);
   rows.push(storedRow(rows.length + 1, newest, random.chance(0.05)));
-  const inProgress = random.chance(0.35);
-  if (inProgress) {
+  if (options.newestTurn)
+    rows.push(storedRow(rows.length + 1, newestAssistant(random, rows.length + 1, ids, options.newestTurn), false));
+  else if (random.chance(0.35)) {
     const assistant = assistantMessage(random, rows.length + 1, ids, 'newest');
     if (assistant) rows.push(storedRow(rows.length + 1, assistant, false));
   }
@@ -237,6 +247,45 @@ function assistantMessage(
     for (let call = 0; call < calls; call++) parts.push(toolPart(random, ids, mode, last));
     if (random.chance(0.02)) parts.push({ type: 'file', mediaType: 'image/png', url: 'https://example.com/chart.png' });
     if (calls === 0 || random.chance(0.5)) parts.push({ type: 'text', text: text(random, 1, 5) });
+  }
+  return { id: `a${sequence}`, role: 'assistant', parts };
+}
+
+/**
+ * The assistant message of a newest turn in progress: two to eight steps whose calls often carry 50-200 KB inputs or
+ * outputs, and a last step (sometimes with a 2-20 KB text) of parallel calls, at least one of them approved, denied
+ * or (`awaiting-approval`) still awaiting the user's answer; the others finished or answered.
+ */
+function newestAssistant(random: Random, sequence: number, ids: { call: number }, turn: NewestTurn): ContextUIMessage {
+  const stepCount = random.int(2, 8);
+  const parts: ContextUIPart[] = [];
+  const callPart = (state: string, extra: Record<string, unknown>): ContextUIPart => {
+    const toolCallId = `call-${++ids.call}`;
+    const payload = random.chance(0.25) ? { path: 'notes.md', content: random.pick(payloads.huge) } : input(random);
+    return { type: `tool-${random.pick(toolNames)}`, toolCallId, input: payload, state, ...extra };
+  };
+  for (let step = 0; step < stepCount; step++) {
+    parts.push({ type: 'step-start' });
+    if (random.chance(0.4)) parts.push({ type: 'reasoning', text: text(random, 1, 4) });
+    if (step === stepCount - 1) {
+      // Sometimes a long text the trim cannot shorten: the round goes whole, or nothing of it does.
+      if (random.chance(0.3)) parts.push({ type: 'text', text: random.pick(payloads.pasted) });
+      const calls = random.int(1, 4);
+      const pending = random.int(0, calls - 1);
+      for (let call = 0; call < calls; call++) {
+        const approval = { id: `approval-${ids.call + 1}` };
+        if (call === pending && turn === 'awaiting-approval') parts.push(callPart('approval-requested', { approval }));
+        else if (call === pending || random.chance(0.4))
+          parts.push(callPart('approval-responded', { approval: { ...approval, approved: random.chance(0.7) } }));
+        else parts.push(callPart('output-available', { output: output(random) }));
+      }
+      continue;
+    }
+    for (let call = random.int(1, 3); call > 0; call--)
+      parts.push(
+        callPart('output-available', { output: random.chance(0.3) ? random.pick(payloads.huge) : output(random) }),
+      );
+    if (random.chance(0.5)) parts.push({ type: 'text', text: text(random, 1, 3) });
   }
   return { id: `a${sequence}`, role: 'assistant', parts };
 }

@@ -35,19 +35,19 @@ export const mockSummarizer: ContextSummarizer = {
   },
 };
 
-const instructions = 'You are a careful assistant. Answer briefly and use the tools when needed.';
-const toolDefinitions = ['weather', 'search', 'readFile', 'runQuery', 'deploy'].map((name) => ({
+export const instructions = 'You are a careful assistant. Answer briefly and use the tools when needed.';
+export const toolDefinitions = ['weather', 'search', 'readFile', 'runQuery', 'deploy'].map((name) => ({
   name,
   description: `The ${name} tool.`,
   inputSchema: { type: 'object', properties: { query: { type: 'string' } } },
 }));
-const profile = resolveModelProfile({
+export const profile = resolveModelProfile({
   modelId: 'gpt-4o',
   overrides: { contextWindow: 2_000_000, maxOutputTokens: 1000 },
 });
 const exact = (value: string) => countTokens(value, { disallowedSpecial: new Set() });
 /** The instructions and tool definitions as sent, counted exactly. */
-const fixedTokens =
+export const fixedTokens =
   exact(instructions) +
   profile.perMessageTokens +
   toolDefinitions.reduce(
