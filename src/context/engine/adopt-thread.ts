@@ -2,9 +2,9 @@ import type { ModelMessage } from 'ai';
 import type { ContextCalibrator } from '../../tokens/context-calibrator.js';
 import { createContextMeasure } from '../../tokens/context-measure.js';
 import type { TokenCounter } from '../../tokens/token-counter.js';
-import { withoutContextMessageRef } from '../segments/context-message-ref.js';
 import { renderSegments, type ContextSegment } from '../segments/context-segment.js';
-import { canonicalJson } from './canonical-json.js';
+import { lastAlignedIndex } from './last-aligned-index.js';
+import { withoutOrphanedAnswers } from './without-orphaned-answers.js';
 import type { CompactContextOptions, ContextEngineSettings } from './compact-context-options.js';
 import { ContextEmptyError } from '../contracts/context-empty-error.js';
 import { recordLoadedContext, type ContextEngineState } from './context-engine-state.js';
@@ -89,7 +89,7 @@ function loadSegmentsFrom(
 /**
  * `prepareStep` without `initialMessages()`: the thread is loaded and built as `initialMessages()` builds it
  * (pinned messages, summary, snapshot), and the step's messages the store does not hold ({@link unstoredTail})
- * are kept after it. A thread with nothing stored keeps the step's messages as they are.
+ * are kept after it, but for results and approval responses whose call or request the context left out. A thread with nothing stored keeps the step's messages as they are.
  */
 export async function adoptThread(
   internals: EngineInternals,
@@ -99,7 +99,8 @@ export async function adoptThread(
   try {
     // The whole thread: the step's messages are matched against every stored one.
     const { final, loaded } = await buildInitial(internals, instructions, true);
-    return [...renderSegments(final), ...unstoredTail(messages, loaded)];
+    const context = renderSegments(final);
+    return [...context, ...withoutOrphanedAnswers(context, unstoredTail(messages, loaded))];
   } catch (error) {
     if (error instanceof ContextEmptyError) return messages;
     throw error;
@@ -141,46 +142,65 @@ export function contextWindowSize(
  */
 const WINDOW_MARGIN_TURNS = 1;
 
-// A message's content as a comparable text: role and parts, without provider options (the caller's conversion
-// may carry other ones) and without the engine's reference.
-function contentKey(message: ModelMessage): string {
-  const { role, content } = withoutContextMessageRef(message);
-  const parts =
-    typeof content === 'string'
-      ? [{ type: 'text', text: content }]
-      : content.map((part) => {
-          const { providerOptions: _providerOptions, ...rest } = part as { providerOptions?: unknown };
-          return rest;
-        });
-  return canonicalJson({ role, content: parts });
+/** What identifies a message between the caller's conversion and the store's ({@link pairs}). */
+interface MessageIdentity {
+  role: ModelMessage['role'];
+  /** The ids of its tool calls and results. */
+  toolIds: string[];
+  /** Its texts and reasoning. */
+  texts: string;
+}
+
+function identityOf({ role, content }: ModelMessage): MessageIdentity {
+  const toolIds: string[] = [];
+  const texts: string[] = [];
+  if (typeof content === 'string') texts.push(content);
+  else
+    for (const part of content)
+      if (part.type === 'text' || part.type === 'reasoning') texts.push(part.type, part.text);
+      else if (part.type === 'tool-call' || part.type === 'tool-result') toolIds.push(part.toolCallId);
+  return { role, toolIds, texts: JSON.stringify(texts) };
+}
+
+// Whether a caller's message is the conversion of a stored one: the same role and, with tool calls or results, one
+// of them in common (the two conversions may differ in the rest: the store closes an unfinished call the caller's
+// drops, renders a denial as a result rather than an approval response, a file's URL as a text); without, the same
+// texts.
+function pairs(given: MessageIdentity, stored: MessageIdentity): boolean {
+  if (given.role !== stored.role) return false;
+  if (given.toolIds.length === 0 && stored.toolIds.length === 0) return given.texts === stored.texts;
+  return given.toolIds.some((id) => stored.toolIds.includes(id));
 }
 
 /**
  * The messages of a step that the store does not hold yet, when `prepareStep` runs without `initialMessages()`:
  * the store is the record, so the caller's copy of the thread is replaced by the context built from it, and only
- * what comes after the last message that matches a stored one is kept (this request's steps, or an input the app
- * has not stored). Messages match by content (the caller converted them from the same UI messages), in order: each
- * must match a stored message after the previous match, so a new message that reads like an older one ("OK.") is
- * still new.
+ * what comes after the last message that pairs with a stored one ({@link pairs}) is kept (this request's steps, or
+ * an input the app has not stored). Messages pair in order, as the longest alignment of the two
+ * ({@link lastAlignedIndex}): a message the store renders otherwise pairs with nothing and moves nothing, and a new
+ * message that reads like an older one ("OK.") is still new.
  */
 export function unstoredTail(messages: readonly ModelMessage[], loaded: readonly ContextSegment[]): ModelMessage[] {
-  const positions = new Map<string, number[]>();
-  let position = 0;
+  const stored: MessageIdentity[] = [];
   for (const segment of loaded)
     if (segment.kind === 'message' && segment.sequence !== null)
-      for (const message of segment.messages) {
-        const key = contentKey(message);
-        const list = positions.get(key);
-        if (list) list.push(position++);
-        else positions.set(key, [position++]);
-      }
+      for (const message of segment.messages) stored.push(identityOf(message));
+  const given = messages.map(identityOf);
+  const lastMatch =
+    lastAlignedIndex(given.length, stored.length, (x, y) => pairs(given[x]!, stored[y]!)) ??
+    greedyLastMatch(given, stored);
+  return messages.slice(lastMatch + 1);
+}
+
+// Pairs each message with the next stored one that reads the same: for messages too far from the store to align.
+function greedyLastMatch(given: readonly MessageIdentity[], stored: readonly MessageIdentity[]): number {
   let next = 0;
   let lastMatch = -1;
-  messages.forEach((message, index) => {
-    const found = positions.get(contentKey(message))?.find((candidate) => candidate >= next);
-    if (found === undefined) return;
+  given.forEach((identity, index) => {
+    const found = stored.findIndex((candidate, position) => position >= next && pairs(identity, candidate));
+    if (found === -1) return;
     next = found + 1;
     lastMatch = index;
   });
-  return messages.slice(lastMatch + 1);
+  return lastMatch;
 }

@@ -26,6 +26,37 @@ describe('prepareStep without initialMessages()', () => {
     ]);
   });
 
+  it('should send the thread as initialMessages() builds it when a message the store closed reads like a later one', async () => {
+    // The store closes the superseded approval of a1 (a call and an error result); the caller's conversion left the
+    // call out, so its a1 reads like a2. Paired with a2, it once made the caller's u2 and a2 look unstored: the
+    // newest input went out twice.
+    const thread = [
+      user('u1', 'Deploy it.'),
+      assistant(
+        'a1',
+        { type: 'tool-deploy', toolCallId: 'c1', state: 'approval-requested', input: {}, approval: { id: 'p1' } },
+        text('OK.'),
+      ),
+      user('u2', 'Status?'),
+      assistant('a2', text('OK.')),
+    ];
+    const initial = await createContextEngine({
+      store: storeOf(thread),
+      profile: smallProfile(),
+      tokenCounter,
+    }).buildInitialContext();
+    const engine = createContextEngine({ store: storeOf(thread), profile: smallProfile(), tokenCounter });
+    const alone = await engine.prepareStep({
+      messages: [userText('Deploy it.'), answer('OK.'), userText('Status?'), answer('OK.')],
+      stepNumber: 0,
+    });
+    expect(unref(alone.messages)).toEqual(unref(initial.messages));
+    expect(unref(alone.messages)?.filter((message) => message.role === 'user')).toEqual([
+      userText('Deploy it.'),
+      userText('Status?'),
+    ]);
+  });
+
   it('should use the caller’s messages as they are when nothing is stored', async () => {
     const engine = createContextEngine({ store: createMemoryContextStore(), profile: smallProfile(), tokenCounter });
     const messages = [userText('hello')];
