@@ -81,8 +81,9 @@ export function removeReasoning(messages: ModelMessage[], keep: ModelMessage | u
 /**
  * Drops whole rounds (an assistant message with the tool messages that answer it) of the segments `within`
  * accepts, oldest first, while `over(saved)` holds. A round holds its calls with their results and its approval
- * requests with their responses, so nothing is split. User messages (the newest input, steering messages) stay.
- * A segment left without messages stays, empty (see {@link stripReasoning}).
+ * requests with their responses, so nothing is split, even when its tool messages begin the next segment. User
+ * messages (the newest input, steering messages) stay. A segment left without messages stays, empty (see
+ * {@link stripReasoning}).
  */
 export function dropRounds(
   segments: readonly ContextSegment[],
@@ -94,13 +95,18 @@ export function dropRounds(
   const rounds: DroppedRound[] = [];
   let saved = 0;
   const result: ContextSegment[] = [];
+  // A round goes on into the next segment when that one begins with tool messages (results the AI SDK added after
+  // the stored message whose calls they answer, say): they go with it.
+  let dropping = false;
   for (const [index, segment] of segments.entries()) {
-    if (segment.kind !== 'message' || !within(index) || !over(saved)) {
+    const continued = dropping && segment.kind === 'message' && segment.messages[0]?.role === 'tool';
+    if (segment.kind !== 'message' || (!continued && (!within(index) || !over(saved)))) {
+      dropping = false;
       result.push(segment);
       continue;
     }
     const kept: ModelMessage[] = [];
-    let dropping = false;
+    if (!continued) dropping = false;
     for (const message of segment.messages) {
       if (message.role === 'assistant') {
         dropping = over(saved);

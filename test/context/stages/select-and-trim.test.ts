@@ -255,6 +255,38 @@ describe('trimContext', () => {
     ]);
   });
 
+  it('should drop the results the AI SDK added after a round it drops, never leaving them without their call', () => {
+    // The newest turn's last round awaits no more: its approved call ran before the first step, and its result is an
+    // unstored tool message of its own after the stored message. The round's long text cannot be shortened.
+    const input = [
+      ...segmentsOf([
+        user('u1', 'Deploy the fix.'),
+        assistant('a1', stepStart, text(words(200, 'plan')), {
+          type: 'tool-deploy',
+          toolCallId: 'c1',
+          state: 'approval-responded',
+          input: { target: 'prod' },
+          approval: { id: 'p1', approved: true },
+        }),
+      ]),
+      createMessageSegment({
+        messages: [
+          {
+            role: 'tool',
+            content: [
+              { type: 'tool-result', toolCallId: 'c1', toolName: 'deploy', output: { type: 'text', value: 'ok' } },
+            ],
+          },
+        ],
+        sequence: null,
+        measure,
+      }),
+    ];
+    const budget = cost(segmentsOf([user('u1', 'Deploy the fix.')])) + 40;
+    const { segments } = trimContext({ segments: input, measure, messageBudget: budget, preview });
+    expect(renderSegments(segments)).toEqual(renderSegments(segmentsOf([user('u1', 'Deploy the fix.')])));
+  });
+
   it('should remove the old reasoning of the newest turn before previewing any of its tool outputs', () => {
     const turn = [
       user('u1', 'Read the report and check it.'),
