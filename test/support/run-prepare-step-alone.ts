@@ -45,7 +45,10 @@ export interface AloneCall {
   lostNewest: boolean;
   /** Pinned messages (by sequence) missing from the prompt. */
   lostPinned: number[];
-  /** The role the prompt starts on, when it is not `user` (after the instructions). */
+  /**
+   * The role the prompt starts on (after the instructions), when it is not `user` and the first message is not a
+   * pinned one: a pinned assistant message is kept even when its turn's user message is not.
+   */
   firstRole: string | null;
   /** Tool call or result ids sent in another order than `prepareStep` was given them. */
   reordered: string[];
@@ -250,6 +253,10 @@ function check(
     .map((message) => JSON.stringify(message.content));
   const newestText = JSON.stringify(textsOf(newest)[0]);
   const firstRole = prompt.find((message) => message.role !== 'system')?.role ?? 'none';
+  // The engine's reference on the first message names the stored row it came from (`sequence:position`).
+  const firstRef = (sent[0] as { agentHistoryRef?: unknown } | undefined)?.agentHistoryRef;
+  const firstPinned =
+    typeof firstRef === 'string' && rows.some((row) => row.pinned && `${row.sequence}` === firstRef.split(':')[0]);
   return {
     overBudgetTokens: Math.max(0, sentTokens - conversation.maxInputTokens),
     splitPairs: [...toolPairProblems(sent), ...(modelPrompt ? promptPairProblems(modelPrompt) : [])],
@@ -259,7 +266,7 @@ function check(
         (row) => row.pinned && textsOf(row).some((value) => !promptText.includes(JSON.stringify(value).slice(1, -1))),
       )
       .map((row) => row.sequence),
-    firstRole: firstRole === 'user' ? null : firstRole,
+    firstRole: firstRole === 'user' || firstPinned ? null : firstRole,
     reordered: reordered(toolIds(given), toolIds(sent)),
   };
 }
