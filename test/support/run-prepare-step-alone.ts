@@ -244,7 +244,6 @@ function check(
 ): AloneCall {
   const sentTokens = countSentTokens(sent as never, profile) + fixedTokens;
   const prompt = modelPrompt ?? (sent as LanguageModelV4Prompt);
-  const promptText = JSON.stringify(prompt);
   const newest = rows.findLast((row) => row.message.role === 'user')!;
   const textsOf = (row: ContextMessage) =>
     row.message.parts.filter((part) => part.type === 'text').map((part) => String(part.text));
@@ -262,13 +261,27 @@ function check(
     splitPairs: [...toolPairProblems(sent), ...(modelPrompt ? promptPairProblems(modelPrompt) : [])],
     lostNewest: !userTexts.some((content) => content.includes(newestText)),
     lostPinned: rows
-      .filter(
-        (row) => row.pinned && textsOf(row).some((value) => !promptText.includes(JSON.stringify(value).slice(1, -1))),
-      )
+      .filter((row) => row.pinned && textsOf(row).some((value) => !sentWithBreakpoint(prompt, value)))
       .map((row) => row.sequence),
     firstRole: firstRole === 'user' || firstPinned ? null : firstRole,
     reordered: reordered(toolIds(given), toolIds(sent)),
   };
+}
+
+// Whether a text part of the prompt holds the text (whole, or shortened to fit: its start) with the pinned
+// message's cache breakpoint.
+function sentWithBreakpoint(prompt: LanguageModelV4Prompt, value: string): boolean {
+  const breakpoint = JSON.stringify(cacheBreakpoint);
+  return prompt.some(
+    (message) =>
+      typeof message.content !== 'string' &&
+      message.content.some(
+        (part) =>
+          part.type === 'text' &&
+          (part.text === value || part.text.startsWith(value.slice(0, 40))) &&
+          JSON.stringify(part.providerOptions) === breakpoint,
+      ),
+  );
 }
 
 // Every tool call and result id, in the order of the messages (`call:` or `result:` before the id).
