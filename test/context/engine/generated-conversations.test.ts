@@ -4,7 +4,7 @@
 // at CI size, a few hundred conversations of up to 200 messages.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { generateConversation } from '../../support/agent-conversations.js';
+import { generateConversation, type NewestTurn } from '../../support/agent-conversations.js';
 import { runGeneratedConversation, type ConversationRun } from '../../support/check-generated-context.js';
 import { tokenCounter } from '../fixtures.js';
 
@@ -83,6 +83,32 @@ describe('generated agent conversations (every part type, approvals, huge payloa
     },
     timeout,
   );
+
+  for (const newestTurn of ['in-progress', 'awaiting-approval'] satisfies NewestTurn[])
+    it(
+      `should keep every rule when the newest turn is ${newestTurn}, its first call often older than the budget`,
+      async () => {
+        await fc.assert(
+          fc.asyncProperty(seed, async (value) => {
+            const conversation = generateConversation(value, { maxMessages: 200, newestTurn, budget: [2000, 40_000] });
+            const result = await runGeneratedConversation(conversation, tokenCounter);
+            if (result.refused)
+              expect(result.refused.requiredTokens).toBeGreaterThan(result.refused.messageBudgetTokens);
+            for (const call of result.calls) {
+              expect(call.overBudgetTokens).toBe(0);
+              expect([call.splitPairs, call.lostPinned, call.invented]).toEqual([[], [], []]);
+              expect(call.lostNewest).toBe(false);
+              expect(call.snapshotExact).not.toBe(false);
+            }
+          }),
+          {
+            numRuns: Math.ceil(RUNS / 4),
+            seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined,
+          },
+        );
+      },
+      timeout,
+    );
 
   it(
     'should use the budget with targetRatio 1: median at least 95 %, worst tenth at least 80 % of the calls it had to cut',
