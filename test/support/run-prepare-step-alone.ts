@@ -69,12 +69,16 @@ export interface AloneRun {
   awaitingApproval: boolean;
   /** The messages of each call, as `prepareStep` left them. */
   sent: ModelMessage[][];
+  /** The prompt of each call the model got. */
+  prompts: LanguageModelV4Prompt[];
 }
 
 /** Options of {@link runPrepareStepAlone}. */
 export interface RunPrepareStepAloneOptions {
   /** Hand `prepareStep` deep copies of the SDK's messages, as a wrapper that builds its own would. */
   copy: boolean;
+  /** Start from `initialMessages()` instead, as the reference the path alone is compared with. @default false */
+  initial?: boolean;
 }
 
 const cacheBreakpoint = { anthropic: { cacheControl: { type: 'ephemeral' } } };
@@ -100,7 +104,7 @@ function withPinOptions(rows: readonly ContextMessage[]): ContextMessage[] {
 export async function runPrepareStepAlone(
   conversation: GeneratedConversation,
   tokenCounter: TokenCounter,
-  { copy }: RunPrepareStepAloneOptions,
+  { copy, initial = false }: RunPrepareStepAloneOptions,
 ): Promise<AloneRun> {
   const rows = withPinOptions(conversation.rows);
   const store = createMemoryContextStore({ messages: rows });
@@ -153,9 +157,14 @@ export async function runPrepareStepAlone(
       }
     },
   });
-  const messages = await convertToModelMessages(rows.map((row) => row.message) as ContextUIMessage[] as never);
   let awaitingApproval = false;
   try {
+    const messages = initial
+      ? await manager.initialMessages().catch((error: unknown) => {
+          thrown = error;
+          throw error;
+        })
+      : await convertToModelMessages(rows.map((row) => row.message) as ContextUIMessage[] as never);
     await agent.generate({ messages });
   } catch (error) {
     awaitingApproval = MissingToolResultsError.isInstance(error) && sent.length > 0 && awaitsApproval(sent.at(-1)!);
@@ -165,7 +174,14 @@ export async function runPrepareStepAlone(
   const calls = sent.map((messages, index) =>
     check(conversation, rows, given[index]!, messages, model.doGenerateCalls[index]?.prompt),
   );
-  return { calls, refused, thrown: refused ? null : thrown, awaitingApproval, sent };
+  return {
+    calls,
+    refused,
+    thrown: refused ? null : thrown,
+    awaitingApproval,
+    sent,
+    prompts: model.doGenerateCalls.map((call) => call.prompt),
+  };
 }
 
 /** A model that answers with the conversation's steps in turn (their calls run by the tools), then with a text. */

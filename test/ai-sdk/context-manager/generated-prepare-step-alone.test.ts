@@ -2,7 +2,8 @@
 // the stored thread, no `initialMessages()`), over generated agent conversations (test/support/agent-conversations.ts)
 // run by test/support/run-prepare-step-alone.ts: newest turns of every kind, and newest turns in progress or
 // awaiting an approval whose first call is often older than the budget; the SDK's messages handed over as they are
-// or as copies; the steps the model takes after the first.
+// or as copies; the steps the model takes after the first. Every call is also compared with the initialMessages()
+// path's.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { generateConversation, type NewestTurn } from '../../support/agent-conversations.js';
@@ -10,7 +11,7 @@ import { runPrepareStepAlone, type AloneCall } from '../../support/run-prepare-s
 import { tokenCounter } from '../../context/fixtures.js';
 
 /** Conversations per kind of newest turn; PROPERTY_RUNS raises it. */
-const RUNS = Number(process.env.PROPERTY_RUNS ?? 40);
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 30);
 const seed = fc.integer({ min: 1, max: 2 ** 31 - 1 });
 const clean: AloneCall = {
   overBudgetTokens: 0,
@@ -43,6 +44,10 @@ describe('createContextManager: prepareStep alone on generated conversations', (
           const conversation = generateConversation(value, { maxMessages, newestTurn, budget });
           const run = await runPrepareStepAlone(conversation, tokenCounter, { copy });
           expect(run.thrown).toBeNull();
+          // What the model is sent is what the initialMessages() path sends it, call by call.
+          const reference = await runPrepareStepAlone(conversation, tokenCounter, { copy: false, initial: true });
+          expect(run.prompts).toEqual(reference.prompts);
+          expect(run.refused?.message).toBe(reference.refused?.message);
           if (run.refused) expect(run.refused.requiredTokens).toBeGreaterThan(run.refused.messageBudgetTokens);
           for (const call of run.calls) expect(call).toEqual(clean);
           steps += Math.max(0, run.calls.length - 1);
