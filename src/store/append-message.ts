@@ -76,6 +76,43 @@ export async function appendMessage<UI_MESSAGE extends AppendableMessage>(
   const validated = validateMessage(message, { maxBytes: context.maxMessageBytes });
 
   const { runId, clientRequestId, status, pinned } = appendOptions(options);
+  // Checks and counting may give the event loop turns (a long message is counted in slices): the lane hands this
+  // append on only after every earlier append to the thread, so concurrent appends keep their call order.
+  const lane = context.appendLanes.enter(`${context.tenantId}:${thread}`);
+  let item: AppendItem;
+  try {
+    item = await appendItem(context, message, validated, thread, { runId, clientRequestId, status, pinned });
+  } catch (error) {
+    lane.leave();
+    throw error;
+  }
+  let rows: AppendRow[];
+  try {
+    rows = await lane.handOn(() =>
+      context.appendBatcher && context.userId === null
+        ? context.appendBatcher.submit<AppendRow>(context.tenantId, context.appRole, item)
+        : sendAppend(context, item),
+    );
+  } catch (error) {
+    const code = postgresErrorCode(error);
+    // A racing identical request won: the whole statement rolled back (sequence bump included); read its row.
+    if (code === '23505') rows = await sendAppend(context, item);
+    else if (code === '23503') throw new NotFoundError({ entity: 'run', id: runId });
+    else throw error;
+  }
+  const [row] = rows;
+  if (!row) throw new NotFoundError({ entity: 'thread', id: threadId });
+  return toAppendResult<UI_MESSAGE>(row, thread, validated, item);
+}
+
+/** The row to append: the message checked by the app's hook and counted (a placeholder is not counted). */
+async function appendItem(
+  context: StoreContext,
+  message: AppendableMessage,
+  validated: ReturnType<typeof validateMessage>,
+  thread: string,
+  { runId, clientRequestId, status, pinned }: ReturnType<typeof appendOptions>,
+): Promise<AppendItem> {
   await context.checkRowLevelSecurity();
   const streaming = status === 'pending' || status === 'streaming';
   // A pending placeholder (`beginAssistantMessage`) has no content yet: its checkpoints and finalization are checked.
@@ -86,8 +123,7 @@ export async function appendMessage<UI_MESSAGE extends AppendableMessage>(
   }
   const counted = streaming ? null : await storedTokenCount(context, validated);
   const leaseExpiresAt = streaming ? new Date(context.now().getTime() + context.leaseMs) : null;
-
-  const item: AppendItem = {
+  return {
     threadId: thread,
     messageId: validated.id,
     clientRequestId,
@@ -103,23 +139,6 @@ export async function appendMessage<UI_MESSAGE extends AppendableMessage>(
     leaseExpiresAt: leaseExpiresAt?.toISOString() ?? null,
     pinned,
   };
-
-  let rows: AppendRow[];
-  try {
-    rows =
-      context.appendBatcher && context.userId === null
-        ? await context.appendBatcher.submit<AppendRow>(context.tenantId, context.appRole, item)
-        : await sendAppend(context, item);
-  } catch (error) {
-    const code = postgresErrorCode(error);
-    // A racing identical request won: the whole statement rolled back (sequence bump included); read its row.
-    if (code === '23505') rows = await sendAppend(context, item);
-    else if (code === '23503') throw new NotFoundError({ entity: 'run', id: runId });
-    else throw error;
-  }
-  const [row] = rows;
-  if (!row) throw new NotFoundError({ entity: 'thread', id: threadId });
-  return toAppendResult<UI_MESSAGE>(row, thread, validated, item);
 }
 
 /**

@@ -5,6 +5,7 @@ import { assertTenantId } from '../tenant/tenant-id.js';
 import { appendMessage } from './append-message.js';
 import { asStoreError, withStoreErrors } from './with-store-errors.js';
 import { createAppendBatcher } from './append-batcher.js';
+import { createAppendLanes } from './append-lanes.js';
 import { appendStatements } from './append-statements.js';
 import { appendStreamChunks, deleteStreamChunks, readStreamChunks } from './stream-chunks.js';
 import { subscribeStreamChunks } from './stream-notifications.js';
@@ -78,6 +79,7 @@ export function createAgentHistory({
   const appendBatcher = createAppendBatcher(db, statements, appendBatching, {
     onBatchError: _internal.onAppendBatchError,
   });
+  const appendLanes = createAppendLanes();
   const schema = getTableConfig(tables.agentThread).schema ?? 'public';
   const checkRowLevelSecurity = onceSetupCheck(db, tables, appRole, rowLevelSecurityCheck);
   const oneStatementReads = { available: true };
@@ -105,6 +107,7 @@ export function createAgentHistory({
         now,
         generateId,
         appendBatcher,
+        appendLanes,
         appendStatements: statements,
         oneStatementReads,
         checkRowLevelSecurity,

@@ -4,6 +4,7 @@ import type { AgentHistoryDatabase } from '../tenant/database.js';
 import { keepCallerSettings } from '../tenant/keep-caller-settings.js';
 import { withTenant, type TenantTransaction } from '../tenant/with-tenant.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
+import type { AppendLanes } from './append-lanes.js';
 import type { AppendStatements } from './append-statements.js';
 import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
 import type { MessageCheck } from './message-check.js';
@@ -39,6 +40,8 @@ export interface StoreContext {
   generateId: () => string;
   /** Combines concurrent appends into one statement; `null` when batching is off. Shared by every tenant. */
   appendBatcher: AppendBatcher | null;
+  /** Hands appends to one thread on in the order they were called. Shared by every tenant (keyed by tenant). */
+  appendLanes: AppendLanes;
   /** The append functions' statements, in the tables' schema. */
   appendStatements: AppendStatements;
   /** Whether pages are read with the one-statement read functions. Shared by every tenant. */

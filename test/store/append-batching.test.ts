@@ -7,6 +7,7 @@ import {
   InvalidArgumentError,
   NotFoundError,
   type AppendBatchingOptions,
+  type TokenCounter,
 } from '../../src/index.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
@@ -78,6 +79,36 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     expect(page.messages.map((stored) => [stored.message.id, stored.sequence]).reverse()).toEqual(
       rows.map((row) => [row.message_id, Number(row.sequence)]),
     );
+  });
+
+  it('should keep the call order of concurrent appends to one thread when an earlier one takes turns to count', async () => {
+    // A long message is counted through countAsync, which gives the event loop turns; the short ones behind it are
+    // counted at once. They must still take the sequences in the order the appends were made.
+    const slow: TokenCounter = {
+      id: 'slow-for-long-texts',
+      count: (text) => text.length,
+      countAsync: async (text) => {
+        if (text.length > 1_000) await new Promise((resolve) => setTimeout(resolve, 30));
+        return text.length;
+      },
+    };
+    const store = createAgentHistory({ db: database.db, tokenCounter: slow }).forTenant(randomUUID());
+    const thread = await store.createThread();
+    const other = await store.createThread();
+    const long = { id: 'm1', role: 'user' as const, parts: [{ type: 'text' as const, text: 'x '.repeat(5_000) }] };
+    const finished: string[] = [];
+    const appends = [
+      store.appendMessage(thread.id, long),
+      ...range(2, 6).map((index) => store.appendMessage(thread.id, userMessage(`m${index}`))),
+      // Another thread does not wait for this one's lane.
+      store.appendMessage(other.id, userMessage('o1')).then(() => finished.push('o1')),
+    ];
+    void appends[0]!.then(() => finished.push('m1'));
+    await Promise.all(appends);
+    expect((await rowsOf(thread.id)).map((row) => [row.message_id, Number(row.sequence)])).toEqual(
+      range(1, 6).map((index) => [`m${index}`, index]),
+    );
+    expect(finished[0]).toBe('o1');
   });
 
   it('should keep one append statement in flight by default on PGlite, which runs one at a time, and two elsewhere', async () => {

@@ -1,0 +1,77 @@
+/** One append's place in its thread's lane. */
+export interface AppendLaneTurn {
+  /**
+   * Runs `send` (hands the append on) once every earlier append to the thread has been handed on or has left, and
+   * settles as what `send` returns. Appends that are ready behind it are handed on in the same synchronous run, so a
+   * burst reaches the write combiner together, as it would without the lane.
+   */
+  handOn<RESULT>(send: () => Promise<RESULT>): Promise<RESULT>;
+  /** Gives up the place without handing on (the append failed before it was ready). */
+  leave(): void;
+}
+
+/** Keeps the appends to one thread in the order they were called; see {@link createAppendLanes}. */
+export interface AppendLanes {
+  enter(key: string): AppendLaneTurn;
+}
+
+interface Turn {
+  done: boolean;
+  go?: () => void;
+}
+
+/**
+ * Lanes that hand appends to the same thread on (to the write combiner or the database) in the order they were
+ * called, while their work before that (checks, token counting, which gives the event loop turns for a long message)
+ * runs side by side: a long message followed by a short one to the same thread takes the lower sequence, as it would
+ * have without the turns. Appends to other threads never wait for each other. An empty lane is forgotten.
+ */
+export function createAppendLanes(): AppendLanes {
+  const lanes = new Map<string, Turn[]>();
+  const advance = (key: string, lane: Turn[]) => {
+    for (;;) {
+      const front = lane[0];
+      if (!front) {
+        if (lanes.get(key) === lane) lanes.delete(key);
+        return;
+      }
+      if (front.done) {
+        lane.shift();
+        continue;
+      }
+      const go = front.go;
+      if (!go) return;
+      front.done = true;
+      front.go = undefined;
+      go();
+    }
+  };
+  return {
+    enter(key) {
+      let lane = lanes.get(key);
+      if (!lane) lanes.set(key, (lane = []));
+      const turn: Turn = { done: false };
+      const own = lane;
+      own.push(turn);
+      return {
+        handOn: <RESULT>(send: () => Promise<RESULT>) =>
+          new Promise<RESULT>((resolve, reject) => {
+            turn.go = () => {
+              try {
+                resolve(send());
+              } catch (error) {
+                reject(error);
+              }
+            };
+            advance(key, own);
+          }),
+        leave() {
+          if (turn.done) return;
+          turn.done = true;
+          turn.go = undefined;
+          advance(key, own);
+        },
+      };
+    },
+  };
+}
