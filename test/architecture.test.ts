@@ -14,13 +14,14 @@ const read = (file: string) => readFileSync(join(SRC, file), 'utf8');
 const MAY_IMPORT: Record<string, string[]> = {
   schema: [],
   errors: [],
+  telemetry: [],
   model: ['schema', 'errors'],
   tenant: ['schema', 'errors'],
   tokens: ['model', 'errors'],
-  store: ['schema', 'errors', 'model', 'tenant', 'tokens'],
-  context: ['model', 'tokens', 'errors'],
+  store: ['schema', 'errors', 'model', 'tenant', 'tokens', 'telemetry'],
+  context: ['model', 'tokens', 'errors', 'telemetry'],
   testing: ['model', 'tokens', 'errors'],
-  'ai-sdk': ['schema', 'errors', 'model', 'tenant', 'tokens', 'store', 'context'],
+  'ai-sdk': ['schema', 'errors', 'model', 'tenant', 'tokens', 'store', 'context', 'telemetry'],
   cli: ['schema', 'errors', 'tenant', 'store'],
 };
 /**

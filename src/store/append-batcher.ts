@@ -1,3 +1,4 @@
+import { trace } from '@opentelemetry/api';
 import { is } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
@@ -95,6 +96,7 @@ export function createAppendBatcher(
       if (batch.length === 0) return; // every queued append waits for its thread's statement in flight
       // One statement per thread at most, so a batch's threads were all free: no count is needed.
       const keys = new Set(batch.map(appendThreadKey));
+      for (const entry of batch) entry.span?.setAttribute('agent_history.append.batch_size', batch.length);
       for (const key of keys) busyThreads.add(key);
       inFlight++;
       let gaveUpSlot = false;
@@ -123,7 +125,9 @@ export function createAppendBatcher(
 
   const submit = <ROW>(tenantId: string, appRole: string | null, item: AppendItem) =>
     new Promise<ROW[]>((resolve, reject) => {
-      const entry = { tenantId, appRole, item, reject };
+      const active = trace.getActiveSpan();
+      const span = active?.isRecording() ? active : undefined;
+      const entry = { tenantId, appRole, item, reject, ...(span ? { span } : {}) };
       queue.push({ ...entry, resolve: resolve as (rows: unknown[]) => void });
       pump();
     });

@@ -4,6 +4,7 @@ import { defaultTables } from './default-tables.js';
 import { assertTenantId } from '../tenant/tenant-id.js';
 import { appendMessage } from './append-message.js';
 import { asStoreError, withStoreErrors } from './with-store-errors.js';
+import { withStoreSpans } from './with-store-spans.js';
 import { createAppendBatcher } from './append-batcher.js';
 import { createAppendLanes } from './append-lanes.js';
 import { appendStatements } from './append-statements.js';
@@ -224,12 +225,21 @@ function tenantHistory(context: StoreContext): TenantHistory {
     subscribeStreamChunks: async (threadId, messageId, onNotify) =>
       subscribeStreamChunks(context, threadId, messageId, onNotify),
   };
+  const { tenantId } = context;
   return {
-    tenantId: context.tenantId,
+    tenantId,
     userId: context.userId,
-    // A failed statement or a lost connection becomes a DatabaseError, whose message holds no parameters.
-    ...withStoreErrors(methods),
-    contextStore: (threadId, options) => withStoreErrors(createThreadContextStore(context, threadId, options)),
+    // A failed statement or a lost connection becomes a DatabaseError, whose message holds no parameters; the span
+    // around it sees that typed error, so it records the error's code.
+    ...withStoreSpans(withStoreErrors(methods), { kind: 'store', tenantId }),
+    contextStore: (threadId, options) => {
+      const store = createThreadContextStore(context, threadId, options);
+      return withStoreSpans(withStoreErrors(store), {
+        kind: 'context-store',
+        tenantId,
+        threadId: threadId.toLowerCase(),
+      });
+    },
   };
 }
 

@@ -1,3 +1,4 @@
+import type { Span } from '@opentelemetry/api';
 import type { AppendItem } from './append-statements.js';
 
 /** One append waiting in the batcher's queue, with its caller's promise. */
@@ -12,6 +13,8 @@ export interface QueuedAppend {
   resolve(rows: unknown[]): void;
   /** Settles the caller's promise with the error this item got. */
   reject(error: unknown): void;
+  /** The caller's span (its store method's), told how many appends its statement combined; none when not traced. */
+  span?: Span;
 }
 
 /** The key of a queued append's thread: at most one statement per key is in flight. */

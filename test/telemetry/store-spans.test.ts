@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { describe, expect, it } from 'vitest';
+import { createAgentHistory, NotFoundError } from '../../src/index.js';
+import { BACKENDS, useTestDatabase } from '../support/test-database.js';
+import { idHash, stringsOf, useInMemoryTracing } from '../support/in-memory-tracing.js';
+import { range, userMessage } from '../support/fixtures.js';
+
+const tracing = useInMemoryTracing();
+
+describe.each(BACKENDS)('store spans on %s', (backend) => {
+  const database = useTestDatabase(backend);
+  // A statement slowed by a loaded machine must not give up its slot: the batch sizes below depend on it.
+  const history = () =>
+    createAgentHistory({ db: database.db, appendBatching: { maxInFlight: 1, stalledAfterMs: 600_000 } });
+
+  it('should record one span per store call, named after the method, with hashed ids, rows and bytes', async () => {
+    const tenantId = randomUUID();
+    const store = history().forTenant(tenantId);
+    const thread = await store.createThread({
+      userId: 'user-who-must-not-appear',
+      title: 'Title that must not appear',
+    });
+    const appended = await store.appendMessage(thread.id, userMessage('m-1', 'Text that must not appear'));
+    await store.listMessages(thread.id);
+    await store.loadContext(thread.id);
+
+    expect(tracing.spans().map((span) => span.name)).toEqual([
+      'agent-history.store.createThread',
+      'agent-history.store.appendMessage',
+      'agent-history.store.listMessages',
+      'agent-history.store.loadContext',
+    ]);
+    const [create, append, list, load] = tracing.spans();
+    expect(append!.kind).toBe(SpanKind.CLIENT);
+    expect(append!.status.code).toBe(SpanStatusCode.UNSET);
+    expect(append!.attributes).toEqual({
+      'db.system.name': 'postgresql',
+      'agent_history.operation': 'appendMessage',
+      'agent_history.tenant.id_hash': idHash(tenantId),
+      'agent_history.thread.id_hash': idHash(thread.id),
+      'agent_history.rows': 1,
+      'agent_history.append.created': true,
+      'agent_history.append.batch_size': 1,
+      'agent_history.message.bytes': appended.stored.byteSize,
+    });
+    expect(create!.attributes['agent_history.thread.id_hash']).toBeUndefined(); // its argument holds no thread id
+    expect(list!.attributes['agent_history.rows']).toBe(1);
+    expect(load!.attributes['agent_history.rows']).toBe(1);
+    const strings = tracing.spans().flatMap(stringsOf);
+    for (const secret of [thread.id, tenantId, 'user-who-must-not-appear', 'Title that must not appear', 'must not'])
+      expect(strings.filter((value) => value.includes(secret))).toEqual([]);
+  });
+
+  it('should tell each append how many appends its statement combined', async () => {
+    const store = history().forTenant(randomUUID());
+    const thread = await store.createThread();
+    tracing.spans().length = 0;
+    // The first append is sent alone; the four arriving while it runs wait for its thread and go as one statement.
+    await Promise.all(range(1, 5).map((index) => store.appendMessage(thread.id, userMessage(`m-${index}`))));
+    const sizes = tracing
+      .named('agent-history.store.appendMessage')
+      .map((span) => span.attributes['agent_history.append.batch_size']);
+    expect(sizes.sort()).toEqual([1, 4, 4, 4, 4]);
+  });
+
+  it("should record a failed call's error code and status, and still reject with the typed error", async () => {
+    const store = history().forTenant(randomUUID());
+    const missing = randomUUID();
+    await expect(store.getThread(missing)).rejects.toThrow(NotFoundError);
+    const [span] = tracing.named('agent-history.store.getThread');
+    expect(span!.status).toEqual({ code: SpanStatusCode.ERROR, message: 'thread-not-found' });
+    expect(span!.attributes['error.type']).toBe('thread-not-found');
+    expect(span!.attributes['agent_history.thread.id_hash']).toBe(idHash(missing));
+    expect(span!.events).toEqual([]); // no exception event: its message would name the value
+  });
+
+  it("should nest under the caller's active span, and nest the context store's calls likewise", async () => {
+    const store = history().forTenant(randomUUID());
+    const thread = await store.createThread();
+    await trace.getTracer('app').startActiveSpan('request', async (request) => {
+      await store.appendMessage(thread.id, userMessage('m-1'));
+      await store.contextStore(thread.id.toUpperCase()).loadContext();
+      request.end();
+    });
+    const request = tracing.named('request')[0]!;
+    const children = tracing.spans().filter((span) => span.parentSpanContext?.spanId === request.spanContext().spanId);
+    expect(children.map((span) => span.name)).toEqual([
+      'agent-history.store.appendMessage',
+      'agent-history.context-store.loadContext',
+    ]);
+    expect(children[1]!.attributes['agent_history.thread.id_hash']).toBe(idHash(thread.id));
+    expect(children[1]!.attributes['agent_history.rows']).toBe(1); // the tail: one message
+  });
+});
