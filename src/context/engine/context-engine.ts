@@ -17,6 +17,7 @@ import { parseContextMessages } from './parse-context-messages.js';
 import { adoptThread, buildInitial, type EngineInternals } from './adopt-thread.js';
 import { differs, repeatedCompaction, repeatedReport } from './repeated-compaction.js';
 import { observeStepUsage } from './observe-step-usage.js';
+import { traceInitialCompaction, traceStepCompaction } from './trace-compaction.js';
 
 /** The engine behind the AI SDK context manager; independent of `ai`. */
 export interface ContextEngine {
@@ -55,6 +56,18 @@ type CompactRequest = Omit<
  * is one `ContextEngineState`.
  */
 export function createContextEngine(options: CreateContextEngineOptions): ContextEngine {
+  const engine = untracedContextEngine(options);
+  // Each compaction as an OpenTelemetry span (a step's only when it changed something): see trace-compaction.ts.
+  return {
+    get lastReport() {
+      return engine.lastReport;
+    },
+    buildInitialContext: (input) => traceInitialCompaction(() => engine.buildInitialContext(input)),
+    prepareStep: (input) => traceStepCompaction(() => engine.prepareStep(input)),
+  };
+}
+
+function untracedContextEngine(options: CreateContextEngineOptions): ContextEngine {
   const { profile, onReport } = options;
   const settings = settingsOf(options);
   const calibrator = options.calibrator ?? createContextCalibrator();

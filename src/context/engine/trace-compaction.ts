@@ -1,0 +1,55 @@
+import type { Span } from '@opentelemetry/api';
+import { tracer } from '../../telemetry/tracer.js';
+import { recordSpanError } from '../../telemetry/record-span-error.js';
+import type { ContextReport } from '../contracts/context-report.js';
+import { contextReportAttributes } from './context-report-attributes.js';
+
+/** The name of every compaction's span. */
+export const COMPACTION_SPAN = 'agent-history.context.compact';
+
+/**
+ * Runs the initial compaction in an active span, so that the store calls it makes (loading the thread, writing a
+ * summary and a snapshot) are its children; the report becomes the span's attributes.
+ */
+export function traceInitialCompaction<RESULT extends { report: ContextReport }>(
+  run: () => Promise<RESULT>,
+): Promise<RESULT> {
+  return tracer.startActiveSpan(COMPACTION_SPAN, async (span) => {
+    try {
+      const result = await run();
+      if (span.isRecording()) span.setAttributes(contextReportAttributes(result.report));
+      return result;
+    } catch (error) {
+      recordSpanError(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/**
+ * Runs a step's compaction and records a span for it afterwards, from its start, only when it changed the
+ * messages or failed: a step that changes nothing (most of them) leaves no span beside the AI SDK's own step span.
+ * The store calls such a step makes are the span's siblings, since it does not exist while they run.
+ */
+export async function traceStepCompaction<RESULT extends { report: ContextReport }>(
+  run: () => Promise<RESULT>,
+): Promise<RESULT> {
+  const startTime = performance.timeOrigin + performance.now();
+  let result: RESULT;
+  try {
+    result = await run();
+  } catch (error) {
+    endSpan(tracer.startSpan(COMPACTION_SPAN, { startTime }), undefined, error);
+    throw error;
+  }
+  if (result.report.changed) endSpan(tracer.startSpan(COMPACTION_SPAN, { startTime }), result.report);
+  return result;
+}
+
+function endSpan(span: Span, report: ContextReport | undefined, error?: unknown): void {
+  if (report && span.isRecording()) span.setAttributes(contextReportAttributes(report));
+  if (error !== undefined) recordSpanError(span, error);
+  span.end();
+}
