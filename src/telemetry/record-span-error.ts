@@ -14,7 +14,15 @@ export function recordSpanError(span: Span, error: unknown): void {
     databaseCode?: unknown;
     retryable?: unknown;
   };
-  const type = typeof code === 'string' ? code : typeof name === 'string' ? name : typeof error;
+  // A Response thrown by the application's own check (a 401 from `getHistory`) is named by its status.
+  const type =
+    error instanceof Response
+      ? `response-${error.status}`
+      : typeof code === 'string'
+        ? code
+        : typeof name === 'string'
+          ? name
+          : typeof error;
   span.setAttribute('error.type', type);
   if (typeof databaseCode === 'string') span.setAttribute('db.response.status_code', databaseCode);
   if (typeof retryable === 'boolean') span.setAttribute('agent_history.error.retryable', retryable);

@@ -15,6 +15,8 @@ export interface InMemoryTracing {
   spans(): ReadableSpan[];
   /** The ended spans named `name`. */
   named(name: string): ReadableSpan[];
+  /** Forgets the spans ended so far (a test's setup). */
+  reset(): void;
 }
 
 /**
@@ -37,6 +39,7 @@ export function useInMemoryTracing(): InMemoryTracing {
   return {
     spans: () => exporter.getFinishedSpans(),
     named: (name) => exporter.getFinishedSpans().filter((span) => span.name === name),
+    reset: () => exporter.reset(),
   };
 }
 

@@ -55,7 +55,7 @@ describe.each(BACKENDS)('store spans on %s', (backend) => {
   it('should tell each append how many appends its statement combined', async () => {
     const store = history().forTenant(randomUUID());
     const thread = await store.createThread();
-    tracing.spans().length = 0;
+    tracing.reset();
     // The first append is sent alone; the four arriving while it runs wait for its thread and go as one statement.
     await Promise.all(range(1, 5).map((index) => store.appendMessage(thread.id, userMessage(`m-${index}`))));
     const sizes = tracing

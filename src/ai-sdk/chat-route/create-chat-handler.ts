@@ -9,6 +9,8 @@ import { stopChat } from '../chat-turn/stop-chat.js';
 import { resumeChatRequest, type ResumeRouteContext } from './resume-chat-request.js';
 import { streamChatTurn } from '../chat-turn/stream-chat-turn.js';
 import type { CreateChatHandlerOptions } from './create-chat-handler-options.js';
+import { inSpan } from '../../telemetry/in-span.js';
+import { CHAT_SPANS, recordAnswerStatus } from '../chat-turn/chat-spans.js';
 
 /**
  * Route handlers for a chat: `POST` answers a turn (submit, edit or regenerate) as a UI message stream, `GET`
@@ -36,12 +38,22 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
     /** Answers a chat request with a UI message stream. */
     POST: async (request: Request): Promise<Response> => {
       try {
-        const body = parseChatRequest(await readJson(request));
-        const userId = await getUserId?.(request);
-        const threadId = chatThreadId(body.threadId, { userId });
-        const context = { route: 'chat', threadId, chatId: body.threadId, body } as const;
-        const history = await getHistory(request, context);
-        const turn = await streamChatTurn<UI_MESSAGE, TOOLS>({ ...settings, ...body, history, userId });
+        // The turn's span ends when the answer is stored, after the response has been returned.
+        const turn = await inSpan(
+          CHAT_SPANS.turn,
+          async (span) => {
+            const body = parseChatRequest(await readJson(request));
+            if (span.isRecording()) span.setAttribute('agent_history.chat.trigger', body.trigger ?? 'submit-message');
+            const { userId, history } = await inSpan(CHAT_SPANS.authorize, async () => {
+              const userId = await getUserId?.(request);
+              const threadId = chatThreadId(body.threadId, { userId });
+              const context = { route: 'chat', threadId, chatId: body.threadId, body } as const;
+              return { userId, history: await getHistory(request, context) };
+            });
+            return streamChatTurn<UI_MESSAGE, TOOLS>({ ...settings, ...body, history, userId });
+          },
+          (turn, span) => recordAnswerStatus(turn.done, span),
+        );
         return turn.toResponse();
       } catch (error) {
         if (error instanceof Response) return error;
@@ -50,7 +62,9 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
     },
     /** Resumes the chat's answer in progress (`GET ${api}/${chatId}/stream`, see `resumable`), or 204. */
     GET: (request: Request, context?: ResumeRouteContext): Promise<Response> =>
-      resumeChatRequest(request, { getHistory, getUserId, resumable: settings.resumable }, context),
+      inSpan(CHAT_SPANS.resume, async () =>
+        resumeChatRequest(request, { getHistory, getUserId, resumable: settings.resumable }, context),
+      ),
     /** Stops the answer of `{ threadId }`; responds with the stopped message (or `{ message: null }`). */
     stop: async (request: Request): Promise<Response> => {
       try {

@@ -12,6 +12,8 @@ import { startChatModel } from './start-chat-model.js';
 import type { ObservedModel } from '../answer/observed-model.js';
 import { ANSWER_STREAM_SETTINGS, type StreamChatTurnOptions } from './chat-turn-options.js';
 import { pickOptions } from './pick-options.js';
+import { inSpan } from '../../telemetry/in-span.js';
+import { CHAT_SPANS, recordAnswerStatus } from './chat-spans.js';
 
 const defaultMessageId = createIdGenerator({ prefix: 'msg', size: 16 });
 
@@ -32,22 +34,27 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
   const { history, model, generateMessageId = defaultMessageId, historyLimit = 200 } = options;
   const historyMaxBytes = options.historyMaxBytes ?? 8_388_608;
   const trigger = options.trigger ?? 'submit-message';
-  const opened = await openChatThread({ ...options, trigger });
-  const { threadId } = opened;
-  // The turn's options as they are (message, ids, schemas, file and metadata policies), with the defaults applied.
-  const plan = await planChatTurn<UI_MESSAGE>({
-    ...options,
-    threadId,
-    trigger,
-    historyLimit,
-    historyMaxBytes,
-    generateMessageId,
+  const { opened, plan } = await inSpan(CHAT_SPANS.plan, async () => {
+    const opened = await openChatThread({ ...options, trigger });
+    // The turn's options as they are (message, ids, schemas, file and metadata policies), with the defaults applied.
+    const plan = await planChatTurn<UI_MESSAGE>({
+      ...options,
+      threadId: opened.threadId,
+      trigger,
+      historyLimit,
+      historyMaxBytes,
+      generateMessageId,
+    });
+    return { opened, plan };
   });
+  const { threadId } = opened;
   const { continuation } = plan;
   const answer = { history, threadId, trigger, userMessageId: plan.userMessage.id, run: options.run };
-  const begun: ContinuedChatAnswer = continuation
-    ? await continueChatAnswer({ ...answer, continuation })
-    : await beginChatAnswer({ ...answer, answerKey: plan.answerKey, generateMessageId });
+  const begun: ContinuedChatAnswer = await inSpan(CHAT_SPANS.persist, () =>
+    continuation
+      ? continueChatAnswer({ ...answer, continuation })
+      : beginChatAnswer({ ...answer, answerKey: plan.answerKey, generateMessageId }),
+  );
   if (begun.recorded) return recordedApprovalTurn(threadId, plan.userMessage.id, begun.recorded);
   const { runId, assistantMessageId } = begun;
   const abortController = followAbortSignal(options.abortSignal);
@@ -55,6 +62,12 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
 
   let persisted: PersistedUIMessageStream<UI_MESSAGE>;
   try {
+    // The stream phase lasts until the answer is stored: the model's steps, their checkpoints and the finalize.
+    persisted = await inSpan(CHAT_SPANS.stream, streamPhase, (result, span) => recordAnswerStatus(result.done, span));
+  } catch (error) {
+    throw await abandonChatAnswer({ history, threadId, runId, assistantMessageId, continuation }, error);
+  }
+  async function streamPhase(): Promise<PersistedUIMessageStream<UI_MESSAGE>> {
     const { stream, tools } = await startChatModel({
       history,
       threadId,
@@ -67,7 +80,7 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
       observed: observedModel,
       beforeModel: begun.reopen,
     });
-    persisted = persistUIMessageStream<UI_MESSAGE, TOOLS>({
+    return persistUIMessageStream<UI_MESSAGE, TOOLS>({
       ...pickOptions(options, ANSWER_STREAM_SETTINGS),
       history,
       threadId,
@@ -79,8 +92,6 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
       abortController,
       observedModel,
     });
-  } catch (error) {
-    throw await abandonChatAnswer({ history, threadId, runId, assistantMessageId, continuation }, error);
   }
 
   registerActiveTurn(history.tenantId, threadId, {
