@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
-import { createAgentHistory, NotFoundError } from '../../src/index.js';
+import { sql } from 'drizzle-orm';
+import { createAgentHistory, DatabaseError, NotFoundError } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { idHash, stringsOf, useInMemoryTracing } from '../support/in-memory-tracing.js';
 import { range, userMessage } from '../support/fixtures.js';
@@ -73,6 +74,30 @@ describe.each(BACKENDS)('store spans on %s', (backend) => {
     expect(span!.attributes['error.type']).toBe('thread-not-found');
     expect(span!.attributes['agent_history.thread.id_hash']).toBe(idHash(missing));
     expect(span!.events).toEqual([]); // no exception event: its message would name the value
+  });
+
+  it("should record a database failure's SQLSTATE, and none of the statement's parameters", async () => {
+    const tenantId = randomUUID();
+    const thread = await history().forTenant(tenantId).createThread();
+    let failure: unknown;
+    await database.db
+      .transaction(async (tx) => {
+        // The transaction is aborted, so the append's statement fails with 25P02 whatever it is.
+        await tx.execute(sql`select 1 / 0`).catch(() => {});
+        const store = createAgentHistory({ db: tx as never }).forTenant(tenantId);
+        const message = userMessage('m-1', 'Parameter text that must not appear');
+        failure = await store.appendMessage(thread.id, message).catch((error: unknown) => error);
+      })
+      .catch(() => {}); // the aborted transaction's own rejection
+    expect(failure).toBeInstanceOf(DatabaseError);
+    const [span] = tracing.named('agent-history.store.appendMessage');
+    expect(span!.status).toEqual({ code: SpanStatusCode.ERROR, message: 'database-failed' });
+    expect(span!.attributes).toMatchObject({
+      'error.type': 'database-failed',
+      'db.response.status_code': '25P02',
+      'agent_history.error.retryable': false,
+    });
+    expect(stringsOf(span!).filter((value) => value.includes('must not appear'))).toEqual([]);
   });
 
   it("should nest under the caller's active span, and nest the context store's calls likewise", async () => {
