@@ -66,4 +66,25 @@ describe.each(BACKENDS)('the store on %s', (backend) => {
     }
     expect(scopes).toEqual(tenants);
   });
+
+  it('should count a long message through countAsync and a short one at once, storing the same counts', async () => {
+    const asked: number[] = [];
+    const counter: TokenCounter = {
+      id: 'async-test',
+      count: (text) => text.length,
+      countAsync: async (text) => (asked.push(text.length), text.length),
+    };
+    const store = createAgentHistory({ db: database.db, tokenCounter: counter }).forTenant(randomUUID());
+    const thread = await store.createThread({});
+    const short = await store.appendMessage(thread.id, {
+      id: 's',
+      role: 'user',
+      parts: [{ type: 'text', text: 'hi' }],
+    });
+    expect(asked).toEqual([]);
+    const text = 'word '.repeat(10_000);
+    const long = await store.appendMessage(thread.id, { id: 'l', role: 'user', parts: [{ type: 'text', text }] });
+    expect(asked).toContain(text.length);
+    expect([short.stored.tokenCount, long.stored.tokenCount]).toEqual([2, text.length]);
+  });
 });
