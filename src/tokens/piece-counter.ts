@@ -20,13 +20,18 @@ export interface PieceCounter {
  * text is counted once (a memo that lives for that one call, bounded and never reordered), so the work is linear in
  * the text and the same in every state of the process: nothing one caller counted changes what another's costs.
  * `countPiece` must hold no cache of its own across calls (gpt-tokenizer's merge cache, a `Map` reordered on every
- * hit, turns quadratic once full).
+ * hit, turns quadratic once full). `isOneToken`, when given, says which pieces are a token of the vocabulary as they
+ * are; they are counted as 1 without `countPiece`.
  *
  * @example
  * const counter = createPieceCounter(O200K_TOKEN_SPLIT_REGEX, (piece) => encoding.countTokens(piece));
  * counter.count('Hello, world'); // 4
  */
-export function createPieceCounter(split: RegExp, countPiece: (piece: string) => number): PieceCounter {
+export function createPieceCounter(
+  split: RegExp,
+  countPiece: (piece: string) => number,
+  isOneToken: (piece: string) => boolean = () => false,
+): PieceCounter {
   if (!split.global) throw new TypeError(`expected a global expression, got ${String(split)}`);
   const countSegment = (segment: string, memo: Map<string, number>): number => {
     let total = 0;
@@ -34,6 +39,8 @@ export function createPieceCounter(split: RegExp, countPiece: (piece: string) =>
     return total;
   };
   const countRemembered = (piece: string, memo: Map<string, number>): number => {
+    // Most pieces of ordinary text are a token of the vocabulary: one lookup, nothing to remember.
+    if (isOneToken(piece)) return 1;
     let tokens = memo.get(piece);
     if (tokens === undefined) {
       tokens = countPiece(piece);

@@ -1,3 +1,4 @@
+import { asciiBytePairCount, isAsciiText } from './ascii-byte-pair-count.js';
 import { createPieceCounter } from './piece-counter.js';
 
 /**
@@ -76,7 +77,7 @@ export function loadO200kTokenCounter(): Promise<TokenCounter> {
     const encoding = GptEncoding.getEncodingApi('o200k_base', () => ranks);
     encoding.setMergeCacheSize(0);
     const options = { disallowedSpecial: new Set<string>() };
-    const pieces = createPieceCounter(O200K_TOKEN_SPLIT_REGEX, (piece) => encoding.countTokens(piece, options));
+    const pieces = createPieceCounter(O200K_TOKEN_SPLIT_REGEX, ...pieceCountersOf(encoding, options));
     return createCachedTokenCounter(o200kTokenCounterId, pieces.count, pieces.countAsync);
   });
   return o200kCounter;
@@ -135,4 +136,30 @@ export function createCachedTokenCounter(
     return counter;
   };
   return counterFor('');
+}
+
+/** The parts of gpt-tokenizer's encoder that count one pre-tokenised piece (its `BytePairEncodingCore`). */
+interface PieceEncoder {
+  getBpeRankFromString(piece: string): number | undefined;
+  bytePairEncode(piece: string): number[];
+}
+
+/**
+ * How the default counter counts one piece: from the encoder's byte-pair core when this gpt-tokenizer has it (the
+ * package is pinned to one version; tests hold the result to the library's own `countTokens`), an ASCII piece by
+ * {@link asciiBytePairCount} on its ranks; else through `countTokens` per piece, which costs twice as much.
+ */
+function pieceCountersOf(
+  encoding: { countTokens(text: string, options: object): number },
+  options: object,
+): [countPiece: (piece: string) => number, isOneToken?: (piece: string) => boolean] {
+  const core = (encoding as { bytePairEncodingCoreProcessor?: Partial<PieceEncoder> }).bytePairEncodingCoreProcessor;
+  if (typeof core?.getBpeRankFromString !== 'function' || typeof core.bytePairEncode !== 'function')
+    return [(piece) => encoding.countTokens(piece, options)];
+  const encoder = core as PieceEncoder;
+  const rankOf = (token: string) => encoder.getBpeRankFromString(token);
+  return [
+    (piece) => (isAsciiText(piece) ? asciiBytePairCount(piece, rankOf) : encoder.bytePairEncode(piece).length),
+    (piece) => rankOf(piece) !== undefined,
+  ];
 }

@@ -5,6 +5,7 @@ import { GptEncoding } from 'gpt-tokenizer/GptEncoding';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/esm/encodingParams/constants';
 import { describe, expect, it } from 'vitest';
 import { countStoredPartTokens } from '../../src/tokens/count-stored-message-tokens.js';
+import { asciiBytePairCount } from '../../src/tokens/ascii-byte-pair-count.js';
 import { countWithoutBlocking } from '../../src/tokens/count-without-blocking.js';
 import { guardLongRuns } from '../../src/tokens/guard-long-runs.js';
 import { createPieceCounter } from '../../src/tokens/piece-counter.js';
@@ -133,6 +134,36 @@ describe('the default counter', () => {
     ]) {
       expect(counter.count(text)).toBe(countTokens(text, options));
     }
+  });
+});
+
+describe('asciiBytePairCount', () => {
+  const core = (encoding as unknown as { bytePairEncodingCoreProcessor: { bytePairEncode(piece: string): number[] } })
+    .bytePairEncodingCoreProcessor;
+  const rankOf = (token: string) =>
+    (
+      encoding as unknown as {
+        bytePairEncodingCoreProcessor: { getBpeRankFromString(token: string): number | undefined };
+      }
+    ).bytePairEncodingCoreProcessor.getBpeRankFromString(token);
+  const ascii = fc.oneof(
+    fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 300 }),
+    fc.string({ unit: fc.constantFrom(...'etaoinshrdlu_-0123456789xyzqjkEIRST'), minLength: 1, maxLength: 40 }),
+    fc
+      .tuple(fc.nat(), fc.string({ unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789') }))
+      .map(([index, suffix]) => `rec_${index}_${suffix}`),
+  );
+
+  it('should make as many tokens of every ASCII piece as gpt-tokenizer does, piece by piece', () => {
+    fc.assert(
+      fc.property(ascii, (text) => {
+        for (const [piece] of text.matchAll(O200K_TOKEN_SPLIT_REGEX))
+          expect(asciiBytePairCount(piece, rankOf)).toBe(core.bytePairEncode(piece).length);
+        // Also on the whole text as one piece: the merge does not rely on how the pre-tokeniser cut it.
+        expect(asciiBytePairCount(text.slice(0, 64), rankOf)).toBe(core.bytePairEncode(text.slice(0, 64)).length);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });
 
