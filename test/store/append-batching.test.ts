@@ -95,7 +95,7 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     const store = createAgentHistory({ db: database.db, tokenCounter: slow }).forTenant(randomUUID());
     const thread = await store.createThread();
     const other = await store.createThread();
-    const long = { id: 'm1', role: 'user' as const, parts: [{ type: 'text' as const, text: 'x '.repeat(5_000) }] };
+    const long = { id: 'm1', role: 'user' as const, parts: [{ type: 'text' as const, text: 'x '.repeat(20_000) }] };
     const finished: string[] = [];
     const appends = [
       store.appendMessage(thread.id, long),
