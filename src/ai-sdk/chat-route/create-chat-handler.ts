@@ -45,7 +45,7 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
             const body = parseChatRequest(await readJson(request));
             if (span.isRecording()) span.setAttribute('agent_history.chat.trigger', body.trigger ?? 'submit-message');
             const { userId, history } = await inSpan(CHAT_SPANS.authorize, async () => {
-              const userId = await getUserId?.(request);
+              const userId = (await getUserId?.(request)) ?? undefined;
               const threadId = chatThreadId(body.threadId, { userId });
               const context = { route: 'chat', threadId, chatId: body.threadId, body } as const;
               return { userId, history: await getHistory(request, context) };
@@ -72,7 +72,7 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
         const threadId = body.threadId ?? body.id;
         if (typeof threadId !== 'string')
           throw new InvalidArgumentError({ argument: 'threadId', value: threadId, message: 'expected a thread id.' });
-        const userId = await getUserId?.(request);
+        const userId = (await getUserId?.(request)) ?? undefined;
         const context = {
           route: 'stop',
           threadId: chatThreadId(threadId, { userId }),

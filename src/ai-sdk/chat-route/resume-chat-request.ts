@@ -32,7 +32,7 @@ export async function resumeChatRequest(
 ): Promise<Response> {
   try {
     const chatId = await chatIdOf(request, context);
-    const userId = await getUserId?.(request);
+    const userId = (await getUserId?.(request)) ?? undefined;
     const routeThreadId = chatThreadId(chatId, { userId });
     const history = await getHistory(request, {
       route: 'resume',

@@ -6,12 +6,18 @@ import { isUuid } from '../../errors/assert-input.js';
 const CHAT_ID_NAMESPACE = Buffer.from('4d1c3b7e9a2f4e0c8b5d6a7f1e2c3d4b', 'hex');
 const USER_CHAT_ID_NAMESPACE = Buffer.from('9b2e6c1d4f8a4b3e9c7d2a5f6e1b8c0d', 'hex');
 
+/** Whether `threadId` is a name-based (version 5) uuid: what {@link chatThreadId} maps a chat id that is not a uuid to. */
+export function isNameBasedUuid(threadId: string): boolean {
+  return isUuid(threadId) && threadId[14] === '5';
+}
+
 /**
  * The thread id of a chat id made by the client: a uuid (the chatbot template's `generateUUID()`) is the thread id
  * itself, lower-cased; any other id (useChat's default `generateId()`, 1 to 200 characters) maps to a name-based
  * uuid (version 5), so that the same client id always reaches the same thread without a lookup table. With a
  * `userId`, such an id maps within that user's own namespace: two users' `support` are two threads, so no user can
- * claim an id before its owner or learn whether another user has used it. Ownership is checked on the thread, not here.
+ * claim an id before its owner or learn whether another user has used it (a version 5 uuid sent as the chat id never
+ * creates a thread: it may be what another user's id maps to). Ownership is checked on the thread, not here.
  *
  * @throws {InvalidArgumentError} `chatId` is not a string of 1 to 200 characters, or `userId` is not a string.
  * @example
@@ -19,15 +25,20 @@ const USER_CHAT_ID_NAMESPACE = Buffer.from('9b2e6c1d4f8a4b3e9c7d2a5f6e1b8c0d', '
  * chatThreadId('support', { userId: session.user.id }); // that user's own `support` thread
  */
 export function chatThreadId(chatId: string, { userId }: { userId?: string | null } = {}): string {
-  if (typeof chatId !== 'string' || chatId.length === 0 || chatId.length > 200) {
+  if (typeof chatId !== 'string' || chatId.length === 0 || chatId.length > 200 || !chatId.isWellFormed()) {
     throw new InvalidArgumentError({
       argument: 'threadId',
       value: chatId,
-      message: 'expected a chat id of 1 to 200 characters.',
+      message: 'expected a chat id of 1 to 200 characters, without lone surrogates.',
     });
   }
-  if (userId !== undefined && userId !== null && typeof userId !== 'string') {
-    throw new InvalidArgumentError({ argument: 'userId', value: userId, message: 'expected a string or null.' });
+  // Lone surrogates would all hash as U+FFFD: two users would share a namespace.
+  if (userId !== undefined && userId !== null && (typeof userId !== 'string' || !userId.isWellFormed())) {
+    throw new InvalidArgumentError({
+      argument: 'userId',
+      value: userId,
+      message: 'expected a string without lone surrogates, or null.',
+    });
   }
   if (isUuid(chatId)) return chatId.toLowerCase();
   const hash = createHash('sha1');

@@ -1,6 +1,6 @@
 import type { UIMessage } from 'ai';
 import type { StoredMessage } from '../../model/stored-rows.js';
-import { chatThreadId } from './chat-thread-id.js';
+import { chatThreadId, isNameBasedUuid } from './chat-thread-id.js';
 import { ensureChatThread } from './ensure-chat-thread.js';
 import type { ChatThreadSettings } from './chat-thread-settings.js';
 import type { StreamChatTurnOptions } from '../chat-turn/chat-turn-options.js';
@@ -31,8 +31,11 @@ export interface OpenedChatThread {
 export async function openChatThread<UI_MESSAGE extends UIMessage>(
   input: OpenChatThreadInput<UI_MESSAGE>,
 ): Promise<OpenedChatThread> {
-  const { createThreads = 'never', generateTitle, userId, history } = input;
+  const { generateTitle, userId, history } = input;
   const threadId = chatThreadId(input.threadId, { userId: userId ?? history.userId });
+  // A name-based uuid from the client may be what another user's chat id maps to: it reaches a thread that exists,
+  // but creates none, so no one can take another user's id before them or tell whether they used it.
+  const createThreads = isNameBasedUuid(input.threadId) ? 'never' : (input.createThreads ?? 'never');
   const needsThread = createThreads !== 'never' || userId !== undefined || generateTitle !== undefined;
   const ensured = needsThread ? await ensureChatThread({ ...input, threadId, createThreads }) : undefined;
   const onPersistError =

@@ -89,9 +89,12 @@ describe('chatThreadId', () => {
   });
 
   it('should refuse an empty or overlong id, and a user id that is not a string', () => {
-    expect(() => chatThreadId('')).toThrow('expected a chat id of 1 to 200 characters.');
-    expect(() => chatThreadId('x'.repeat(201))).toThrow('expected a chat id of 1 to 200 characters.');
-    expect(() => chatThreadId('support', { userId: 42 as never })).toThrow('expected a string or null.');
+    expect(() => chatThreadId('')).toThrow('expected a chat id of 1 to 200 characters');
+    expect(() => chatThreadId('x'.repeat(201))).toThrow('expected a chat id of 1 to 200 characters');
+    expect(() => chatThreadId('support', { userId: 42 as never })).toThrow('expected a string without lone surrogates');
+    // Lone surrogates all become U+FFFD in UTF-8: they would put two users in one namespace.
+    expect(() => chatThreadId('support', { userId: '\ud800' })).toThrow('expected a string without lone surrogates');
+    expect(() => chatThreadId('chat-\udfff')).toThrow('without lone surrogates');
   });
 });
 
@@ -155,6 +158,33 @@ describe.each(BACKENDS)('createThreads on %s', (backend) => {
       { id: malloryThread, user_id: 'mallory', title: null },
       { id: aliceThread, user_id: 'alice', title: null },
     ]);
+  });
+
+  it("should not let a user take the uuid another user's chat id maps to, nor tell whether it is used", async () => {
+    const { tenantId, history } = newTenant();
+    const bobs = chatThreadId('support', { userId: 'bob' });
+    const squat = await handlerFor(history, 'alice').POST(post({ id: bobs, messages: [hello('u-9')] }));
+    expect([squat.status, (await squat.json()).error.code]).toEqual([404, 'thread-not-found']);
+    expect(await threadsOf(database, tenantId)).toEqual([]);
+    const own = await handlerFor(history, 'bob').POST(post({ id: 'support', messages: [hello()] }));
+    expect(own.status).toBe(200);
+    await own.text();
+    const probe = await handlerFor(history, 'alice').POST(post({ id: bobs, messages: [hello('u-10')] }));
+    expect([probe.status, (await probe.json()).error.code]).toEqual([404, 'thread-not-found']);
+    expect(await threadsOf(database, tenantId)).toEqual([{ id: bobs, user_id: 'bob', title: null }]);
+  });
+
+  it('should map a chat id alike in the chat, stop and resume routes when getUserId answers null', async () => {
+    const tenantId = randomUUID();
+    const history = createAgentHistory({ db: database.db }).forTenant(tenantId, { userId: 'alice' });
+    const handler = handlerFor(history, null as never);
+    const posted = await handler.POST(post({ id: 'support', messages: [hello()] }));
+    expect(posted.headers.get('x-agent-history-thread-id')).toBe(chatThreadId('support', { userId: 'alice' }));
+    await posted.text();
+    const stopped = await handler.stop(
+      new Request('http://localhost/api/chat/stop', { method: 'POST', body: JSON.stringify({ id: 'support' }) }),
+    );
+    expect([stopped.status, await stopped.json()]).toEqual([200, { message: null, status: null }]);
   });
 
   it("should map the chat id in the user's namespace of a store scoped to that user, without getUserId", async () => {
