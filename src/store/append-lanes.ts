@@ -17,16 +17,23 @@ export interface AppendLanes {
 
 interface Turn {
   done: boolean;
+  /** Its place was given up for it: it was not ready within the lane's patience. It is handed on when ready. */
+  expired?: boolean;
   go?: () => void;
 }
+
+/** How long an append may take to get ready before the appends behind it stop waiting for it, in ms. */
+const DEFAULT_PATIENCE_MS = 10_000;
 
 /**
  * Lanes that hand appends to the same thread on (to the write combiner or the database) in the order they were
  * called, while their work before that (checks, token counting, which gives the event loop turns for a long message)
  * runs side by side: a long message followed by a short one to the same thread takes the lower sequence, as it would
- * have without the turns. Appends to other threads never wait for each other. An empty lane is forgotten.
+ * have without the turns. Appends to other threads never wait for each other. An append that is not ready within
+ * `patienceMs` (an app's message check that hangs) loses its place, so the appends behind it are not held up; it is
+ * handed on whenever it is ready. An empty lane is forgotten.
  */
-export function createAppendLanes(): AppendLanes {
+export function createAppendLanes({ patienceMs = DEFAULT_PATIENCE_MS }: { patienceMs?: number } = {}): AppendLanes {
   const lanes = new Map<string, Turn[]>();
   const advance = (key: string, lane: Turn[]) => {
     for (;;) {
@@ -53,9 +60,17 @@ export function createAppendLanes(): AppendLanes {
       const turn: Turn = { done: false };
       const own = lane;
       own.push(turn);
+      const patience = setTimeout(() => {
+        if (turn.done || turn.go) return;
+        turn.done = true;
+        turn.expired = true;
+        advance(key, own);
+      }, patienceMs);
+      (patience as { unref?: () => void }).unref?.(); // a number, without unref, outside Node
       return {
         handOn: <RESULT>(send: () => Promise<RESULT>) =>
           new Promise<RESULT>((resolve, reject) => {
+            clearTimeout(patience);
             turn.go = () => {
               try {
                 resolve(send());
@@ -63,9 +78,11 @@ export function createAppendLanes(): AppendLanes {
                 reject(error);
               }
             };
+            if (turn.expired) return turn.go();
             advance(key, own);
           }),
         leave() {
+          clearTimeout(patience);
           if (turn.done) return;
           turn.done = true;
           turn.go = undefined;

@@ -43,4 +43,18 @@ describe('createAppendLanes', () => {
     expect(order).toEqual([0, 1, 2]);
     await Promise.all(later);
   });
+
+  it('should stop holding up a lane for an append that is not ready within its patience, and still hand it on', async () => {
+    const lanes = createAppendLanes({ patienceMs: 20 });
+    const stuck = lanes.enter('t');
+    const next = lanes.enter('t');
+    const order: string[] = [];
+    await next.handOn(async () => order.push('next'));
+    expect(order).toEqual(['next']);
+    await stuck.handOn(async () => order.push('stuck'));
+    expect(order).toEqual(['next', 'stuck']);
+    // The lane is forgotten once empty: a new append goes at once.
+    await lanes.enter('t').handOn(async () => order.push('later'));
+    expect(order).toEqual(['next', 'stuck', 'later']);
+  });
 });
