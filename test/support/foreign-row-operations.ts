@@ -82,6 +82,7 @@ export const FOREIGN_ROW_OPERATIONS: Array<[string, (store: TenantHistory, targe
  */
 const NOT_AIMED = new Set([
   'tenantId',
+  'userId',
   'createThread',
   'listThreads',
   'searchMessages',
