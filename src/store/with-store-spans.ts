@@ -1,7 +1,6 @@
 import { SpanKind, type Attributes, type Span } from '@opentelemetry/api';
-import { tracer } from '../telemetry/tracer.js';
+import { inSpan } from '../telemetry/in-span.js';
 import { hashId } from '../telemetry/hash-id.js';
-import { recordSpanError } from '../telemetry/record-span-error.js';
 
 /**
  * The methods whose first argument is a thread id (a uuid), hashed into `agent_history.thread.id_hash`. A list of
@@ -62,19 +61,16 @@ export function withStoreSpans<METHODS extends object>(methods: METHODS, scope: 
     const spanName = `agent-history.${scope.kind}.${name}`;
     const method = value as (...args: unknown[]) => Promise<unknown>;
     wrapped[name] = (...args: unknown[]) =>
-      tracer.startActiveSpan(spanName, { kind: SpanKind.CLIENT }, async (span) => {
-        if (span.isRecording()) span.setAttributes(startAttributes(name, scope, args[0]));
-        try {
+      inSpan(
+        spanName,
+        async (span) => {
+          if (span.isRecording()) span.setAttributes(startAttributes(name, scope, args[0]));
           const result = await method(...args);
           if (span.isRecording()) recordResult(span, result);
           return result;
-        } catch (error) {
-          recordSpanError(span, error);
-          throw error;
-        } finally {
-          span.end();
-        }
-      });
+        },
+        { kind: SpanKind.CLIENT },
+      );
   }
   return wrapped as METHODS;
 }

@@ -10,7 +10,7 @@ import { resumeChatRequest, type ResumeRouteContext } from './resume-chat-reques
 import { streamChatTurn } from '../chat-turn/stream-chat-turn.js';
 import type { CreateChatHandlerOptions } from './create-chat-handler-options.js';
 import { inSpan } from '../../telemetry/in-span.js';
-import { CHAT_SPANS, recordAnswerStatus } from '../chat-turn/chat-spans.js';
+import { CHAT_SPANS, UNTIL_ANSWER_STORED } from '../chat-turn/chat-spans.js';
 
 /**
  * Route handlers for a chat: `POST` answers a turn (submit, edit or regenerate) as a UI message stream, `GET`
@@ -52,7 +52,7 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
             });
             return streamChatTurn<UI_MESSAGE, TOOLS>({ ...settings, ...body, history, userId });
           },
-          (turn, span) => recordAnswerStatus(turn.done, span),
+          UNTIL_ANSWER_STORED,
         );
         return turn.toResponse();
       } catch (error) {

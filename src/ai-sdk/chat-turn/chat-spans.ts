@@ -21,3 +21,8 @@ export async function recordAnswerStatus(done: Promise<StoredMessage>, span: Spa
   const stored = await done;
   span.setAttribute('agent_history.message.status', stored.status);
 }
+
+/** `inSpan`'s options for a span that lasts until the answer is stored, and records how it ended. */
+export const UNTIL_ANSWER_STORED = {
+  until: ({ done }: { done: Promise<StoredMessage> }, span: Span) => recordAnswerStatus(done, span),
+};

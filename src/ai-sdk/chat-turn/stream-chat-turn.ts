@@ -13,7 +13,7 @@ import type { ObservedModel } from '../answer/observed-model.js';
 import { ANSWER_STREAM_SETTINGS, type StreamChatTurnOptions } from './chat-turn-options.js';
 import { pickOptions } from './pick-options.js';
 import { inSpan } from '../../telemetry/in-span.js';
-import { CHAT_SPANS, recordAnswerStatus } from './chat-spans.js';
+import { CHAT_SPANS, UNTIL_ANSWER_STORED } from './chat-spans.js';
 
 const defaultMessageId = createIdGenerator({ prefix: 'msg', size: 16 });
 
@@ -63,7 +63,7 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
   let persisted: PersistedUIMessageStream<UI_MESSAGE>;
   try {
     // The stream phase lasts until the answer is stored: the model's steps, their checkpoints and the finalize.
-    persisted = await inSpan(CHAT_SPANS.stream, streamPhase, (result, span) => recordAnswerStatus(result.done, span));
+    persisted = await inSpan(CHAT_SPANS.stream, streamPhase, UNTIL_ANSWER_STORED);
   } catch (error) {
     throw await abandonChatAnswer({ history, threadId, runId, assistantMessageId, continuation }, error);
   }

@@ -1,4 +1,5 @@
 import type { Span } from '@opentelemetry/api';
+import { inSpan } from '../../telemetry/in-span.js';
 import { tracer } from '../../telemetry/tracer.js';
 import { recordSpanError } from '../../telemetry/record-span-error.js';
 import type { ContextReport } from '../contracts/context-report.js';
@@ -14,17 +15,10 @@ export const COMPACTION_SPAN = 'agent-history.context.compact';
 export function traceInitialCompaction<RESULT extends { report: ContextReport }>(
   run: () => Promise<RESULT>,
 ): Promise<RESULT> {
-  return tracer.startActiveSpan(COMPACTION_SPAN, async (span) => {
-    try {
-      const result = await run();
-      if (span.isRecording()) span.setAttributes(contextReportAttributes(result.report));
-      return result;
-    } catch (error) {
-      recordSpanError(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
+  return inSpan(COMPACTION_SPAN, async (span) => {
+    const result = await run();
+    if (span.isRecording()) span.setAttributes(contextReportAttributes(result.report));
+    return result;
   });
 }
 
