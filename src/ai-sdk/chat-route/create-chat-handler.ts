@@ -80,7 +80,8 @@ export function createChatHandler<UI_MESSAGE extends UIMessage = UIMessage, TOOL
           body: { threadId },
         } as const;
         const history = await getHistory(request, context);
-        const mapped = userId === undefined ? chatThreadId(threadId, { userId: history.userId }) : context.threadId;
+        // As the chat route maps it: with the store's user when the request names none.
+        const mapped = chatThreadId(threadId, { userId: userId ?? history.userId });
         await requireChatOwner(history, mapped, userId);
         const stored = await stopChat({ history, threadId: mapped });
         return Response.json({ message: stored?.message ?? null, status: stored?.status ?? null });

@@ -41,7 +41,8 @@ export async function resumeChatRequest(
       body: { threadId: chatId },
     });
     if (!resumable) return new Response(null, { status: 204 });
-    const threadId = userId === undefined ? chatThreadId(chatId, { userId: history.userId }) : routeThreadId;
+    // As the chat route maps it: with the store's user when the request names none.
+    const threadId = chatThreadId(chatId, { userId: userId ?? history.userId });
     await requireChatOwner(history, threadId, userId);
     const options = resumable === true ? {} : resumable;
     const resumed = await resumeChatStream({ ...options, history, threadId, abortSignal: request.signal });
