@@ -1,5 +1,5 @@
 import type { TextStreamPart, ToolSet } from 'ai';
-import type { TurnPrepareStep } from '../shared/chat-model-source.js';
+import type { StepModel, TurnPrepareStep } from '../shared/chat-model-source.js';
 
 /** What a turn learns about its model as it runs, recorded on the run when it finishes. */
 export interface ObservedModel {
@@ -42,4 +42,22 @@ export function observeStreamPart(observed: ObservedModel, part: TextStreamPart<
   } else if (part.type === 'finish') {
     observed.finishReason = part.finishReason;
   }
+}
+
+/**
+ * Records the provider and model id of the last step once the call's steps are known (`StreamTextResult.steps`), for
+ * a run no `prepareStep` observed: a stream's parts name the model id but never its provider. What a step's
+ * `prepareStep` saw wins; a call that fails or is aborted before its steps settle records nothing here.
+ */
+export function observeSteps(observed: ObservedModel, steps: PromiseLike<ReadonlyArray<StepModel>> | undefined): void {
+  if (!steps) return;
+  Promise.resolve(steps).then(
+    (settled) => {
+      const model = settled.at(-1)?.model;
+      if (!model) return;
+      observed.provider ??= model.provider;
+      observed.model ??= model.modelId;
+    },
+    () => {},
+  );
 }

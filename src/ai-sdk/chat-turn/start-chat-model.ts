@@ -8,7 +8,7 @@ import type {
   TurnPrepareStep,
 } from '../shared/chat-model-source.js';
 import type { StreamChatTurnOptions } from './chat-turn-options.js';
-import { observingPrepareStep, type ObservedModel } from '../answer/observed-model.js';
+import { observeSteps, observingPrepareStep, type ObservedModel } from '../answer/observed-model.js';
 
 /** Options of {@link startChatModel}: the turn's model options, and what the turn has made of it so far. */
 export interface StartChatModelOptions<TOOLS extends ToolSet>
@@ -58,13 +58,17 @@ export async function startChatModel<TOOLS extends ToolSet>({
     ? await manager.initialMessages({ threadId, messages: contextMessages })
     : await convertToModelMessages(contextMessages, { tools, ignoreIncompleteToolCalls: true });
   await beforeModel?.();
-  return startModel(model, {
-    threadId,
-    runId,
-    messages,
-    abortSignal,
-    prepareStep: observingPrepareStep(observed, manager?.prepareStep as unknown as TurnPrepareStep | undefined),
-  });
+  return startModel(
+    model,
+    {
+      threadId,
+      runId,
+      messages,
+      abortSignal,
+      prepareStep: observingPrepareStep(observed, manager?.prepareStep as unknown as TurnPrepareStep | undefined),
+    },
+    observed,
+  );
 }
 
 // A manager made per turn needs the run, which exists only once the turn has begun.
@@ -81,9 +85,11 @@ async function resolveContextManager<TOOLS extends ToolSet>(
 async function startModel<TOOLS extends ToolSet>(
   source: ChatModelSource<TOOLS>,
   input: ChatTurnIdentity & { messages: ModelMessage[]; abortSignal: AbortSignal; prepareStep?: TurnPrepareStep },
+  observed: ObservedModel,
 ): Promise<StartedChatModel<TOOLS>> {
   if (source.streamText) {
     const result = await source.streamText(input);
+    observeSteps(observed, result.steps);
     return { stream: result.stream, tools: undefined };
   }
   const agent =
@@ -91,5 +97,6 @@ async function startModel<TOOLS extends ToolSet>(
       ? source.agent({ threadId: input.threadId, runId: input.runId, prepareStep: input.prepareStep })
       : source.agent;
   const result = await agent.stream({ messages: input.messages, abortSignal: input.abortSignal });
+  observeSteps(observed, result.steps);
   return { stream: result.stream, tools: agent.tools };
 }

@@ -5,6 +5,13 @@ import type { TenantHistory } from '../../store/tenant-history.js';
 export interface ChatStreamResult<TOOLS extends ToolSet = ToolSet> {
   /** The full stream of the agent's answer. */
   readonly stream: ReadableStream<TextStreamPart<TOOLS>>;
+  /** The call's steps once it ends (`StreamTextResult.steps`): the last one names the provider the run records. */
+  readonly steps?: PromiseLike<ReadonlyArray<StepModel>>;
+}
+
+/** What a finished step says of its model (`StepResult.model`). */
+export interface StepModel {
+  readonly model?: { readonly provider: string; readonly modelId: string };
 }
 
 /**

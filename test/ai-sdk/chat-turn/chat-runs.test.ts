@@ -1,4 +1,4 @@
-import { streamText } from 'ai';
+import { streamText, ToolLoopAgent } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { createChatHandler } from '../../../src/ai-sdk/index.js';
 import { BACKENDS, useTestDatabase } from '../../support/test-database.js';
@@ -15,7 +15,7 @@ describe.each(BACKENDS)('the runs of the chat route on %s', (backend) => {
 
   it.each([
     ['passes prepareStep on', true, { provider: 'mock-provider', model: 'mock-model-id' }],
-    ['ignores prepareStep', false, { provider: null, model: 'mock-model-id' }],
+    ['ignores prepareStep', false, { provider: 'mock-provider', model: 'mock-model-id' }],
   ])(
     'should record the model and the finish reason on the run when the source %s',
     async (_, passPrepareStep, recorded) => {
@@ -41,4 +41,21 @@ describe.each(BACKENDS)('the runs of the chat route on %s', (backend) => {
       );
     },
   );
+
+  it('should record the provider and model of an agent built without prepareStep', async () => {
+    const { history, threadId } = await newThread(database);
+    const handler = createChatHandler({
+      getHistory: () => history,
+      model: { agent: new ToolLoopAgent({ model: scriptedModel([textStep('Hello.')]) }) },
+    });
+    const response = await handler.POST(
+      post({ threadId, message: { id: 'u-1', role: 'user', parts: [{ type: 'text', text: 'Hi' }] } }),
+    );
+    await response.text();
+    await eventually(async () =>
+      expect(await runsOf(threadId)).toEqual([
+        { status: 'completed', provider: 'mock-provider', model: 'mock-model-id', finish_reason: 'stop' },
+      ]),
+    );
+  });
 });
