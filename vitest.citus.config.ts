@@ -30,6 +30,8 @@ export default defineConfig({
       'test/store/append-batch-equivalence.test.ts',
       'test/store/redaction.test.ts',
       'test/store/content-version.test.ts',
+      'test/store/search-version.test.ts',
+      'test/store/search-indexing.test.ts',
       'test/store/redaction-across-forks.test.ts',
       'test/store/retention.test.ts',
       'test/store/generated-title-redaction.test.ts',

@@ -64,6 +64,7 @@ CREATE TABLE "agent_message" (
 	"part_token_counts" integer[],
 	"lease_expires_at" timestamp with time zone,
 	"search_vector" "tsvector",
+	"search_version" smallint,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"completed_at" timestamp with time zone,

@@ -24,7 +24,9 @@ GRANT SELECT, INSERT, DELETE ON "public"."agent_stream_chunk" TO "agent_history_
 -- insert, atomically, copying the thread's user. Two identical requests racing: the loser's INSERT hits the unique
 -- index, the whole statement rolls back (the sequence bump with it, so no gap) and the caller reads the winner's
 -- row. Per-part token counts that are not a list of non-negative integers summing to p_token_count are stored as
--- NULL: stale or inconsistent counts are never kept. The parts are json, stored as the text given.
+-- NULL: stale or inconsistent counts are never kept. The parts are json, stored as the text given. With
+-- p_defer_search (a store with `search: 'deferred'` or `false`) the row is stored without a search vector: the setting
+-- is made here, where the function runs (on Citus, on the tenant's worker), for the rest of the transaction.
 CREATE FUNCTION "public"."agent_history_append_message"(
   p_tenant_id uuid,
   p_role_name text,
@@ -41,7 +43,8 @@ CREATE FUNCTION "public"."agent_history_append_message"(
   p_token_counter_id text,
   p_part_token_counts integer[],
   p_lease_expires_at timestamptz,
-  p_pinned boolean
+  p_pinned boolean,
+  p_defer_search boolean DEFAULT false
 ) RETURNS TABLE (
   inserted boolean, id uuid, sequence bigint, message_id text, client_request_id text, run_id uuid,
   role "public"."agent_message_role", status "public"."agent_message_status", parts json, metadata jsonb,
@@ -53,6 +56,9 @@ BEGIN
   PERFORM set_config('app.tenant_id', p_tenant_id::text, true);
   IF p_role_name IS NOT NULL THEN
     PERFORM set_config('role', p_role_name, true);
+  END IF;
+  IF p_defer_search THEN
+    PERFORM set_config('agent_history.search', 'deferred', true);
   END IF;
   RETURN QUERY
     SELECT false, m.id, m.sequence, m.message_id, m.client_request_id, m.run_id, m.role, m.status, m.parts,
@@ -104,7 +110,8 @@ CREATE FUNCTION "public"."agent_history_append_messages"(
   p_tenant_id uuid,
   p_role_name text,
   p_items jsonb,
-  p_parts json
+  p_parts json,
+  p_defer_search boolean DEFAULT false
 ) RETURNS TABLE (
   item integer, inserted boolean, id uuid, sequence bigint, message_id text, client_request_id text, run_id uuid,
   role "public"."agent_message_role", status "public"."agent_message_status", parts json, metadata jsonb,
@@ -120,6 +127,9 @@ BEGIN
   PERFORM set_config('app.tenant_id', p_tenant_id::text, true);
   IF p_role_name IS NOT NULL THEN
     PERFORM set_config('role', p_role_name, true);
+  END IF;
+  IF p_defer_search THEN
+    PERFORM set_config('agent_history.search', 'deferred', true);
   END IF;
   IF (SELECT count(DISTINCT (e.value->>'threadId')::uuid) FROM jsonb_array_elements(p_items) e) > 1 THEN
     PERFORM 1 FROM "public"."agent_thread" t
@@ -431,29 +441,40 @@ $$;
 --> statement-breakpoint
 -- The search vector of a message: set when a row is inserted or its parts change (a redaction, a stream's final
 -- parts). A store created with `search: 'deferred'` or `false` sets `agent_history.search` to 'deferred' for its
--- append statement only (transaction-local): the row is then stored with a null vector, which `searchMessages`
--- computes on the fly and `indexPendingMessages` fills in batches. Any other writer (an update of the parts, another
--- store, psql) gets the vector of the current parts, and a vector written directly is replaced by the one of the
+-- append's transaction (the append functions' p_defer_search), and writes `search_version` -1 in its checkpoints' and
+-- finalization's UPDATE (a value, not a setting, so that it reaches a Citus worker): the row is then stored with a
+-- null vector, which `searchMessages` computes on the fly and `indexPendingMessages` fills in batches. Any other
+-- writer (an update of the parts, another store, psql) gets the vector of the current parts, and a vector written directly is replaced by the one of the
 -- parts (only clearing it, for a rebuild, is kept): a vector is always the current parts' or null, never a stale or
 -- forged one. Text parts only; past 250,000 bytes of text, the first 100,000 characters. The parts are read as jsonb
 -- (the same vector whatever their spacing or key order); an update that leaves their text as it was keeps a null vector.
 -- json takes a \u0000 escape that jsonb refuses: a deferred row holding one would fail every later reading of its parts
 -- as jsonb (a search, its indexing), so it is refused here too, by the jsonb cast, when its text has that escape.
+-- `search_version` names the extraction that made the vector (`agent_history_search_version()`), null with it; like
+-- the vector it is the trigger's alone. A release that changes the extraction raises the version, and
+-- `rebuildDerivedData` recomputes every vector of another one.
+CREATE FUNCTION "public"."agent_history_search_version"() RETURNS smallint
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT 1::smallint
+$$;--> statement-breakpoint
 CREATE FUNCTION "public"."agent_history_message_search_vector"() RETURNS trigger
 LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   texts jsonb;
 BEGIN
-  IF current_setting('agent_history.search', true) = 'deferred' THEN
+  IF current_setting('agent_history.search', true) = 'deferred' OR NEW.search_version = -1 THEN
     IF strpos(NEW.parts::text, E'\\u0000') > 0 THEN
       PERFORM NEW.parts::jsonb;
     END IF;
     NEW.search_vector := NULL;
+    NEW.search_version := NULL;
     RETURN NEW;
   END IF;
   IF TG_OP = 'UPDATE' AND NEW.search_vector IS NULL AND NEW.parts::text IS NOT DISTINCT FROM OLD.parts::text THEN
+    NEW.search_version := NULL;
     RETURN NEW;
   END IF;
+  NEW.search_version := "public"."agent_history_search_version"();
   texts := jsonb_path_query_array(NEW.parts::jsonb, 'strict $[*] ? (@.type == "text").text');
   IF octet_length(texts::text) <= 250000 THEN
     NEW.search_vector := to_tsvector('simple'::regconfig, texts);
@@ -464,7 +485,7 @@ BEGIN
   RETURN NEW;
 END
 $$;--> statement-breakpoint
-CREATE TRIGGER agent_message_search_vector BEFORE INSERT OR UPDATE OF parts, search_vector ON "public"."agent_message"
+CREATE TRIGGER agent_message_search_vector BEFORE INSERT OR UPDATE OF parts, search_vector, search_version ON "public"."agent_message"
 FOR EACH ROW EXECUTE FUNCTION "public"."agent_history_message_search_vector"();
 --> statement-breakpoint
 -- `content_version` is a version the database keeps: every UPDATE that changes a message's parts raises it by at

@@ -12,6 +12,7 @@ import {
   pgRole,
   pgTable,
   primaryKey,
+  smallint,
   text,
   timestamp,
   unique,
@@ -248,6 +249,12 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
        * `false`) has not indexed it yet: `searchMessages` then computes it on the fly, so results are the same.
        */
       searchVector: tsvector('search_vector'),
+      /**
+       * The version of the text extraction that made `search_vector` (`agent_history_search_version()` when the
+       * trigger computed it), null while the vector is. Set only by the trigger; `rebuildDerivedData` recomputes
+       * every vector of another version, so a change of extraction or dictionary can be rolled out.
+       */
+      searchVersion: smallint('search_version'),
       ...timestamps,
       completedAt: timestamp('completed_at', { withTimezone: true }),
       redactedAt: timestamp('redacted_at', { withTimezone: true }),

@@ -44,12 +44,10 @@ export interface AppendStatements {
 
 /**
  * The append statements for `tables`: the functions and enum types are named in the tables' schema when it is not
- * the default one (`customMigrationSql` creates them there). Settings the statement needs for its own transaction
- * only are set by `set_config(…, true)` in a subquery the function call depends on (a lateral reference through its
- * tenant argument), so they are in effect before the function runs, without a transaction of its own: with
- * `deferSearch`, `agent_history.search` = 'deferred' (the search vector trigger then stores a null search
- * vector). Not the user scope: on Citus the function runs on the tenant's worker, which a coordinator's
- * `set_config` does not reach, so a user-scoped store appends in a transaction of its scope instead.
+ * the default one (`customMigrationSql` creates them there). With `deferSearch`, the functions' last argument asks
+ * them to store no search vector: they make the setting themselves, where they run (on Citus, on the tenant's
+ * worker, which a coordinator's `set_config` would not reach). Not the user scope: a user-scoped store appends in a
+ * transaction of its scope instead.
  */
 export function appendStatements(tables: AgentTables, deferSearch = false): AppendStatements {
   const schema = getTableConfig(tables.agentMessage).schema;
@@ -68,81 +66,36 @@ export function appendStatements(tables: AgentTables, deferSearch = false): Appe
     named('agent_message_role'),
     named('agent_message_status'),
   ];
-  /** The settings of one statement, as [name, value] pairs. */
-  const settings: Setting[] = deferSearch ? [['agent_history.search', 'deferred']] : [];
+  /** The last argument: none when the vector is computed inline (the functions' default). */
+  const defer = deferSearch ? ', true' : '';
   return {
     single: (tenantId, appRole, item) => {
       return literalSafe(appRole, [item])
         ? sql.raw(
-            callText(
-              settings,
-              `${appendMessageText}(${tenantText(settings, tenantId)}, ${literal(appRole)}::text, ` +
-                `${literal(item.threadId)}::uuid, ${literal(item.messageId)}::text, ${literal(item.clientRequestId)}::text, ` +
-                `${literal(item.role)}::${roleText}, ${literal(item.status)}::${statusText}, ${literal(item.partsJson)}::json, ` +
-                `${literal(item.metadataJson)}::jsonb, ${literal(item.runId)}::uuid, ${integer(item.byteSize)}::integer, ` +
-                `${integer(item.tokenCount)}::integer, ${literal(item.tokenCounterId)}::text, ` +
-                `${integers(item.partTokenCounts)}::integer[], ` +
-                `${literal(item.leaseExpiresAt)}::timestamptz, ${item.pinned ? 'true' : 'false'})`,
-            ),
+            `select * from ${appendMessageText}(${literal(tenantId)}::uuid, ${literal(appRole)}::text, ` +
+              `${literal(item.threadId)}::uuid, ${literal(item.messageId)}::text, ${literal(item.clientRequestId)}::text, ` +
+              `${literal(item.role)}::${roleText}, ${literal(item.status)}::${statusText}, ${literal(item.partsJson)}::json, ` +
+              `${literal(item.metadataJson)}::jsonb, ${literal(item.runId)}::uuid, ${integer(item.byteSize)}::integer, ` +
+              `${integer(item.tokenCount)}::integer, ${literal(item.tokenCounterId)}::text, ` +
+              `${integers(item.partTokenCounts)}::integer[], ` +
+              `${literal(item.leaseExpiresAt)}::timestamptz, ${item.pinned ? 'true' : 'false'}${defer})`,
           )
-        : callSql(
-            settings,
-            sql`${appendMessage}(
-      ${tenantSql(settings, tenantId)}, ${appRole}::text, ${item.threadId}::uuid, ${item.messageId}::text, ${item.clientRequestId}::text,
+        : sql`select * from ${appendMessage}(
+      ${tenantId}::uuid, ${appRole}::text, ${item.threadId}::uuid, ${item.messageId}::text, ${item.clientRequestId}::text,
       ${item.role}::${messageRole}, ${item.status}::${messageStatus}, ${item.partsJson}::json,
       ${item.metadataJson}::jsonb, ${item.runId}::uuid, ${item.byteSize}::integer, ${item.tokenCount}::integer,
       ${item.tokenCounterId}::text, ${sql.raw(integers(item.partTokenCounts))}::integer[],
-      ${item.leaseExpiresAt}::timestamptz, ${item.pinned}::boolean)`,
-          );
+      ${item.leaseExpiresAt}::timestamptz, ${item.pinned}::boolean${sql.raw(defer)})`;
     },
     batch: (tenantId, appRole, items) => {
       return literalSafe(appRole, items)
         ? sql.raw(
-            callText(
-              settings,
-              `${appendMessagesText}(${tenantText(settings, tenantId)}, ${literal(appRole)}::text, ` +
-                `${literal(itemsJson(items))}::jsonb, ${literal(partsJson(items))}::json)`,
-            ),
+            `select * from ${appendMessagesText}(${literal(tenantId)}::uuid, ${literal(appRole)}::text, ` +
+              `${literal(itemsJson(items))}::jsonb, ${literal(partsJson(items))}::json${defer})`,
           )
-        : callSql(
-            settings,
-            sql`${appendMessages}(${tenantSql(settings, tenantId)}, ${appRole}::text, ${itemsJson(items)}::jsonb, ${partsJson(items)}::json)`,
-          );
+        : sql`select * from ${appendMessages}(${tenantId}::uuid, ${appRole}::text, ${itemsJson(items)}::jsonb, ${partsJson(items)}::json${sql.raw(defer)})`;
     },
   };
-}
-
-/** A transaction-local setting an append statement makes before calling the function: [name, value]. */
-type Setting = [string, string];
-
-// The statement with its settings, as text with literals (see below), and as SQL with parameters for a value
-// holding NUL. Each setting is a column of the subquery `s`; the tenant argument reads them all (`left(…, 0)` is
-// the empty string), so the function call depends on them and runs after they are set.
-
-function callText(settings: Setting[], call: string): string {
-  if (settings.length === 0) return `select * from ${call}`;
-  const set = settings.map(
-    ([name, value], index) => `set_config(${literal(name)}, ${literal(value)}, true) as s${index}`,
-  );
-  return `select a.* from (select ${set.join(', ')}) s cross join lateral ${call} a`;
-}
-
-function tenantText(settings: Setting[], tenantId: string): string {
-  if (settings.length === 0) return `${literal(tenantId)}::uuid`;
-  return `(${literal(tenantId)}${settings.map((_, index) => ` || left(s.s${index}, 0)`).join('')})::uuid`;
-}
-
-function callSql(settings: Setting[], body: SQL): SQL {
-  if (settings.length === 0) return sql`select * from ${body}`;
-  const set = settings.map(
-    ([name, value], index) => sql`set_config(${name}, ${value}, true) as ${sql.raw(`s${index}`)}`,
-  );
-  return sql`select a.* from (select ${sql.join(set, sql`, `)}) s cross join lateral ${body} a`;
-}
-
-function tenantSql(settings: Setting[], tenantId: string): SQL {
-  if (settings.length === 0) return sql`${tenantId}::uuid`;
-  return sql`(${tenantId}::text${sql.raw(settings.map((_, index) => ` || left(s.s${index}, 0)`).join(''))})::uuid`;
 }
 
 /** The items as one JSON array (without their parts), splicing in the metadata already serialized by validation. */

@@ -24,6 +24,7 @@ const FUNCTIONS = [
   'agent_history_list_messages',
   'agent_history_list_messages_json',
   'agent_history_load_context_json',
+  'agent_history_search_version',
   'agent_history_message_search_vector',
   'agent_history_message_content_version',
 ];

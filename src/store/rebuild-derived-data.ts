@@ -4,6 +4,7 @@ import type { StoredMessagePart } from '../schema/define-agent-tables.js';
 import { storedTokenCountId } from '../tokens/count-stored-message-tokens.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { storedTokenCount } from './stored-token-count.js';
+import { reindexStaleSearchVectors } from './search-indexing.js';
 
 /** What {@link rebuildDerivedData} rebuilds. */
 export interface RebuildDerivedDataOptions {
@@ -19,6 +20,13 @@ export interface RebuildDerivedDataOptions {
    * where a turn needs it. @default undefined (summaries untouched)
    */
   summaryPolicyVersion?: string;
+  /**
+   * Recompute every search vector made by another text extraction than the database's (`search_version` against
+   * `agent_history_search_version()`, raised by a release that changes the extraction or its dictionary). Until a
+   * message is recomputed, searches match it by its older vector. Messages without a vector are
+   * `indexPendingMessages`'s. @default true
+   */
+  searchVectors?: boolean;
   /** Rows per transaction (each batch is one short transaction). @default 200 */
   batchSize?: number;
   /** Called after every batch. Throw from it (or abort `signal`) to stop; a later call continues where it stopped. */
@@ -32,7 +40,7 @@ export interface RebuildProgress {
   /** The tenant being rebuilt. */
   tenantId: string;
   /** What the batch rebuilt. */
-  kind: 'token-counts' | 'summaries';
+  kind: 'token-counts' | 'summaries' | 'search-vectors';
   /** Rows rebuilt by this batch. */
   batch: number;
   /** Rows of this kind rebuilt so far by this call. */
@@ -45,6 +53,8 @@ export interface RebuildResult {
   tokenCounts: number;
   /** Summaries marked stale (their snapshots too). */
   summaries: number;
+  /** Search vectors recomputed with the current extraction. */
+  searchVectors: number;
 }
 
 /**
@@ -58,7 +68,14 @@ export async function rebuildDerivedData(
   context: StoreContext,
   options: RebuildDerivedDataOptions = {},
 ): Promise<RebuildResult> {
-  const { tokenCounts = true, summaryPolicyVersion, batchSize = 200, onProgress, signal } = options;
+  const {
+    tokenCounts = true,
+    summaryPolicyVersion,
+    searchVectors = true,
+    batchSize = 200,
+    onProgress,
+    signal,
+  } = options;
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000)
     throw new InvalidArgumentError({ argument: 'batchSize', value: batchSize, message: 'expected 1 to 10000.' });
   if (summaryPolicyVersion !== undefined && (typeof summaryPolicyVersion !== 'string' || summaryPolicyVersion === ''))
@@ -69,7 +86,7 @@ export async function rebuildDerivedData(
     });
   const report = (kind: RebuildProgress['kind'], batch: number, done: number) =>
     onProgress?.({ tenantId: context.tenantId, kind, batch, done });
-  const result: RebuildResult = { tokenCounts: 0, summaries: 0 };
+  const result: RebuildResult = { tokenCounts: 0, summaries: 0, searchVectors: 0 };
   if (tokenCounts) {
     for (let cursor: string | null = null; ;) {
       signal?.throwIfAborted();
@@ -88,6 +105,13 @@ export async function rebuildDerivedData(
       result.summaries += marked;
       await report('summaries', marked, result.summaries);
     }
+  }
+  while (searchVectors) {
+    signal?.throwIfAborted();
+    const reindexed = await reindexStaleSearchVectors(context, batchSize);
+    if (reindexed === 0) break;
+    result.searchVectors += reindexed;
+    await report('search-vectors', reindexed, result.searchVectors);
   }
   return result;
 }

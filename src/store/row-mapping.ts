@@ -4,11 +4,16 @@ import type { StoredMessage, StoredThread } from '../model/stored-rows.js';
 import type { StorableMessage } from '../model/stored-rows.js';
 import { CURRENT_MESSAGE_SCHEMA_VERSION, migrateMessageParts } from '../model/message-shape-migrations.js';
 
-/** The message columns a read needs: everything but the search vector. One object per tables (do not change it). */
+/** The message columns a read needs: everything but the search vector and its version. One object per tables (do not change it). */
 export function messageColumns(tables: AgentTables) {
   let columns = messageColumnsOf.get(tables);
   if (columns === undefined) {
-    const { searchVector: _searchVector, tenantId: _tenantId, ...rest } = getTableColumns(tables.agentMessage);
+    const {
+      searchVector: _searchVector,
+      searchVersion: _searchVersion,
+      tenantId: _tenantId,
+      ...rest
+    } = getTableColumns(tables.agentMessage);
     columns = rest;
     messageColumnsOf.set(tables, columns);
   }
@@ -17,12 +22,15 @@ export function messageColumns(tables: AgentTables) {
 
 type MessageColumns = Omit<
   ReturnType<typeof getTableColumns<AgentTables['agentMessage']>>,
-  'searchVector' | 'tenantId'
+  'searchVector' | 'searchVersion' | 'tenantId'
 >;
 const messageColumnsOf = new WeakMap<AgentTables, MessageColumns>();
 
 /** A message row as the store's selects return it. */
-export type MessageRow = Omit<AgentTables['agentMessage']['$inferSelect'], 'searchVector' | 'tenantId'>;
+export type MessageRow = Omit<
+  AgentTables['agentMessage']['$inferSelect'],
+  'searchVector' | 'searchVersion' | 'tenantId'
+>;
 
 /**
  * Maps a message row to a {@link StoredMessage}. A row written with an older message-shape version is migrated

@@ -1,4 +1,5 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
+import { getTableConfig } from 'drizzle-orm/pg-core';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { assertInteger } from '../errors/assert-input.js';
 import { rowsOf } from '../tenant/database.js';
@@ -13,15 +14,14 @@ export function assertSearchIndexing(value: unknown): asserts value is SearchInd
 }
 
 /**
- * For an UPDATE of a message's parts by a store that does not index inline (a checkpoint, a finalize): sets
- * `agent_history.search` for the transaction inside the SET list, which is evaluated before the row's BEFORE
- * trigger runs, so the trigger stores no vector instead of computing it. Empty when inline.
+ * For an UPDATE of a message's parts by a store that does not index inline (a checkpoint, a finalize): writes
+ * `search_version` -1, which the row's BEFORE trigger reads as "store no vector" instead of computing it. A value in
+ * the row, not a setting, so that it reaches the worker on Citus (which refuses a volatile `set_config` in an
+ * UPDATE). Empty when inline.
  */
-export function deferredSearchVector(context: StoreContext): { searchVector?: SQL } {
+export function deferredSearchVector(context: StoreContext): { searchVersion?: number } {
   if (context.search === 'inline') return {};
-  return {
-    searchVector: sql`(case when set_config('agent_history.search', 'deferred', true) = '' then null end)::tsvector`,
-  };
+  return { searchVersion: -1 };
 }
 
 /** The options of `indexPendingMessages`. */
@@ -60,5 +60,37 @@ export async function indexPendingMessages(
         select count(*) as indexed from indexed`),
     );
     return { indexed: Number(rows[0]?.indexed ?? 0) };
+  });
+}
+
+/**
+ * Recomputes up to `limit` of the tenant's search vectors made by another extraction version than the database's
+ * (`agent_history_search_version()`), in one statement: writing an empty vector makes the trigger compute the one of
+ * the current parts and stamp the current version. Rows another transaction holds are skipped (a later call takes
+ * them); no part, count, sequence or timestamp is written. Returns how many now carry the current version: 0 when
+ * none is left (or when no trigger stamps it, so that a loop over batches ends).
+ */
+export async function reindexStaleSearchVectors(context: StoreContext, limit: number): Promise<number> {
+  const { agentMessage } = context.tables;
+  const schema = getTableConfig(agentMessage).schema;
+  const version = sql.raw(`${schema === undefined ? '' : `"${schema}".`}agent_history_search_version()`);
+  return inTenant(context, async (tx) => {
+    const rows = rowsOf<{ reindexed: string }>(
+      await tx.execute(sql`
+        with stale as (
+          select id from ${agentMessage}
+          where tenant_id = ${context.tenantId} and search_vector is not null
+            and search_version is distinct from ${version}
+          limit ${limit}
+          for update skip locked
+        ), reindexed as (
+          update ${agentMessage} m set search_vector = ''::tsvector
+          from stale
+          where m.tenant_id = ${context.tenantId} and m.id = stale.id
+          returning m.search_version is not distinct from ${version} as current
+        )
+        select count(*) filter (where current) as reindexed from reindexed`),
+    );
+    return Number(rows[0]?.reindexed ?? 0);
   });
 }

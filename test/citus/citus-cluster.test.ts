@@ -181,7 +181,7 @@ describe('Citus: re-creating a distributed function (the hazard docs/citus.md na
   afterAll(() => database.close());
 
   it('should lose the distribution on DROP + CREATE, fail appends, and work again once the documented statement is re-run', async () => {
-    const signature = 'agent_history_append_messages(uuid, text, jsonb, json)';
+    const signature = 'agent_history_append_messages(uuid, text, jsonb, json, boolean)';
     const distributed = async () =>
       (
         await database.admin.query<{ n: number }>(
@@ -190,7 +190,7 @@ describe('Citus: re-creating a distributed function (the hazard docs/citus.md na
           [signature],
         )
       )[0]!.n;
-    const single = `agent_history_append_message(uuid, text, uuid, text, text, agent_message_role, agent_message_status, json, jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean)`;
+    const single = `agent_history_append_message(uuid, text, uuid, text, text, agent_message_role, agent_message_status, json, jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean, boolean)`;
     const definitions: string[] = [];
     for (const name of [signature, single]) {
       const [row] = await database.admin.query<{ definition: string }>(

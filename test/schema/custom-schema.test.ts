@@ -148,9 +148,10 @@ describe('customMigrationSql', () => {
     expect(afterTables).toContain('FROM "agent"."agent_history_append_message"(');
     expect(afterTables).toContain('GRANT USAGE ON SCHEMA "agent" TO "chat_app"');
     // Every function with a pinned search path; the three reads also with the planner setting.
-    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(4);
+    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(5);
     expect(afterTables.match(/SET search_path = pg_catalog, pg_temp SET enable_sort = off AS/g)).toHaveLength(3);
     expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_load_context_json"(');
+    expect(afterTables).toContain('NEW.search_version := "agent"."agent_history_search_version"();');
     expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_list_messages_json"(');
     expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_list_messages"(');
     expect(afterTables).toContain(

@@ -84,7 +84,7 @@ describe.each(BACKENDS)('rebuildDerivedData on %s', (backend) => {
     expect(progress.every((p) => p.kind === 'token-counts' && p.tenantId === v2.tenantId)).toBe(true);
     expect(progress.at(-1)!.done).toBe(first.tokenCounts);
     await v2.rebuildDerivedData({ batchSize: 5 }); // picks up what the old writer added behind the cursor
-    expect(await v2.rebuildDerivedData()).toEqual({ tokenCounts: 0, summaries: 0 }); // idempotent
+    expect(await v2.rebuildDerivedData()).toEqual({ tokenCounts: 0, summaries: 0, searchVectors: 0 }); // idempotent
     const rows = await allRows(v2, threads);
     expect(rows).toHaveLength(3 * 12 + 12 + 1);
     expectRebuilt(rows);
@@ -142,7 +142,7 @@ describe.each(BACKENDS)('rebuildDerivedData on %s', (backend) => {
     });
     expect((await v2.loadContext(threadId!)).snapshot).not.toBeNull();
     const result = await v2.rebuildDerivedData({ tokenCounts: false, summaryPolicyVersion: 'p2', batchSize: 1 });
-    expect(result).toEqual({ tokenCounts: 0, summaries: 1 });
+    expect(result).toEqual({ tokenCounts: 0, summaries: 1, searchVectors: 0 });
     const summaries = await v2.listSummaries(threadId!);
     expect(summaries.map((s) => [s.id, s.stale])).toEqual([
       [old.id, true],
@@ -163,8 +163,8 @@ describe.each(BACKENDS)('rebuildDerivedData on %s', (backend) => {
     const results = [];
     for await (const result of rebuildAllTenants(history, [a.v1.tenantId, b.v1.tenantId])) results.push(result);
     expect(results).toEqual([
-      { tenantId: a.v1.tenantId, tokenCounts: 4, summaries: 0 },
-      { tenantId: b.v1.tenantId, tokenCounts: 6, summaries: 0 },
+      { tenantId: a.v1.tenantId, tokenCounts: 4, summaries: 0, searchVectors: 0 },
+      { tenantId: b.v1.tenantId, tokenCounts: 6, summaries: 0, searchVectors: 0 },
     ]);
     expectRebuilt(await allRows(a.v2, threadsA));
     expectRebuilt(await allRows(b.v2, threadsB));

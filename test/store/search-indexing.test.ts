@@ -148,10 +148,11 @@ describe.each(BACKENDS)('search indexing modes on %s', (backend) => {
       withTenant(database.db, { tenantId: store.tenantId, role: 'agent_history_app' }, (tx) =>
         tx.execute(sql.raw(statement)),
       );
-    await asApp(`update agent_message set search_vector = to_tsvector('simple', 'forged')`);
+    const own = `where tenant_id = '${store.tenantId}'`;
+    await asApp(`update agent_message set search_vector = to_tsvector('simple', 'forged') ${own}`);
     expect(await store.searchMessages('forged')).toEqual([]);
     expect((await store.searchMessages('plain')).map((hit) => hit.messageId)).toEqual(['a']);
-    await asApp(`update agent_message set search_vector = null`);
+    await asApp(`update agent_message set search_vector = null ${own}`);
     expect((await vectors(store.tenantId))[0]!.indexed).toBe(false);
     expect((await store.searchMessages('plain')).map((hit) => hit.messageId)).toEqual(['a']);
     expect(await store.indexPendingMessages()).toEqual({ indexed: 1 });
@@ -159,15 +160,16 @@ describe.each(BACKENDS)('search indexing modes on %s', (backend) => {
   });
 
   // json takes a \u0000 escape that jsonb refuses; a deferred row holding one would make every search and indexing
-  // of its tenant fail on it. A plain UPDATE as the app login, with the deferred setting the store's appends make.
+  // of its tenant fail on it. A plain UPDATE as the app login, deferring as the store's checkpoints do.
   it('should refuse parts holding a \\u0000 escape in a deferred write, and take an escaped backslash before u0000', async () => {
     const store = storeOf('deferred');
     const thread = (await store.createThread()).id;
     await store.appendMessage(thread, { id: 'a', role: 'user', parts: [text('fine words')] });
     const write = (parts: string) =>
       withTenant(database.db, { tenantId: store.tenantId, role: 'agent_history_app' }, async (tx) => {
-        await tx.execute(sql`select set_config('agent_history.search', 'deferred', true)`);
-        await tx.execute(sql`update agent_message set parts = ${parts}::json where tenant_id = ${store.tenantId}`);
+        await tx.execute(
+          sql`update agent_message set parts = ${parts}::json, search_version = -1 where tenant_id = ${store.tenantId}`,
+        );
       }).then(() => 'written', postgresErrorCode);
     expect(await write('[{"type":"text","text":"a NUL \\u0000 here"}]')).toBe('22P05');
     expect(await write('[{"type":"text","text":"a backslash \\\\u0000 here"}]')).toBe('written');
