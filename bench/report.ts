@@ -75,8 +75,8 @@ export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
     limit: '≤ 3000',
     verdict: verdict(wal, (value) => value <= 3000),
   });
-  ratioTarget('w2', 'bare-insert', 'hot thread', 1);
-  ratioTarget('w2', 'mastra-pg', 'hot thread', 3.5);
+  ratioTarget('w2', 'bare-insert', 'hot thread', 1.5);
+  ratioTarget('w2', 'mastra-pg', 'hot thread', 4);
   ratioTarget('w2', 'drizzle-chatbot', 'hot thread', 0, true);
   const pglite = perRun(
     runs,
@@ -84,7 +84,7 @@ export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
   );
   if (pglite) {
     rows.push({
-      target: 'PGlite W1 append: agent-history ≥ 0.5× a bare INSERT on the same PGlite',
+      target: 'PGlite W1 append: agent-history ≥ 0.4× a bare INSERT on the same PGlite',
       measured: `${fmtSpread(
         perRun(runs, (run) => run.w5?.w1?.['agent-history']?.appendsPerSecond),
         0,
@@ -93,8 +93,8 @@ export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
         0,
       )} appends/s`,
       ratio: pglite,
-      limit: '≥ 0.50',
-      verdict: verdict(pglite, (value) => value >= 0.5),
+      limit: '≥ 0.40',
+      verdict: verdict(pglite, (value) => value >= 0.4),
     });
   }
   const checks = runs.map((run) => run.w2?.['agent-history']);
@@ -143,7 +143,7 @@ export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
   }
   for (const size of sizes.filter((size) => size >= 10_000)) {
     for (const [op, bareOp, limit, label] of [
-      ['newest50', 'newest50', 1.5, 'newest-50 page'],
+      ['newest50', 'newest50', 1.3, 'newest-50 page'],
       ['contextSnapshot', 'newest50', 1.5, 'context load (snapshot + tail) vs the bare newest-50'],
       ['whole', 'whole', 1.3, 'whole thread'],
     ] as const) {
