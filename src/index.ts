@@ -64,11 +64,6 @@ export type { ReopenAssistantMessageOptions, ReopenResult } from './store/reopen
 export type { ListMessagesOptions, MessagePage } from './store/list-messages.js';
 export type { ExcludeMessagesOptions } from './store/message-state.js';
 export type { RedactMessageOptions } from './store/redact-message.js';
-export type {
-  MessageMigrationBatch,
-  MessageMigrationCursor,
-  MigrateStoredMessagesOptions,
-} from './store/migrate-stored-messages.js';
 export type { RetentionOptions } from './store/retention.js';
 export type { FailRunOptions, FinishRunOptions, StartRunOptions } from './store/runs.js';
 export type { SearchHit, SearchMessagesOptions } from './store/search-messages.js';

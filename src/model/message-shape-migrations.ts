@@ -28,9 +28,9 @@ export interface MessageShapeMigration {
 
 /**
  * The versioned message-shape migrations, in order; the one place that knows old shapes. Used on every read
- * (`toStoredMessage` in the store, the context engine's validate stage) and by `migrateStoredMessages`, which
- * rewrites rows in place. A new shape change adds the next entry and raises {@link CURRENT_MESSAGE_SCHEMA_VERSION}
- * (and the column's default, by a migration).
+ * (`toStoredMessage` in the store, the context engine's validate stage); a stored row is never rewritten, so the
+ * log keeps the shape it was written in. A new shape change adds the next entry and raises
+ * {@link CURRENT_MESSAGE_SCHEMA_VERSION} (and the column's default, by a migration).
  */
 export const MESSAGE_SHAPE_MIGRATIONS: readonly MessageShapeMigration[] = [
   { from: 1, to: 2, migratePart: migrateV4Part },

@@ -104,14 +104,15 @@ export interface StoredMessage<UI_MESSAGE extends AppendableMessage = StorableMe
   partTokenCounts: number[] | null;
   /**
    * The version of the message's parts: 1 as appended, raised by the database on every change of parts (a
-   * checkpoint, a finalize, a reopen, a redaction, a migration in place, any `UPDATE`: the database's trigger); never lowered.
+   * checkpoint, a finalize, a reopen, a redaction, any `UPDATE`: the database's trigger); never lowered.
    * Two reads of a row with the same `contentVersion` have the same parts.
    */
   contentVersion: number;
   /**
    * The message-shape version of `message` as returned: reads migrate older rows, so this is always
    * `CURRENT_MESSAGE_SCHEMA_VERSION` (2) unless the row was written by a newer release. `storedSchemaVersion` is
-   * the version the row was written with; `migrateStoredMessages` brings it up to date in place.
+   * the version the row was written with: a stored row is never rewritten to another shape, so the log keeps what
+   * was written.
    */
   schemaVersion: number;
   /** The message-shape version in the row (see `schemaVersion`); below it, the row was migrated on read. */

@@ -13,7 +13,6 @@ import { subscribeStreamChunks } from './stream-notifications.js';
 import { beginAssistantMessage, checkpointMessage, finalizeMessage } from './assistant-lifecycle.js';
 import { reopenAssistantMessage } from './reopen-assistant-message.js';
 import { recoverAbandonedMessages } from './recover-abandoned-messages.js';
-import { migrateStoredMessages } from './migrate-stored-messages.js';
 import { rebuildDerivedData } from './rebuild-derived-data.js';
 import { listSummaries } from './list-summaries.js';
 import { loadContext } from './load-context.js';
@@ -201,7 +200,6 @@ function tenantHistory(context: StoreContext): TenantHistory {
       reopenAssistantMessage(context, threadId, messageId, options),
     recoverAbandonedMessages: async () => recoverAbandonedMessages(context),
     rebuildDerivedData: async (options) => rebuildDerivedData(context, options),
-    migrateStoredMessages: async (options) => migrateStoredMessages(context, options),
     excludeMessages: async (threadId, messageIds, options) => excludeMessages(context, threadId, messageIds, options),
     includeMessages: async (threadId, messageIds, options) => includeMessages(context, threadId, messageIds, options),
     pinMessage: async (threadId, messageId) => pinMessage(context, threadId, messageId),

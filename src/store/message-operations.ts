@@ -8,7 +8,6 @@ import type {
 } from './assistant-lifecycle.js';
 import type { AuditOptions } from './audit.js';
 import type { ListMessagesOptions, MessagePage } from './list-messages.js';
-import type { MessageMigrationBatch, MigrateStoredMessagesOptions } from './migrate-stored-messages.js';
 import type { ExcludeMessagesOptions } from './message-state.js';
 import type { RedactMessageOptions } from './redact-message.js';
 import type { ReopenAssistantMessageOptions, ReopenResult } from './reopen-assistant-message.js';
@@ -199,17 +198,4 @@ export interface MessageOperations {
    * await store.redactMessage(thread.id, 'm-7', { spans: [cardNumber], actor: 'support:42', reason: 'PCI' });
    */
   redactMessage(threadId: string, messageId: string, options: RedactMessageOptions): Promise<StoredMessage>;
-
-  /**
-   * Migrates one batch of the tenant's messages stored with an older message-shape version (AI SDK v4
-   * `tool-invocation` parts…) in place, with the migrations reads already apply; call again with `after: next`
-   * until `next` is null. Safe while the app runs, idempotent, never touches redacted rows' content.
-   *
-   * @throws {InvalidArgumentError} `batchSize` is not an integer from 1 to 10000, or `after` is not a cursor.
-   * @example
-   * let after = null;
-   * do ({ next: after } = await store.migrateStoredMessages({ batchSize: 500, after }));
-   * while (after);
-   */
-  migrateStoredMessages(options?: MigrateStoredMessagesOptions): Promise<MessageMigrationBatch>;
 }

@@ -94,8 +94,6 @@ describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
     await check('unpin and rebuild');
     await cached.deleteThread(fork);
     fork = undefined;
-    await cached.migrateStoredMessages();
-    await check('migrate');
   });
 
   it("should refuse a change to a returned message's part loudly, take one made by replacing the part, and keep neither", async () => {

@@ -88,7 +88,6 @@ const NOT_AIMED = new Set([
   'searchMessages',
   'recoverAbandonedMessages',
   'deleteThreadsOlderThan',
-  'migrateStoredMessages',
   'rebuildDerivedData',
   'indexPendingMessages',
   // A foreign or missing thread has no chunk logs: 0 deleted / no subscription, the same answer for both.
