@@ -1,6 +1,7 @@
 import { SpanKind, type Attributes, type Span } from '@opentelemetry/api';
 import { inSpan } from '../telemetry/in-span.js';
 import { hashId } from '../telemetry/hash-id.js';
+import { isMeasured, recordStoreMetrics } from './store-metrics.js';
 
 /**
  * The methods whose first argument is a thread id (a uuid), hashed into `agent_history.thread.id_hash`. A list of
@@ -48,8 +49,9 @@ export interface StoreSpanScope {
 
 /**
  * Wraps every method of `methods` in a span `agent-history.<kind>.<method>`, made active while the method runs, so
- * that what it calls (the database driver's own instrumentation) nests under it. With no OpenTelemetry SDK
- * registered the span is the API's non-recording one and no attribute is built.
+ * that what it calls (the database driver's own instrumentation) nests under it, and records the metrics of the
+ * methods that feed one (appends, tokens counted, summaries, redactions). With no OpenTelemetry SDK registered the
+ * span is the API's non-recording one, no attribute is built and the instruments are the API's no-op ones.
  */
 export function withStoreSpans<METHODS extends object>(methods: METHODS, scope: StoreSpanScope): METHODS {
   const wrapped: Record<string, unknown> = {};
@@ -60,12 +62,26 @@ export function withStoreSpans<METHODS extends object>(methods: METHODS, scope: 
     }
     const spanName = `agent-history.${scope.kind}.${name}`;
     const method = value as (...args: unknown[]) => Promise<unknown>;
+    const measured = isMeasured(name);
     wrapped[name] = (...args: unknown[]) =>
       inSpan(
         spanName,
         async (span) => {
           if (span.isRecording()) span.setAttributes(startAttributes(name, scope, args[0]));
-          const result = await method(...args);
+          if (!measured) {
+            const result = await method(...args);
+            if (span.isRecording()) recordResult(span, result);
+            return result;
+          }
+          const startedAt = performance.now();
+          let result: unknown;
+          try {
+            result = await method(...args);
+          } catch (error) {
+            recordStoreMetrics(name, { error }, startedAt);
+            throw error;
+          }
+          recordStoreMetrics(name, { result }, startedAt);
           if (span.isRecording()) recordResult(span, result);
           return result;
         },

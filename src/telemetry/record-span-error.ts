@@ -8,23 +8,29 @@ import { SpanStatusCode, type Span } from '@opentelemetry/api';
  */
 export function recordSpanError(span: Span, error: unknown): void {
   if (!span.isRecording()) return;
-  const { code, name, databaseCode, retryable } = (typeof error === 'object' && error !== null ? error : {}) as {
+  const { databaseCode, retryable } = fieldsOf(error);
+  const type = errorType(error);
+  span.setAttribute('error.type', type);
+  if (typeof databaseCode === 'string') span.setAttribute('db.response.status_code', databaseCode);
+  if (typeof retryable === 'boolean') span.setAttribute('agent_history.error.retryable', retryable);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: type });
+}
+
+/**
+ * What `error.type` records for `error`: the package error's `code`, the error's class name, or, for a `Response`
+ * thrown by the application's own check (a 401 from `getHistory`), `response-<status>`. Internal.
+ */
+export function errorType(error: unknown): string {
+  if (error instanceof Response) return `response-${error.status}`;
+  const { code, name } = fieldsOf(error);
+  return typeof code === 'string' ? code : typeof name === 'string' ? name : typeof error;
+}
+
+function fieldsOf(error: unknown) {
+  return (typeof error === 'object' && error !== null ? error : {}) as {
     code?: unknown;
     name?: unknown;
     databaseCode?: unknown;
     retryable?: unknown;
   };
-  // A Response thrown by the application's own check (a 401 from `getHistory`) is named by its status.
-  const type =
-    error instanceof Response
-      ? `response-${error.status}`
-      : typeof code === 'string'
-        ? code
-        : typeof name === 'string'
-          ? name
-          : typeof error;
-  span.setAttribute('error.type', type);
-  if (typeof databaseCode === 'string') span.setAttribute('db.response.status_code', databaseCode);
-  if (typeof retryable === 'boolean') span.setAttribute('agent_history.error.retryable', retryable);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: type });
 }

@@ -2,6 +2,7 @@ import type { UIMessageChunk } from 'ai';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.js';
 import type { TenantHistory } from '../../store/tenant-history.js';
 import { resolveResumableStreamOptions, type ResumableStreamOptions } from '../shared/resumable-stream-options.js';
+import { instruments } from '../../telemetry/meter.js';
 
 /** Options of {@link resumeChatStream}. */
 export interface ResumeChatStreamOptions extends ResumableStreamOptions {
@@ -105,6 +106,7 @@ export async function resumeChatStream({
     waiter.stop();
     controller.close();
   }
+  instruments().streamsResumed.add(1);
   return { messageId, stream };
 }
 

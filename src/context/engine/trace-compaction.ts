@@ -4,19 +4,21 @@ import { tracer } from '../../telemetry/tracer.js';
 import { recordSpanError } from '../../telemetry/record-span-error.js';
 import type { ContextReport } from '../contracts/context-report.js';
 import { contextReportAttributes } from './context-report-attributes.js';
+import { recordContextMetrics } from './record-context-metrics.js';
 
 /** The name of every compaction's span. */
 export const COMPACTION_SPAN = 'agent-history.context.compact';
 
 /**
  * Runs the initial compaction in an active span, so that the store calls it makes (loading the thread, writing a
- * summary and a snapshot) are its children; the report becomes the span's attributes.
+ * summary and a snapshot) are its children; the report becomes the span's attributes and feeds the metrics.
  */
 export function traceInitialCompaction<RESULT extends { report: ContextReport }>(
   run: () => Promise<RESULT>,
 ): Promise<RESULT> {
   return inSpan(COMPACTION_SPAN, async (span) => {
     const result = await run();
+    recordContextMetrics(result.report);
     if (span.isRecording()) span.setAttributes(contextReportAttributes(result.report));
     return result;
   });
@@ -24,7 +26,8 @@ export function traceInitialCompaction<RESULT extends { report: ContextReport }>
 
 /**
  * Runs a step's compaction and records a span for it afterwards, from its start, only when it changed the
- * messages or failed: a step that changes nothing (most of them) leaves no span beside the AI SDK's own step span.
+ * messages or failed: a step that changes nothing (most of them) leaves no span beside the AI SDK's own step span,
+ * only its figures in the metrics.
  * The store calls such a step makes are the span's siblings, since it does not exist while they run.
  */
 export async function traceStepCompaction<RESULT extends { report: ContextReport }>(
@@ -38,6 +41,7 @@ export async function traceStepCompaction<RESULT extends { report: ContextReport
     endSpan(tracer.startSpan(COMPACTION_SPAN, { startTime }), undefined, error);
     throw error;
   }
+  recordContextMetrics(result.report);
   if (result.report.changed) endSpan(tracer.startSpan(COMPACTION_SPAN, { startTime }), result.report);
   return result;
 }
