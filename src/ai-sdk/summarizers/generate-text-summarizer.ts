@@ -49,6 +49,8 @@ export function createGenerateTextSummarizer({
         temperature,
         maxRetries,
         abortSignal: input.abortSignal,
+        // The application's AI SDK telemetry sees the call, never the conversation it summarizes.
+        telemetry: { functionId: 'agent-history.summarize', recordInputs: false, recordOutputs: false },
       });
       return result.text;
     },

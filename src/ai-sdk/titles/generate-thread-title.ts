@@ -36,6 +36,8 @@ export async function generateThreadTitle(
             temperature: 0,
             maxRetries: 1,
             abortSignal,
+            // The application's AI SDK telemetry sees the call, never the conversation it titles.
+            telemetry: { functionId: 'agent-history.title', recordInputs: false, recordOutputs: false },
           })
         ).text;
   const line = raw
