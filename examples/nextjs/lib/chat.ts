@@ -68,6 +68,8 @@ export const chat = createChatHandler<ChatMessage, typeof tools>({
         prepareStep,
         maxOutputTokens: 500,
         stopWhen: isStepCount(5),
+        // The AI SDK's spans (lib/tracing.ts) without the prompts and answers: a trace carries no message content.
+        telemetry: { functionId: 'chat', recordInputs: false, recordOutputs: false },
       }),
   },
   contextManager: ({ history, threadId }) => contextManagerFor({ history, threadId }),
