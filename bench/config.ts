@@ -74,6 +74,15 @@ export function loadConfig() {
     maxForeignCores: Number(env.BENCH_MAX_FOREIGN_CORES ?? 0.25),
     /** W7: timed first calls (initialMessages() plus one prepareStep) on the 600-message thread; a quarter on 2,000. */
     w7: { calls: integer('BENCH_W7_CALLS', quick ? 40 : 200) },
+    /** W8: one chat turn end to end, on `chats` chats of each size, one at a time and `chats` at once. */
+    w8: {
+      sizes: list('BENCH_W8_SIZES', [200, 2_000]),
+      chats: integer('BENCH_W8_CHATS', 16),
+      turns: integer('BENCH_W8_TURNS', quick ? 8 : 32),
+      rounds: integer('BENCH_W8_ROUNDS', quick ? 1 : 3),
+      poolSize: integer('BENCH_W8_POOL', 10),
+      peers: names('BENCH_W8_PEERS', ['agent-history', 'mastra-pg', 'drizzle-chatbot']),
+    },
     /** Load pg_stat_statements (a little overhead for every peer) and print the top statements per workload. */
     profile: env.BENCH_PROFILE === '1',
     seed: integer('BENCH_MESSAGE_SEED', 42),

@@ -1,6 +1,7 @@
 import type { BenchConfig } from './config.js';
 import { appendTable, evaluateTargets, fmtSpread, loadTable, prepareStepTable, targetsTable } from './report.js';
 import { spread } from './stats.js';
+import { w8Table } from './w8-report.js';
 
 /** The console / markdown report of one `npm run bench`. */
 export function renderReport(results: { meta: Record<string, any>; runs: any[] }, config: BenchConfig): string {
@@ -126,6 +127,7 @@ export function renderReport(results: { meta: Record<string, any>; runs: any[] }
   }
   if (config.workloads.includes('w6')) out.push(tokenClassTable(runs, config), '');
   if (config.workloads.includes('w7')) out.push(firstCallTable(runs), '');
+  if (config.workloads.includes('w8')) out.push(w8Table(runs, config.w8), '');
   return out.join('\n');
 }
 

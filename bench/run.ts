@@ -1,5 +1,5 @@
 // `npm run bench`: starts its own PostgreSQL 15 cluster and runs, side by side in one process, W1 append,
-// W2 hot thread, W3 load, W4 prepareStep (hook), W5 the embedded default, W6 token counting per Unicode class and W7 the context engine's first call, BENCH_RUNS times (default 3).
+// W2 hot thread, W3 load, W4 prepareStep (hook), W5 the embedded default, W6 token counting per Unicode class, W7 the context engine's first call and W8 one whole chat turn, BENCH_RUNS times (default 3).
 // Prints min / median / max, ratios and PASS / MISS per target; writes bench/results/<run>.json and .md.
 // Environment: see bench/config.ts (BENCH_QUICK=1 for a smoke run, BENCH_RUNS, BENCH_WORKLOADS, …).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -39,6 +39,7 @@ import {
   type Embedded,
 } from './workloads/w5-embedded.js';
 import { runFirstCall } from './workloads/w7-first-call.js';
+import { runW8 } from './workloads/w8-chat-turn.js';
 import { runMain } from './run-main.js';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
@@ -291,6 +292,8 @@ async function main() {
         run.w7 = await runFirstCall(config.w7);
         log(`  w7 ${JSON.stringify(run.w7).slice(0, 200)}`);
       }
+      if (config.workloads.includes('w8'))
+        run.w8 = await runW8({ server, factory, config: config.w8, runIndex: index, log });
       run.wallMs = Math.round(performance.now() - runStart);
       // What other processes took meanwhile: the machine's busy time minus this process and the cluster.
       run.foreignCores = cpuPerOperation(runBefore, await runMeter(), 1).foreignCores;

@@ -14,7 +14,7 @@ interface MastraMemory {
   listMessages(input: Record<string, unknown>): Promise<{ messages: { id: string }[] }>;
 }
 
-function toMastra(threadId: string, resourceId: string, message: BenchMessage, createdAt: Date): MastraMessage {
+export function toMastra(threadId: string, resourceId: string, message: BenchMessage, createdAt: Date): MastraMessage {
   const parts = message.parts.map((part) =>
     part.type.startsWith('tool-')
       ? {
