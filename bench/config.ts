@@ -81,7 +81,7 @@ export function loadConfig() {
       turns: integer('BENCH_W8_TURNS', quick ? 8 : 32),
       rounds: integer('BENCH_W8_ROUNDS', quick ? 1 : 3),
       poolSize: integer('BENCH_W8_POOL', 10),
-      peers: names('BENCH_W8_PEERS', ['agent-history', 'mastra-pg', 'drizzle-chatbot']),
+      peers: names('BENCH_W8_PEERS', ['agent-history', 'mastra-pg', 'drizzle-chatbot', 'stream-only']),
     },
     /** Load pg_stat_statements (a little overhead for every peer) and print the top statements per workload. */
     profile: env.BENCH_PROFILE === '1',

@@ -209,7 +209,7 @@ async function main() {
   const outDir = join(BENCH_DIR, 'results');
   mkdirSync(outDir, { recursive: true });
   log(
-    `agent-history bench ${runId}: ${config.runs} run(s), workloads ${config.workloads.join(',')}, peers agent-history,${config.peers.join(',')}${config.quick ? ' (QUICK)' : ''}`,
+    `agent-history bench ${runId}: ${config.runs} run(s), workloads ${config.workloads.join(',')}, peers agent-history,${config.peers.join(',')}${config.workloads.includes('w8') ? ` (W8: ${config.w8.peers.join(',')})` : ''}${config.quick ? ' (QUICK)' : ''}`,
   );
   const loadAtStart = os.loadavg()[0]!;
   const noisyAtStart = loadAtStart > config.maxLoad;

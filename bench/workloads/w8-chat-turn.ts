@@ -13,7 +13,7 @@ import { round, summarize } from '../stats.js';
 import { loadTemplates } from './w3-agent-history.js';
 import { agentHistoryW8 } from './w8-agent-history.js';
 import type { W8Peer } from './w8-peer.js';
-import { chatbotW8, mastraW8 } from './w8-peers.js';
+import { chatbotW8, mastraW8, streamOnlyW8 } from './w8-peers.js';
 import { countNodePostgres, statementCounter, type StatementCounter } from './w8-statements.js';
 
 export interface W8Config {
@@ -28,8 +28,6 @@ export interface W8Config {
   poolSize: number;
   peers: string[];
 }
-
-export const W8_PEERS = ['agent-history', 'mastra-pg', 'drizzle-chatbot'];
 
 async function openPeer(
   name: string,
@@ -53,6 +51,7 @@ async function openPeer(
     return mastraW8(urls);
   }
   if (name === 'drizzle-chatbot') return chatbotW8(urls);
+  if (name === 'stream-only') return streamOnlyW8();
   throw new Error(`unknown W8 peer ${name}`);
 }
 

@@ -3,6 +3,8 @@
 //   (the owner check), getMessagesByChatId (the whole chat, oldest first), convertToModelMessages of all of it,
 //   saveMessages([user]) before the model, saveMessages([answer]) in onFinish. Its per-user rate-limit count is left
 //   out: an entitlement check, not the chat's persistence.
+// - stream-only: no store at all, the answer to the user's message alone: what every peer's turn costs the client
+//   before it stores or reads anything.
 // - mastra-pg: what @mastra/core's Agent with memory and its MessageHistory processor call on the @mastra/pg store:
 //   getThreadById at the start, listMessages (the newest `lastMessages`, 10 by default) to recall, then after the
 //   answer getThreadById twice (the agent's, the processor's) and saveMessages([user, answer]) (which reads the thread
@@ -138,5 +140,16 @@ export async function mastraW8({ adminUrl, poolSize, factory }: PeerOptions): Pr
       });
     },
     close: () => storage.close(),
+  };
+}
+
+/** The reference without a store: the same answer streamed to the user's message alone, nothing read or written. */
+export function streamOnlyW8(): W8Peer {
+  let chats = 0;
+  return {
+    name: 'stream-only',
+    seed: async () => `chat-${++chats}`,
+    turn: async () => streamAnswer(await convertToModelMessages([w8UserMessage(randomUUID())]), async () => {}),
+    close: async () => {},
   };
 }
