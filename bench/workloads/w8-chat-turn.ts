@@ -1,5 +1,5 @@
 // W8, one whole chat turn: on chats of each size, what one useChat exchange costs each peer, from the request to
-// the answer stored. Per peer a fresh database and `chats` chats of each size; one untimed turn on every chat (for
+// the answer stored. Per peer a fresh database and `chats` chats of each size, vacuumed; one untimed turn on every chat (for
 // agent-history the first compaction: its summary and snapshot, as a long chat has them); then `turns` turns one at a
 // time (round-robin over the chats) and `rounds` rounds of `chats` turns at once. Per turn: client and server CPU,
 // WAL bytes and statements sent on the wire (over the whole phase, divided by its turns), wall time (p50, p99).
@@ -98,6 +98,8 @@ async function measureSize(peer: W8Peer, size: number, context: SizeContext) {
   const { config, counter, admin, log } = context;
   const chatIds: string[] = [];
   for (let index = 0; index < config.chats; index++) chatIds.push(await peer.seed(size));
+  // Vacuumed and analyzed now, so autovacuum does not visit the freshly seeded tables (and write WAL) mid-measurement.
+  await admin.unsafe('vacuum analyze');
   await Promise.all(chatIds.map((chatId) => peer.turn(chatId)));
   counter.trace = [];
   await peer.turn(chatIds[0]!);
