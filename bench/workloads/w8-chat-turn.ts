@@ -1,9 +1,9 @@
 // W8, one whole chat turn: on chats of each size, what one useChat exchange costs each peer, from the request to
-// the answer stored. Per peer a fresh database and `chats` chats of each size, vacuumed; one untimed turn on every chat (for
-// agent-history the first compaction: its summary and snapshot, as a long chat has them); then `turns` turns one at a
-// time (round-robin over the chats) and `rounds` rounds of `chats` turns at once. Per turn: client and server CPU,
-// WAL bytes and statements sent on the wire (over the whole phase, divided by its turns), wall time (p50, p99).
-// One more turn, one at a time, lists every statement it sent (`trace`).
+// the answer stored. Per peer a fresh database and `chats` chats of each size, vacuumed; one untimed turn on every
+// chat (for agent-history the first compaction of a chat over the window: a summary and a snapshot); then `turns`
+// turns one at a time (round-robin over the chats) and `rounds` rounds of `chats` turns at once. Per turn: client and
+// server CPU, WAL bytes and statements sent on the wire (over the whole phase, divided by its turns), wall time
+// (p50, p99). One more turn, one at a time, lists every statement it sent (`trace`).
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
 import { cpuMeter, cpuPerOperation } from '../cpu.js';
