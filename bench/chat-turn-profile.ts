@@ -3,6 +3,8 @@
 //
 //   npx tsx bench/chat-turn-profile.ts             # chats of 200 messages
 //   W8_PROFILE_SIZE=2000 npx tsx bench/chat-turn-profile.ts
+//   W8_PROFILE_FILE=turn.cpuprofile npx tsx bench/chat-turn-profile.ts   # also writes the profile (for DevTools)
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import postgres from 'postgres';
 import { MessageFactory } from './messages.js';
@@ -50,6 +52,7 @@ async function main() {
     for (let index = 0; index < TURNS; index++) await peer.turn(chats[index % CHATS]!);
     const used = process.cpuUsage(before);
     const { profile } = await session.post('Profiler.stop');
+    if (process.env.W8_PROFILE_FILE) writeFileSync(process.env.W8_PROFILE_FILE, JSON.stringify(profile));
     const nodes = new Map((profile.nodes as ProfileNode[]).map((node) => [node.id, node]));
     const buckets = new Map<string, number>();
     profile.samples!.forEach((id, index) => {

@@ -41,6 +41,13 @@ export function agentHistoryW8({
   // The store as the route gets it: each call is named in the trace, and the statements of the streaming
   // checkpoints are told apart.
   const routeStore = traceStoreCalls(store, counter);
+  // Each turn's model, by run id, to check what it was sent.
+  const models = new Map<string, ReturnType<typeof w8Model>>();
+  const modelOf = (runId: string) => {
+    const model = w8Model(runId);
+    models.set(runId, model);
+    return model;
+  };
   const summarizer = createOfflineSummarizer();
   const handler = createChatHandler({
     getHistory: () => routeStore,
@@ -50,7 +57,7 @@ export function agentHistoryW8({
     model: {
       agent: ({ runId, prepareStep }) =>
         new ToolLoopAgent({
-          model: w8Model(runId),
+          model: modelOf(runId),
           instructions: W8_INSTRUCTIONS,
           tools: W8_TOOLS,
           prepareStep,
@@ -68,6 +75,8 @@ export function agentHistoryW8({
         maxOutputTokens: 500,
       }),
     run: { provider: 'mock', model: 'mock-v4' },
+    // Diagnosis: `BENCH_W8_HISTORY_LIMIT` lowers how many of the newest rows the route reads for its checks.
+    historyLimit: process.env.BENCH_W8_HISTORY_LIMIT ? Number(process.env.BENCH_W8_HISTORY_LIMIT) : undefined,
   });
   return {
     name: 'agent-history',
@@ -101,6 +110,11 @@ export function agentHistoryW8({
       const steps = stored?.message.parts.filter((part) => part.type === 'step-start').length;
       if (stored?.status !== 'completed' || steps !== W8_STEPS)
         throw new Error(`the answer was stored ${stored?.status} with ${steps} steps`);
+      // The model was sent the chat's history (its summary on a long chat), not the new message alone.
+      const runId = response.headers.get('x-agent-history-run-id')!;
+      const sent = models.get(runId)?.doStreamCalls[0]?.prompt.length ?? 0;
+      models.delete(runId);
+      if (sent < 10) throw new Error(`the model was sent ${sent} messages`);
     },
     close: () => client.end({ timeout: 5 }),
   };
