@@ -22,7 +22,7 @@ const THREADS = 50;
 
 const SINGLE =
   'agent_history_append_message(uuid, text, uuid, text, text, agent_message_role, agent_message_status, json, ' +
-  'jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean, boolean)';
+  'jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean, boolean, text)';
 const ARGUMENTS =
   'p_tenant_id uuid, p_role_name text, p_thread_id uuid, p_message_id text, p_client_request_id text, ' +
   'p_role agent_message_role, p_status agent_message_status, p_parts json, p_metadata jsonb, p_run_id uuid, ' +

@@ -25,8 +25,9 @@ GRANT SELECT, INSERT, DELETE ON "public"."agent_stream_chunk" TO "agent_history_
 -- index, the whole statement rolls back (the sequence bump with it, so no gap) and the caller reads the winner's
 -- row. Per-part token counts that are not a list of non-negative integers summing to p_token_count are stored as
 -- NULL: stale or inconsistent counts are never kept. The parts are json, stored as the text given. With
--- p_defer_search (a store with `search: 'deferred'` or `false`) the row is stored without a search vector: the setting
--- is made here, where the function runs (on Citus, on the tenant's worker), for the rest of the transaction.
+-- p_defer_search (a store with `search: 'deferred'` or `false`) the row is stored without a search vector; with
+-- p_user_id (a user-scoped store) the policies see only that user's threads. Both settings are made here, where the
+-- function runs (on Citus, on the tenant's worker), for the rest of the transaction.
 CREATE FUNCTION "public"."agent_history_append_message"(
   p_tenant_id uuid,
   p_role_name text,
@@ -44,7 +45,8 @@ CREATE FUNCTION "public"."agent_history_append_message"(
   p_part_token_counts integer[],
   p_lease_expires_at timestamptz,
   p_pinned boolean,
-  p_defer_search boolean DEFAULT false
+  p_defer_search boolean DEFAULT false,
+  p_user_id text DEFAULT NULL
 ) RETURNS TABLE (
   inserted boolean, id uuid, sequence bigint, message_id text, client_request_id text, run_id uuid,
   role "public"."agent_message_role", status "public"."agent_message_status", parts json, metadata jsonb,
@@ -54,6 +56,11 @@ CREATE FUNCTION "public"."agent_history_append_message"(
 ) LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   PERFORM set_config('app.tenant_id', p_tenant_id::text, true);
+  -- A user-scoped store's user (the policies then hide another user's thread). Without one, a scope the caller's
+  -- transaction set stays in force: an append never widens it.
+  IF p_user_id IS NOT NULL THEN
+    PERFORM set_config('app.user_id', p_user_id, true);
+  END IF;
   IF p_role_name IS NOT NULL THEN
     PERFORM set_config('role', p_role_name, true);
   END IF;
@@ -111,7 +118,8 @@ CREATE FUNCTION "public"."agent_history_append_messages"(
   p_role_name text,
   p_items jsonb,
   p_parts json,
-  p_defer_search boolean DEFAULT false
+  p_defer_search boolean DEFAULT false,
+  p_user_id text DEFAULT NULL
 ) RETURNS TABLE (
   item integer, inserted boolean, id uuid, sequence bigint, message_id text, client_request_id text, run_id uuid,
   role "public"."agent_message_role", status "public"."agent_message_status", parts json, metadata jsonb,
@@ -125,6 +133,11 @@ DECLARE
   v_index integer;
 BEGIN
   PERFORM set_config('app.tenant_id', p_tenant_id::text, true);
+  -- A user-scoped store's user (the policies then hide another user's thread). Without one, a scope the caller's
+  -- transaction set stays in force: an append never widens it.
+  IF p_user_id IS NOT NULL THEN
+    PERFORM set_config('app.user_id', p_user_id, true);
+  END IF;
   IF p_role_name IS NOT NULL THEN
     PERFORM set_config('role', p_role_name, true);
   END IF;
@@ -251,7 +264,7 @@ BEGIN
         CASE WHEN jsonb_typeof(v_item->'partTokenCounts') = 'array' THEN ARRAY(
           SELECT (c.value #>> '{}')::integer FROM jsonb_array_elements(v_item->'partTokenCounts') WITH ORDINALITY c
           ORDER BY c.ordinality) END,
-        (v_item->>'leaseExpiresAt')::timestamptz, (v_item->>'pinned')::boolean
+        (v_item->>'leaseExpiresAt')::timestamptz, (v_item->>'pinned')::boolean, p_defer_search, p_user_id
       ) a;
   END LOOP;
 END

@@ -2,8 +2,7 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import type { AppendItem } from './append-statements.js';
 import { storedTokenCount } from './stored-token-count.js';
-import { inTenant, postgresErrorCode, type StoreContext } from './store-context.js';
-import { rowsOf } from '../tenant/database.js';
+import { postgresErrorCode, type StoreContext } from './store-context.js';
 import { MESSAGE_STATUSES } from '../schema/define-agent-tables.js';
 import { assertThreadId, assertUuid } from '../errors/assert-input.js';
 import { validateMessage, type ValidatedMessage } from './validate-message.js';
@@ -142,14 +141,13 @@ async function appendItem(
 }
 
 /**
- * One append statement, alone. The function sets the tenant and role itself; a user scope it does not set, so a
- * user-scoped store sends it inside a transaction scoped to the user (the policies then hide another user's thread
- * from the function's UPDATE, and it inserts nothing). Not a `set_config` in the statement: on Citus the function
- * is delegated to the tenant's worker, which a coordinator's `set_config` does not reach.
+ * One append statement, alone: the function sets the tenant, the role and (for a user-scoped store) the user
+ * itself, so that the policies hide another user's thread from its UPDATE and it inserts nothing. Not a
+ * `set_config` in the statement: on Citus the function is delegated to the tenant's worker, which a coordinator's
+ * `set_config` does not reach.
  */
 async function sendAppend(context: StoreContext, item: AppendItem): Promise<AppendRow[]> {
-  const statement = context.appendStatements.single(context.tenantId, context.appRole, item);
-  if (context.userId !== null) return inTenant(context, async (tx) => rowsOf<AppendRow>(await tx.execute(statement)));
+  const statement = context.appendStatements.single(context.tenantId, context.appRole, item, context.userId);
   return keepCallerSettings(context.db, () => executeAppend<AppendRow>(context.db, statement));
 }
 

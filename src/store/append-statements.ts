@@ -36,18 +36,20 @@ export interface AppendItem {
 
 /** The statements that call the append functions (`agent_history_append_message`, `agent_history_append_messages`). */
 export interface AppendStatements {
-  /** One append (`agent_history_append_message`): the stored row, new or (on a retry) the one already there. */
-  single(tenantId: string, appRole: string | null, item: AppendItem): SQL;
+  /**
+   * One append (`agent_history_append_message`): the stored row, new or (on a retry) the one already there. With a
+   * `userId`, the function scopes itself to that user (a user-scoped store), still in one statement.
+   */
+  single(tenantId: string, appRole: string | null, item: AppendItem, userId?: string | null): SQL;
   /** Several appends of one tenant, one statement and one commit (`agent_history_append_messages`): rows tagged `item`. */
   batch(tenantId: string, appRole: string | null, items: AppendItem[]): SQL;
 }
 
 /**
  * The append statements for `tables`: the functions and enum types are named in the tables' schema when it is not
- * the default one (`customMigrationSql` creates them there). With `deferSearch`, the functions' last argument asks
- * them to store no search vector: they make the setting themselves, where they run (on Citus, on the tenant's
- * worker, which a coordinator's `set_config` would not reach). Not the user scope: a user-scoped store appends in a
- * transaction of its scope instead.
+ * the default one (`customMigrationSql` creates them there). With `deferSearch`, an argument asks them to store no
+ * search vector, and a user-scoped store passes its user: the functions make both settings themselves, where they run
+ * (on Citus, on the tenant's worker, which a coordinator's `set_config` would not reach).
  */
 export function appendStatements(tables: AgentTables, deferSearch = false): AppendStatements {
   const schema = getTableConfig(tables.agentMessage).schema;
@@ -68,9 +70,12 @@ export function appendStatements(tables: AgentTables, deferSearch = false): Appe
   ];
   /** The last argument: none when the vector is computed inline (the functions' default). */
   const defer = deferSearch ? ', true' : '';
+  /** The arguments after `p_pinned`: the deferral, and the user when scoped (the functions' defaults otherwise). */
+  const tail = (userId: string | null) =>
+    userId === null ? defer : `, ${deferSearch ? 'true' : 'false'}, ${literal(userId)}::text`;
   return {
-    single: (tenantId, appRole, item) => {
-      return literalSafe(appRole, [item])
+    single: (tenantId, appRole, item, userId = null) => {
+      return literalSafe(appRole, [item]) && !userId?.includes('\u0000')
         ? sql.raw(
             `select * from ${appendMessageText}(${literal(tenantId)}::uuid, ${literal(appRole)}::text, ` +
               `${literal(item.threadId)}::uuid, ${literal(item.messageId)}::text, ${literal(item.clientRequestId)}::text, ` +
@@ -78,14 +83,16 @@ export function appendStatements(tables: AgentTables, deferSearch = false): Appe
               `${literal(item.metadataJson)}::jsonb, ${literal(item.runId)}::uuid, ${integer(item.byteSize)}::integer, ` +
               `${integer(item.tokenCount)}::integer, ${literal(item.tokenCounterId)}::text, ` +
               `${integers(item.partTokenCounts)}::integer[], ` +
-              `${literal(item.leaseExpiresAt)}::timestamptz, ${item.pinned ? 'true' : 'false'}${defer})`,
+              `${literal(item.leaseExpiresAt)}::timestamptz, ${item.pinned ? 'true' : 'false'}${tail(userId)})`,
           )
         : sql`select * from ${appendMessage}(
       ${tenantId}::uuid, ${appRole}::text, ${item.threadId}::uuid, ${item.messageId}::text, ${item.clientRequestId}::text,
       ${item.role}::${messageRole}, ${item.status}::${messageStatus}, ${item.partsJson}::json,
       ${item.metadataJson}::jsonb, ${item.runId}::uuid, ${item.byteSize}::integer, ${item.tokenCount}::integer,
       ${item.tokenCounterId}::text, ${sql.raw(integers(item.partTokenCounts))}::integer[],
-      ${item.leaseExpiresAt}::timestamptz, ${item.pinned}::boolean${sql.raw(defer)})`;
+      ${item.leaseExpiresAt}::timestamptz, ${item.pinned}::boolean${
+        userId === null ? sql.raw(defer) : sql`, ${deferSearch}::boolean, ${userId}::text`
+      })`;
     },
     batch: (tenantId, appRole, items) => {
       return literalSafe(appRole, items)

@@ -64,6 +64,7 @@ describe('Citus: the procedure of docs/citus.md on a coordinator and two workers
       ['agent_history_load_context_json', null],
       ['agent_history_message_content_version', null],
       ['agent_history_message_search_vector', null],
+      ['agent_history_search_version', null],
     ]);
     const delegated = functions.filter(({ delegated }) => delegated);
     expect(delegated.every(({ colocation }) => colocation === tables[0]!.colocation)).toBe(true);
@@ -181,7 +182,7 @@ describe('Citus: re-creating a distributed function (the hazard docs/citus.md na
   afterAll(() => database.close());
 
   it('should lose the distribution on DROP + CREATE, fail appends, and work again once the documented statement is re-run', async () => {
-    const signature = 'agent_history_append_messages(uuid, text, jsonb, json, boolean)';
+    const signature = 'agent_history_append_messages(uuid, text, jsonb, json, boolean, text)';
     const distributed = async () =>
       (
         await database.admin.query<{ n: number }>(
@@ -190,7 +191,7 @@ describe('Citus: re-creating a distributed function (the hazard docs/citus.md na
           [signature],
         )
       )[0]!.n;
-    const single = `agent_history_append_message(uuid, text, uuid, text, text, agent_message_role, agent_message_status, json, jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean, boolean)`;
+    const single = `agent_history_append_message(uuid, text, uuid, text, text, agent_message_role, agent_message_status, json, jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean, boolean, text)`;
     const definitions: string[] = [];
     for (const name of [signature, single]) {
       const [row] = await database.admin.query<{ definition: string }>(

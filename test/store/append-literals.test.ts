@@ -99,4 +99,32 @@ describe.each(BACKENDS)('appends sent as literals on %s', (backend) => {
     );
     expect(messages).toHaveLength(texts.length);
   });
+
+  it("should append for a user-scoped store in one statement, and never into another user's thread", async () => {
+    const { sent, db } = recordingDatabase();
+    const tenantId = randomUUID();
+    await fc.assert(
+      fc.asyncProperty(hostileText, async (suffix) => {
+        const userId = `user-${suffix}`.slice(0, 200);
+        const mine = createAgentHistory({ db }).forTenant(tenantId, { userId });
+        const other = createAgentHistory({ db }).forTenant(tenantId, { userId: `${userId}-other` });
+        const thread = (await mine.createThread()).id;
+        const foreign = (await other.createThread()).id;
+        sent.length = 0;
+        await mine.appendMessage(thread, { id: 'u-1', role: 'user', parts: [{ type: 'text', text: 'hi' }] });
+        await mine.beginAssistantMessage(thread, { messageId: 'a-1' });
+        // One statement each: no transaction of the user's scope around them.
+        expect(sent.map(({ query }) => query.match(/agent_history_append_message|^begin|^commit/i)?.[0])).toEqual([
+          'agent_history_append_message',
+          'agent_history_append_message',
+        ]);
+        await expect(
+          mine.appendMessage(foreign, { id: 'u-2', role: 'user', parts: [{ type: 'text', text: 'x' }] }),
+        ).rejects.toMatchObject({ code: 'thread-not-found' });
+        expect((await other.listMessages(foreign)).messages).toEqual([]);
+        expect((await mine.getMessage(thread, 'u-1')).message.parts).toEqual([{ type: 'text', text: 'hi' }]);
+      }),
+      { numRuns: 15 },
+    );
+  });
 });

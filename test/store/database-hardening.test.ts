@@ -12,7 +12,7 @@ import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { range, userMessage } from '../support/fixtures.js';
 
 const APPEND_ONE =
-  'public.agent_history_append_message(uuid, text, uuid, text, text, public.agent_message_role, public.agent_message_status, json, jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean, boolean)';
+  'public.agent_history_append_message(uuid, text, uuid, text, text, public.agent_message_role, public.agent_message_status, json, jsonb, uuid, integer, integer, text, integer[], timestamptz, boolean, boolean, text)';
 
 /**
  * Temporary tables shaped like the two the append functions write, on the connection that runs `execute`, open to
