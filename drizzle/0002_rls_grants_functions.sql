@@ -285,7 +285,8 @@ CREATE FUNCTION "public"."agent_history_list_messages"(
   p_before bigint,
   p_limit integer,
   p_roles text[],
-  p_only_eligible boolean
+  p_only_eligible boolean,
+  p_max_bytes bigint DEFAULT NULL
 ) RETURNS TABLE (
   id uuid, thread_id uuid, user_id text, run_id uuid, sequence bigint, message_id text, client_request_id text,
   source_message_id uuid,
@@ -312,19 +313,48 @@ BEGIN
   IF NOT FOUND THEN
     RAISE EXCEPTION 'thread not found' USING ERRCODE = 'P0002';
   END IF;
+  IF p_max_bytes IS NULL THEN
+    RETURN QUERY
+      SELECT m.id, m.thread_id, m.user_id, m.run_id, m.sequence, m.message_id, m.client_request_id, m.source_message_id, m.role, m.status, m.parts,
+        m.metadata, m.context_state, m.exclusion_reason, m.pinned, m.schema_version, m.content_version, m.byte_size,
+        m.token_count, m.token_counter_id, m.part_token_counts, m.lease_expires_at, m.created_at, m.updated_at, m.completed_at,
+        m.redacted_at, m.deleted_at
+      FROM "public"."agent_message" m
+      WHERE m.tenant_id = p_tenant_id AND m.thread_id = p_thread_id AND m.deleted_at IS NULL
+        -- coalesce, not "IS NULL OR": the bound stays an index condition in a generic plan
+        AND m.sequence < coalesce(p_before, 9223372036854775807)
+        AND (p_roles IS NULL OR m.role::text = ANY (p_roles))
+        AND (NOT p_only_eligible OR m.context_state = 'eligible')
+      ORDER BY m.sequence DESC
+      LIMIT p_limit;
+    RETURN;
+  END IF;
+  -- Within a byte budget: the newest row, then each row while the page's byte_size sum stays within p_max_bytes,
+  -- then the first row past it (so the caller knows there is more); rows past that are never printed.
   RETURN QUERY
-    SELECT m.id, m.thread_id, m.user_id, m.run_id, m.sequence, m.message_id, m.client_request_id, m.source_message_id, m.role, m.status, m.parts,
-      m.metadata, m.context_state, m.exclusion_reason, m.pinned, m.schema_version, m.content_version, m.byte_size,
-      m.token_count, m.token_counter_id, m.part_token_counts, m.lease_expires_at, m.created_at, m.updated_at, m.completed_at,
-      m.redacted_at, m.deleted_at
-    FROM "public"."agent_message" m
-    WHERE m.tenant_id = p_tenant_id AND m.thread_id = p_thread_id AND m.deleted_at IS NULL
-      -- coalesce, not "IS NULL OR": the bound stays an index condition in a generic plan
-      AND m.sequence < coalesce(p_before, 9223372036854775807)
-      AND (p_roles IS NULL OR m.role::text = ANY (p_roles))
-      AND (NOT p_only_eligible OR m.context_state = 'eligible')
-    ORDER BY m.sequence DESC
-    LIMIT p_limit;
+    SELECT w.id, w.thread_id, w.user_id, w.run_id, w.sequence, w.message_id, w.client_request_id, w.source_message_id, w.role, w.status, w.parts,
+      w.metadata, w.context_state, w.exclusion_reason, w.pinned, w.schema_version, w.content_version, w.byte_size,
+      w.token_count, w.token_counter_id, w.part_token_counts, w.lease_expires_at, w.created_at, w.updated_at, w.completed_at,
+      w.redacted_at, w.deleted_at
+    FROM (
+      SELECT b.*, row_number() OVER newest AS r, sum(b.byte_size) OVER newest - b.byte_size AS newer_bytes
+      FROM (
+        SELECT m.id, m.thread_id, m.user_id, m.run_id, m.sequence, m.message_id, m.client_request_id, m.source_message_id, m.role, m.status, m.parts,
+          m.metadata, m.context_state, m.exclusion_reason, m.pinned, m.schema_version, m.content_version, m.byte_size,
+          m.token_count, m.token_counter_id, m.part_token_counts, m.lease_expires_at, m.created_at, m.updated_at, m.completed_at,
+          m.redacted_at, m.deleted_at
+        FROM "public"."agent_message" m
+        WHERE m.tenant_id = p_tenant_id AND m.thread_id = p_thread_id AND m.deleted_at IS NULL
+          AND m.sequence < coalesce(p_before, 9223372036854775807)
+          AND (p_roles IS NULL OR m.role::text = ANY (p_roles))
+          AND (NOT p_only_eligible OR m.context_state = 'eligible')
+        ORDER BY m.sequence DESC
+        LIMIT p_limit
+      ) b
+      WINDOW newest AS (ORDER BY b.sequence DESC ROWS UNBOUNDED PRECEDING)
+    ) w
+    WHERE w.r <= 2 OR w.newer_bytes <= p_max_bytes
+    ORDER BY w.sequence DESC;
 END
 $$;--> statement-breakpoint
 -- The same reads returning their messages as json arrays of at most 100 rows (row_to_json's output: the parts as
@@ -414,7 +444,8 @@ CREATE FUNCTION "public"."agent_history_list_messages_json"(
   p_before bigint,
   p_limit integer,
   p_roles text[],
-  p_only_eligible boolean
+  p_only_eligible boolean,
+  p_max_bytes bigint DEFAULT NULL
 ) RETURNS TABLE (data json)
 LANGUAGE plpgsql SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp SET enable_sort = off AS $$
@@ -433,21 +464,26 @@ BEGIN
   IF NOT FOUND THEN
     RAISE EXCEPTION 'thread not found' USING ERRCODE = 'P0002';
   END IF;
+  -- Within a byte budget (p_max_bytes), as agent_history_list_messages: the rows past the first one over it are left out.
   RETURN QUERY SELECT json_agg(y.x) FROM (
-    SELECT x, row_number() OVER () AS n FROM (
-      SELECT m.id, m.thread_id, m.user_id, m.run_id, m.sequence, m.message_id, m.client_request_id, m.source_message_id, m.role, m.status, m.parts,
-        m.metadata, m.context_state, m.exclusion_reason, m.pinned, m.schema_version, m.content_version, m.byte_size,
-        m.token_count, m.token_counter_id, m.part_token_counts, m.lease_expires_at, m.created_at, m.updated_at, m.completed_at,
-        m.redacted_at, m.deleted_at
-      FROM "public"."agent_message" m
-      WHERE m.tenant_id = p_tenant_id AND m.thread_id = p_thread_id AND m.deleted_at IS NULL
-        -- coalesce, not "IS NULL OR": the bound stays an index condition in a generic plan
-        AND m.sequence < coalesce(p_before, 9223372036854775807)
-        AND (p_roles IS NULL OR m.role::text = ANY (p_roles))
-        AND (NOT p_only_eligible OR m.context_state = 'eligible')
-      ORDER BY m.sequence DESC
-      LIMIT p_limit
-    ) x
+    SELECT w.x, row_number() OVER () AS n FROM (
+      SELECT x, row_number() OVER newest AS r, sum((x).byte_size) OVER newest - (x).byte_size AS newer_bytes FROM (
+        SELECT m.id, m.thread_id, m.user_id, m.run_id, m.sequence, m.message_id, m.client_request_id, m.source_message_id, m.role, m.status, m.parts,
+          m.metadata, m.context_state, m.exclusion_reason, m.pinned, m.schema_version, m.content_version, m.byte_size,
+          m.token_count, m.token_counter_id, m.part_token_counts, m.lease_expires_at, m.created_at, m.updated_at, m.completed_at,
+          m.redacted_at, m.deleted_at
+        FROM "public"."agent_message" m
+        WHERE m.tenant_id = p_tenant_id AND m.thread_id = p_thread_id AND m.deleted_at IS NULL
+          -- coalesce, not "IS NULL OR": the bound stays an index condition in a generic plan
+          AND m.sequence < coalesce(p_before, 9223372036854775807)
+          AND (p_roles IS NULL OR m.role::text = ANY (p_roles))
+          AND (NOT p_only_eligible OR m.context_state = 'eligible')
+        ORDER BY m.sequence DESC
+        LIMIT p_limit
+      ) x
+      WINDOW newest AS (ORDER BY (x).sequence DESC ROWS UNBOUNDED PRECEDING)
+    ) w
+    WHERE p_max_bytes IS NULL OR w.r <= 2 OR w.newer_bytes <= p_max_bytes
   ) y GROUP BY (y.n - 1) / 100;
 END
 $$;

@@ -18,6 +18,7 @@ interface ListPageQuery {
   limit: number;
   roles: readonly string[] | null;
   onlyEligible: boolean;
+  maxBytes: number | null;
 }
 
 /** The options of `listMessages`. */
@@ -30,6 +31,12 @@ export interface ListMessagesOptions {
   roles?: MessageRole[];
   /** Leave out messages excluded from the context (superseded answers). @default false */
   onlyEligible?: boolean;
+  /**
+   * The most bytes of messages on the page (their `byteSize` summed): the page ends before the message that would
+   * pass it, and `nextCursor` continues from there. The newest message is always on the page. Messages past the
+   * budget are not read. @default none
+   */
+  maxBytes?: number;
 }
 
 /** One page of `listMessages`. */
@@ -65,11 +72,16 @@ export function listMessages(
       message: `expected a non-empty array of ${MESSAGE_ROLES.join(', ')}.`,
     });
   }
+  const maxBytes =
+    options.maxBytes === undefined
+      ? null
+      : assertInteger('options.maxBytes', options.maxBytes, 1, Number.MAX_SAFE_INTEGER);
   return listPage(context, thread, {
     before: before ?? null,
     limit,
     roles: roles ?? null,
     onlyEligible: !!options.onlyEligible,
+    maxBytes,
   });
 }
 
@@ -83,6 +95,7 @@ async function listPage(context: StoreContext, thread: string, query: ListPageQu
     { integer: limit + 1 },
     { texts: roles },
     { boolean: query.onlyEligible },
+    { bigint: query.maxBytes },
   ];
   // On PGlite the page comes as json arrays of rows, newest first within each, in no order between them:
   // half the CPU of typed columns there. A server prints json at more CPU than it saves the client (BENCHMARKS.md).
@@ -120,8 +133,24 @@ async function listPage(context: StoreContext, thread: string, query: ListPageQu
             .orderBy(desc(agentMessage.sequence))
             .limit(limit + 1);
         });
-  const messages = rows.slice(0, limit).map((row) => toStoredMessage(row));
-  return { messages, nextCursor: rows.length > limit ? messages.at(-1)!.sequence : null };
+  const kept = withinBytes(rows, query.maxBytes, limit);
+  const messages = rows.slice(0, kept).map((row) => toStoredMessage(row));
+  return { messages, nextCursor: rows.length > kept ? messages.at(-1)!.sequence : null };
+}
+
+/**
+ * How many of `rows` (newest first) the page keeps: at most `limit`, and within `maxBytes` of `byteSize` (the
+ * newest always). The read functions return at most one row past the budget; a read in a transaction returns them all.
+ */
+function withinBytes(rows: readonly MessageRow[], maxBytes: number | null, limit: number): number {
+  const most = Math.min(rows.length, limit);
+  if (maxBytes === null) return most;
+  let bytes = 0;
+  for (let index = 0; index < most; index++) {
+    bytes += rows[index]!.byteSize;
+    if (index > 0 && bytes > maxBytes) return index;
+  }
+  return most;
 }
 
 /** One message by its `UIMessage.id`. */

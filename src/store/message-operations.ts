@@ -152,8 +152,8 @@ export interface MessageOperations {
    * `nextCursor` as `before` for the next, older page.
    *
    * @throws {NotFoundError} The thread is missing, another tenant's or soft-deleted.
-   * @throws {InvalidArgumentError} `limit` is not an integer from 1 to 500, `before` is not a positive integer, or
-   * `roles` is not a non-empty array of message roles.
+   * @throws {InvalidArgumentError} `limit` is not an integer from 1 to 500, `before` or `maxBytes` is not a positive
+   * integer, or `roles` is not a non-empty array of message roles.
    * @example
    * const { messages, nextCursor } = await store.listMessages(thread.id, { limit: 30 });
    */
