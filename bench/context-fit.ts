@@ -1,7 +1,8 @@
 // `npm run bench:context-fit`: runs the context engine on generated agent conversations (test/support/
 // agent-conversations.ts, the generator the CI-size property tests use) and checks every prepared model call
 // against the context engine's rules: over budget, split calls or approvals, lost newest input or pinned messages,
-// invented results, snapshots that do not rebuild, utilisation of the budget (targetRatio 1) and the time per call.
+// invented results, snapshots that do not rebuild, a first message that is not the user's, utilisation of the budget
+// (targetRatio 1) over the calls whose history exceeded it before any stage ran, and the time per call.
 // No database: the engine runs on the in-memory store. Environment: CONTEXT_FIT_CONVERSATIONS (default 100000),
 // CONTEXT_FIT_SEED (first seed, default 1), CONTEXT_FIT_WORKERS (processes, default 2, one
 // per core), CONTEXT_FIT_MAX_MESSAGES (default 2000). Prints a JSON summary and a Markdown table.
@@ -26,8 +27,11 @@ interface Tally {
   invented: number;
   snapshotsWritten: number;
   snapshotsInexact: number;
-  /** Utilisation of calls where the engine had to cut, in permille buckets 0..1000. */
+  firstNotUser: number;
+  /** Utilisation of calls whose history exceeded the budget before any stage ran, in permille buckets 0..1000. */
   utilisation: number[];
+  /** Utilisation of calls where select, summarize or trim cut something, in permille buckets 0..1000. */
+  utilisationCut: number[];
   /** Per-call time, in 0.1 ms buckets up to 10 s. */
   callMs: number[];
   examples: Array<{ seed: number; problem: string }>;
@@ -45,7 +49,9 @@ const emptyTally = (): Tally => ({
   invented: 0,
   snapshotsWritten: 0,
   snapshotsInexact: 0,
+  firstNotUser: 0,
   utilisation: Array.from({ length: 1001 }, () => 0),
+  utilisationCut: Array.from({ length: 1001 }, () => 0),
   callMs: Array.from({ length: 100_001 }, () => 0),
   examples: [],
 });
@@ -97,7 +103,13 @@ async function runRange(
         tally.snapshotsInexact += 1;
         note(seed, 'snapshot rebuild differs');
       }
-      if (call.cut) tally.utilisation[Math.min(1000, Math.floor((call.sentTokens / call.budget) * 1000))]! += 1;
+      if (call.firstRole !== null) {
+        tally.firstNotUser += 1;
+        note(seed, `starts on ${call.firstRole}`);
+      }
+      const permille = Math.min(1000, Math.floor((call.sentTokens / call.budget) * 1000));
+      if (call.unmanagedTokens > call.budget) tally.utilisation[permille]! += 1;
+      if (call.cut) tally.utilisationCut[permille]! += 1;
     }
     if (tally.conversations % 500 === 0) progress?.(tally);
   }
@@ -108,7 +120,7 @@ function merge(tallies: Tally[]): Tally {
   const total = emptyTally();
   for (const tally of tallies) {
     for (const key of Object.keys(total) as Array<keyof Tally>) {
-      if (key === 'utilisation' || key === 'callMs')
+      if (key === 'utilisation' || key === 'utilisationCut' || key === 'callMs')
         tally[key].forEach((value, index) => ((total[key] as number[])[index]! += value));
       else if (key === 'examples') total.examples.push(...tally.examples);
       else if (key === 'maxOverBudgetTokens') total[key] = Math.max(total[key], tally[key]);
@@ -128,8 +140,12 @@ function histogramPercentile(buckets: number[], p: number): number {
 }
 
 function summarize(tally: Tally, seconds: number, settings: Record<string, unknown>) {
-  const cutCalls = tally.utilisation.reduce((sum, value) => sum + value, 0);
-  const utilisation = (p: number) => round(histogramPercentile(tally.utilisation, p) / 10, 1);
+  const utilisationOf = (buckets: number[]) => ({
+    calls: buckets.reduce((sum, value) => sum + value, 0),
+    medianPercent: round(histogramPercentile(buckets, 50) / 10, 1),
+    worstTenthPercent: round(histogramPercentile(buckets, 10) / 10, 1),
+    minPercent: round(buckets.findIndex((value) => value > 0) / 10, 1),
+  });
   const ms = (p: number) => round(histogramPercentile(tally.callMs, p) / 10, 1);
   const summary = {
     settings,
@@ -145,12 +161,9 @@ function summarize(tally: Tally, seconds: number, settings: Record<string, unkno
     inventedResults: tally.invented,
     snapshotsWritten: tally.snapshotsWritten,
     snapshotsNotRebuiltExactly: tally.snapshotsInexact,
-    utilisationOfCutCalls: {
-      calls: cutCalls,
-      medianPercent: utilisation(50),
-      worstTenthPercent: utilisation(10),
-      minPercent: round(tally.utilisation.findIndex((value) => value > 0) / 10, 1),
-    },
+    startsOnNonUser: tally.firstNotUser,
+    utilisationOfOverBudgetCalls: utilisationOf(tally.utilisation),
+    utilisationOfCutCalls: utilisationOf(tally.utilisationCut),
     perCallMs: { median: ms(50), p99: ms(99), max: ms(100) },
     examples: tally.examples,
   };
@@ -217,7 +230,8 @@ async function main() {
     summary.lostNewestInput +
     summary.lostPinned +
     summary.inventedResults +
-    summary.snapshotsNotRebuiltExactly;
+    summary.snapshotsNotRebuiltExactly +
+    summary.startsOnNonUser;
   process.exitCode = failed > 0 ? 1 : 0;
 }
 

@@ -104,6 +104,11 @@ export interface GenerateConversationOptions {
    * same, its last step waiting for the user to approve a call). Its first call is then often older than the budget.
    */
   newestTurn?: NewestTurn;
+  /**
+   * Pin the answer of the oldest turn (its assistant message), so that a context which leaves that turn out still
+   * keeps the answer without the user message it answers. @default false
+   */
+  pinnedAnswer?: boolean;
 }
 
 /** A newest turn {@link generateConversation} is asked for. */
@@ -131,6 +136,7 @@ export function generateConversation(seed: number, options: GenerateConversation
     const assistant = assistantMessage(random, rows.length + 1, ids, 'newest');
     if (assistant) rows.push(storedRow(rows.length + 1, assistant, false));
   }
+  if (options.pinnedAnswer && rows[1]?.message.role === 'assistant') rows[1] = { ...rows[1], pinned: true };
   const last = rows.at(-1)!.message;
   const pendingApproval = last.role === 'assistant' && last.parts.some((part) => part.state === 'approval-requested');
   const steps = pendingApproval ? [] : modelSteps(random, ids);

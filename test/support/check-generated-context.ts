@@ -4,7 +4,7 @@
 // the budget by the exact o200k count of what is sent (test/support/count-sent-tokens.ts), tool calls and approvals
 // kept in pairs, the newest input and pinned messages kept, no invented results, snapshots that rebuild exactly, and
 // how much of the budget is used. Shared by the property tests and the bench.
-import type { ModelMessage } from 'ai';
+import { convertToModelMessages, type ModelMessage } from 'ai';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import {
   ContextBudgetExceededError,
@@ -67,6 +67,14 @@ export interface CallCheck {
   budget: number;
   /** Whether the engine had to cut anything (select, summarize or trim removed something). */
   cut: boolean;
+  /**
+   * What the call would have sent without the engine (the AI SDK's conversion of the stored thread, the steps so
+   * far, instructions and tools), by the independent count: above `budget`, the history exceeded the budget before
+   * any stage ran.
+   */
+  unmanagedTokens: number;
+  /** The role the messages start on, when it is not `user` (null when it is). */
+  firstRole: string | null;
   /** Tokens over the budget by the independent count (0 when within). */
   overBudgetTokens: number;
   /** Calls without results, results without calls, approvals without their pair (pending ones excepted). */
@@ -127,27 +135,35 @@ export async function runGeneratedConversation(
   const engine = createGeneratedEngine(conversation, store, tokenCounter);
   const calls: CallCheck[] = [];
   const sources = collectSources(conversation);
+  let unmanaged = await unmanagedTokens(conversation);
+  const checked = (messages: readonly ModelMessage[], report: ContextReport, ms: number) => ({
+    ...check(conversation, sources, messages, report, ms, store, tokenCounter),
+    unmanagedTokens: unmanaged,
+  });
   try {
     let started = performance.now();
     const initial = await engine.buildInitialContext();
     let messages = initial.messages;
-    calls.push(
-      check(conversation, sources, messages, initial.report, performance.now() - started, store, tokenCounter),
-    );
+    calls.push(checked(messages, initial.report, performance.now() - started));
     for (const [index, step] of conversation.steps.entries()) {
       messages = [...messages, ...step];
+      unmanaged += countSentTokens(step as never, profile);
       started = performance.now();
       const prepared = await engine.prepareStep({ messages, stepNumber: index + 1, instructions });
       messages = prepared.messages ?? messages;
-      calls.push(
-        check(conversation, sources, messages, prepared.report, performance.now() - started, store, tokenCounter),
-      );
+      calls.push(checked(messages, prepared.report, performance.now() - started));
     }
   } catch (error) {
     if (error instanceof ContextBudgetExceededError) return { calls, refused: error };
     throw error;
   }
   return { calls, refused: null };
+}
+
+/** What the stored thread would send without the engine: the AI SDK's conversion, instructions and tools. */
+async function unmanagedTokens(conversation: GeneratedConversation): Promise<number> {
+  const converted = await convertToModelMessages(conversation.rows.map((row) => row.message) as never);
+  return countSentTokens(converted as never, profile) + fixedTokens;
 }
 
 interface Sources {
@@ -205,7 +221,7 @@ function check(
   ms: number,
   store: ReturnType<typeof createMemoryContextStore>,
   tokenCounter: TokenCounter,
-): CallCheck {
+): Omit<CallCheck, 'unmanagedTokens'> {
   const sentTokens = countSentTokens(messages as never, profile) + fixedTokens;
   const cut = report.stages.some(
     (stage) =>
@@ -250,6 +266,7 @@ function check(
     engineTokens: report.estimatedTokens,
     budget: conversation.maxInputTokens,
     cut,
+    firstRole: firstRoleAfterSummary(messages),
     overBudgetTokens: Math.max(0, sentTokens - conversation.maxInputTokens),
     splitPairs: toolPairProblems(messages),
     lostNewest,
@@ -258,6 +275,17 @@ function check(
     snapshotExact,
     ms,
   };
+}
+
+/**
+ * The role of the first message after the summary (a `user` message the engine puts first, recognised by its
+ * header), when it is not `user`; null when it is.
+ */
+export function firstRoleAfterSummary(messages: readonly ModelMessage[]): string | null {
+  const summary = (message: ModelMessage) =>
+    message.role === 'user' && JSON.stringify(message.content).includes('[Summary of the earlier conversation');
+  const first = messages.find((message) => message.role !== 'system' && !summary(message));
+  return first === undefined || first.role === 'user' ? null : first.role;
 }
 
 /** Tool pairing problems the AI SDK or a provider would reject; an approval still awaiting its answer is allowed. */

@@ -25,6 +25,7 @@ import type { TokenCounter } from '../../src/tokens/token-counter.js';
 import { createMemoryContextStore } from '../../src/testing/index.js';
 import type { GeneratedConversation } from './agent-conversations.js';
 import {
+  firstRoleAfterSummary,
   fixedTokens,
   instructions,
   mockSummarizer,
@@ -45,10 +46,7 @@ export interface AloneCall {
   lostNewest: boolean;
   /** Pinned messages (by sequence) missing from the prompt. */
   lostPinned: number[];
-  /**
-   * The role the prompt starts on (after the instructions), when it is not `user` and the first message is not a
-   * pinned one: a pinned assistant message is kept even when its turn's user message is not.
-   */
+  /** The role the prompt starts on after the instructions and the summary, when it is not `user`. */
   firstRole: string | null;
   /** Tool call or result ids sent in another order than `prepareStep` was given them. */
   reordered: string[];
@@ -267,11 +265,6 @@ function check(
     .filter((message) => message.role === 'user')
     .map((message) => JSON.stringify(message.content));
   const newestText = JSON.stringify(textsOf(newest)[0]);
-  const firstRole = prompt.find((message) => message.role !== 'system')?.role ?? 'none';
-  // The engine's reference on the first message names the stored row it came from (`sequence:position`).
-  const firstRef = (sent[0] as { agentHistoryRef?: unknown } | undefined)?.agentHistoryRef;
-  const firstPinned =
-    typeof firstRef === 'string' && rows.some((row) => row.pinned && `${row.sequence}` === firstRef.split(':')[0]);
   return {
     overBudgetTokens: Math.max(0, sentTokens - conversation.maxInputTokens),
     splitPairs: [...toolPairProblems(sent), ...(modelPrompt ? promptPairProblems(modelPrompt) : [])],
@@ -279,7 +272,7 @@ function check(
     lostPinned: rows
       .filter((row) => row.pinned && textsOf(row).some((value) => !sentWithBreakpoint(prompt, value)))
       .map((row) => row.sequence),
-    firstRole: firstRole === 'user' || firstPinned ? null : firstRole,
+    firstRole: firstRoleAfterSummary(prompt as ModelMessage[]),
     reordered: reordered(toolIds(given), toolIds(sent)),
   };
 }

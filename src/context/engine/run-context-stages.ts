@@ -18,6 +18,7 @@ import type { ContextPolicy } from '../contracts/context-policy.js';
 import type { ContextStageReport } from '../contracts/context-report.js';
 import type { ContextSummarizer } from '../contracts/context-summarizer.js';
 import { selectAndSummarize } from './select-and-summarize.js';
+import { createLeadSegment, leadWithUserMessage, mayNeedLead } from '../stages/lead-with-user-message.js';
 import { withSourceVersions } from './context-engine-state.js';
 
 /** Options of {@link runContextStages}. */
@@ -125,15 +126,17 @@ export async function runContextStages({
       selected = [...selected.slice(0, after), found.segment, ...selected.slice(after)];
     }
   }
+  // Room for the user message put before a pinned answer that would come first (see leadWithUserMessage).
+  const lead = mayNeedLead(selected) ? createLeadSegment(measure) : undefined;
   const trimmed = trimContext({
     segments: selected,
     measure,
-    messageBudget,
+    messageBudget: messageBudget - (lead ? measure.estimate(lead.tokens) : 0),
     preview: policy.toolOutputPreview,
     earlierPreviews: previewed.previews,
   });
   return {
-    segments: trimmed.segments,
+    segments: lead ? leadWithUserMessage(trimmed.segments, () => lead) : trimmed.segments,
     reports: {
       prune: pruned.report,
       select: summarized.select,

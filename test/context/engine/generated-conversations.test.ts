@@ -52,6 +52,7 @@ describe('generated agent conversations (every part type, approvals, huge payloa
     'should keep the newest user input and every pinned message, and invent no result',
     async () => {
       await forEveryCall((call) => {
+        expect(call.firstRole).toBeNull();
         expect(call.lostNewest).toBe(false);
         expect(call.lostPinned).toEqual([]);
         expect(call.invented).toEqual([]);
@@ -84,13 +85,23 @@ describe('generated agent conversations (every part type, approvals, huge payloa
     timeout,
   );
 
-  for (const newestTurn of ['in-progress', 'awaiting-approval'] satisfies NewestTurn[])
+  const cases: Array<{ name: string; newestTurn?: NewestTurn; pinnedAnswer?: boolean }> = [
+    { name: 'the newest turn is in-progress, its first call often older than the budget', newestTurn: 'in-progress' },
+    { name: 'the newest turn is awaiting-approval, its first call often older', newestTurn: 'awaiting-approval' },
+    { name: "the oldest turn's answer is pinned (sent without its question)", pinnedAnswer: true },
+  ];
+  for (const { name, newestTurn, pinnedAnswer } of cases)
     it(
-      `should keep every rule when the newest turn is ${newestTurn}, its first call often older than the budget`,
+      `should keep every rule when ${name}`,
       async () => {
         await fc.assert(
           fc.asyncProperty(seed, async (value) => {
-            const conversation = generateConversation(value, { maxMessages: 200, newestTurn, budget: [2000, 40_000] });
+            const conversation = generateConversation(value, {
+              maxMessages: 200,
+              newestTurn,
+              pinnedAnswer,
+              budget: [2000, 40_000],
+            });
             const result = await runGeneratedConversation(conversation, tokenCounter);
             if (result.refused)
               expect(result.refused.requiredTokens).toBeGreaterThan(result.refused.messageBudgetTokens);
@@ -98,6 +109,7 @@ describe('generated agent conversations (every part type, approvals, huge payloa
               expect(call.overBudgetTokens).toBe(0);
               expect([call.splitPairs, call.lostPinned, call.invented]).toEqual([[], [], []]);
               expect(call.lostNewest).toBe(false);
+              expect(call.firstRole).toBeNull();
               expect(call.snapshotExact).not.toBe(false);
             }
           }),
