@@ -96,14 +96,19 @@ export async function runContextStages({
   contentVersions = new Map(),
   outsideTokens = 0,
 }: RunContextStagesOptions): Promise<ContextStagesResult> {
-  const pruned = pruneContext({ segments, measure, messageBudget, policy: policy.prune, outsideTokens });
-  // A newest turn larger than the budget is shrunk before anything is selected or summarized for it.
-  const previewed = shrinkNewestTurn({
-    segments: pruned.segments,
+  // Over the budget, tool traffic goes oldest first down to the share of it a compaction keeps, as selecting does.
+  const pruned = pruneContext({
+    segments,
     measure,
     messageBudget,
+    targetTokens: Math.floor(messageBudget * policy.summary.targetRatio),
+    policy: policy.prune,
+    outsideTokens,
     preview: policy.toolOutputPreview,
   });
+  // A newest turn larger than the budget is shrunk before anything is selected or summarized for it.
+  const preview = policy.toolOutputPreview;
+  const previewed = shrinkNewestTurn({ segments: pruned.segments, measure, messageBudget, preview });
   const previousSummary = findSummary(previewed.segments);
   const summarized = await selectAndSummarize({
     original: segments,
@@ -133,10 +138,10 @@ export async function runContextStages({
     measure,
     messageBudget: messageBudget - (lead ? measure.estimate(lead.tokens) : 0),
     preview: policy.toolOutputPreview,
-    earlierPreviews: previewed.previews,
+    earlierPreviews: [...pruned.previews, ...previewed.previews],
   });
   return {
-    segments: lead ? leadWithUserMessage(trimmed.segments, () => lead) : trimmed.segments,
+    segments: leadWithUserMessage(trimmed.segments, lead),
     reports: {
       prune: pruned.report,
       select: summarized.select,
@@ -152,7 +157,7 @@ export async function runContextStages({
     summaryCreated: summarized.summaryCreated,
     activeSummary: findSummary(selected) ?? previousSummary,
     pruning: pruned.pruning,
-    previews: [...previewed.previews, ...trimmed.previews],
+    previews: [...pruned.previews, ...previewed.previews, ...trimmed.previews],
     trimmedReasoning: [...previewed.reasoning, ...trimmed.reasoning],
     droppedRounds: [...previewed.rounds, ...trimmed.rounds],
   };

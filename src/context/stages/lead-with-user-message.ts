@@ -25,15 +25,16 @@ export function mayNeedLead(segments: readonly ContextSegment[]): boolean {
 
 /**
  * The first message after the summary and the memory is a user message: a context whose first message segment is
- * a pinned one that starts on another role (an answer kept while the turn it answers was left out) gets the lead segment
+ * a pinned one that starts on another role (an answer kept while the turn it answers was left out) gets `lead`
  * ({@link createLeadSegment}) before it, a short user message saying that earlier turns are not shown. Providers
  * that require the conversation to open on a user message accept it, and the pinned answer is not read as a reply
- * to the summary. The lead is not stored: snapshots leave it out, as every unstored message. Idempotent.
+ * to the summary. The lead is not stored: snapshots leave it out, as every unstored message. Without `lead`, or
+ * when none is needed, the segments are returned as they are. Idempotent.
  */
-export function leadWithUserMessage(segments: readonly ContextSegment[], lead: () => MessageSegment): ContextSegment[] {
-  const first = segments.findIndex((segment) => segment.kind === 'message');
+export function leadWithUserMessage(segments: ContextSegment[], lead: MessageSegment | undefined): ContextSegment[] {
+  const first = lead ? segments.findIndex((segment) => segment.kind === 'message') : -1;
   const segment = segments[first];
   // Only a pinned message: a context that starts on another role because its input did is left as given.
-  if (segment?.kind !== 'message' || !segment.pinned || segment.messages[0]?.role === 'user') return [...segments];
-  return [...segments.slice(0, first), lead(), ...segments.slice(first)];
+  if (!lead || segment?.kind !== 'message' || !segment.pinned || segment.messages[0]?.role === 'user') return segments;
+  return [...segments.slice(0, first), lead, ...segments.slice(first)];
 }

@@ -123,16 +123,19 @@ describe('generated agent conversations (every part type, approvals, huge payloa
     );
 
   it(
-    'should use the budget with targetRatio 1: median at least 95 %, worst tenth at least 80 % of the calls it had to cut',
+    'should use the budget with targetRatio 1: median at least 95 %, worst tenth at least 85 % of the calls over it',
     async () => {
+      // Every call whose history exceeded the budget before any stage ran: pruning that removes more than the
+      // budget needs shows here, not only a cut by selection or trim.
       const uses: number[] = [];
       for (let value = 1; value <= UTILISATION_CONVERSATIONS; value++)
-        for (const call of (await run(value)).calls) if (call.cut) uses.push(call.sentTokens / call.budget);
+        for (const call of (await run(value)).calls)
+          if (call.unmanagedTokens > call.budget) uses.push(call.sentTokens / call.budget);
       uses.sort((a, b) => a - b);
       const at = (share: number) => uses[Math.max(0, Math.ceil(share * uses.length) - 1)]!;
       expect(uses.length).toBeGreaterThan(UTILISATION_CONVERSATIONS / 4);
       expect(at(0.5)).toBeGreaterThanOrEqual(0.95);
-      expect(at(0.1)).toBeGreaterThanOrEqual(0.8);
+      expect(at(0.1)).toBeGreaterThanOrEqual(0.85);
     },
     timeout,
   );

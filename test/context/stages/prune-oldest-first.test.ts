@@ -1,0 +1,110 @@
+// pruneContext with `toolTraffic: 'when-over-budget'` removes only what the budget needs: the oldest calls' traffic
+// first, down to the target, and the last call needed previewed rather than removed when that fits.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { defaultContextPolicy } from '../../../src/context/index.js';
+import { convertToContextSegments } from '../../../src/context/stages/convert-to-context-segments.js';
+import { applyContextPruning } from '../../../src/context/stages/apply-context-pruning.js';
+import { pruneContext, type PruneContextOptions } from '../../../src/context/stages/prune-context.js';
+import { estimateSegments, renderSegments } from '../../../src/context/segments/context-segment.js';
+import type { ContextUIMessage } from '../../../src/model/context-ui-message.js';
+import { toolPairProblems } from '../../support/check-generated-context.js';
+import { assistant, smallMeasure, stepStart, stored, text, toolResult, user, words } from '../fixtures.js';
+
+const measure = smallMeasure(1_000_000);
+const preview = defaultContextPolicy.toolOutputPreview;
+
+/** One turn per size: a question, then an answer whose one tool call returns that many words. */
+function turns(sizes: readonly number[]): ContextUIMessage[] {
+  const messages = sizes.flatMap((size, index) => [
+    user(`u${index}`, `Look up item ${index}.`),
+    assistant(`a${index}`, stepStart, toolResult('search', `c${index}`, { item: index }, words(size)), text('Done.')),
+  ]);
+  return [...messages, user('last', 'And now?')];
+}
+
+const segmentsOf = (messages: ContextUIMessage[]) =>
+  convertToContextSegments({ messages: messages.map((message, index) => stored(index + 1, message)), measure })
+    .segments;
+
+const prune = (options: Omit<PruneContextOptions, 'measure' | 'policy'>) =>
+  pruneContext({ ...options, measure, policy: defaultContextPolicy.prune });
+
+describe('pruneContext: oldest first, only what the budget needs', () => {
+  const input = segmentsOf(turns([400, 400, 400, 400, 400]));
+  const total = estimateSegments(input, measure);
+
+  it('should remove the oldest call only, when that is enough to fit', () => {
+    const { pruning, previews } = prune({ segments: input, messageBudget: total - 50 });
+    expect(pruning.toolCallIds).toEqual(['c0']);
+    expect(previews).toEqual([]);
+  });
+
+  it('should go on to the next oldest calls down to the target, keeping the newest two turns', () => {
+    const { pruning, segments } = prune({ segments: input, messageBudget: total - 50, targetTokens: total - 900 });
+    expect(pruning.toolCallIds).toEqual(['c0', 'c1', 'c2']);
+    expect(estimateSegments(segments, measure)).toBeLessThanOrEqual(total - 900);
+    // The newest two turns keep their tool traffic even when the target is out of reach.
+    expect(prune({ segments: input, messageBudget: 10 }).pruning.toolCallIds).toEqual(['c0', 'c1', 'c2', 'c3']);
+  });
+
+  it('should preview the last call needed instead of removing it, when the preview fits', () => {
+    const big = segmentsOf(turns([5000, 40, 40, 40]));
+    const bigTotal = estimateSegments(big, measure);
+    const target = bigTotal - 2000;
+    const { pruning, previews, segments, report } = prune({
+      segments: big,
+      messageBudget: target,
+      preview,
+    });
+    expect(pruning.toolCallIds).toEqual([]);
+    expect(previews).toEqual([expect.objectContaining({ toolCallId: 'c0' })]);
+    const after = estimateSegments(segments, measure);
+    expect(after).toBeLessThanOrEqual(target);
+    // The preview grew back into the room: removing the call would have left about 5,000 tokens of it unused.
+    expect(after).toBeGreaterThan(target * 0.6);
+    expect(report.removed.map((removal) => removal.reason)).toContain('tool-output-previewed');
+    // Without preview sizes, the call goes whole.
+    expect(prune({ segments: big, messageBudget: target }).pruning.toolCallIds).toEqual(['c0']);
+  });
+
+  it('should prune the fewest oldest calls that fit, whole pairs only, and change nothing when run again', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 600 }), { minLength: 1, maxLength: 12 }),
+        fc.double({ min: 0.05, max: 1.2, noNaN: true }),
+        fc.double({ min: 0.3, max: 1, noNaN: true }),
+        (sizes, budgetShare, ratio) => {
+          const segments = segmentsOf(turns(sizes));
+          const before = estimateSegments(segments, measure);
+          const messageBudget = Math.floor(before * budgetShare);
+          const targetTokens = Math.floor(messageBudget * ratio);
+          const options = { segments, messageBudget, targetTokens };
+          const result = prune(options);
+          const pruned = result.pruning.toolCallIds;
+          // Oldest first: the pruned calls are the oldest ones, in order.
+          expect(pruned).toEqual(sizes.slice(0, pruned.length).map((_size, index) => `c${index}`));
+          expect(toolPairProblems(renderSegments(result.segments))).toEqual([]);
+          const after = estimateSegments(result.segments, measure);
+          if (before <= messageBudget) expect(pruned).toEqual([]);
+          else if (pruned.length < Math.max(0, sizes.length - 1)) {
+            // Stopped before the protected turns: it fits, and one call fewer would not have.
+            expect(after).toBeLessThanOrEqual(targetTokens);
+            const fewer = applyContextPruning({
+              segments,
+              measure,
+              reasoningFrom: () => false,
+              toolCallIds: new Set(pruned.slice(0, -1)),
+              emptyMessages: 'remove',
+            });
+            if (pruned.length > 0) expect(estimateSegments(fewer.segments, measure)).toBeGreaterThan(targetTokens);
+          }
+          // Idempotent: its own output fits, or has nothing more to give.
+          const again = prune({ ...options, segments: result.segments });
+          if (after <= messageBudget) expect(again.segments).toEqual(result.segments);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
