@@ -16,7 +16,8 @@ export interface ContextPrunePolicy {
   reasoningTurns: number;
   /**
    * When to drop old tool traffic (calls, results and approvals outside the newest `toolTrafficTurns` turns):
-   * only when the context does not fit, always, or never.
+   * only when the context does not fit (then oldest call first, and only until it fits `summary.targetRatio` of
+   * the budget; the last call needed becomes a preview instead when that is enough), always, or never.
    * @default 'when-over-budget'
    */
   toolTraffic: 'when-over-budget' | 'outside-newest-turns' | 'none';
