@@ -464,7 +464,7 @@ BEGIN
   IF NOT FOUND THEN
     RAISE EXCEPTION 'thread not found' USING ERRCODE = 'P0002';
   END IF;
-  -- Within a byte budget (p_max_bytes), as agent_history_list_messages: the rows past the first one over it are left out.
+  -- Within a byte budget (p_max_bytes), as the typed read above: the rows past the first one over it are left out.
   RETURN QUERY SELECT json_agg(y.x) FROM (
     SELECT w.x, row_number() OVER () AS n FROM (
       SELECT x, row_number() OVER newest AS r, sum((x).byte_size) OVER newest - (x).byte_size AS newer_bytes FROM (

@@ -159,7 +159,8 @@ describe('the package entry points', () => {
   });
 
   it('should export every function the README and docs/ write as a call, or have it as a member of an exported type', () => {
-    // Calls the documentation writes that are not this package's: the AI SDK's, Drizzle's, SQL's, and its own prose
+    // Calls the documentation writes that are not this package's: the AI SDK's, Drizzle's, SQL's, OpenTelemetry's, and
+    // its own prose
     // (`ceil(…)`).
     const foreign = new Set([
       'addToolApprovalResponse',
@@ -168,6 +169,7 @@ describe('the package entry points', () => {
       'drizzle',
       'generateId',
       'generateUUID',
+      'registerOTel',
       'useChat',
     ]);
     // A call in code spans (`listMessages(…)`), and every call in a signature heading (`### forkThread(threadId, …)`).
