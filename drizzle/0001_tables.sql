@@ -162,6 +162,27 @@ CREATE TABLE "agent_thread" (
 );
 --> statement-breakpoint
 ALTER TABLE "agent_thread" ENABLE ROW LEVEL SECURITY;--> statement-breakpoint
+CREATE TABLE "agent_tool_payload" (
+	"tenant_id" uuid NOT NULL,
+	"thread_id" uuid NOT NULL,
+	"message_id" uuid NOT NULL,
+	"user_id" text,
+	"part" integer NOT NULL,
+	"tool_call_id" text NOT NULL,
+	"field" text NOT NULL,
+	"chunk" integer NOT NULL,
+	"chunk_count" integer NOT NULL,
+	"byte_size" bigint NOT NULL,
+	"digest" text NOT NULL,
+	"content" text NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	CONSTRAINT "agent_tool_payload_pk" PRIMARY KEY("tenant_id","message_id","part","field","chunk"),
+	CONSTRAINT "agent_tool_payload_field" CHECK ("agent_tool_payload"."field" in ('input', 'output', 'rawInput')),
+	CONSTRAINT "agent_tool_payload_chunk_range" CHECK ("agent_tool_payload"."chunk" >= 0 and "agent_tool_payload"."chunk" < "agent_tool_payload"."chunk_count"),
+	CONSTRAINT "agent_tool_payload_part_nonnegative" CHECK ("agent_tool_payload"."part" >= 0)
+);
+--> statement-breakpoint
+ALTER TABLE "agent_tool_payload" ENABLE ROW LEVEL SECURITY;--> statement-breakpoint
 ALTER TABLE "agent_context_snapshot" ADD CONSTRAINT "agent_context_snapshot_thread_fk" FOREIGN KEY ("tenant_id","thread_id") REFERENCES "public"."agent_thread"("tenant_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "agent_context_snapshot" ADD CONSTRAINT "agent_context_snapshot_thread_user_fk" FOREIGN KEY ("tenant_id","thread_id","user_id") REFERENCES "public"."agent_thread"("tenant_id","id","user_id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "agent_message" ADD CONSTRAINT "agent_message_thread_fk" FOREIGN KEY ("tenant_id","thread_id") REFERENCES "public"."agent_thread"("tenant_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
@@ -173,6 +194,8 @@ ALTER TABLE "agent_stream_chunk" ADD CONSTRAINT "agent_stream_chunk_message_fk" 
 ALTER TABLE "agent_stream_chunk" ADD CONSTRAINT "agent_stream_chunk_thread_user_fk" FOREIGN KEY ("tenant_id","thread_id","user_id") REFERENCES "public"."agent_thread"("tenant_id","id","user_id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "agent_summary" ADD CONSTRAINT "agent_summary_thread_fk" FOREIGN KEY ("tenant_id","thread_id") REFERENCES "public"."agent_thread"("tenant_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "agent_summary" ADD CONSTRAINT "agent_summary_thread_user_fk" FOREIGN KEY ("tenant_id","thread_id","user_id") REFERENCES "public"."agent_thread"("tenant_id","id","user_id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "agent_tool_payload" ADD CONSTRAINT "agent_tool_payload_message_fk" FOREIGN KEY ("tenant_id","message_id") REFERENCES "public"."agent_message"("tenant_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "agent_tool_payload" ADD CONSTRAINT "agent_tool_payload_thread_user_fk" FOREIGN KEY ("tenant_id","thread_id","user_id") REFERENCES "public"."agent_thread"("tenant_id","id","user_id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "agent_audit_event_thread_idx" ON "agent_audit_event" USING btree ("tenant_id","thread_id","created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "agent_context_snapshot_thread_version_uidx" ON "agent_context_snapshot" USING btree ("tenant_id","thread_id","version");--> statement-breakpoint
 CREATE UNIQUE INDEX "agent_message_thread_sequence_uidx" ON "agent_message" USING btree ("tenant_id","thread_id","sequence");--> statement-breakpoint
@@ -190,10 +213,12 @@ CREATE INDEX "agent_summary_thread_through_idx" ON "agent_summary" USING btree (
 CREATE INDEX "agent_thread_user_recent_idx" ON "agent_thread" USING btree ("tenant_id","user_id","last_activity_minute" DESC NULLS LAST) WHERE "agent_thread"."deleted_at" is null;--> statement-breakpoint
 CREATE INDEX "agent_thread_recent_idx" ON "agent_thread" USING btree ("tenant_id","last_activity_minute" DESC NULLS LAST) WHERE "agent_thread"."deleted_at" is null;--> statement-breakpoint
 CREATE INDEX "agent_thread_root_idx" ON "agent_thread" USING btree ("tenant_id","root_thread_id") WHERE "agent_thread"."root_thread_id" is not null;--> statement-breakpoint
+CREATE INDEX "agent_tool_payload_thread_idx" ON "agent_tool_payload" USING btree ("tenant_id","thread_id");--> statement-breakpoint
 CREATE POLICY "agent_audit_event_tenant_isolation" ON "agent_audit_event" AS PERMISSIVE FOR ALL TO "agent_history_app" USING ("agent_audit_event"."tenant_id" = nullif(current_setting('app.tenant_id', true), '')::uuid and (nullif(current_setting('app.user_id', true), '') is null or "agent_audit_event"."user_id" = nullif(current_setting('app.user_id', true), ''))) WITH CHECK ("agent_audit_event"."tenant_id" = nullif(current_setting('app.tenant_id', true), '')::uuid and (nullif(current_setting('app.user_id', true), '') is null or "agent_audit_event"."user_id" = nullif(current_setting('app.user_id', true), '')));--> statement-breakpoint
 CREATE POLICY "agent_context_snapshot_tenant_isolation" ON "agent_context_snapshot" AS PERMISSIVE FOR ALL TO "agent_history_app" USING ("agent_context_snapshot"."tenant_id" = nullif(current_setting('app.tenant_id', true), '')::uuid and (nullif(current_setting('app.user_id', true), '') is null or "agent_context_snapshot"."user_id" = nullif(current_setting('app.user_id', true), ''))) WITH CHECK ("agent_context_snapshot"."tenant_id" = nullif(current_setting('app.tenant_id', true), '')::uuid and (nullif(current_setting('app.user_id', true), '') is null or "agent_context_snapshot"."user_id" = nullif(current_setting('app.user_id', true), '')));--> statement-breakpoint
 CREATE POLICY "agent_message_tenant_isolation" ON "agent_message" AS PERMISSIVE FOR ALL TO "agent_history_app" USING ("agent_message"."tenant_id" = nullif(current_setting('app.tenant_id', true), '')::uuid and (nullif(current_setting('app.user_id', true), '') is null or "agent_message"."user_id" = nullif(current_setting('app.user_id', true), ''))) WITH CHECK ("agent_message"."tenant_id" = nullif(current_setting('app.tenant_id', true), '')::uuid and (nullif(current_setting('app.user_id', true), '') is null or "agent_message"."user_id" = nullif(current_setting('app.user_id', true), '')));--> statement-breakpoint
 CREATE POLICY "agent_run_tenant_isolation" ON "agent_run" AS PERMISSIVE FOR ALL TO "agent_history_app" USING ("agent_run"."tenant_id" = nullif(current_setting('app.tenant_id', true), '')::uuid and (nullif(current_setting('app.user_id', true), '') is null or "agent_run"."user_id" = nullif(current_setting('app.user_id', true), ''))) WITH CHECK ("agent_run"."tenant_id" = nullif(current_setting('app.tenant_id', true), '')::uuid and (nullif(current_setting('app.user_id', true), '') is null or "agent_run"."user_id" = nullif(current_setting('app.user_id', true), '')));--> statement-breakpoint
 CREATE POLICY "agent_stream_chunk_tenant_isolation" ON "agent_stream_chunk" AS PERMISSIVE FOR ALL TO "agent_history_app" USING ("agent_stream_chunk"."tenant_id" = nullif(current_setting('app.tenant_id', true), '')::uuid and (nullif(current_setting('app.user_id', true), '') is null or "agent_stream_chunk"."user_id" = nullif(current_setting('app.user_id', true), ''))) WITH CHECK ("agent_stream_chunk"."tenant_id" = nullif(current_setting('app.tenant_id', true), '')::uuid and (nullif(current_setting('app.user_id', true), '') is null or "agent_stream_chunk"."user_id" = nullif(current_setting('app.user_id', true), '')));--> statement-breakpoint
 CREATE POLICY "agent_summary_tenant_isolation" ON "agent_summary" AS PERMISSIVE FOR ALL TO "agent_history_app" USING ("agent_summary"."tenant_id" = nullif(current_setting('app.tenant_id', true), '')::uuid and (nullif(current_setting('app.user_id', true), '') is null or "agent_summary"."user_id" = nullif(current_setting('app.user_id', true), ''))) WITH CHECK ("agent_summary"."tenant_id" = nullif(current_setting('app.tenant_id', true), '')::uuid and (nullif(current_setting('app.user_id', true), '') is null or "agent_summary"."user_id" = nullif(current_setting('app.user_id', true), '')));--> statement-breakpoint
-CREATE POLICY "agent_thread_tenant_isolation" ON "agent_thread" AS PERMISSIVE FOR ALL TO "agent_history_app" USING ("agent_thread"."tenant_id" = nullif(current_setting('app.tenant_id', true), '')::uuid and (nullif(current_setting('app.user_id', true), '') is null or "agent_thread"."user_id" = nullif(current_setting('app.user_id', true), ''))) WITH CHECK ("agent_thread"."tenant_id" = nullif(current_setting('app.tenant_id', true), '')::uuid and (nullif(current_setting('app.user_id', true), '') is null or "agent_thread"."user_id" = nullif(current_setting('app.user_id', true), '')));
+CREATE POLICY "agent_thread_tenant_isolation" ON "agent_thread" AS PERMISSIVE FOR ALL TO "agent_history_app" USING ("agent_thread"."tenant_id" = nullif(current_setting('app.tenant_id', true), '')::uuid and (nullif(current_setting('app.user_id', true), '') is null or "agent_thread"."user_id" = nullif(current_setting('app.user_id', true), ''))) WITH CHECK ("agent_thread"."tenant_id" = nullif(current_setting('app.tenant_id', true), '')::uuid and (nullif(current_setting('app.user_id', true), '') is null or "agent_thread"."user_id" = nullif(current_setting('app.user_id', true), '')));--> statement-breakpoint
+CREATE POLICY "agent_tool_payload_tenant_isolation" ON "agent_tool_payload" AS PERMISSIVE FOR ALL TO "agent_history_app" USING ("agent_tool_payload"."tenant_id" = nullif(current_setting('app.tenant_id', true), '')::uuid and (nullif(current_setting('app.user_id', true), '') is null or "agent_tool_payload"."user_id" = nullif(current_setting('app.user_id', true), ''))) WITH CHECK ("agent_tool_payload"."tenant_id" = nullif(current_setting('app.tenant_id', true), '')::uuid and (nullif(current_setting('app.user_id', true), '') is null or "agent_tool_payload"."user_id" = nullif(current_setting('app.user_id', true), '')));

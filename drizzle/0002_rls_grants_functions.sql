@@ -1,7 +1,7 @@
 -- What drizzle-kit cannot generate from the schema, after the tables.
 -- Row-level security is forced: without it the tables' owner would bypass the tenant policies. Every store
 -- transaction switches to the application role, which these grants give what the store does and nothing more: the audit
--- log is insert-only, the stream chunk log is never updated.
+-- log is insert-only, the stream chunk log and the tool payloads are never updated.
 ALTER TABLE "public"."agent_thread" FORCE ROW LEVEL SECURITY;--> statement-breakpoint
 ALTER TABLE "public"."agent_run" FORCE ROW LEVEL SECURITY;--> statement-breakpoint
 ALTER TABLE "public"."agent_message" FORCE ROW LEVEL SECURITY;--> statement-breakpoint
@@ -9,10 +9,11 @@ ALTER TABLE "public"."agent_summary" FORCE ROW LEVEL SECURITY;--> statement-brea
 ALTER TABLE "public"."agent_context_snapshot" FORCE ROW LEVEL SECURITY;--> statement-breakpoint
 ALTER TABLE "public"."agent_audit_event" FORCE ROW LEVEL SECURITY;--> statement-breakpoint
 ALTER TABLE "public"."agent_stream_chunk" FORCE ROW LEVEL SECURITY;--> statement-breakpoint
+ALTER TABLE "public"."agent_tool_payload" FORCE ROW LEVEL SECURITY;--> statement-breakpoint
 GRANT USAGE ON SCHEMA "public" TO "agent_history_app";--> statement-breakpoint
 GRANT SELECT, INSERT, UPDATE, DELETE ON "public"."agent_thread", "public"."agent_run", "public"."agent_message", "public"."agent_summary", "public"."agent_context_snapshot" TO "agent_history_app";--> statement-breakpoint
 GRANT SELECT, INSERT ON "public"."agent_audit_event" TO "agent_history_app";--> statement-breakpoint
-GRANT SELECT, INSERT, DELETE ON "public"."agent_stream_chunk" TO "agent_history_app";--> statement-breakpoint
+GRANT SELECT, INSERT, DELETE ON "public"."agent_stream_chunk", "public"."agent_tool_payload" TO "agent_history_app";--> statement-breakpoint
 -- The functions below are SECURITY INVOKER with a pinned search_path and every name qualified (a temporary table
 -- named like a store table cannot capture them). Each sets the tenant (and the user) and switches to the role it is
 -- given with set_config(…, true), exactly as a store transaction does, so EXECUTE stays PUBLIC's (Postgres's

@@ -63,11 +63,11 @@ const timestamps = {
 };
 
 /**
- * Creates the seven agent-history tables, their enums and the application role.
+ * Creates the eight agent-history tables, their enums and the application role.
  *
  * Every primary key and unique index starts with `tenant_id` and every foreign key is composite with it, so
  * the tables distribute and co-locate by `tenant_id` on Citus unchanged. Row-level security is enabled on all
- * seven with one tenant-and-user predicate; FORCE, grants and the role itself come from the package's custom migration.
+ * eight with one tenant-and-user predicate; FORCE, grants and the role itself come from the package's custom migration.
  *
  * @example
  * export const { agentThread, agentMessage } = defineAgentTables({ schema: pgSchema('agent') });
@@ -470,6 +470,56 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
     ],
   ).enableRLS();
 
+  const agentToolPayload = table(
+    'agent_tool_payload',
+    {
+      tenantId: uuid('tenant_id').notNull(),
+      threadId: uuid('thread_id').notNull(),
+      /** The row id of the assistant message whose tool part the payload belongs to (`agent_message.id`). */
+      messageId: uuid('message_id').notNull(),
+      /** The thread's user, copied from the message (the user scope's policy reads it). */
+      userId: text('user_id'),
+      /** The tool part's index in the message's parts. */
+      part: integer('part').notNull(),
+      /** The tool part's `toolCallId`, as the part has it. */
+      toolCallId: text('tool_call_id').notNull(),
+      /** Which field of the tool part: `input`, `output` or `rawInput`. */
+      field: text('field').notNull(),
+      /** The chunk's place in the payload: 0, 1, 2… without gaps, up to `chunk_count - 1`. */
+      chunk: integer('chunk').notNull(),
+      /** How many chunks the whole payload has (the same on every chunk). */
+      chunkCount: integer('chunk_count').notNull(),
+      /** The whole payload's size as JSON, in UTF-8 bytes (the same on every chunk). */
+      byteSize: bigint('byte_size', { mode: 'number' }).notNull(),
+      /** The SHA-256 of the whole payload's JSON, hex (the same on every chunk): a reader checks it has one payload. */
+      digest: text('digest').notNull(),
+      /** The chunk's piece of the payload's JSON text. */
+      content: text('content').notNull(),
+      createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    },
+    (t) => [
+      primaryKey({
+        name: 'agent_tool_payload_pk',
+        columns: [t.tenantId, t.messageId, t.part, t.field, t.chunk],
+      }),
+      index('agent_tool_payload_thread_idx').on(t.tenantId, t.threadId),
+      foreignKey({
+        name: 'agent_tool_payload_message_fk',
+        columns: [t.tenantId, t.messageId],
+        foreignColumns: [agentMessage.tenantId, agentMessage.id],
+      }).onDelete('cascade'),
+      foreignKey({
+        name: 'agent_tool_payload_thread_user_fk',
+        columns: [t.tenantId, t.threadId, t.userId],
+        foreignColumns: [agentThread.tenantId, agentThread.id, agentThread.userId],
+      }).onDelete('cascade'),
+      check('agent_tool_payload_field', sql`${t.field} in ('input', 'output', 'rawInput')`),
+      check('agent_tool_payload_chunk_range', sql`${t.chunk} >= 0 and ${t.chunk} < ${t.chunkCount}`),
+      check('agent_tool_payload_part_nonnegative', sql`${t.part} >= 0`),
+      tenantIsolationPolicy('agent_tool_payload_tenant_isolation', t.tenantId, role, t.userId),
+    ],
+  ).enableRLS();
+
   return {
     agentHistoryAppRole: role,
     agentMessageRole: messageRole,
@@ -483,6 +533,7 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
     agentContextSnapshot,
     agentAuditEvent,
     agentStreamChunk,
+    agentToolPayload,
   };
 }
 

@@ -43,4 +43,5 @@ export const {
   agentContextSnapshot,
   agentAuditEvent,
   agentStreamChunk,
+  agentToolPayload,
 } = defineAgentTables();

@@ -16,6 +16,7 @@ const TABLES = [
   'agent_context_snapshot',
   'agent_audit_event',
   'agent_stream_chunk',
+  'agent_tool_payload',
 ];
 const TYPES = ['agent_message_role', 'agent_message_status', 'agent_message_context_state'];
 const FUNCTIONS = [

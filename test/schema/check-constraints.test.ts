@@ -15,7 +15,7 @@ interface BadRow {
 }
 
 /**
- * For each CHECK constraint of the six tables, the bad values of one or more columns that it alone refuses. A new
+ * For each CHECK constraint of the tables, the bad values of one or more columns that it alone refuses. A new
  * CHECK without an entry here fails the first test.
  */
 const BAD_ROWS: Record<string, BadRow[]> = {
@@ -52,6 +52,12 @@ const BAD_ROWS: Record<string, BadRow[]> = {
   agent_context_snapshot_version_positive: [{ table: 'agent_context_snapshot', set: { version: '0' } }],
   agent_context_snapshot_through_nonnegative: [{ table: 'agent_context_snapshot', set: { through_sequence: '-1' } }],
   agent_stream_chunk_batch_nonnegative: [{ table: 'agent_stream_chunk', set: { batch: '-1' } }],
+  agent_tool_payload_field: [{ table: 'agent_tool_payload', set: { field: `'parts'` } }],
+  agent_tool_payload_chunk_range: [
+    { table: 'agent_tool_payload', set: { chunk: '-1' } },
+    { table: 'agent_tool_payload', set: { chunk: 'chunk_count' } },
+  ],
+  agent_tool_payload_part_nonnegative: [{ table: 'agent_tool_payload', set: { part: '-1' } }],
 };
 
 /** What keeps a copied row from colliding with its original on a unique key, so only the CHECK can refuse it. */
@@ -67,6 +73,7 @@ const FRESH: Record<string, Record<string, string>> = {
   agent_summary: { id: 'gen_random_uuid()' },
   agent_context_snapshot: { id: 'gen_random_uuid()', version: 'version + 1000' },
   agent_stream_chunk: { batch: 'batch + 1000' },
+  agent_tool_payload: { part: 'part + 1000' },
 };
 
 describe.each(BACKENDS)('CHECK constraints on %s, as the tables owner', (backend) => {
@@ -83,6 +90,13 @@ describe.each(BACKENDS)('CHECK constraints on %s, as the tables owner', (backend
     await tenant.appendMessage(thread.id, { id: 'a1', role: 'assistant', parts: [{ type: 'text', text: 'yes' }] });
     await tenant.appendStreamChunks(thread.id, 'a1', { batch: 0, chunks: [{ type: 'start' }] });
     await tenant.finishRun(run.id, { status: 'completed' });
+    // A tool output over maxMessageBytes: kept whole in agent_tool_payload.
+    const small = createAgentHistory({ db: database.db, maxMessageBytes: 1024 }).forTenant(tenant.tenantId);
+    await small.beginAssistantMessage(thread.id, { messageId: 'a2' });
+    await small.finalizeMessage(thread.id, 'a2', {
+      status: 'completed',
+      parts: [{ type: 'tool-x', toolCallId: 'c', state: 'output-available', input: {}, output: 'x'.repeat(4000) }],
+    });
     const summary = await tenant.writeSummary(thread.id, {
       fromSequence: 1,
       throughSequence: 1,

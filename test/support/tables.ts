@@ -7,12 +7,13 @@ export const TABLES = [
   'agent_context_snapshot',
   'agent_audit_event',
   'agent_stream_chunk',
+  'agent_tool_payload',
 ] as const;
 
 /** The name of one of the package's {@link TABLES}. */
 export type TableName = (typeof TABLES)[number];
 
-/** The columns that order each table's rows in a dump (the chunk log has no `id`). */
+/** The columns that order each table's rows in a dump (the chunk log and the tool payloads have no `id`). */
 export const ROW_ORDER: Record<TableName, string> = {
   agent_thread: 'id',
   agent_run: 'id',
@@ -21,4 +22,5 @@ export const ROW_ORDER: Record<TableName, string> = {
   agent_context_snapshot: 'id',
   agent_audit_event: 'id',
   agent_stream_chunk: 'message_id, batch',
+  agent_tool_payload: 'message_id, part, field, chunk',
 };
