@@ -51,8 +51,10 @@ export type { CheckedMessage, MessageCheck, MessageWrite } from './store/message
 export type { AppendBatchingOptions } from './store/append-batcher.js';
 export {
   storedPreviewMarker,
+  TOOL_PAYLOAD_REFERENCE,
   type OversizedToolPayload,
   type OversizedToolPayloadOptions,
+  type ToolPayloadField,
 } from './store/fit-assistant-parts.js';
 export type {
   BeginAssistantMessageOptions,
@@ -61,7 +63,9 @@ export type {
   FinalStatus,
 } from './store/assistant-lifecycle.js';
 export type { ReopenAssistantMessageOptions, ReopenResult } from './store/reopen-assistant-message.js';
-export type { ListMessagesOptions, MessagePage } from './store/list-messages.js';
+export type { GetMessageOptions, ListMessagesOptions, MessagePage } from './store/list-messages.js';
+export type { MessageInclude } from './store/read-tool-payloads.js';
+export type { StreamToolPayloadOptions, ToolPayloadStream } from './store/stream-tool-payload.js';
 export type { ExcludeMessagesOptions } from './store/message-state.js';
 export type { RedactMessageOptions } from './store/redact-message.js';
 export type { RetentionOptions } from './store/retention.js';

@@ -1,7 +1,7 @@
 import { AgentHistoryError, describeValue } from './agent-history-error.js';
 
 /** What a {@link NotFoundError} was looking for. */
-export type NotFoundEntity = 'thread' | 'message' | 'run' | 'summary' | 'snapshot';
+export type NotFoundEntity = 'thread' | 'message' | 'run' | 'summary' | 'snapshot' | 'tool-payload';
 
 /**
  * The thread, message or run does not exist for this tenant. Another tenant's row raises exactly the same

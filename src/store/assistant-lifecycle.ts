@@ -13,6 +13,7 @@ import { validateMetadata, validateParts } from './validate-message.js';
 import { runMessageCheck } from './message-check.js';
 import { ofThread } from './of-thread.js';
 import { fitAssistantParts } from './fit-assistant-parts.js';
+import { writeToolPayloads } from './tool-payload-rows.js';
 
 /** The options of `beginAssistantMessage`. */
 export interface BeginAssistantMessageOptions {
@@ -137,8 +138,9 @@ export async function checkpointMessage(
       })
       .where(stillStreaming(context, thread, id))
       .returning(messageColumns(context.tables));
-    if (row) return toStoredMessage(row);
-    throw await explainMissing(context, tx, thread, id, 'checkpointed');
+    if (!row) throw await explainMissing(context, tx, thread, id, 'checkpointed');
+    await writeToolPayloads(context, tx, { messageRowId: row.id, parts: fitted.parts, kept: fitted.kept });
+    return toStoredMessage(row);
   });
 }
 
@@ -168,7 +170,7 @@ export async function finalizeMessage(
     { id, role: 'assistant', parts: checked, metadata: validMetadata },
     'finalize',
   );
-  const { parts: validParts, byteSize } = await fit(context, thread, id, checked, validMetadata);
+  const { parts: validParts, byteSize, kept } = await fit(context, thread, id, checked, validMetadata);
   const counted = await storedTokenCount(context, { id, role: 'assistant', parts: validParts });
   const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {
@@ -187,7 +189,10 @@ export async function finalizeMessage(
       })
       .where(stillStreaming(context, thread, id))
       .returning(messageColumns(context.tables));
-    if (row) return toStoredMessage(row);
+    if (row) {
+      await writeToolPayloads(context, tx, { messageRowId: row.id, parts: validParts, kept });
+      return toStoredMessage(row);
+    }
     const [existing] = await tx
       .select(messageColumns(context.tables))
       .from(agentMessage)

@@ -25,7 +25,8 @@ export interface CreateAgentHistoryOptions {
   /**
    * The largest message accepted from a client (`appendMessage`), parts and metadata serialized. An assistant
    * message (checkpoint, finalize) is never refused for its size: its largest tool inputs and outputs are stored
-   * as previews until it fits (see `oversizedToolPayloads`). @default 1_048_576 (1 MiB)
+   * as previews until it fits, and kept whole in `agent_tool_payload` (see `oversizedToolPayloads`).
+   * @default 1_048_576 (1 MiB)
    */
   maxMessageBytes?: number;
   /**
@@ -33,7 +34,7 @@ export interface CreateAgentHistoryOptions {
    * the built-in AI SDK part rule: give `chatMessageCheck(schemas)` to apply the chat route's schemas. @default none
    */
   checkMessage?: MessageCheck;
-  /** How tool payloads that do not fit are shortened, and optionally kept whole by you. @default {} */
+  /** How tool payloads that do not fit are shortened, and where they are kept whole. @default {} (in the store) */
   oversizedToolPayloads?: OversizedToolPayloadOptions;
   /** How long a pending or streaming message belongs to its writer without a checkpoint. @default 60_000 ms */
   leaseMs?: number;

@@ -19,6 +19,7 @@ import { loadContext } from './load-context.js';
 import { writeSnapshot } from './write-snapshot.js';
 import { writeSummary } from './write-summary.js';
 import { getMessage, listMessages } from './list-messages.js';
+import { streamToolPayload } from './stream-tool-payload.js';
 import { excludeMessages, includeMessages, pinMessage, unpinMessage } from './message-state.js';
 import { redactMessage } from './redact-message.js';
 import { deleteThreadsOlderThan } from './retention.js';
@@ -174,8 +175,7 @@ function forTenantUserId(options: ForTenantOptions | undefined): string | null {
 }
 
 function tenantHistory(context: StoreContext): TenantHistory {
-  // Every method is async, so bad input always arrives as a rejected promise, never as a synchronous throw
-  // that escapes a `.catch()` chain (e.g. a fire-and-forget finalize in `onEnd`).
+  // Every method is async: bad input is a rejected promise, never a synchronous throw escaping a `.catch()` chain.
   const methods: Omit<TenantHistory, 'tenantId' | 'userId' | 'contextStore'> = {
     createThread: async (options) => createThread(context, options),
     getThread: async (threadId) => getThread(context, threadId),
@@ -204,8 +204,9 @@ function tenantHistory(context: StoreContext): TenantHistory {
     includeMessages: async (threadId, messageIds, options) => includeMessages(context, threadId, messageIds, options),
     pinMessage: async (threadId, messageId) => pinMessage(context, threadId, messageId),
     unpinMessage: async (threadId, messageId) => unpinMessage(context, threadId, messageId),
-    getMessage: async (threadId, messageId) => getMessage(context, threadId, messageId),
+    getMessage: async (threadId, messageId, options) => getMessage(context, threadId, messageId, options),
     listMessages: async (threadId, options) => listMessages(context, threadId, options),
+    streamToolPayload: async (threadId, messageId, options) => streamToolPayload(context, threadId, messageId, options),
     searchMessages: async (query, options) => searchMessages(context, query, options),
     indexPendingMessages: async (options) => indexPendingMessages(context, options),
     redactMessage: async (threadId, messageId, options) => redactMessage(context, threadId, messageId, options),

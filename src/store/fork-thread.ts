@@ -12,6 +12,7 @@ import { threadColumns, toStoredThread } from './row-mapping.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { scopedUserId } from './threads.js';
 import { withoutTitleSources } from './generated-title.js';
+import { copyToolPayloads } from './tool-payload-rows.js';
 
 /** The options of `forkThread`. */
 export interface ForkThreadOptions {
@@ -83,6 +84,13 @@ export function forkThread(
         token_count, token_counter_id, part_token_counts, created_at, coalesce(completed_at, now()), redacted_at, deleted_at
       from ${agentMessage}
       where tenant_id = ${context.tenantId} and thread_id = ${sourceId} and sequence <= ${atSequence}`);
+    // Copied, not shared: each thread's payloads follow its own user scope, deletion and retention.
+    await copyToolPayloads(context, tx, {
+      sourceThreadId: sourceId,
+      newThreadId: newId,
+      atSequence,
+      userId: forkUserId,
+    });
     return toStoredThread(row!);
   });
 }

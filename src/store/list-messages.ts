@@ -11,6 +11,7 @@ import { ofThread } from './of-thread.js';
 import { embeddedClient } from './execute-append.js';
 import { fromColumnNames, readInOneStatement, READ_IN_TRANSACTION, THREAD_MISSING } from './one-statement-read.js';
 import type { MessageRow } from './row-mapping.js';
+import { assertInclude, withToolPayloads, type MessageInclude } from './read-tool-payloads.js';
 
 /** A page's query, checked. */
 interface ListPageQuery {
@@ -37,6 +38,14 @@ export interface ListMessagesOptions {
    * budget are not read. @default none
    */
   maxBytes?: number;
+  /** `'payloads'`: tool payloads kept whole in `agent_tool_payload` replace their previews. @default previews */
+  include?: MessageInclude;
+}
+
+/** The options of `getMessage`. */
+export interface GetMessageOptions {
+  /** `'payloads'`: tool payloads kept whole in `agent_tool_payload` replace their previews. @default previews */
+  include?: MessageInclude;
 }
 
 /** One page of `listMessages`. */
@@ -76,13 +85,19 @@ export function listMessages(
     options.maxBytes === undefined
       ? null
       : assertInteger('options.maxBytes', options.maxBytes, 1, Number.MAX_SAFE_INTEGER);
-  return listPage(context, thread, {
+  const include = assertInclude(options.include);
+  const page = listPage(context, thread, {
     before: before ?? null,
     limit,
     roles: roles ?? null,
     onlyEligible: !!options.onlyEligible,
     maxBytes,
   });
+  if (include === undefined) return page;
+  return page.then(async ({ messages, nextCursor }) => ({
+    messages: await withToolPayloads(context, messages),
+    nextCursor,
+  }));
 }
 
 /** The page: in one statement, else (on the caller's transaction, on Citus) in a transaction. */
@@ -154,10 +169,16 @@ function withinBytes(rows: readonly MessageRow[], maxBytes: number | null, limit
 }
 
 /** One message by its `UIMessage.id`. */
-export function getMessage(context: StoreContext, threadId: string, messageId: string): Promise<StoredMessage> {
+export async function getMessage(
+  context: StoreContext,
+  threadId: string,
+  messageId: string,
+  options: GetMessageOptions = {},
+): Promise<StoredMessage> {
   const thread = assertThreadId(threadId);
+  const include = assertInclude(options.include);
   const { agentMessage } = context.tables;
-  return inTenant(context, async (tx) => {
+  const stored = await inTenant(context, async (tx) => {
     await requireThread(context, tx, thread);
     const [row] = await tx
       .select(messageColumns(context.tables))
@@ -166,4 +187,5 @@ export function getMessage(context: StoreContext, threadId: string, messageId: s
     if (!row) throw new NotFoundError({ entity: 'message', id: messageId });
     return toStoredMessage(row);
   });
+  return include === undefined ? stored : (await withToolPayloads(context, [stored]))[0]!;
 }

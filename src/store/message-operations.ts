@@ -7,7 +7,8 @@ import type {
   FinalizeMessageOptions,
 } from './assistant-lifecycle.js';
 import type { AuditOptions } from './audit.js';
-import type { ListMessagesOptions, MessagePage } from './list-messages.js';
+import type { GetMessageOptions, ListMessagesOptions, MessagePage } from './list-messages.js';
+import type { StreamToolPayloadOptions, ToolPayloadStream } from './stream-tool-payload.js';
 import type { ExcludeMessagesOptions } from './message-state.js';
 import type { RedactMessageOptions } from './redact-message.js';
 import type { ReopenAssistantMessageOptions, ReopenResult } from './reopen-assistant-message.js';
@@ -141,11 +142,13 @@ export interface MessageOperations {
   unpinMessage(threadId: string, messageId: string): Promise<StoredMessage>;
 
   /**
-   * One message by its `UIMessage.id`.
+   * One message by its `UIMessage.id`; with `include: 'payloads'`, its tool payloads kept in `agent_tool_payload`
+   * are put back whole in place of their previews.
    *
    * @throws {NotFoundError} The thread (missing, another tenant's, soft-deleted) or the message is not found.
+   * @throws {InvalidArgumentError} `include` is not `'payloads'`.
    */
-  getMessage(threadId: string, messageId: string): Promise<StoredMessage>;
+  getMessage(threadId: string, messageId: string, options?: GetMessageOptions): Promise<StoredMessage>;
 
   /**
    * A page of a thread's messages, newest first, keyset on the sequence (never OFFSET): pass the page's
@@ -158,6 +161,18 @@ export interface MessageOperations {
    * const { messages, nextCursor } = await store.listMessages(thread.id, { limit: 30 });
    */
   listMessages(threadId: string, options?: ListMessagesOptions): Promise<MessagePage>;
+
+  /**
+   * Streams one tool payload that did not fit its message (the part holds a preview) and that the store kept in
+   * `agent_tool_payload`: its JSON text, one chunk per read, so memory stays bounded whatever its size.
+   *
+   * @throws {NotFoundError} The thread, the message or the payload is missing or another tenant's or user's.
+   * @throws {InvalidArgumentError} `toolCallId` is not a non-empty string or `field` is not input, output or rawInput.
+   * @example
+   * const { stream } = await store.streamToolPayload(thread.id, messageId, { toolCallId: 'call-1' });
+   * return new Response(stream.pipeThrough(new TextEncoderStream()));
+   */
+  streamToolPayload(threadId: string, messageId: string, options: StreamToolPayloadOptions): Promise<ToolPayloadStream>;
 
   /**
    * Full-text search over the text parts of the tenant's messages (reasoning and tool traffic are not indexed),

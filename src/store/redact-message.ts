@@ -16,6 +16,7 @@ import { replaceSpans } from './replace-spans.js';
 import { scrubThreadSpans } from './scrub-thread-spans.js';
 import { ofThread } from './of-thread.js';
 import { clearTitlesFrom } from './generated-title.js';
+import { redactToolPayloads, withRedactedPreviews, type RedactedPreviews } from './redact-tool-payloads.js';
 
 /** The options of `redactMessage`. */
 export interface RedactMessageOptions {
@@ -77,7 +78,9 @@ export async function redactMessage(
       .for('update');
     let redactedOriginal: StoredMessage | undefined;
     for (const target of copies) {
-      const redacted = await redactRow(context, tx, target, { spans, replacement });
+      // Its payloads kept whole in agent_tool_payload: deleted, or scrubbed with new previews for the parts.
+      const previews = await redactToolPayloads(context, tx, target.id, { spans, replacement });
+      const redacted = await redactRow(context, tx, target, { spans, replacement, previews });
       // This process's converted copy of the message goes now (another process drops its own on its next load).
       threadContextCache(context, target.threadId)?.withdraw(target.id);
       const staleness = await invalidateDerived(context, tx, target.threadId, target.sequence, { spans, replacement });
@@ -176,7 +179,7 @@ async function redactRow(
   context: StoreContext,
   tx: TenantTransaction,
   row: MessageRow,
-  { spans, replacement }: { spans: string[] | undefined; replacement: string },
+  { spans, replacement, previews }: { spans: string[] | undefined; replacement: string; previews: RedactedPreviews },
 ): Promise<StoredMessage> {
   const { agentMessage } = context.tables;
   const parts: StoredMessagePart[] =
@@ -184,7 +187,7 @@ async function redactRow(
       ? row.role === 'assistant' && row.parts.length === 0
         ? []
         : [{ type: 'text', text: replacement }]
-      : replaceSpans(row.parts, spans, replacement);
+      : withRedactedPreviews(replaceSpans(row.parts, spans, replacement), previews);
   const metadata: StoredMetadata = spans === undefined ? {} : replaceSpans(row.metadata, spans, replacement);
   const counted = await storedTokenCount(context, { id: row.messageId, role: row.role, parts });
   const [updated] = await tx

@@ -5,6 +5,7 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import type { StoredMessagePart } from '../schema/define-agent-tables.js';
 import type { StoredMessage } from '../model/stored-rows.js';
 import { fitAssistantParts } from './fit-assistant-parts.js';
+import { writeToolPayloads } from './tool-payload-rows.js';
 import { ofThread } from './of-thread.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
 import { inTenant, postgresErrorCode, type StoreContext } from './store-context.js';
@@ -102,7 +103,10 @@ export async function reopenAssistantMessage(
         ),
       )
       .returning(messageColumns(context.tables));
-    if (row) return { updated: true, stored: toStoredMessage(row) };
+    if (row) {
+      await writeToolPayloads(context, tx, { messageRowId: row.id, parts: fitted.parts, kept: fitted.kept });
+      return { updated: true, stored: toStoredMessage(row) };
+    }
     const [existing] = await tx.select(messageColumns(context.tables)).from(agentMessage).where(ofMessage);
     if (!existing) throw new NotFoundError({ entity: 'message', id: messageId });
     return { updated: false, stored: toStoredMessage(existing) };
