@@ -17,7 +17,12 @@ const CONVERSATIONS = { postgres: scaled(100), pglite: scaled(40) };
 const TREES = { postgres: scaled(100), pglite: scaled(40) };
 
 /** Where a conversation carries its secret. The ones after `data` are only reachable by span redaction. */
-const MESSAGE_PLACES = ['text', 'tool-output', 'tool-input', 'reasoning', 'metadata', 'data'] as const;
+const MESSAGE_PLACES = ['text', 'tool-output', 'tool-input', 'reasoning', 'metadata', 'data', 'tool-payload'] as const;
+/** The places only an assistant message has: reasoning, and a tool output over `maxMessageBytes` (`agent_tool_payload`). */
+const ASSISTANT_PLACES: readonly Place[] = ['reasoning', 'tool-payload'];
+/** The history's limit in this test: an output of {@link PAYLOAD_CHARACTERS} is over it, the rest of a message is not. */
+const MAX_MESSAGE_BYTES = 16_384;
+const PAYLOAD_CHARACTERS = 40_000;
 const SPAN_ONLY_PLACES = ['title', 'thread-metadata', 'run-metadata', 'run-error', 'snapshot-json'] as const;
 type Place = (typeof MESSAGE_PLACES)[number] | (typeof SPAN_ONLY_PLACES)[number] | 'summary';
 
@@ -47,6 +52,12 @@ function secretMessage(places: Set<Place>, secret: string, random: SeededRandom)
     });
   }
   if (places.has('data')) parts.push({ type: 'data-note', data: { note: `${secret}!` } });
+  if (places.has('tool-payload')) {
+    // The secret somewhere in a file too large for the message: past the preview, or in it.
+    const at = random.between(0, PAYLOAD_CHARACTERS);
+    const file = `${'f'.repeat(at)} ${secret} ${'g'.repeat(PAYLOAD_CHARACTERS - at)}`;
+    parts.push({ type: 'tool-readFile', toolCallId: 'call-file', state: 'output-available', input: {}, output: file });
+  }
   const metadata = places.has('metadata') ? { source: { header: `Bearer ${secret}` } } : { source: 'chat' };
   return { parts, metadata };
 }
@@ -58,7 +69,7 @@ describe.each(BACKENDS)('redaction on %s', (backend) => {
     'should leave no residue of the secret in any column of any table, and never use a stale summary again',
     async () => {
       const { random, tally } = seededTally(`redaction-${backend}`);
-      const history = createAgentHistory({ db: database.db });
+      const history = createAgentHistory({ db: database.db, maxMessageBytes: MAX_MESSAGE_BYTES });
       const profile = resolveModelProfile({ modelId: 'gpt-4o' });
 
       for (let conversation = 0; conversation < CONVERSATIONS[backend]; conversation++) {
@@ -66,7 +77,9 @@ describe.each(BACKENDS)('redaction on %s', (backend) => {
         const secret = `zq${random.word(14)}`;
         const mode = random.chance(0.7) ? 'spans' : 'whole-message';
         // At least one place every role keeps (user messages carry no reasoning parts).
-        const places = new Set<Place>([random.pick(MESSAGE_PLACES.filter((place) => place !== 'reasoning'))]);
+        const places = new Set<Place>([
+          random.pick(MESSAGE_PLACES.filter((place) => !ASSISTANT_PLACES.includes(place))),
+        ]);
         for (const place of MESSAGE_PLACES) if (random.chance(0.3)) places.add(place);
         if (random.chance(0.5)) places.add('summary');
         if (mode === 'spans') for (const place of SPAN_ONLY_PLACES) if (random.chance(0.3)) places.add(place);
@@ -89,6 +102,13 @@ describe.each(BACKENDS)('redaction on %s', (backend) => {
           const { parts, metadata } = secretAt.has(sequence)
             ? secretMessage(places, secret, random)
             : secretMessage(new Set(), secret, random);
+          if (role === 'assistant' && parts.some((part) => part.type === 'tool-readFile')) {
+            // As a model's answer is written: never refused for its size, the file kept in agent_tool_payload.
+            await store.beginAssistantMessage(thread.id, { messageId: `m-${sequence}`, runId: run.id, metadata });
+            await store.finalizeMessage(thread.id, `m-${sequence}`, { status: 'completed', parts });
+            tally.attempt('tool-payload-kept');
+            continue;
+          }
           await store.appendMessage(
             thread.id,
             {
@@ -96,7 +116,10 @@ describe.each(BACKENDS)('redaction on %s', (backend) => {
               role,
               parts:
                 role === 'user'
-                  ? parts.filter((part) => part.type !== 'step-start' && part.type !== 'reasoning')
+                  ? parts.filter(
+                      (part) =>
+                        part.type !== 'step-start' && part.type !== 'reasoning' && part.type !== 'tool-readFile',
+                    )
                   : parts,
               metadata,
             } as never,

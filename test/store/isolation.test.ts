@@ -16,7 +16,13 @@ import { postgresErrorCode } from '../../src/store/store-context.js';
 import { APP_LOGIN } from '../support/global-setup.js';
 import { CONTRACT_BACKENDS, describeOffCitus, itOffCitus, useTestDatabase } from '../support/test-database.js';
 import { assistantMessage, userMessage } from '../support/fixtures.js';
-import { FOREIGN_ROW_OPERATIONS, unaimedStoreMethods, type Target } from '../support/foreign-row-operations.js';
+import {
+  FOREIGN_ROW_OPERATIONS,
+  PAYLOAD_CALL,
+  payloadParts,
+  unaimedStoreMethods,
+  type Target,
+} from '../support/foreign-row-operations.js';
 import { TABLES } from '../support/tables.js';
 
 const APP_ROLE = 'agent_history_app';
@@ -59,6 +65,10 @@ describe.each(CONTRACT_BACKENDS)('tenant isolation on %s', (backend) => {
       batch: 0,
       chunks: [{ type: 'text-delta', delta: 'A' }],
     });
+    // Its tool output over the limit: kept in agent_tool_payload (a store of the same tenant with a small limit).
+    const small = createAgentHistory({ db: database.db, leaseMs: 1, maxMessageBytes: 2048 });
+    await small.forTenant(tenantA.tenantId).checkpointMessage(thread.id, 'pending-a', { parts: payloadParts });
+    expect((await tenantA.streamToolPayload(thread.id, 'pending-a', { toolCallId: PAYLOAD_CALL })).chunkCount).toBe(1);
     const summary = await tenantA.writeSummary(thread.id, {
       fromSequence: 1,
       throughSequence: 2,
@@ -164,9 +174,10 @@ describe.each(CONTRACT_BACKENDS)('tenant isolation on %s', (backend) => {
             ),
           ),
         ).catch(postgresErrorCode);
-        // The audit log is insert-only for the application role and the chunk log is never updated:
+        // The audit log is insert-only for the application role; the chunk log and the payloads are never updated:
         // what the role may not do is refused outright.
-        const refusedUpdate = table === 'agent_audit_event' || table === 'agent_stream_chunk' ? '42501' : [];
+        const neverUpdated = ['agent_audit_event', 'agent_stream_chunk', 'agent_tool_payload'];
+        const refusedUpdate = neverUpdated.includes(table) ? '42501' : [];
         const refusedDelete = table === 'agent_audit_event' ? '42501' : [];
         expect([table, changed, deleted]).toEqual([table, refusedUpdate, refusedDelete]);
       }

@@ -13,7 +13,12 @@ import { rowsOf } from '../../src/tenant/database.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { BACKENDS, describeOffCitus, useTestDatabase } from '../support/test-database.js';
 import { assistantMessage, userMessage } from '../support/fixtures.js';
-import { FOREIGN_ROW_OPERATIONS, unaimedStoreMethods, type Target } from '../support/foreign-row-operations.js';
+import {
+  FOREIGN_ROW_OPERATIONS,
+  payloadParts,
+  unaimedStoreMethods,
+  type Target,
+} from '../support/foreign-row-operations.js';
 import { ROW_ORDER, TABLES } from '../support/tables.js';
 
 const APP_ROLE = 'agent_history_app';
@@ -55,6 +60,9 @@ describe.each(BACKENDS)('user scope on %s', (backend) => {
     await admin.appendMessage(thread.id, assistantMessage('a1', 'alpha answer of Alice'), { runId: run.id });
     await alice.excludeMessages(thread.id, ['a1'], { reason: 'superseded-by-regenerate' });
     await alice.beginAssistantMessage(thread.id, { messageId: 'pending-a', runId: run.id });
+    // Its tool output over the limit, checkpointed tenant-wide: the payload rows are Alice's too.
+    const small = createAgentHistory({ db: database.db, leaseMs: 1, maxMessageBytes: 2048 }).forTenant(tenantId);
+    await small.checkpointMessage(thread.id, 'pending-a', { parts: payloadParts });
     // The answer's resumable stream log, written tenant-wide: its rows are Alice's too.
     await admin.appendStreamChunks(thread.id, 'pending-a', { batch: 0, chunks: [{ type: 'start' }] });
     const summary = await admin.writeSummary(thread.id, {
@@ -186,9 +194,9 @@ describe.each(BACKENDS)('user scope on %s', (backend) => {
         const deleted = await asBob(async (tx) =>
           rowsOf(await tx.execute(sql.raw(`delete from ${table} where user_id = 'alice' returning tenant_id`))),
         ).catch(postgresErrorCode);
-        // The audit log is insert-only for the application role; the chunk log is never updated (no grant).
+        // The audit log is insert-only for the application role; the chunk log and payloads are never updated (no grant).
         const refused = table === 'agent_audit_event' ? '42501' : [];
-        const notUpdatable = table === 'agent_stream_chunk' ? '42501' : refused;
+        const notUpdatable = table === 'agent_stream_chunk' || table === 'agent_tool_payload' ? '42501' : refused;
         expect([table, changed, deleted]).toEqual([table, notUpdatable, refused]);
       }
       expect(await rowsOfAlice()).toEqual(before);

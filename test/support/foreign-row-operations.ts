@@ -73,6 +73,24 @@ export const FOREIGN_ROW_OPERATIONS: Array<[string, (store: TenantHistory, targe
     (store, t) => store.appendStreamChunks(t.threadId, t.pendingId, { batch: 1, chunks: [{ type: 'pwned' }] }),
   ],
   ['readStreamChunks', (store, t) => store.readStreamChunks(t.threadId, t.pendingId)],
+  ['streamToolPayload', (store, t) => store.streamToolPayload(t.threadId, t.pendingId, { toolCallId: PAYLOAD_CALL })],
+];
+
+/** The tool call of the payload that the victim's pending answer keeps in `agent_tool_payload` ({@link payloadParts}). */
+export const PAYLOAD_CALL = 'call-payload';
+
+/**
+ * Parts whose tool output is over `maxMessageBytes: 2048`: checkpointed through a store with that limit, the
+ * victim's answer keeps the output in `agent_tool_payload` and a preview in its parts.
+ */
+export const payloadParts = [
+  {
+    type: 'tool-readFile',
+    toolCallId: PAYLOAD_CALL,
+    state: 'output-available',
+    input: { path: 'secret.txt' },
+    output: `alpha payload ${'p'.repeat(4000)}`,
+  },
 ];
 
 /**

@@ -61,6 +61,15 @@ export async function scanForResidue(admin: Admin, needle: string): Promise<Resi
     );
     residues.push(...rows.map((row) => ({ table, tenantId: row.tenant_id, text: row.text })));
   }
+  // A tool payload whole, its chunks joined: a secret cut in two by a chunk boundary is in no row on its own.
+  const payloads = await admin.query<{ tenant_id: string; text: string }>(
+    `select tenant_id::text, left(json, 200) as text from (select tenant_id, string_agg(content, '' order by chunk) as json
+       from agent_tool_payload group by tenant_id, message_id, part, field) p where strpos(lower(json), lower($1)) > 0`,
+    [needle],
+  );
+  residues.push(
+    ...payloads.map((row) => ({ table: 'agent_tool_payload' as const, tenantId: row.tenant_id, text: row.text })),
+  );
   const lexemes = await admin.query<{ tenant_id: string; text: string }>(
     `select tenant_id::text, search_vector::text as text from agent_message where search_vector @@ plainto_tsquery('simple', $1)`,
     [needle],

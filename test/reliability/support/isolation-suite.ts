@@ -19,7 +19,7 @@ import {
 import { seededTally } from './reliability-report.js';
 import { scaled, scaledTimeout } from './reliability-scale.js';
 import type { SeededRandom } from './seeded-random.js';
-import { seedTenant, SHARED_USER_ID, SHARED_WORD, type TenantFixture } from './seed-tenant.js';
+import { FILE_CALL_ID, seedTenant, SHARED_USER_ID, SHARED_WORD, type TenantFixture } from './seed-tenant.js';
 
 /** Cross-tenant operations per backend (PGlite serializes everything, so fewer there). */
 const CROSS_TENANT_OPERATIONS = { postgres: scaled(10_000), pglite: scaled(1_000) };
@@ -61,6 +61,10 @@ const NOT_FOUND_OPERATIONS: Record<string, NotFoundOperation> = {
   'read:getRun': ({ store }, t) => store.getRun(t.runId),
   'read:loadContext': ({ store }, t) => store.loadContext(t.threadId),
   'read:listSummaries': ({ store }, t) => store.listSummaries(t.threadId),
+  'read:streamToolPayload': ({ store }, t) =>
+    store.streamToolPayload(t.streamingThreadId, t.streamingMessageId, { toolCallId: FILE_CALL_ID }),
+  'read:getMessage-with-payloads': ({ store }, t) =>
+    store.getMessage(t.streamingThreadId, t.streamingMessageId, { include: 'payloads' }),
   'page:listMessages': ({ store }, t, random) =>
     store.listMessages(t.threadId, {
       limit: random.between(1, 50),
@@ -179,6 +183,7 @@ export function defineIsolationSuite(backend: keyof typeof CROSS_TENANT_OPERATIO
         const victimCanaries = victims.map((victim) => victim.canary);
         const before = await dumpTenants(database.admin, victimTenantIds);
         expect(before.agent_message.length).toBeGreaterThan(0);
+        expect(before.agent_tool_payload.length).toBeGreaterThanOrEqual(VICTIMS);
 
         const victimTarget = (victim: TenantFixture): Target => {
           const message = random.pick(victim.messages);

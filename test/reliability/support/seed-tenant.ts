@@ -27,13 +27,15 @@ export interface TenantFixture {
 
 /** The user id every seeded tenant uses, so a `userId` filter alone would find other tenants' threads. */
 export const SHARED_USER_ID = 'user-shared';
+/** The tool call of the file every seeded tenant's streaming answer read: a payload over the message limit. */
+export const FILE_CALL_ID = 'call-file';
 /** A word every seeded tenant's messages contain, so a search for it returns hits in every tenant. */
 export const SHARED_WORD = 'orchid';
 
 /**
  * Fills one tenant through the store API: a conversation with a run, a tool round trip, an excluded, a pinned
  * and a span-redacted message, a summary and a snapshot; a thread with a streaming assistant message holding a
- * dangling tool call; a soft-deleted thread.
+ * dangling tool call and a tool output kept in `agent_tool_payload`; a soft-deleted thread.
  */
 export async function seedTenant(store: TenantHistory, random: SeededRandom): Promise<TenantFixture> {
   const canary = `cnry${random.word(10)}`;
@@ -128,6 +130,14 @@ export async function seedTenant(store: TenantHistory, random: SeededRandom): Pr
       { type: 'step-start' },
       { type: 'text', text: `looking ${canary}`, state: 'done' },
       { type: 'tool-search', toolCallId: `${canary}-call-2`, state: 'input-available', input: { query: canary } },
+      // Over maxMessageBytes: kept whole in agent_tool_payload, a preview in the part.
+      {
+        type: 'tool-readFile',
+        toolCallId: FILE_CALL_ID,
+        state: 'output-available',
+        input: { path: 'notes.txt' },
+        output: `${canary} ${'f'.repeat(1_100_000)} ${canary}`,
+      },
     ],
   });
   const streaming = {
