@@ -18,6 +18,7 @@ const TABLES = [
   'agent_summary',
   'agent_context_snapshot',
   'agent_audit_event',
+  'agent_tool_payload',
 ];
 const text = (id: string, value: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text: value }] });
 
@@ -48,6 +49,13 @@ describe('Citus: tenant isolation on the shards and concurrent appends', () => {
       policyVersion: 'p',
       messagesHash: 'h',
     });
+    // A tool output over the limit: kept in agent_tool_payload, on the tenant's shard.
+    const small = createAgentHistory({ db: database.db, maxMessageBytes: 2048 }).forTenant(tenantA.tenantId);
+    await small.beginAssistantMessage(threadA, { messageId: 'a2' });
+    await small.finalizeMessage(threadA, 'a2', {
+      status: 'completed',
+      parts: [{ type: 'tool-x', toolCallId: 'c', state: 'output-available', input: {}, output: 'x'.repeat(4000) }],
+    });
     await tenantA.softDeleteThread((await tenantA.createThread({ title: 'audited' })).id);
     await tenantB.createThread({ title: 'B' });
   });
@@ -75,15 +83,18 @@ describe('Citus: tenant isolation on the shards and concurrent appends', () => {
       );
       const changed = await inTenant(tenantB.tenantId, async (tx) =>
         rowsOf(
-          await tx.execute(sql`${sql.raw(`update ${table} set created_at = created_at where `)}${target} returning id`),
+          await tx.execute(
+            sql`${sql.raw(`update ${table} set created_at = created_at where `)}${target} returning tenant_id`,
+          ),
         ),
       ).catch(postgresErrorCode);
       const deleted = await inTenant(tenantB.tenantId, async (tx) =>
-        rowsOf(await tx.execute(sql`${sql.raw(`delete from ${table} where `)}${target} returning id`)),
+        rowsOf(await tx.execute(sql`${sql.raw(`delete from ${table} where `)}${target} returning tenant_id`)),
       ).catch(postgresErrorCode);
-      // The audit log is insert-only for the application role: changing it is refused outright.
+      // The audit log is insert-only for the application role, the tool payloads are never updated: refused outright.
       const refused = table === 'agent_audit_event' ? '42501' : [];
-      expect([table, seen, changed, deleted]).toEqual([table, [], refused, refused]);
+      const notUpdatable = table === 'agent_tool_payload' ? '42501' : refused;
+      expect([table, seen, changed, deleted]).toEqual([table, [], notUpdatable, refused]);
     }
     expect(await Promise.all(TABLES.map((table) => countOf(table, tenantA.tenantId)))).toEqual(before);
   });

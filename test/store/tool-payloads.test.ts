@@ -73,15 +73,18 @@ async function streamBack(store: TenantHistory, threadId: string) {
   return { byteSize, chunkCount, chunks: chunks.length, peak };
 }
 
+/** How many payload rows there are, and how many whole payloads (chunks joined) hold the secret. */
 async function payloadRows(database: { admin: { query: <ROW>(text: string, params?: unknown[]) => Promise<ROW[]> } }) {
-  const [row] = await database.admin.query<{ rows: number; whole: number }>(
-    `select count(*)::int as rows,
-       (select count(*)::int from (select string_agg(content, '' order by chunk) as json from agent_tool_payload
-         group by tenant_id, message_id, part, field) p where strpos(p.json, $1) > 0) as whole
-     from agent_tool_payload`,
+  const [{ rows }] = await database.admin.query<{ rows: number }>(
+    'select count(*)::int as rows from agent_tool_payload',
+  );
+  // Grouped by the distribution column too, so that Citus runs it on the shards.
+  const [{ whole }] = await database.admin.query<{ whole: number }>(
+    `select count(*)::int as whole from (select string_agg(content, '' order by chunk) as json from agent_tool_payload
+       group by tenant_id, message_id, part, field) p where strpos(p.json, $1) > 0`,
     [SECRET],
   );
-  return row!;
+  return { rows, whole };
 }
 
 describe.each(BACKENDS)('tool payloads larger than maxMessageBytes on %s', (backend) => {
@@ -173,6 +176,29 @@ describe.each(BACKENDS)('tool payloads larger than maxMessageBytes on %s', (back
     const scan = await payloadRows(database);
     expect(scan.whole).toBe(0);
     expect(scan.rows).toBeGreaterThan(0);
+  });
+
+  it('should end a stream with NotFoundError when a redaction rewrites or deletes the payload under it', async () => {
+    const store = createAgentHistory({ db: database.db }).forTenant(randomUUID());
+    const thread = await store.createThread();
+    await appendAnswer(store, thread.id, bigOutput(2 * MB));
+    const fork = await store.forkThread(thread.id, { atSequence: 2 });
+    for (const [threadId, spans] of [
+      [thread.id, [SECRET]],
+      [fork.id, undefined],
+    ] as const) {
+      const { stream, chunkCount } = await store.streamToolPayload(threadId, 'a-1', { toolCallId: 'call-1' });
+      expect(chunkCount).toBeGreaterThan(2);
+      const reader = stream.getReader();
+      const first = await reader.read();
+      expect(first.value!.startsWith('{"lines":["')).toBe(true);
+      // A second writer: the span redaction writes another payload (another digest), the whole one deletes it.
+      await store.redactMessage(threadId, 'a-1', { spans: spans as string[] | undefined, actor: 'dpo', reason: 'x' });
+      const rest = async () => {
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read());
+      };
+      await expect(rest()).rejects.toMatchObject({ name: 'NotFoundError', entity: 'tool-payload' });
+    }
   });
 
   it('should delete a payload when its part no longer needs one, and keep it when the part is sent back as read', async () => {
