@@ -27,17 +27,21 @@ const readFileStep = [
 describe.each(BACKENDS)('a 50 MB tool result through the chat route on %s', (backend) => {
   const database = useTestDatabase(backend, { poolSize: 2 });
 
-  it('should store the answer with a preview, read the result back byte-identical, and leave none after redaction', async () => {
+  it('should store the answer with a preview, read the result back byte-identical, send the next turn the preview, and leave none after redaction', async () => {
     expect(Buffer.byteLength(FILE)).toBeGreaterThan(50_000_000);
     const store = createAgentHistory({ db: database.db }).forTenant(randomUUID());
     const thread = await store.createThread({ title: 'Files' });
+    const models: Array<ReturnType<typeof scriptedModel>> = [];
+    let ids = 0;
     const handler = createChatHandler<UIMessage>({
       getHistory: () => store,
       tools,
-      generateMessageId: () => 'a-1',
+      generateMessageId: () => `a-${++ids}`,
       model: {
         streamText: ({ messages, abortSignal }) => {
-          const model = scriptedModel([readFileStep as never, textStep('The file is long.') as never]);
+          const steps = models.length === 0 ? [readFileStep, textStep('The file is long.')] : [textStep('Yes.')];
+          const model = scriptedModel(steps as never);
+          models.push(model);
           return streamText({ model, messages, tools, stopWhen: stepCountIs(2), abortSignal });
         },
       },
@@ -56,6 +60,16 @@ describe.each(BACKENDS)('a 50 MB tool result through the chat route on %s', (bac
     expect(outputOf(stored).startsWith(storedPreviewMarker)).toBe(true);
     const output = outputOf(await store.getMessage(thread.id, 'a-1', { include: 'payloads' }));
     expect(output.length === FILE.length && output === FILE).toBe(true);
+
+    // The next turn's model gets the preview, not the 50 MB.
+    const next = await handler.POST(
+      post({ threadId: thread.id, message: { id: 'u-2', role: 'user', parts: [{ type: 'text', text: 'Sure?' }] } }),
+    );
+    await next.text();
+    const prompt = JSON.stringify(models[1]!.doStreamCalls[0]!.prompt);
+    expect(prompt).toContain(storedPreviewMarker);
+    expect(prompt).toContain(SECRET);
+    expect(prompt.length).toBeLessThan(20_000);
 
     await store.redactMessage(thread.id, 'a-1', { actor: 'dpo', reason: 'leaked' });
     const [left] = await database.admin.query<{ rows: number }>(
