@@ -201,6 +201,31 @@ describe.each(BACKENDS)('tool payloads larger than maxMessageBytes on %s', (back
     }
   });
 
+  it("should keep a fork's payload when its source thread is deleted, and delete it with the fork by retention", async () => {
+    const store = createAgentHistory({ db: database.db, maxMessageBytes: 4096 }).forTenant(randomUUID());
+    const thread = await store.createThread();
+    const output = { text: `${SECRET} ${'w'.repeat(20_000)}` };
+    await store.beginAssistantMessage(thread.id, { messageId: 'a-1' });
+    await store.finalizeMessage(thread.id, 'a-1', { status: 'completed', parts: [toolPart(output)] });
+    const fork = await store.forkThread(thread.id, { atSequence: 1 });
+    const rowsOf = async (threadId: string) =>
+      (
+        await database.admin.query<{ count: number }>(
+          'select count(*)::int as count from agent_tool_payload where tenant_id = $1 and thread_id = $2',
+          [store.tenantId, threadId],
+        )
+      )[0]!.count;
+    expect([await rowsOf(thread.id), await rowsOf(fork.id)]).toEqual([1, 1]);
+
+    await store.deleteThread(thread.id);
+    expect(await rowsOf(thread.id)).toBe(0);
+    const forked = await store.getMessage(fork.id, 'a-1', { include: 'payloads' });
+    expect(forked.message.parts[0]!.output).toEqual(output);
+
+    expect(await store.deleteThreadsOlderThan({ olderThan: new Date(Date.now() + 60_000) })).toBe(1);
+    expect(await rowsOf(fork.id)).toBe(0);
+  });
+
   it('should delete a payload when its part no longer needs one, and keep it when the part is sent back as read', async () => {
     const store = createAgentHistory({ db: database.db, maxMessageBytes: 4096 }).forTenant(randomUUID());
     const thread = await store.createThread();
