@@ -12,13 +12,17 @@ import type { StoreContext } from './store-context.js';
 export const PAYLOAD_CHUNK_CHARACTERS = 262_144;
 const CHUNKS_PER_INSERT = 8;
 
-/** `json` cut into chunks of at most `size` code units, never between the two halves of a surrogate pair. */
+/**
+ * `json` cut into chunks of at most `size` code units (`size + 1` when a surrogate pair would otherwise be cut with
+ * `size` 1), never between the two halves of a surrogate pair.
+ */
 export function chunkText(json: string, size = PAYLOAD_CHUNK_CHARACTERS): string[] {
   const chunks: string[] = [];
   for (let start = 0; start < json.length || chunks.length === 0;) {
     let end = Math.min(start + size, json.length);
-    // A high surrogate at the cut goes with its low half into the next chunk (Postgres refuses a lone one).
-    if (end < json.length && /[\ud800-\udbff]/.test(json[end - 1]!)) end -= 1;
+    // A pair is never cut (Postgres refuses a lone surrogate): its high half goes into the next chunk with its low
+    // half, or, when it is the chunk's only unit, both stay in this one.
+    if (end < json.length && /[\ud800-\udbff]/.test(json[end - 1]!)) end += end - 1 > start ? -1 : 1;
     chunks.push(json.slice(start, end));
     start = end;
   }

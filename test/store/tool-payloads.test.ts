@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
@@ -9,7 +10,7 @@ import {
   TOOL_PAYLOAD_REFERENCE,
   type TenantHistory,
 } from '../../src/index.js';
-import { PAYLOAD_CHUNK_CHARACTERS } from '../../src/store/tool-payload-rows.js';
+import { chunkText, PAYLOAD_CHUNK_CHARACTERS } from '../../src/store/tool-payload-rows.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 
 setFlagsFromString('--expose-gc');
@@ -86,6 +87,27 @@ async function payloadRows(database: { admin: { query: <ROW>(text: string, param
   );
   return { rows, whole };
 }
+
+describe('chunkText', () => {
+  it('should cut any text into chunks that join back to it, never cutting a surrogate pair', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.oneof(fc.constant('😀'), fc.constant('é'), fc.constant('a'), fc.constant('\\u0000')) }),
+        fc.integer({ min: 1, max: 9 }),
+        (text, size) => {
+          const chunks = chunkText(text, size);
+          expect(chunks.join('')).toBe(text);
+          for (const chunk of chunks) {
+            expect(chunk.isWellFormed()).toBe(true);
+            expect(chunk.length).toBeLessThanOrEqual(Math.max(size, 2));
+            if (text.length > 0) expect(chunk.length).toBeGreaterThan(0);
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
 
 describe.each(BACKENDS)('tool payloads larger than maxMessageBytes on %s', (backend) => {
   const database = useTestDatabase(backend, { poolSize: 2 });
