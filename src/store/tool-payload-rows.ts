@@ -141,16 +141,18 @@ export async function copyToolPayloads(
   { sourceThreadId, newThreadId, atSequence, userId }: ForkCopy,
 ): Promise<void> {
   const { agentToolPayload: payload, agentMessage: message } = context.tables;
+  // Each table filtered by its own tenant_id (no aliases), so the statement visibly routes to one tenant.
   await tx.execute(sql`
     insert into ${payload} (tenant_id, thread_id, message_id, user_id, part, tool_call_id, field, chunk, chunk_count,
       byte_size, digest, content, created_at)
-    select p.tenant_id, ${newThreadId}::uuid, md5(${newThreadId}::text || ':' || p.message_id::text)::uuid,
-      ${userId}::text, p.part, p.tool_call_id, p.field, p.chunk, p.chunk_count, p.byte_size, p.digest, p.content,
-      p.created_at
-    from ${payload} p
-    join ${message} m on m.tenant_id = p.tenant_id and m.id = p.message_id
-    where p.tenant_id = ${context.tenantId} and p.thread_id = ${sourceThreadId} and m.thread_id = ${sourceThreadId}
-      and m.sequence <= ${atSequence}`);
+    select ${payload.tenantId}, ${newThreadId}::uuid, md5(${newThreadId}::text || ':' || ${payload.messageId}::text)::uuid,
+      ${userId}::text, ${payload.part}, ${payload.toolCallId}, ${payload.field}, ${payload.chunk}, ${payload.chunkCount},
+      ${payload.byteSize}, ${payload.digest}, ${payload.content}, ${payload.createdAt}
+    from ${payload}
+    join ${message} on ${message.tenantId} = ${payload.tenantId} and ${message.id} = ${payload.messageId}
+    where ${payload.tenantId} = ${context.tenantId} and ${message.tenantId} = ${context.tenantId}
+      and ${payload.threadId} = ${sourceThreadId} and ${message.threadId} = ${sourceThreadId}
+      and ${message.sequence} <= ${atSequence}`);
 }
 
 /** What {@link copyToolPayloads} copies: the source thread's payloads up to `atSequence`, into the new thread. */
