@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createAgentHistory, type RebuildProgress, type TenantHistory } from '../../src/index.js';
-import { BACKENDS, itOffCitus, useTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { BACKENDS, describeOffCitus, useTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { userMessage } from '../support/fixtures.js';
 
 interface VersionRow {
@@ -77,7 +77,8 @@ describe.each(BACKENDS)('the search vector version on %s', (backend) => {
   });
 });
 
-describe.each(BACKENDS)('rebuildDerivedData after a change of text extraction on %s', (backend) => {
+// Off Citus: the older vectors are written with the trigger disabled, a table-wide change the Citus suite does not make.
+describeOffCitus.each(BACKENDS)('rebuildDerivedData after a change of text extraction on %s', (backend) => {
   const database = useTestDatabase(backend);
 
   /** Vectors written by an "older extraction": other text, and version 0, with the trigger off. */
@@ -91,7 +92,7 @@ describe.each(BACKENDS)('rebuildDerivedData after a change of text extraction on
     await database.admin.query('alter table agent_message enable trigger agent_message_search_vector');
   }
 
-  itOffCitus('should recompute every older vector, resumably, beside a writer, and no other tenant', async () => {
+  it('should recompute every older vector, resumably, beside a writer, and no other tenant', async () => {
     const tenantId = randomUUID();
     const other = randomUUID();
     const store = createAgentHistory({ db: database.db }).forTenant(tenantId);
