@@ -31,6 +31,7 @@ export default defineConfig({
       'test/store/redaction.test.ts',
       'test/store/content-version.test.ts',
       'test/store/search-version.test.ts',
+      'test/store/rebuild-derived-data.test.ts',
       'test/store/search-indexing.test.ts',
       'test/store/redaction-across-forks.test.ts',
       'test/store/retention.test.ts',

@@ -73,7 +73,8 @@ export async function indexPendingMessages(
 export async function reindexStaleSearchVectors(context: StoreContext, limit: number): Promise<number> {
   const { agentMessage } = context.tables;
   const schema = getTableConfig(agentMessage).schema;
-  const version = sql.raw(`${schema === undefined ? '' : `"${schema}".`}agent_history_search_version()`);
+  // A scalar subquery: the function runs once per statement, not once per row.
+  const version = sql.raw(`(select ${schema === undefined ? '' : `"${schema}".`}agent_history_search_version())`);
   return inTenant(context, async (tx) => {
     const rows = rowsOf<{ reindexed: string }>(
       await tx.execute(sql`
