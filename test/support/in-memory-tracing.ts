@@ -7,7 +7,7 @@ import {
   SimpleSpanProcessor,
   type ReadableSpan,
 } from '@opentelemetry/sdk-trace-base';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 
 /** The spans the package records, as an application's OpenTelemetry SDK would export them, kept in memory. */
 export interface InMemoryTracing {
@@ -56,4 +56,21 @@ export function stringsOf(span: ReadableSpan): string[] {
     ...values(span.attributes),
     ...span.events.flatMap((event) => [event.name, ...values(event.attributes ?? {})]),
   ];
+}
+
+/**
+ * Posts one chat message through `handler`, reads the answer to its end (it must contain `expected`) and waits for
+ * the turn's span, which ends once the answer is stored.
+ */
+export async function postTurn(
+  tracing: InMemoryTracing,
+  handler: { POST(request: Request): Promise<Response> },
+  request: Request,
+  expected: string,
+): Promise<void> {
+  const before = tracing.named('agent-history.chat.turn').length;
+  const response = await handler.POST(request);
+  expect(response.status).toBe(200);
+  expect(await response.text()).toContain(expected);
+  await expect.poll(() => tracing.named('agent-history.chat.turn').length).toBe(before + 1);
 }

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { createChatHandler, createContextManager } from '../../src/ai-sdk/index.js';
 import { createAgentHistory, type TenantHistory } from '../../src/index.js';
 import { useTestDatabase } from '../support/test-database.js';
-import { stringsOf, useInMemoryTracing } from '../support/in-memory-tracing.js';
+import { postTurn, stringsOf, useInMemoryTracing } from '../support/in-memory-tracing.js';
 import { userMessage } from '../support/fixtures.js';
 import { post, scriptedModel, textStep } from '../ai-sdk/fixtures.js';
 
@@ -77,13 +77,8 @@ describe('a chat turn traced with the AI SDK telemetry on', () => {
       contextManager: ({ history, threadId }) =>
         createContextManager({ store: history.contextStore(threadId), model: 'gpt-4o' }),
     });
-    const turn = async (message: ReturnType<typeof userMessage>) => {
-      const before = tracing.named('agent-history.chat.turn').length;
-      const response = await handler.POST(post({ threadId: thread.id, message }));
-      expect(response.status).toBe(200);
-      expect(await response.text()).toContain('ZEBRA');
-      await expect.poll(() => tracing.named('agent-history.chat.turn').length).toBe(before + 1);
-    };
+    const turn = (message: ReturnType<typeof userMessage>) =>
+      postTurn(tracing, handler, post({ threadId: thread.id, message }), 'ZEBRA');
     return { store, thread, tenantId, turn };
   }
 

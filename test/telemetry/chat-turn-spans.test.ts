@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createChatHandler, createContextManager } from '../../src/ai-sdk/index.js';
 import { createAgentHistory } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
-import { idHash, stringsOf, useInMemoryTracing } from '../support/in-memory-tracing.js';
+import { idHash, postTurn, stringsOf, useInMemoryTracing } from '../support/in-memory-tracing.js';
 import { userMessage } from '../support/fixtures.js';
 import { post, scriptedModel, textStep } from '../ai-sdk/fixtures.js';
 
@@ -45,14 +45,8 @@ describe.each(BACKENDS)('a chat turn traced on %s', (backend) => {
       contextManager: ({ history, threadId }) =>
         createContextManager({ store: history.contextStore(threadId), model: 'gpt-4o' }),
     });
-    /** Posts `message`, reads the answer to its end and waits for the turn's span, which ends once it is stored. */
-    const turn = async (message: ReturnType<typeof userMessage>) => {
-      const before = tracing.named('agent-history.chat.turn').length;
-      const response = await handler.POST(post({ threadId: thread.id, message }));
-      expect(response.status).toBe(200);
-      expect(await response.text()).toContain('ZEBRA');
-      await expect.poll(() => tracing.named('agent-history.chat.turn').length).toBe(before + 1);
-    };
+    const turn = (message: ReturnType<typeof userMessage>) =>
+      postTurn(tracing, handler, post({ threadId: thread.id, message }), 'ZEBRA');
     return { store, thread, tenantId, turn };
   }
 
