@@ -122,6 +122,8 @@ export function createGeneratedEngine(
     policy: {
       ...policy,
       summary: { targetRatio: 1, reserveTokens: Math.min(2000, Math.floor(budget / 8)), ...policy.summary },
+      // The budget-filling configuration: previews cut to the room and grown back (fixed ones leave room unused).
+      toolOutputPreview: { sizing: 'fit', ...policy.toolOutputPreview },
     },
   });
 }

@@ -4,11 +4,12 @@ import type { MessageStatus } from '../../model/stored-rows.js';
 /** What the prune stage removes (losslessly for validity: tool calls and results always go in pairs). */
 export interface ContextPrunePolicy {
   /**
-   * Which reasoning to drop: outside the newest `reasoningTurns` turns, everywhere, or none. Providers ignore
-   * (or reject) old reasoning, so dropping it is the cheapest saving.
+   * Which reasoning to drop: outside the newest `reasoningTurns` turns, the same but only when the context does
+   * not fit the budget (a turn is then sent again as it was first sent, which keeps a provider's prompt cache),
+   * everywhere, or none. Providers ignore (or reject) old reasoning, so dropping it is the cheapest saving.
    * @default 'outside-newest-turns'
    */
-  reasoning: 'outside-newest-turns' | 'all' | 'none';
+  reasoning: 'outside-newest-turns' | 'when-over-budget' | 'all' | 'none';
   /**
    * Turns whose reasoning is kept.
    * @default 1
@@ -100,6 +101,15 @@ export interface ContextToolOutputPreviewPolicy {
    * @default 64
    */
   minimumTokens: number;
+  /**
+   * `fixed`: a tool output or input is previewed at `tokens`, so it is the same preview every time it is sent
+   * (which keeps a provider's prompt cache), and older rounds go before a preview is made smaller; a preview is
+   * halved only when the newest turn does not fit otherwise. `fit`: previews are halved as far as the context needs,
+   * then grow back into the room left, so the budget is used to the last token but a preview may change size from
+   * one step to the next.
+   * @default 'fixed'
+   */
+  sizing: 'fixed' | 'fit';
 }
 
 /** Every knob of the context engine. */
@@ -156,7 +166,7 @@ export const defaultContextPolicy: Readonly<ContextPolicy> = Object.freeze({
     toolOutputCharacters: 2000,
   },
   memory: { mode: 'off', limit: 5, maxTokens: 2000, messageCharacters: 1000 },
-  toolOutputPreview: { tokens: 1000, minimumTokens: 64 },
+  toolOutputPreview: { tokens: 1000, minimumTokens: 64, sizing: 'fixed' },
   snapshotConflicts: 'throw',
 } satisfies ContextPolicy);
 
@@ -175,10 +185,11 @@ export function resolveContextPolicy(input: ContextPolicyInput = {}): ContextPol
   };
   if (typeof policy.version !== 'string' || policy.version === '')
     fail('policy.version', policy.version, 'expected a non-empty string.');
-  oneOf('policy.prune.reasoning', policy.prune.reasoning, ['outside-newest-turns', 'all', 'none']);
+  oneOf('policy.prune.reasoning', policy.prune.reasoning, ['outside-newest-turns', 'when-over-budget', 'all', 'none']);
   oneOf('policy.prune.toolTraffic', policy.prune.toolTraffic, ['when-over-budget', 'outside-newest-turns', 'none']);
   oneOf('policy.prune.emptyMessages', policy.prune.emptyMessages, ['remove', 'keep']);
   oneOf('policy.memory.mode', policy.memory.mode, ['off', 'search']);
+  oneOf('policy.toolOutputPreview.sizing', policy.toolOutputPreview.sizing, ['fixed', 'fit']);
   oneOf('policy.snapshotConflicts', policy.snapshotConflicts, ['throw', 'report']);
   for (const status of policy.assistantStatuses)
     oneOf('policy.assistantStatuses', status, ['pending', 'streaming', 'completed', 'failed', 'cancelled']);

@@ -106,9 +106,16 @@ export async function runContextStages({
     outsideTokens,
     preview: policy.toolOutputPreview,
   });
-  // A newest turn larger than the budget is shrunk before anything is selected or summarized for it.
+  // A newest turn larger than the budget is shrunk before anything is selected or summarized for it, down to the
+  // share of the budget a compaction keeps: the next steps append to an unchanged prefix until it is full again.
   const preview = policy.toolOutputPreview;
-  const previewed = shrinkNewestTurn({ segments: pruned.segments, measure, messageBudget, preview });
+  const previewed = shrinkNewestTurn({
+    segments: pruned.segments,
+    measure,
+    messageBudget,
+    preview,
+    targetTokens: Math.floor(messageBudget * policy.summary.targetRatio),
+  });
   const previousSummary = findSummary(previewed.segments);
   const summarized = await selectAndSummarize({
     original: segments,

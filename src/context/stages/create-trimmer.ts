@@ -38,6 +38,10 @@ export class Trimmer {
   current: ContextSegment[];
   /** The preview sizes tried in turn. */
   readonly sizes: number[];
+  /** The sizes {@link Trimmer.shrink} tries: all of them, or with fixed sizing the first only. */
+  readonly shrinkSizes: number[];
+  /** Whether previews keep one size (never grow back, smaller only as a last resort). */
+  readonly fixed: boolean;
   private removed: ContextRemoval[] = [];
   private previews = new Map<string, ToolOutputPreview>();
   private reasoning: TrimmedReasoning[] = [];
@@ -52,6 +56,8 @@ export class Trimmer {
   ) {
     this.current = [...segments];
     this.sizes = previewSizes(policy);
+    this.fixed = policy.sizing === 'fixed';
+    this.shrinkSizes = this.fixed ? this.sizes.slice(0, 1) : this.sizes;
     this.textFactor = Math.max(1, measure.estimate({ text: 1_000_000, images: 0, files: 0, messages: 0 }) / 1_000_000);
   }
 
@@ -121,9 +127,10 @@ export class Trimmer {
 
   /**
    * Lets the previews made so far (and `earlier` ones of the same compaction) grow back, newest first, into
-   * `room()` estimated tokens, so that the budget is used rather than left empty.
+   * `room()` estimated tokens, so that the budget is used rather than left empty. Fixed-size previews never grow.
    */
   grow(earlier: readonly ToolOutputPreview[], room: () => number): void {
+    if (this.fixed) return;
     const made = [...earlier, ...this.previews.values()];
     if (made.length === 0) return;
     const latest = new Map(made.map((entry) => [previewKey(entry), entry]));
@@ -158,8 +165,8 @@ export class Trimmer {
 
   /**
    * While `excess()` > 0: the reasoning of the segments in `within` goes (but that of `keep`), then the tool
-   * inputs and outputs of the segments in `previewWithin` become previews, largest first, at every size; then,
-   * with `content`, their text parts too, and their files are left out.
+   * inputs and outputs of the segments in `previewWithin` become previews, largest first, at every size (the
+   * first only, with fixed sizing); then, with `content`, their text parts too, and their files are left out.
    */
   shrink(
     within: ReadonlySet<number>,
@@ -168,12 +175,12 @@ export class Trimmer {
     { previewWithin = within, content = false }: { previewWithin?: ReadonlySet<number>; content?: boolean } = {},
   ): void {
     if (excess() > 0) this.apply(stripReasoning(this.current, this.measure, (index) => within.has(index), keep));
-    for (const size of this.sizes) if (excess() > 0) this.shorten(size, excess, previewWithin);
-    if (content) for (const size of this.sizes) if (excess() > 0) this.shorten(size, excess, previewWithin, true);
+    for (const size of this.shrinkSizes) if (excess() > 0) this.shorten(size, excess, previewWithin);
+    if (content) for (const size of this.shrinkSizes) if (excess() > 0) this.shorten(size, excess, previewWithin, true);
   }
 
-  /** Drops whole rounds of the segments in `within`, oldest first, while `excess()` > 0. */
-  dropRounds(within: ReadonlySet<number>, excess: () => number): void {
+  /** Drops whole rounds of the segments in `within`, oldest first, while `excess()` > 0; never the round of `keep`. */
+  dropRounds(within: ReadonlySet<number>, excess: () => number, keep?: ModelMessage): void {
     while (excess() > 0) {
       const target = excess();
       const step = dropRounds(
@@ -181,6 +188,7 @@ export class Trimmer {
         this.measure,
         (index) => within.has(index),
         (saved) => saved < target,
+        keep,
       );
       if (!this.apply(step)) return;
     }

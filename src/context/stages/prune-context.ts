@@ -65,15 +65,22 @@ export function pruneContext({
 } {
   const turns = groupTurns(segments);
   const reasoningProtected = newestTurnIndices(turns, policy.reasoningTurns);
-  const first = applyContextPruning({
-    segments,
-    measure,
-    reasoningFrom: (segment, index) =>
-      policy.reasoning !== 'none' && !segment.pinned && (policy.reasoning === 'all' || !reasoningProtected.has(index)),
-    toolCallIds: new Set(),
-    emptyMessages: policy.emptyMessages,
-  });
-  const firstTokens = estimateSegments(first.segments, measure) + outsideTokens;
+  const pruneReasoning = (reasoning: ContextPrunePolicy['reasoning']) =>
+    applyContextPruning({
+      segments,
+      measure,
+      reasoningFrom: (segment, index) =>
+        reasoning !== 'none' && !segment.pinned && (reasoning === 'all' || !reasoningProtected.has(index)),
+      toolCallIds: new Set(),
+      emptyMessages: policy.emptyMessages,
+    });
+  // `when-over-budget` keeps old reasoning while the context fits, so a turn is sent again as it was first sent.
+  let first = pruneReasoning(policy.reasoning === 'when-over-budget' ? 'none' : policy.reasoning);
+  let firstTokens = estimateSegments(first.segments, measure) + outsideTokens;
+  if (policy.reasoning === 'when-over-budget' && firstTokens > messageBudget) {
+    first = pruneReasoning('outside-newest-turns');
+    firstTokens = estimateSegments(first.segments, measure) + outsideTokens;
+  }
   const whenOver = policy.toolTraffic === 'when-over-budget';
   const traffic =
     policy.toolTraffic === 'outside-newest-turns' || (whenOver && firstTokens > messageBudget)

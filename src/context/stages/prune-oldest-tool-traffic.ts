@@ -31,7 +31,8 @@ export interface PruneOldestToolTrafficOptions {
  * Removes the traffic of the fewest oldest calls that makes the context fit `targetTokens` (all of them when that
  * is not enough; pruning more never adds tokens, so a binary search over how many finds it). The last call needed
  * often carries most of what is removed (a 50 KB output): rather than remove it whole, its segment's tool inputs
- * and outputs become previews (largest first, at the preview sizes) just large enough to fit, when that fits.
+ * and outputs become previews (largest first, at the preview sizes) just large enough to fit, when that fits
+ * (with fixed sizing, at the preview size or not at all).
  * Undefined when there is nothing to prune.
  */
 export function pruneOldestToolTraffic(
@@ -71,7 +72,7 @@ function previewToFit(
   });
   const trimmer = createTrimmer(segments, measure, preview);
   const excess = () => tokensOf(trimmer.current) - targetTokens;
-  for (const size of trimmer.sizes) if (excess() > 0) trimmer.shorten(size, excess, within);
+  for (const size of trimmer.shrinkSizes) if (excess() > 0) trimmer.shorten(size, excess, within);
   if (excess() > 0) return undefined;
   trimmer.grow([], () => -excess());
   return trimmer.result(targetTokens);

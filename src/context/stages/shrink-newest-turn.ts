@@ -82,14 +82,15 @@ export function removeReasoning(messages: ModelMessage[], keep: ModelMessage | u
  * Drops whole rounds (an assistant message with the tool messages that answer it) of the segments `within`
  * accepts, oldest first, while `over(saved)` holds. A round holds its calls with their results and its approval
  * requests with their responses, so nothing is split, even when its tool messages begin the next segment. User
- * messages (the newest input, steering messages) stay. A segment left without messages stays, empty (see
- * {@link stripReasoning}).
+ * messages (the newest input, steering messages) stay, and so does the round of `keep`. A segment left without
+ * messages stays, empty (see {@link stripReasoning}).
  */
 export function dropRounds(
   segments: readonly ContextSegment[],
   measure: ContextMeasure,
   within: (index: number) => boolean,
   over: (saved: number) => boolean,
+  keep?: ModelMessage,
 ): ShrinkResult {
   const removed: ContextRemoval[] = [];
   const rounds: DroppedRound[] = [];
@@ -109,7 +110,7 @@ export function dropRounds(
     if (!continued) dropping = false;
     for (const message of segment.messages) {
       if (message.role === 'assistant') {
-        dropping = over(saved);
+        dropping = message !== keep && over(saved);
         if (dropping && segment.sequence !== null) rounds.push({ sequence: segment.sequence, key: roundKey(message) });
       } else if (message.role !== 'tool') dropping = false;
       if (!dropping) {

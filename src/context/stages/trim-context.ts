@@ -20,6 +20,16 @@ export interface TrimContextOptions {
   earlierPreviews?: readonly ToolOutputPreview[];
 }
 
+/** Options of {@link shrinkNewestTurn}. */
+export interface ShrinkNewestTurnOptions extends Omit<TrimContextOptions, 'earlierPreviews'> {
+  /**
+   * The size to shrink to once what may never be dropped exceeds `messageBudget` (the low-water mark): below the
+   * budget, so that the next steps append to an unchanged prefix until it is reached again.
+   * @default messageBudget
+   */
+  targetTokens?: number;
+}
+
 /**
  * Stage 8, the final hard trim: makes the context fit `messageBudget`; a context that fits is returned as it is.
  * First what may never be dropped whole (the newest turn, turns with unfinished tool work, pinned messages) is
@@ -64,24 +74,36 @@ export function trimContext({
  * its response). User messages are never cut. The engine runs it before selecting and summarizing, so that one
  * huge tool result is shortened instead of pushing the whole history into a summary. Idempotent.
  */
-export function shrinkNewestTurn({ segments, measure, messageBudget, preview }: TrimContextOptions): TrimResult {
+export function shrinkNewestTurn({
+  segments,
+  measure,
+  messageBudget,
+  preview,
+  targetTokens = messageBudget,
+}: ShrinkNewestTurnOptions): TrimResult {
   const trimmer = createTrimmer(segments, measure, preview);
-  shrinkRequired(trimmer, messageBudget);
+  shrinkRequired(trimmer, messageBudget, Math.min(targetTokens, messageBudget));
   return trimmer.result(messageBudget);
 }
 
-function shrinkRequired(trimmer: Trimmer, budget: number): void {
+// Over `budget`, shrinks what is required down to `target` (the newest round stays for that), then to `budget` as
+// before; fixed-size previews are made smaller only once every older round is gone.
+function shrinkRequired(trimmer: Trimmer, budget: number, target = budget): void {
   const required = trimmer.required();
-  const excess = () => trimmer.cost(required) - budget;
-  if (excess() <= 0) return;
+  if (trimmer.cost(required) <= budget) return;
+  const excess = () => trimmer.cost(required) - target;
+  const over = () => trimmer.cost(required) - budget;
   const unpinned = new Set(
     [...required].filter((index) => {
       const segment = trimmer.current[index]!;
       return segment.kind === 'message' && !segment.pinned;
     }),
   );
-  trimmer.shrink(unpinned, excess, lastAssistantMessage(trimmer.current), { previewWithin: required });
-  trimmer.dropRounds(unpinned, excess);
+  const newest = lastAssistantMessage(trimmer.current);
+  trimmer.shrink(unpinned, excess, newest, { previewWithin: required });
+  trimmer.dropRounds(unpinned, excess, newest);
+  if (trimmer.fixed) for (const size of trimmer.sizes.slice(1)) if (over() > 0) trimmer.shorten(size, over, required);
+  trimmer.dropRounds(unpinned, over);
 }
 
 function fitOlderTurns(trimmer: Trimmer, budget: number): void {

@@ -12,7 +12,8 @@ import { toolPairProblems } from '../../support/check-generated-context.js';
 import { assistant, smallMeasure, stepStart, stored, text, toolResult, user, words } from '../fixtures.js';
 
 const measure = smallMeasure(1_000_000);
-const preview = defaultContextPolicy.toolOutputPreview;
+// Previews cut to the room and grown back: the fixed sizing has its own tests.
+const preview = { ...defaultContextPolicy.toolOutputPreview, sizing: 'fit' as const };
 
 /** One turn per size: a question, then an answer whose one tool call returns that many words. */
 function turns(sizes: readonly number[]): ContextUIMessage[] {

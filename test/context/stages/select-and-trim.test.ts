@@ -137,7 +137,8 @@ const hugeToolTurn: ContextUIMessage[] = [
     text('Working on it.'),
   ),
 ];
-const preview = defaultContextPolicy.toolOutputPreview;
+// Previews cut to the room and grown back: the fixed sizing has its own tests.
+const preview = { ...defaultContextPolicy.toolOutputPreview, sizing: 'fit' as const };
 
 describe('trimContext', () => {
   it('should drop whole turns, oldest first, and keep pinned messages', () => {
