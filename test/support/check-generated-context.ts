@@ -128,13 +128,14 @@ export function createGeneratedEngine(
   });
 }
 
-/** Runs the engine on a generated conversation and checks every call. */
+/** Runs the engine on a generated conversation and checks every call (`policy` over the budget-filling one). */
 export async function runGeneratedConversation(
   conversation: GeneratedConversation,
   tokenCounter: TokenCounter,
+  policy: ContextPolicyInput = {},
 ): Promise<ConversationRun> {
   const store = createMemoryContextStore({ messages: conversation.rows });
-  const engine = createGeneratedEngine(conversation, store, tokenCounter);
+  const engine = createGeneratedEngine(conversation, store, tokenCounter, undefined, policy);
   const calls: CallCheck[] = [];
   const sources = collectSources(conversation);
   let unmanaged = await unmanagedTokens(conversation);

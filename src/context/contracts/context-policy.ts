@@ -7,7 +7,7 @@ export interface ContextPrunePolicy {
    * Which reasoning to drop: outside the newest `reasoningTurns` turns, the same but only when the context does
    * not fit the budget (a turn is then sent again as it was first sent, which keeps a provider's prompt cache),
    * everywhere, or none. Providers ignore (or reject) old reasoning, so dropping it is the cheapest saving.
-   * @default 'outside-newest-turns'
+   * @default 'when-over-budget'
    */
   reasoning: 'outside-newest-turns' | 'when-over-budget' | 'all' | 'none';
   /**
@@ -17,8 +17,10 @@ export interface ContextPrunePolicy {
   reasoningTurns: number;
   /**
    * When to drop old tool traffic (calls, results and approvals outside the newest `toolTrafficTurns` turns):
-   * only when the context does not fit (then oldest call first, and only until it fits `summary.targetRatio` of
-   * the budget; the last call needed becomes a preview instead when that is enough), always, or never.
+   * only when the context does not fit (then oldest call first, in chunks of about `1 − summary.targetRatio` of the
+   * budget, the fewest that fit it, so that the cut stays where it was until the budget is reached again; with
+   * `targetRatio: 1`, call by call, the last call needed becoming a preview instead when that is enough), always,
+   * or never.
    * @default 'when-over-budget'
    */
   toolTraffic: 'when-over-budget' | 'outside-newest-turns' | 'none';
@@ -152,7 +154,7 @@ export const defaultContextPolicy: Readonly<ContextPolicy> = Object.freeze({
   version: 'agent-history/context-v1',
   assistantStatuses: ['completed', 'cancelled', 'failed'],
   prune: {
-    reasoning: 'outside-newest-turns',
+    reasoning: 'when-over-budget',
     reasoningTurns: 1,
     toolTraffic: 'when-over-budget',
     toolTrafficTurns: 2,

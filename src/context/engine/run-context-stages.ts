@@ -97,11 +97,12 @@ export async function runContextStages({
   outsideTokens = 0,
 }: RunContextStagesOptions): Promise<ContextStagesResult> {
   // Over the budget, tool traffic goes oldest first down to the share of it a compaction keeps, as selecting does.
+  const targetTokens = Math.floor(messageBudget * policy.summary.targetRatio);
   const pruned = pruneContext({
     segments,
     measure,
     messageBudget,
-    targetTokens: Math.floor(messageBudget * policy.summary.targetRatio),
+    targetTokens,
     policy: policy.prune,
     outsideTokens,
     preview: policy.toolOutputPreview,
@@ -109,13 +110,7 @@ export async function runContextStages({
   // A newest turn larger than the budget is shrunk before anything is selected or summarized for it, down to the
   // share of the budget a compaction keeps: the next steps append to an unchanged prefix until it is full again.
   const preview = policy.toolOutputPreview;
-  const previewed = shrinkNewestTurn({
-    segments: pruned.segments,
-    measure,
-    messageBudget,
-    preview,
-    targetTokens: Math.floor(messageBudget * policy.summary.targetRatio),
-  });
+  const previewed = shrinkNewestTurn({ segments: pruned.segments, measure, messageBudget, preview, targetTokens });
   const previousSummary = findSummary(previewed.segments);
   const summarized = await selectAndSummarize({
     original: segments,

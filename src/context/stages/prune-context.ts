@@ -74,18 +74,45 @@ export function pruneContext({
       toolCallIds: new Set(),
       emptyMessages: policy.emptyMessages,
     });
-  // `when-over-budget` keeps old reasoning while the context fits, so a turn is sent again as it was first sent.
-  let first = pruneReasoning(policy.reasoning === 'when-over-budget' ? 'none' : policy.reasoning);
-  let firstTokens = estimateSegments(first.segments, measure) + outsideTokens;
-  if (policy.reasoning === 'when-over-budget' && firstTokens > messageBudget) {
-    first = pruneReasoning('outside-newest-turns');
-    firstTokens = estimateSegments(first.segments, measure) + outsideTokens;
-  }
   const whenOver = policy.toolTraffic === 'when-over-budget';
-  const traffic =
-    policy.toolTraffic === 'outside-newest-turns' || (whenOver && firstTokens > messageBudget)
-      ? pruneToolTraffic({ segments, turns, first, measure, policy, whenOver, targetTokens, outsideTokens, preview })
-      : undefined;
+  const attempt = (reasoning: ContextPrunePolicy['reasoning']) => {
+    const first = pruneReasoning(reasoning);
+    const firstTokens = estimateSegments(first.segments, measure) + outsideTokens;
+    const traffic =
+      policy.toolTraffic === 'outside-newest-turns' || (whenOver && firstTokens > messageBudget)
+        ? pruneToolTraffic({
+            segments,
+            turns,
+            first,
+            measure,
+            policy,
+            whenOver,
+            messageBudget,
+            targetTokens,
+            outsideTokens,
+            preview,
+          })
+        : undefined;
+    return combine(first, traffic);
+  };
+  // `when-over-budget` keeps old reasoning while the context fits once the tool traffic is pruned, so a turn is
+  // sent again as it was first sent.
+  let outcome = attempt(policy.reasoning === 'when-over-budget' ? 'none' : policy.reasoning);
+  if (
+    policy.reasoning === 'when-over-budget' &&
+    estimateSegments(outcome.segments, measure) + outsideTokens > messageBudget
+  )
+    outcome = attempt('outside-newest-turns');
+  return outcome;
+}
+
+type Pruned = ReturnType<typeof applyContextPruning>;
+
+// The first pass's result with the tool traffic's pruning and previews applied.
+function combine(
+  first: Pruned,
+  traffic: { pruned: Pruned | undefined; previewed: TrimResult | undefined } | undefined,
+): ReturnType<typeof pruneContext> {
   const second = traffic?.pruned;
   const toolTraffic: PruneStageReport['toolTraffic'] =
     second && second.pruning.toolCallIds.length > 0 ? 'pruned' : 'kept';
@@ -111,8 +138,6 @@ export function pruneContext({
   };
 }
 
-type Pruned = ReturnType<typeof applyContextPruning>;
-
 // The tool traffic pruned after the first pass: the oldest calls' until the context fits (`whenOver`), else every
 // prunable call's.
 function pruneToolTraffic({
@@ -122,10 +147,11 @@ function pruneToolTraffic({
   measure,
   policy,
   whenOver,
+  messageBudget,
   targetTokens,
   outsideTokens,
   preview,
-}: Required<Pick<PruneContextOptions, 'measure' | 'policy' | 'targetTokens' | 'outsideTokens'>> &
+}: Required<Pick<PruneContextOptions, 'measure' | 'policy' | 'messageBudget' | 'targetTokens' | 'outsideTokens'>> &
   Pick<PruneContextOptions, 'segments' | 'preview'> & {
     turns: readonly ContextTurn[];
     first: Pruned;
@@ -156,6 +182,9 @@ function pruneToolTraffic({
     prune,
     tokensOf: (pruned) => estimateSegments(pruned, measure) + outsideTokens,
     targetTokens,
+    // Below the budget, in chunks of the room between the two marks: the cut moves once per chunk of growth.
+    chunkTokens: messageBudget - targetTokens,
+    budgetTokens: messageBudget,
     measure,
     preview,
     approvalToCall,

@@ -4,6 +4,7 @@ import type { ContextSegment } from '../segments/context-segment.js';
 import { segmentToolCallIds } from '../segments/segment-tool-calls.js';
 import type { applyContextPruning } from './apply-context-pruning.js';
 import { createTrimmer, type TrimResult } from './create-trimmer.js';
+import { toolTrafficChunkEnds } from './tool-traffic-chunks.js';
 
 type Pruned = ReturnType<typeof applyContextPruning>;
 
@@ -19,6 +20,14 @@ export interface PruneOldestToolTrafficOptions {
   tokensOf: (segments: readonly ContextSegment[]) => number;
   /** The size to fit. */
   targetTokens: number;
+  /**
+   * Prune in chunks of about this many tokens of traffic (from the oldest call), the fewest that fit
+   * `budgetTokens`, rather than the fewest calls that fit `targetTokens`: the cut moves only when the context
+   * reaches the budget again. @default none (call by call)
+   */
+  chunkTokens?: number;
+  /** With `chunkTokens`: the size to fit (the high-water mark). @default targetTokens */
+  budgetTokens?: number;
   /** Prices segments and counts previews. */
   measure: ContextMeasure;
   /** Preview sizes; without, the last call needed goes whole. */
@@ -41,6 +50,8 @@ export function pruneOldestToolTraffic(
   const { ordered, prune, tokensOf, targetTokens } = options;
   if (ordered.length === 0) return undefined;
   const all = prune(new Set(ordered));
+  if (options.chunkTokens !== undefined && options.chunkTokens > 0)
+    return { pruned: inChunks(options, all), previewed: undefined };
   if (tokensOf(all.segments) > targetTokens) return { pruned: all, previewed: undefined };
   let low = 1;
   let high = ordered.length;
@@ -56,6 +67,27 @@ export function pruneOldestToolTraffic(
   const before = high > 1 ? prune(new Set(ordered.slice(0, high - 1))) : undefined;
   const previewed = previewToFit(options, before?.segments ?? options.segments, ordered[high - 1]!);
   return previewed ? { pruned: before, previewed } : { pruned: fitted, previewed: undefined };
+}
+
+// The fewest whole chunks whose pruning fits the budget (all of them when none does).
+function inChunks(
+  { segments, ordered, prune, tokensOf, chunkTokens, budgetTokens, targetTokens }: PruneOldestToolTrafficOptions,
+  all: Pruned,
+): Pruned {
+  const ends = toolTrafficChunkEnds(segments, ordered, chunkTokens!);
+  const budget = budgetTokens ?? targetTokens;
+  let low = 0;
+  let high = ends.length - 1;
+  let fitted = all;
+  while (low < high) {
+    const middle = Math.floor((low + high) / 2);
+    const tried = prune(new Set(ordered.slice(0, ends[middle])));
+    if (tokensOf(tried.segments) <= budget) {
+      fitted = tried;
+      high = middle;
+    } else low = middle + 1;
+  }
+  return fitted;
 }
 
 // The segments that hold the call, their tool inputs and outputs previewed until the context fits; undefined when

@@ -70,6 +70,8 @@ describe.each(BACKENDS)('the first call of a request on a thread loaded from the
       maxInputTokens: 6000,
       maxOutputTokens: 1000,
       tokenCounter: spy,
+      // Old reasoning is pruned although the context fits: pruning must subtract stored part counts.
+      policy: { prune: { reasoning: 'outside-newest-turns' } },
     });
     const messages = await manager.initialMessages({ instructions: 'You are an analyst.' });
     const removed = manager.lastReport!.stages.flatMap((stage) => stage.removed ?? []);

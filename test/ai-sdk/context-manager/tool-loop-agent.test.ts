@@ -357,17 +357,12 @@ describe('createContextManager with ToolLoopAgent', () => {
             {
               "output": {
                 "type": "text",
-                "value": "[agent-history: tool output shortened to fit the context window; the first 171 of 7199 tokens are shown; the full output is in the conversation log.]
+                "value": "[agent-history: tool output shortened to fit the context window; the first 85 of 7199 tokens are shown; the full output is in the conversation log.]
       hour 0: 18C, light wind from the north-west, no rain
       hour 1: 18C, light wind from the north-west, no rain
       hour 2: 18C, light wind from the north-west, no rain
       hour 3: 18C, light wind from the north-west, no rain
-      hour 4: 18C, light wind from the north-west, no rain
-      hour 5: 18C, light wind from the north-west, no rain
-      hour 6: 18C, light wind from the north-west, no rain
-      hour 7: 18C, light wind from the north-west, no rain
-      hour 8: 18C, light wind from the north-west, no rain
-      hour 9: 18C, l",
+      hour 4: 18C, light wind from the ",
               },
               "providerOptions": undefined,
               "toolCallId": "call-1",

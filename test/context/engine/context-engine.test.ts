@@ -46,7 +46,8 @@ const question = (value: string) => user(`q-${value.length}`, value);
 
 const summaryText =
   '## Goals\n- Plan a ten-day trip\n\n## Decisions\n- Museums first\n\n## Facts\n- None.\n\n## Completed actions\n- search\n\n## Open tasks\n- None.';
-const policy: ContextPolicyInput = { summary: { reserveTokens: 200 } };
+// Old reasoning goes at every turn here (the default keeps it until the context is over the budget).
+const policy: ContextPolicyInput = { summary: { reserveTokens: 200 }, prune: { reasoning: 'outside-newest-turns' } };
 const profile = smallProfile(1200, 200);
 
 function recording(answer: (input: ContextSummarizerInput) => Promise<string> = async () => summaryText): {

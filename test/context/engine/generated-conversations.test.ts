@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { generateConversation, type NewestTurn } from '../../support/agent-conversations.js';
 import { runGeneratedConversation, type ConversationRun } from '../../support/check-generated-context.js';
+import { defaultContextPolicy, type ContextPolicyInput } from '../../../src/context/index.js';
 import { tokenCounter } from '../fixtures.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 150);
@@ -85,12 +86,25 @@ describe('generated agent conversations (every part type, approvals, huge payloa
     timeout,
   );
 
-  const cases: Array<{ name: string; newestTurn?: NewestTurn; pinnedAnswer?: boolean }> = [
+  const cases: Array<{ name: string; newestTurn?: NewestTurn; pinnedAnswer?: boolean; policy?: ContextPolicyInput }> = [
+    {
+      // Cut to the low-water mark, fixed previews, tool traffic in chunks, old reasoning kept while it fits.
+      name: 'the policy is the default one, made for prompt caching',
+      policy: {
+        summary: { targetRatio: defaultContextPolicy.summary.targetRatio },
+        toolOutputPreview: { sizing: 'fixed' },
+      },
+    },
+    {
+      name: 'a low-water mark of 50 % meets an in-progress newest turn',
+      newestTurn: 'in-progress',
+      policy: { summary: { targetRatio: 0.5 }, toolOutputPreview: { sizing: 'fixed' } },
+    },
     { name: 'the newest turn is in-progress, its first call often older than the budget', newestTurn: 'in-progress' },
     { name: 'the newest turn is awaiting-approval, its first call often older', newestTurn: 'awaiting-approval' },
     { name: "the oldest turn's answer is pinned (sent without its question)", pinnedAnswer: true },
   ];
-  for (const { name, newestTurn, pinnedAnswer } of cases)
+  for (const { name, newestTurn, pinnedAnswer, policy } of cases)
     it(
       `should keep every rule when ${name}`,
       async () => {
@@ -102,7 +116,7 @@ describe('generated agent conversations (every part type, approvals, huge payloa
               pinnedAnswer,
               budget: [2000, 40_000],
             });
-            const result = await runGeneratedConversation(conversation, tokenCounter);
+            const result = await runGeneratedConversation(conversation, tokenCounter, policy);
             if (result.refused)
               expect(result.refused.requiredTokens).toBeGreaterThan(result.refused.messageBudgetTokens);
             for (const call of result.calls) {

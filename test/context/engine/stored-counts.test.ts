@@ -47,7 +47,13 @@ async function build(extraPerMessage: number, partCounts = false) {
     });
   }
   counter.counted.length = 0;
-  const engine = createContextEngine({ store, profile: smallProfile(40_000, 500), tokenCounter: counter });
+  // Old reasoning is pruned although the context fits: pruning must subtract stored part counts.
+  const engine = createContextEngine({
+    store,
+    profile: smallProfile(40_000, 500),
+    tokenCounter: counter,
+    policy: { prune: { reasoning: 'outside-newest-turns' } },
+  });
   const { messages, report } = await engine.buildInitialContext();
   return { counter, messages, report, engine };
 }

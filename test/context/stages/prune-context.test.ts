@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { convertToContextSegments } from '../../../src/context/stages/convert-to-context-segments.js';
 import { defaultContextPolicy, type ContextPrunePolicy } from '../../../src/context/index.js';
 import { pruneContext } from '../../../src/context/stages/prune-context.js';
-import { renderSegments } from '../../../src/context/segments/context-segment.js';
+import { estimateSegments, renderSegments } from '../../../src/context/segments/context-segment.js';
 import type { ContextUIMessage } from '../../../src/model/context-ui-message.js';
 import { assistant, reasoning, smallMeasure, stepStart, stored, text, toolResult, user } from '../fixtures.js';
 
@@ -75,7 +75,7 @@ describe('pruneContext', () => {
         segments: segmentsOf(threeWeatherTurns),
         measure,
         messageBudget: 10_000,
-        policy: policy(),
+        policy: policy({ reasoning: 'outside-newest-turns' }),
       });
       expect(renderSegments(segments)).toEqual(
         renderSegments(segmentsOf(threeWeatherTurns)).map((message) =>
@@ -107,9 +107,55 @@ describe('pruneContext', () => {
         segments: segmentsOf(threeWeatherTurns, [2]),
         measure,
         messageBudget: 10_000,
-        policy: policy({ reasoningTurns: 2 }),
+        policy: policy({ reasoning: 'outside-newest-turns', reasoningTurns: 2 }),
       });
       expect(pruning.reasoningSequences).toEqual([4]);
+    });
+
+    describe("reasoning: 'when-over-budget' (the default)", () => {
+      it('should keep every reasoning while the context fits, so a turn is sent again as it was first sent', () => {
+        const input = segmentsOf(threeWeatherTurns);
+        const { segments, pruning } = pruneContext({
+          segments: input,
+          measure,
+          messageBudget: 10_000,
+          policy: policy(),
+        });
+        expect(defaultContextPolicy.prune.reasoning).toBe('when-over-budget');
+        expect(segments).toEqual(input);
+        expect(pruning.reasoningSequences).toEqual([]);
+      });
+
+      it('should remove reasoning outside the newest turn once the context is over the budget', () => {
+        const input = segmentsOf(threeWeatherTurns);
+        const whole = estimateSegments(input, measure);
+        const { pruning } = pruneContext({
+          segments: input,
+          measure,
+          messageBudget: whole - 1,
+          policy: policy({ toolTraffic: 'none' }),
+        });
+        expect(pruning.reasoningSequences).toEqual([2, 4, 6]);
+      });
+
+      it('should prune old tool traffic first and keep the reasoning when that is enough', () => {
+        const input = segmentsOf(threeWeatherTurns);
+        const withoutTraffic = pruneContext({
+          segments: input,
+          measure,
+          messageBudget: 10,
+          policy: policy({ reasoning: 'none', toolTraffic: 'outside-newest-turns', toolTrafficTurns: 1 }),
+        });
+        const { pruning } = pruneContext({
+          segments: input,
+          measure,
+          messageBudget: estimateSegments(withoutTraffic.segments, measure),
+          targetTokens: estimateSegments(withoutTraffic.segments, measure),
+          policy: policy({ toolTrafficTurns: 1 }),
+        });
+        expect(pruning.toolCallIds.length).toBeGreaterThan(0);
+        expect(pruning.reasoningSequences).toEqual([]);
+      });
     });
 
     it('should keep all reasoning with reasoning: none', () => {

@@ -1,12 +1,19 @@
 // pruneContext with `toolTraffic: 'when-over-budget'` removes only what the budget needs: the oldest calls' traffic
-// first, down to the target, and the last call needed previewed rather than removed when that fits.
+// first, in whole chunks of the budget less the target (so that the cut stays where it was until the budget is
+// reached again), or call by call to the budget when the target is the budget, the last call needed then previewed
+// rather than removed when that fits.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { defaultContextPolicy } from '../../../src/context/index.js';
 import { convertToContextSegments } from '../../../src/context/stages/convert-to-context-segments.js';
 import { applyContextPruning } from '../../../src/context/stages/apply-context-pruning.js';
 import { pruneContext, type PruneContextOptions } from '../../../src/context/stages/prune-context.js';
-import { estimateSegments, renderSegments } from '../../../src/context/segments/context-segment.js';
+import {
+  estimateSegments,
+  renderSegments,
+  type ContextSegment,
+} from '../../../src/context/segments/context-segment.js';
+import { toolTrafficChunkEnds } from '../../../src/context/stages/tool-traffic-chunks.js';
 import type { ContextUIMessage } from '../../../src/model/context-ui-message.js';
 import { toolPairProblems } from '../../support/check-generated-context.js';
 import { assistant, smallMeasure, stepStart, stored, text, toolResult, user, words } from '../fixtures.js';
@@ -28,6 +35,14 @@ const segmentsOf = (messages: ContextUIMessage[]) =>
   convertToContextSegments({ messages: messages.map((message, index) => stored(index + 1, message)), measure })
     .segments;
 
+/** How many calls one chunk (or, without chunks, one call) fewer than `count` prunes. */
+function fewerCalls(segments: ContextSegment[], sizes: readonly number[], count: number, chunkTokens: number): number {
+  if (chunkTokens <= 0) return count - 1;
+  const candidates = sizes.slice(0, -1).map((_size, index) => `c${index}`);
+  const ends = toolTrafficChunkEnds(segments, candidates, chunkTokens);
+  return Math.max(0, ...ends.filter((end) => end < count));
+}
+
 const prune = (options: Omit<PruneContextOptions, 'measure' | 'policy'>) =>
   pruneContext({ ...options, measure, policy: defaultContextPolicy.prune });
 
@@ -41,12 +56,41 @@ describe('pruneContext: oldest first, only what the budget needs', () => {
     expect(previews).toEqual([]);
   });
 
-  it('should go on to the next oldest calls down to the target, keeping the newest two turns', () => {
+  it('should prune whole chunks of the budget less the target, the fewest that fit the budget', () => {
     const { pruning, segments } = prune({ segments: input, messageBudget: total - 50, targetTokens: total - 900 });
-    expect(pruning.toolCallIds).toEqual(['c0', 'c1', 'c2']);
-    expect(estimateSegments(segments, measure)).toBeLessThanOrEqual(total - 900);
-    // The newest two turns keep their tool traffic even when the target is out of reach.
+    // Chunks of about 850 tokens of traffic from the oldest call: c0 and c1 together.
+    expect(pruning.toolCallIds).toEqual(['c0', 'c1']);
+    expect(estimateSegments(segments, measure)).toBeLessThanOrEqual(total - 50);
+    // The newest two turns keep their tool traffic even when the budget is out of reach.
     expect(prune({ segments: input, messageBudget: 10 }).pruning.toolCallIds).toEqual(['c0', 'c1', 'c2', 'c3']);
+  });
+
+  it('should cut at the same call after a turn is appended, as long as that still fits the budget', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 600 }), { minLength: 4, maxLength: 14 }),
+        fc.integer({ min: 1, max: 200 }),
+        fc.double({ min: 0.3, max: 0.9, noNaN: true }),
+        (sizes, added, ratio) => {
+          const before = segmentsOf(turns(sizes));
+          const messageBudget = Math.floor(estimateSegments(before, measure) * 0.8);
+          const options = { messageBudget, targetTokens: Math.floor(messageBudget * ratio) };
+          const first = prune({ ...options, segments: before }).pruning.toolCallIds;
+          const grown = segmentsOf(turns([...sizes, added]));
+          const kept = applyContextPruning({
+            segments: grown,
+            measure,
+            reasoningFrom: () => false,
+            toolCallIds: new Set(first),
+            emptyMessages: 'remove',
+          });
+          const second = prune({ ...options, segments: grown }).pruning.toolCallIds;
+          if (estimateSegments(kept.segments, measure) <= messageBudget) expect(second).toEqual(first);
+          else expect(second.slice(0, first.length)).toEqual(first);
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 
   it('should preview the last call needed instead of removing it, when the preview fits', () => {
@@ -74,12 +118,14 @@ describe('pruneContext: oldest first, only what the budget needs', () => {
       fc.property(
         fc.array(fc.integer({ min: 1, max: 600 }), { minLength: 1, maxLength: 12 }),
         fc.double({ min: 0.05, max: 1.2, noNaN: true }),
-        fc.double({ min: 0.3, max: 1, noNaN: true }),
+        fc.oneof(fc.constant(1), fc.double({ min: 0.3, max: 1, noNaN: true })),
         (sizes, budgetShare, ratio) => {
           const segments = segmentsOf(turns(sizes));
           const before = estimateSegments(segments, measure);
           const messageBudget = Math.floor(before * budgetShare);
+          // Below the budget, whole chunks go until the budget fits; at the budget, calls one by one.
           const targetTokens = Math.floor(messageBudget * ratio);
+          const fits = targetTokens < messageBudget ? messageBudget : targetTokens;
           const options = { segments, messageBudget, targetTokens };
           const result = prune(options);
           const pruned = result.pruning.toolCallIds;
@@ -90,15 +136,17 @@ describe('pruneContext: oldest first, only what the budget needs', () => {
           if (before <= messageBudget) expect(pruned).toEqual([]);
           else if (pruned.length < Math.max(0, sizes.length - 1)) {
             // Stopped before the protected turns: it fits, and one call fewer would not have.
-            expect(after).toBeLessThanOrEqual(targetTokens);
+            expect(after).toBeLessThanOrEqual(fits);
             const fewer = applyContextPruning({
               segments,
               measure,
               reasoningFrom: () => false,
-              toolCallIds: new Set(pruned.slice(0, -1)),
+              toolCallIds: new Set(
+                pruned.slice(0, fewerCalls(segments, sizes, pruned.length, messageBudget - targetTokens)),
+              ),
               emptyMessages: 'remove',
             });
-            if (pruned.length > 0) expect(estimateSegments(fewer.segments, measure)).toBeGreaterThan(targetTokens);
+            if (pruned.length > 0) expect(estimateSegments(fewer.segments, measure)).toBeGreaterThan(fits);
           }
           // Idempotent: its own output fits, or has nothing more to give.
           const again = prune({ ...options, segments: result.segments });
