@@ -23,16 +23,20 @@ const sessionKinds = (process.env.PROMPT_CACHE_SESSIONS ?? 'loop,chat').split(',
 const cachedPrice = 0.1;
 const previewTokens = 1000;
 
-/** The engine's levers, one at a time against the defaults (fixed-size previews, compaction to 70 %). */
+/**
+ * The engine's levers, one at a time against the defaults (fixed-size previews, compaction down to 70 % of the
+ * budget, old reasoning kept until the context is over the budget).
+ */
 const levers: Record<string, Strategy> = {
   'context engine (defaults)': engineStrategy(),
   'engine, previews fit and grow back': engineStrategy({ toolOutputPreview: { sizing: 'fit' } }),
   'engine, low-water 100 % (cut to the budget)': engineStrategy({ summary: { targetRatio: 1 } }),
-  'engine, both (the previous defaults)': engineStrategy({
+  'engine, everything cut to the budget (the previous defaults)': engineStrategy({
+    prune: { reasoning: 'outside-newest-turns' },
     summary: { targetRatio: 1 },
     toolOutputPreview: { sizing: 'fit' },
   }),
-  'engine, old reasoning kept until over budget': engineStrategy({ prune: { reasoning: 'when-over-budget' } }),
+  'engine, old reasoning pruned at every turn': engineStrategy({ prune: { reasoning: 'outside-newest-turns' } }),
   "engine, older turns' tool traffic always pruned": engineStrategy({ prune: { toolTraffic: 'outside-newest-turns' } }),
   'engine, low-water 50 %': engineStrategy({ summary: { targetRatio: 0.5 } }),
   'engine, low-water 85 %': engineStrategy({ summary: { targetRatio: 0.85 } }),
