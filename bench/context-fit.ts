@@ -5,13 +5,24 @@
 // (targetRatio 1) over the calls whose history exceeded it before any stage ran, and the time per call.
 // No database: the engine runs on the in-memory store. Environment: CONTEXT_FIT_CONVERSATIONS (default 100000),
 // CONTEXT_FIT_SEED (first seed, default 1), CONTEXT_FIT_WORKERS (processes, default 2, one
-// per core), CONTEXT_FIT_MAX_MESSAGES (default 2000). Prints a JSON summary and a Markdown table.
+// per core), CONTEXT_FIT_MAX_MESSAGES (default 2000), CONTEXT_FIT_POLICY (`default`: the engine's default policy,
+// cut to its low-water mark with fixed previews, instead of the budget-filling one; the rules checked are the same).
+// Prints a JSON summary and a Markdown table.
 import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadO200kTokenCounter } from '../src/tokens/token-counter.js';
 import { generateConversation } from '../test/support/agent-conversations.js';
 import { runGeneratedConversation } from '../test/support/check-generated-context.js';
+import { defaultContextPolicy } from '../src/context/index.js';
+
+const policy =
+  process.env.CONTEXT_FIT_POLICY === 'default'
+    ? {
+        summary: { targetRatio: defaultContextPolicy.summary.targetRatio },
+        toolOutputPreview: { sizing: defaultContextPolicy.toolOutputPreview.sizing },
+      }
+    : {};
 import { rememberingTokenCounter, withStoredCounts } from '../test/support/stored-counts.js';
 import { round } from './stats.js';
 
@@ -71,7 +82,7 @@ async function runRange(
   for (let seed = first; seed < first + count; seed++) {
     // Stored counts as the store writes them when it appends (most rows with per-part counts).
     const conversation = withStoredCounts(generateConversation(seed, { maxMessages }), tokenCounter);
-    const run = await runGeneratedConversation(conversation, tokenCounter);
+    const run = await runGeneratedConversation(conversation, tokenCounter, policy);
     tally.conversations += 1;
     if (run.refused) tally.refused += 1;
     for (const call of run.calls) {
