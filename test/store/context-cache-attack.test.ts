@@ -10,7 +10,7 @@ import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { smallProfile, tokenCounter } from '../context/fixtures.js';
 import { cachedVersion } from '../../src/context/caches/cached-row.js';
 import type { ContextStore } from '../../src/model/context-store.js';
-import { createContextEngine, type ContextSummarizer } from '../../src/context/index.js';
+import { createContextEngine, type ContextPolicyInput, type ContextSummarizer } from '../../src/context/index.js';
 
 const json = (messages: readonly ModelMessage[]) => JSON.stringify(messages);
 type TenantStore = ReturnType<ReturnType<typeof createAgentHistory>['forTenant']>;
@@ -24,9 +24,9 @@ const chat = [
 describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
   const database = useTestDatabase(backend);
 
-  function managerOf(store: TenantStore | ContextStore, thread: string) {
+  function managerOf(store: TenantStore | ContextStore, thread: string, policy?: ContextPolicyInput) {
     const context = 'contextStore' in store ? store.contextStore(thread) : store;
-    return createContextManager({ store: context, model: 'openai:gpt-4o', tokenCounter });
+    return createContextManager({ store: context, model: 'openai:gpt-4o', tokenCounter, policy });
   }
 
   /** A cached and an uncached store of one tenant, and a thread holding `messages` (a short chat by default). */
@@ -231,8 +231,10 @@ describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
       },
       { id: 'u2', role: 'user', parts: [{ type: 'text', text: 'And then?' }] },
     ]);
-    // The answer of an older turn loses its reasoning: the engine returns a pruned copy of the cached message.
-    const first = await managerOf(cached, thread).initialMessages();
+    // The answer of an older turn loses its reasoning (pruned at every turn, although the context fits): the engine
+    // returns a pruned copy of the cached message.
+    const pruning: ContextPolicyInput = { prune: { reasoning: 'outside-newest-turns' } };
+    const first = await managerOf(cached, thread, pruning).initialMessages();
     const answer = first.find((message) => message.role === 'assistant')!;
     expect(json([answer])).not.toContain('Let me think');
     try {
@@ -240,9 +242,9 @@ describe.each(BACKENDS)('attacks on the context cache on %s', (backend) => {
     } catch {
       // A frozen content refuses it: then nothing can reach the next request either.
     }
-    const again = json(await managerOf(cached, thread).initialMessages());
+    const again = json(await managerOf(cached, thread, pruning).initialMessages());
     expect(again).not.toContain('INJECTED');
-    expect(again).toBe(json(await managerOf(uncached, thread).initialMessages()));
+    expect(again).toBe(json(await managerOf(uncached, thread, pruning).initialMessages()));
   });
 });
 
