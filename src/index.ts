@@ -96,8 +96,10 @@ export type {
   StoredThread,
 } from './model/stored-rows.js';
 export type {
+  ContextMemory,
   ContextMessage,
   ContextMessageCache,
+  ContextRecalledItem,
   ContextSnapshot,
   ContextStore,
   ContextSummary,
@@ -106,6 +108,8 @@ export type {
   NewSnapshot,
   NewSummary,
   SummarySourceVersion,
+  ContextWorkingMemory,
+  WorkingMemoryStore,
 } from './model/context-store.js';
 export type { ContextUIMessage, ContextUIPart } from './model/context-ui-message.js';
 export {

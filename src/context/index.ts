@@ -10,6 +10,8 @@ export type { ContextInstructions } from './engine/estimate-prompt-overhead.js';
 // What the engine promises: the policy, the budget, the summarizer contract, the errors and the report.
 export {
   type ContextMemoryPolicy,
+  type ContextMemoryPolicyInput,
+  type ContextRecallPolicy,
   type ContextPolicy,
   type ContextPolicyInput,
   type ContextPrunePolicy,
@@ -32,6 +34,8 @@ export type {
   ConvertStageReport,
   FilterStageReport,
   MemoryStageReport,
+  MemorySegmentEntry,
+  MemorySegmentsStageReport,
   PruneStageReport,
   SelectStageReport,
   SummarizeStageReport,
@@ -48,7 +52,8 @@ export {
 } from './engine/format-context-report.js';
 
 // Snapshots: what one records beyond its sequences, and the rebuild of the context from it.
-export type { ContextSnapshotPruning } from './engine/context-snapshot-pruning.js';
+export type { ContextSnapshotPruning, SnapshotRecalledItem } from './engine/context-snapshot-pruning.js';
+export type { SnapshotMemoryInput } from './engine/rebuild-memory-segments.js';
 export type { DroppedRound, TrimmedReasoning } from './stages/shrink-newest-turn.js';
 export {
   type RebuildContextFromSnapshotOptions,

@@ -141,6 +141,37 @@ export interface LoadedThreadContext extends LoadedContext {
   tailTruncated: boolean;
 }
 
+/** A working-memory document: what the model keeps about a user (or a thread) across threads. */
+export interface ContextWorkingMemory {
+  id: string;
+  scope: 'user' | 'thread';
+  content: string;
+  version: number;
+}
+/** One item recalled from another thread of the same user, for the newest user input. */
+export interface ContextRecalledItem {
+  id: string; // the recall entry's id, or `message:<message row id>` for a full-text-only hit
+  sourceThreadId: string;
+  sourceMessageId: string;
+  sourceSequence: number;
+  sourceContentVersion: number;
+  role: 'user' | 'assistant';
+  text: string;
+  score: number;
+  via: 'full-text' | 'vector' | 'both';
+}
+/** What `ContextStore.loadMemory` returns: the working memory and the items recalled across threads. */
+export interface ContextMemory {
+  workingMemory: ContextWorkingMemory | null;
+  recalled: ContextRecalledItem[];
+  recall: 'full-text' | 'hybrid';
+}
+/** The working memory as the `updateWorkingMemory` tool reads and writes it (one user's, or one thread's). */
+export interface WorkingMemoryStore {
+  getWorkingMemory(): Promise<ContextWorkingMemory | null>;
+  updateWorkingMemory(input: { content: string; expectedVersion: number }): Promise<ContextWorkingMemory>;
+}
+
 /**
  * The persistence the context engine depends on, bound to one tenant and one thread. The in-memory
  * {@link createMemoryContextStore} implements it for tests; the Postgres store implements the same contract.
@@ -159,6 +190,11 @@ export interface ContextStore {
    * concurrent writer: boundaries only advance.
    */
   writeSnapshot(input: NewSnapshot): Promise<ContextSnapshot>;
+  /**
+   * Optional: the working memory and the items recalled from the same user's other threads for `query` (the newest
+   * user input), at most `limit` of them, best first. The engine puts them in the context as segments of their own.
+   */
+  loadMemory?(input: { query: string; limit: number }): Promise<ContextMemory>;
   /** Optional full-text search for relevant earlier messages (the memory step), best match first. */
   searchMessages?(input: { query: string; limit: number }): Promise<ContextMessage[]>;
   /**

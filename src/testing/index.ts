@@ -8,3 +8,9 @@ export {
   type MemoryContextStore,
 } from './memory-context-store.js';
 export type { AppendMemoryMessageInput } from './append-memory-message.js';
+export {
+  createSharedMemory,
+  type CreateSharedMemoryOptions,
+  type SharedMemory,
+  type SharedMemoryMember,
+} from './shared-memory.js';

@@ -1,4 +1,11 @@
-import type { ContextMessage, ContextSnapshot, ContextStore, ContextSummary } from '../model/context-store.js';
+import type {
+  ContextMessage,
+  ContextSnapshot,
+  ContextStore,
+  ContextSummary,
+  WorkingMemoryStore,
+} from '../model/context-store.js';
+import { joinSharedMemory, type SharedMemoryMember } from './shared-memory.js';
 import { appendMemoryMessage, updateMemoryMessage, type AppendMemoryMessageInput } from './append-memory-message.js';
 import { loadMemoryContext } from './load-memory-context.js';
 import { createMemoryContextState, strip } from './memory-context-state.js';
@@ -7,8 +14,11 @@ import { searchMemoryMessages } from './search-memory-messages.js';
 import { writeMemorySnapshot } from './write-memory-snapshot.js';
 import { writeMemorySummary } from './write-memory-summary.js';
 
-/** An in-memory {@link ContextStore} for one thread, with helpers to write and inspect it. */
-export interface MemoryContextStore extends ContextStore {
+/**
+ * An in-memory {@link ContextStore} for one thread, with helpers to write and inspect it. With `memory`, it has
+ * `loadMemory` and is a {@link WorkingMemoryStore} (`getWorkingMemory`, `updateWorkingMemory`).
+ */
+export interface MemoryContextStore extends ContextStore, Partial<WorkingMemoryStore> {
   /** Appends a message with the next sequence and returns it. */
   appendMessage(input: AppendMemoryMessageInput): ContextMessage;
   /**
@@ -33,6 +43,11 @@ export interface MemoryContextStore extends ContextStore {
 export interface CreateMemoryContextStoreOptions {
   /** Messages to start with; their sequences must be 1, 2, 3…. */
   messages?: readonly ContextMessage[];
+  /**
+   * Memory across threads: the tenant's `SharedMemory` (`createSharedMemory()`), this thread's id and its
+   * user. The store then loads the working memory and recalls from the user's other threads. @default none
+   */
+  memory?: SharedMemoryMember;
   /** Test hooks. */
   _internal?: {
     /**
@@ -55,6 +70,7 @@ export interface CreateMemoryContextStoreOptions {
  */
 export function createMemoryContextStore({
   messages = [],
+  memory,
   _internal = {},
 }: CreateMemoryContextStoreOptions = {}): MemoryContextStore {
   const counters = { summary: 0, snapshot: 0 };
@@ -77,5 +93,6 @@ export function createMemoryContextStore({
     writeSummary: (input) => writeMemorySummary(state, input),
     writeSnapshot: (input) => writeMemorySnapshot(state, input),
     searchMessages: (input) => searchMemoryMessages(state, input),
+    ...(memory ? joinSharedMemory(memory, state) : {}),
   };
 }

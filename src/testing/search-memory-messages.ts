@@ -45,6 +45,19 @@ export async function searchMemoryMessages(
   { query, limit }: SearchMemoryMessagesOptions,
 ): Promise<ContextMessage[]> {
   await Promise.resolve();
+  return scoreMemoryMessages(state.messages, query)
+    .slice(0, limit)
+    .map((entry) => structuredClone(entry.message));
+}
+
+/**
+ * The live, eligible messages whose text parts contain any of the query's words, with how many they contain and their
+ * text, best first, newest first among equals (the messages themselves, not copies).
+ */
+export function scoreMemoryMessages(
+  messages: readonly ContextMessage[],
+  query: string,
+): Array<{ message: ContextMessage; score: number; text: string }> {
   const words = [
     ...new Set(
       query
@@ -54,17 +67,16 @@ export async function searchMemoryMessages(
     ),
   ];
   if (words.length === 0) return [];
-  return state.messages
+  return messages
     .filter((message) => message.deletedAt === null && message.contextState === 'eligible')
     .map((message) => {
       const text = message.message.parts
         .filter((part) => part.type === 'text')
-        .map((part) => String(part.text).toLowerCase())
-        .join(' ');
-      return { message, score: words.reduce((score, word) => score + (text.includes(word) ? 1 : 0), 0) };
+        .map((part) => String(part.text))
+        .join('\n');
+      const lower = text.toLowerCase();
+      return { message, text, score: words.reduce((score, word) => score + (lower.includes(word) ? 1 : 0), 0) };
     })
     .filter((entry) => entry.score > 0)
-    .sort((a, b) => b.score - a.score || b.message.sequence - a.message.sequence)
-    .slice(0, limit)
-    .map((entry) => structuredClone(entry.message));
+    .sort((a, b) => b.score - a.score || b.message.sequence - a.message.sequence);
 }

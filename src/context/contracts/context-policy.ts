@@ -1,5 +1,8 @@
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.js';
 import type { MessageStatus } from '../../model/stored-rows.js';
+import type { ContextMemoryPolicy, ContextMemoryPolicyInput } from './context-memory-policy.js';
+
+export type { ContextMemoryPolicy, ContextMemoryPolicyInput, ContextRecallPolicy } from './context-memory-policy.js';
 
 /** What the prune stage removes (losslessly for validity: tool calls and results always go in pairs). */
 export interface ContextPrunePolicy {
@@ -67,30 +70,6 @@ export interface ContextSummaryPolicy {
   toolOutputCharacters: number;
 }
 
-/** The optional memory step: relevant earlier messages found by the store's search. */
-export interface ContextMemoryPolicy {
-  /**
-   * `search` asks `store.searchMessages` with the current input's text; `off` skips the step.
-   * @default 'off'
-   */
-  mode: 'off' | 'search';
-  /**
-   * How many messages to ask for.
-   * @default 5
-   */
-  limit: number;
-  /**
-   * The largest memory message, in raw tokens.
-   * @default 2000
-   */
-  maxTokens: number;
-  /**
-   * Characters quoted from one message.
-   * @default 1000
-   */
-  messageCharacters: number;
-}
-
 /** How oversized tool outputs are shortened when even the newest turn does not fit. */
 export interface ContextToolOutputPreviewPolicy {
   /**
@@ -144,9 +123,12 @@ export interface ContextPolicy {
 
 /** A partial policy: any field left out takes its default. */
 export type ContextPolicyInput = {
-  [KEY in keyof ContextPolicy]?: ContextPolicy[KEY] extends readonly unknown[] | string
+  [KEY in Exclude<keyof ContextPolicy, 'memory'>]?: ContextPolicy[KEY] extends readonly unknown[] | string
     ? ContextPolicy[KEY]
     : Partial<ContextPolicy[KEY]>;
+} & {
+  /** See {@link ContextMemoryPolicy}. */
+  memory?: ContextMemoryPolicyInput;
 };
 
 /** The defaults of {@link ContextPolicy}. */
@@ -167,7 +149,14 @@ export const defaultContextPolicy: Readonly<ContextPolicy> = Object.freeze({
     inputMaxTokens: 32_000,
     toolOutputCharacters: 2000,
   },
-  memory: { mode: 'off', limit: 5, maxTokens: 2000, messageCharacters: 1000 },
+  memory: {
+    mode: 'off',
+    limit: 5,
+    maxTokens: 2000,
+    messageCharacters: 1000,
+    workingMemory: 'include',
+    recall: { mode: 'auto', limit: 5, maxTokens: 2000 },
+  },
   toolOutputPreview: { tokens: 1000, minimumTokens: 64, sizing: 'fixed' },
   snapshotConflicts: 'throw',
 } satisfies ContextPolicy);
@@ -181,7 +170,11 @@ export function resolveContextPolicy(input: ContextPolicyInput = {}): ContextPol
     assistantStatuses: [...(input.assistantStatuses ?? defaultContextPolicy.assistantStatuses)],
     prune: { ...defaultContextPolicy.prune, ...input.prune },
     summary: { ...defaultContextPolicy.summary, ...input.summary },
-    memory: { ...defaultContextPolicy.memory, ...input.memory },
+    memory: {
+      ...defaultContextPolicy.memory,
+      ...input.memory,
+      recall: { ...defaultContextPolicy.memory.recall, ...input.memory?.recall },
+    },
     toolOutputPreview: { ...defaultContextPolicy.toolOutputPreview, ...input.toolOutputPreview },
     snapshotConflicts: input.snapshotConflicts ?? defaultContextPolicy.snapshotConflicts,
   };
@@ -192,6 +185,10 @@ export function resolveContextPolicy(input: ContextPolicyInput = {}): ContextPol
   oneOf('policy.prune.emptyMessages', policy.prune.emptyMessages, ['remove', 'keep']);
   oneOf('policy.memory.mode', policy.memory.mode, ['off', 'search']);
   oneOf('policy.toolOutputPreview.sizing', policy.toolOutputPreview.sizing, ['fixed', 'fit']);
+  oneOf('policy.memory.workingMemory', policy.memory.workingMemory, ['include', 'off']);
+  oneOf('policy.memory.recall.mode', policy.memory.recall.mode, ['auto', 'off']);
+  integer('policy.memory.recall.limit', policy.memory.recall.limit, 1);
+  integer('policy.memory.recall.maxTokens', policy.memory.recall.maxTokens, 1);
   oneOf('policy.snapshotConflicts', policy.snapshotConflicts, ['throw', 'report']);
   for (const status of policy.assistantStatuses)
     oneOf('policy.assistantStatuses', status, ['pending', 'streaming', 'completed', 'failed', 'cancelled']);

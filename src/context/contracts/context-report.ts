@@ -3,6 +3,7 @@ import type {
   ConvertStageReport,
   FilterStageReport,
   MemoryStageReport,
+  MemorySegmentsStageReport,
   PruneStageReport,
   SelectStageReport,
   SummarizeStageReport,
@@ -16,6 +17,7 @@ export type ContextStageReport =
   | FilterStageReport
   | ConvertStageReport
   | MemoryStageReport
+  | MemorySegmentsStageReport
   | PruneStageReport
   | SelectStageReport
   | SummarizeStageReport

@@ -123,6 +123,42 @@ export interface MemoryStageReport {
   tokensSaved: number;
 }
 
+/** One working-memory document or recalled item as a {@link MemorySegmentsStageReport} lists it. */
+export interface MemorySegmentEntry {
+  /** The working memory's id, or the recalled item's. */
+  id: string;
+  /** The working memory's version, or the recalled item's `sourceContentVersion`. */
+  version: number;
+  /** For a recalled item: its source thread and message, its score and how it was found. */
+  source?: {
+    threadId: string;
+    messageId: string;
+    sequence: number;
+    score: number;
+    via: 'full-text' | 'vector' | 'both';
+  };
+  /** Its estimated tokens. */
+  tokens: number;
+  /** Whether it is in the context; false when it did not fit (the recall limit, or the budget). */
+  included: boolean;
+}
+
+/** What the memory-segments stage (`fitMemorySegments`) did with the working memory and the recalled items. */
+export interface MemorySegmentsStageReport {
+  /** The stage's tag. */
+  stage: 'memory-segments';
+  /** How the store recalled (`full-text`, `hybrid`), or null when it was not asked this time (a later step). */
+  recall: 'full-text' | 'hybrid' | null;
+  /** The working memory, or null when there is none. */
+  workingMemory: MemorySegmentEntry | null;
+  /** The recalled items, best first. */
+  recalled: MemorySegmentEntry[];
+  /** The working memory and recalled items left out for the budget (never a turn). */
+  removed: ContextRemoval[];
+  /** Estimated tokens of what was left out. */
+  tokensSaved: number;
+}
+
 /** What the trim stage (`trimContext`, and `shrinkNewestTurn` before selection) did. */
 export interface TrimStageReport {
   /** The stage's tag. */

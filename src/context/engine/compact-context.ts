@@ -17,6 +17,7 @@ import { snapshotNotNeeded, writeContextSnapshot } from './write-context-snapsho
 import { recordReturned } from './repeated-compaction.js';
 import { windowHeld } from './context-window.js';
 import { holdsPreview } from '../stages/preview-message-content.js';
+import { loadMemorySegments } from '../stages/load-memory-segments.js';
 
 /**
  * One compaction: budgets the call, runs the stages ({@link runContextStages}), writes a snapshot when
@@ -40,6 +41,10 @@ export async function compactContext(
     measureBudget({ segments, measure, overhead, settings, calibration });
   const initialBudget = budgetFor(options.segments);
   const messageBudget = initialBudget.availableTokens + initialBudget.currentInputTokens;
+  // Once per request, before the window: a window that does not hold runs the stages again with the same memory.
+  const memoryItems = options.memory
+    ? await loadMemorySegments({ store, segments: options.segments, measure, policy })
+    : null;
   const { stages, loadStages } = await runOnWindow(options, (segments, outsideTokens) =>
     runContextStages({
       segments,
@@ -51,6 +56,7 @@ export async function compactContext(
       store,
       contentVersions: state.contentVersions,
       memory: options.memory,
+      memoryItems,
     }),
   );
   // Marked for the next step's parse; the stages and the snapshot hash never see the references.

@@ -1,5 +1,6 @@
 import type { ToolOutputPreview } from '../contracts/tool-output-preview.js';
 import type { DroppedRound, TrimmedReasoning } from '../stages/shrink-newest-turn.js';
+import type { ContextRecalledItem } from '../../model/context-store.js';
 
 /**
  * What a snapshot records beyond its included sequences, so that the context can be rebuilt from the log
@@ -22,7 +23,17 @@ export interface ContextSnapshotPruning {
   trimmedReasoning: TrimmedReasoning[];
   /** Rounds of stored messages the final trim dropped. */
   droppedRounds: DroppedRound[];
+  /** The working memory the context held (its id and version); absent when none. */
+  workingMemory?: { id: string; version: number };
+  /** The recalled items the context held, in order (ids, sources and content versions); absent when none. */
+  recalled?: SnapshotRecalledItem[];
 }
+
+/** A recalled item as a snapshot records it. */
+export type SnapshotRecalledItem = Pick<
+  ContextRecalledItem,
+  'id' | 'sourceThreadId' | 'sourceMessageId' | 'sourceSequence' | 'sourceContentVersion'
+>;
 
 /** A pruning record with nothing in it. */
 export function emptySnapshotPruning(): ContextSnapshotPruning {
@@ -77,5 +88,33 @@ export function readSnapshotPruning(value: unknown): ContextSnapshotPruning {
     droppedRounds: objects('droppedRounds')
       .filter((item) => Number.isSafeInteger(item.sequence) && typeof item.key === 'string')
       .map((item) => ({ sequence: item.sequence as number, key: item.key as string })),
+    ...readMemoryItems(record),
   };
+}
+
+// The working memory and recalled items, when the snapshot records them.
+function readMemoryItems(record: Record<string, unknown>): Pick<ContextSnapshotPruning, 'workingMemory' | 'recalled'> {
+  const working = record.workingMemory as Record<string, unknown> | null | undefined;
+  const recalled = Array.isArray(record.recalled)
+    ? (record.recalled as Array<Record<string, unknown>>).filter(
+        (item) =>
+          typeof item?.id === 'string' &&
+          typeof item.sourceThreadId === 'string' &&
+          typeof item.sourceMessageId === 'string' &&
+          Number.isSafeInteger(item.sourceSequence) &&
+          Number.isSafeInteger(item.sourceContentVersion),
+      )
+    : [];
+  return {
+    ...(typeof working?.id === 'string' && Number.isSafeInteger(working.version)
+      ? { workingMemory: { id: working.id, version: working.version as number } }
+      : {}),
+    ...(recalled.length > 0 ? { recalled: recalled.map((item) => recordedItem(item as never)) } : {}),
+  };
+}
+
+/** What a snapshot records of a recalled item. */
+export function recordedItem(item: SnapshotRecalledItem): SnapshotRecalledItem {
+  const { id, sourceThreadId, sourceMessageId, sourceSequence, sourceContentVersion } = item;
+  return { id, sourceThreadId, sourceMessageId, sourceSequence, sourceContentVersion };
 }

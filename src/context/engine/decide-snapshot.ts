@@ -3,7 +3,7 @@ import type { ContextRemoval } from '../segments/context-removal.js';
 import { renderSegments, type ContextSegment, type SummarySegment } from '../segments/context-segment.js';
 import type { ContextBudget } from '../contracts/context-budget.js';
 import type { ContextEngineState } from './context-engine-state.js';
-import type { ContextSnapshotPruning } from './context-snapshot-pruning.js';
+import { recordedItem, type ContextSnapshotPruning } from './context-snapshot-pruning.js';
 import { hashContextMessages } from './hash-context-messages.js';
 import type { ContextStagesResult } from './run-context-stages.js';
 
@@ -131,6 +131,7 @@ export function buildSnapshot({
     droppedRounds: [...record.droppedRounds.values()]
       .filter((round) => includedSequences.includes(round.sequence))
       .sort((a, b) => a.sequence - b.sequence || a.key.localeCompare(b.key)),
+    ...memoryItemsOf(segments),
   };
   const summaryInContext = segments.find((segment) => segment.kind === 'summary') as SummarySegment | undefined;
   return {
@@ -171,4 +172,18 @@ function touchesIncluded(
   if (typeof sequences === 'number') return included.has(sequences);
   for (const sequence of sequences) if (sequence !== null && included.has(sequence)) return true;
   return false;
+}
+
+// The working memory and recalled items in the context, as the snapshot records them (absent when none).
+function memoryItemsOf(
+  segments: readonly ContextSegment[],
+): Pick<ContextSnapshotPruning, 'workingMemory' | 'recalled'> {
+  const recalled = segments.flatMap((segment) => (segment.kind === 'recalled' ? [recordedItem(segment.item)] : []));
+  const working = segments.find((segment) => segment.kind === 'working-memory');
+  return {
+    ...(working?.kind === 'working-memory'
+      ? { workingMemory: { id: working.workingMemory.id, version: working.workingMemory.version } }
+      : {}),
+    ...(recalled.length > 0 ? { recalled } : {}),
+  };
 }

@@ -17,6 +17,7 @@ import type { TokenCounter } from '../../tokens/token-counter.js';
 import { applyToolOutputPreviews } from '../stages/apply-tool-output-previews.js';
 import { applyRecordedShrinks } from '../stages/shrink-newest-turn.js';
 import { validateStoredMessages } from '../stages/validate-stored-messages.js';
+import { rebuildMemorySegments, type SnapshotMemoryInput } from './rebuild-memory-segments.js';
 
 /** Options of {@link rebuildContextFromSnapshot}. */
 export interface RebuildContextFromSnapshotOptions extends ConvertUIMessageOptions {
@@ -30,11 +31,16 @@ export interface RebuildContextFromSnapshotOptions extends ConvertUIMessageOptio
   tokenCounter: TokenCounter;
   /** The policy the context was built with (statuses, memory sizes). */
   policy?: ContextPolicyInput;
+  /**
+   * The working memory and recalled items the snapshot's context held (it records their ids and versions): at least
+   * those (more are ignored), at those versions, or it throws `InvalidArgumentError`. @default none
+   */
+  memory?: SnapshotMemoryInput;
 }
 
 /**
- * Rebuilds the stored part of a context from a snapshot and the log (seed 004): the summary message, the
- * memory message, and the included messages with the recorded pruning, trimmed reasoning, previews and dropped
+ * Rebuilds the stored part of a context from a snapshot and the log (seed 004): the working memory and recalled
+ * items (from `memory`), the summary message, the memory message, and the included messages with the recorded pruning, trimmed reasoning, previews and dropped
  * rounds applied, through the same stage functions that built it. `hash` equals the snapshot's `messagesHash` as long as the log and summary are
  * unchanged (a redaction makes the store mark the snapshot stale).
  */
@@ -44,6 +50,7 @@ export function rebuildContextFromSnapshot({
   messages,
   tokenCounter,
   policy: policyInput,
+  memory,
   ...conversion
 }: RebuildContextFromSnapshotOptions): { messages: ModelMessage[]; hash: string; matches: boolean } {
   if (snapshot.summaryId !== null && summary?.id !== snapshot.summaryId) {
@@ -61,7 +68,7 @@ export function rebuildContextFromSnapshot({
   const validated = validateStoredMessages({ messages: messages.filter((message) => included.has(message.sequence)) });
   const filtered = filterStoredMessages({ messages: validated.messages, assistantStatuses: policy.assistantStatuses });
   const converted = convertToContextSegments({ messages: filtered.messages, measure, ...conversion });
-  const segments: ContextSegment[] = [];
+  const segments: ContextSegment[] = rebuildMemorySegments({ pruning, memory, measure });
   if (snapshot.summaryId !== null && summary) segments.push(createSummarySegment({ summary, measure }));
   if (pruning.memorySequences.length > 0) {
     const quoted = pruning.memorySequences

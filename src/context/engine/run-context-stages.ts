@@ -10,6 +10,7 @@ import type {
   TrimStageReport,
   MemoryStageReport,
   SummarizeStageReport,
+  MemorySegmentsStageReport,
 } from '../contracts/stage-reports.js';
 import type { ToolOutputPreview } from '../contracts/tool-output-preview.js';
 import { shrinkNewestTurn, trimContext } from '../stages/trim-context.js';
@@ -20,6 +21,8 @@ import type { ContextSummarizer } from '../contracts/context-summarizer.js';
 import { selectAndSummarize } from './select-and-summarize.js';
 import { createLeadSegment, leadWithUserMessage, mayNeedLead } from '../stages/lead-with-user-message.js';
 import { withSourceVersions } from './context-engine-state.js';
+import { fitMemorySegments, setMemoryAside } from '../stages/fit-memory-segments.js';
+import type { LoadedMemorySegments } from '../stages/load-memory-segments.js';
 
 /** Options of {@link runContextStages}. */
 export interface RunContextStagesOptions {
@@ -44,6 +47,11 @@ export interface RunContextStagesOptions {
    * where the whole context is compared with the budget (pruning tool traffic, selecting). @default 0
    */
   outsideTokens?: number;
+  /**
+   * The working memory and recalled items loaded for this context (`loadMemorySegments`), added to those the
+   * segments already hold; the history stages run without them. @default none
+   */
+  memoryItems?: LoadedMemorySegments | null;
 }
 
 /** The reports of the stages {@link runContextStages} ran. */
@@ -58,6 +66,8 @@ export interface ContextStageReports {
   memory: MemoryStageReport | null;
   /** Stage 8, with the previews made before selection included. */
   trim: TrimStageReport;
+  /** The working memory and recalled items, when there were any to fit. */
+  memorySegments: MemorySegmentsStageReport | null;
 }
 
 /** The outcome of {@link runContextStages}. */
@@ -86,7 +96,7 @@ export interface ContextStagesResult {
  * `searchMessages`, which it awaits.
  */
 export async function runContextStages({
-  segments,
+  segments: given,
   measure,
   messageBudget,
   policy,
@@ -95,7 +105,9 @@ export async function runContextStages({
   memory,
   contentVersions = new Map(),
   outsideTokens = 0,
+  memoryItems = null,
 }: RunContextStagesOptions): Promise<ContextStagesResult> {
+  const { history: segments, memory: carried } = setMemoryAside(given);
   // Over the budget, tool traffic goes oldest first down to the share of it a compaction keeps, as selecting does.
   const targetTokens = Math.floor(messageBudget * policy.summary.targetRatio);
   const pruned = pruneContext({
@@ -142,8 +154,10 @@ export async function runContextStages({
     preview: policy.toolOutputPreview,
     earlierPreviews: [...pruned.previews, ...previewed.previews],
   });
+  const led = leadWithUserMessage(trimmed.segments, lead);
+  const fitted = fitMemorySegments({ segments: led, carried, loaded: memoryItems, measure, messageBudget });
   return {
-    segments: leadWithUserMessage(trimmed.segments, lead),
+    segments: fitted.segments,
     reports: {
       prune: pruned.report,
       select: summarized.select,
@@ -155,6 +169,7 @@ export async function runContextStages({
         previews: [...previewed.previews, ...trimmed.previews],
         tokensSaved: previewed.report.tokensSaved + trimmed.report.tokensSaved,
       },
+      memorySegments: fitted.report,
     },
     summaryCreated: summarized.summaryCreated,
     activeSummary: findSummary(selected) ?? previousSummary,
@@ -167,7 +182,14 @@ export async function runContextStages({
 
 /** The stage reports in the order they ran, as a `ContextReport` lists them. */
 export function listStageReports(reports: ContextStageReports): ContextStageReport[] {
-  return [reports.prune, reports.select, reports.summarize, ...(reports.memory ? [reports.memory] : []), reports.trim];
+  return [
+    reports.prune,
+    reports.select,
+    reports.summarize,
+    ...(reports.memory ? [reports.memory] : []),
+    reports.trim,
+    ...(reports.memorySegments ? [reports.memorySegments] : []),
+  ];
 }
 
 function findSummary(segments: readonly ContextSegment[]): SummarySegment | null {

@@ -82,6 +82,10 @@ function refFor(
 ): string | undefined {
   if (segment.kind === 'summary') return `summary:${segment.summaryId}:${position}`;
   if (segment.kind === 'memory') return `memory:${segment.sequences.join(',')}:${position}`;
+  if (segment.kind === 'working-memory')
+    return `working-memory:${segment.workingMemory.id}:${segment.workingMemory.version}:${position}`;
+  if (segment.kind === 'recalled')
+    return `recalled:${segment.item.id}:${segment.item.sourceContentVersion}:${position}`;
   if (segment.sequence !== null) {
     // A cached segment's references are made once (a thread's next request marks the same segments again).
     const facts = segmentFacts(segment);

@@ -14,6 +14,8 @@ export type ContextRemovalReason =
   | 'turn-trimmed'
   | 'round-trimmed'
   | 'memory-dropped'
+  | 'working-memory-dropped'
+  | 'recalled-dropped'
   | 'summary-dropped'
   | 'tool-output-previewed';
 

@@ -3,6 +3,10 @@ import { segmentFacts } from './segment-facts.js';
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import { addTokenTallies, type TokenTally } from '../../tokens/count-message-tokens.js';
 import { retallyMessages } from './retally-messages.js';
+import type { WorkingMemorySegment } from './working-memory-segment.js';
+import type { RecalledSegment } from './recalled-segment.js';
+
+export type { WorkingMemorySegment, RecalledSegment };
 
 interface SegmentBase {
   /** The model messages of the segment, in order. */
@@ -48,7 +52,7 @@ export interface MemorySegment extends SegmentBase {
 }
 
 /** A unit the stages keep or drop as a whole. */
-export type ContextSegment = MessageSegment | SummarySegment | MemorySegment;
+export type ContextSegment = MessageSegment | SummarySegment | MemorySegment | WorkingMemorySegment | RecalledSegment;
 
 /**
  * A turn: one user message and everything it caused (DESIGN principle 6), as the indices of its message

@@ -41,18 +41,7 @@ export async function findRelevantMemory({
   });
   if (policy.memory.mode === 'off') return empty('off');
   if (!store.searchMessages) return empty('unavailable');
-  const current = segments[findCurrentInputIndex(segments)];
-  const query = current
-    ? renderSegments([current])
-        .flatMap((message) =>
-          typeof message.content === 'string'
-            ? [message.content]
-            : message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])),
-        )
-        .join(' ')
-        .slice(0, 500)
-        .trim()
-    : '';
+  const query = currentInputQuery(segments);
   if (query === '') return empty('none');
   const present = new Set(
     segments.flatMap((segment) => (segment.kind === 'message' && segment.sequence !== null ? [segment.sequence] : [])),
@@ -73,4 +62,19 @@ export async function findRelevantMemory({
     segment,
     report: { stage: 'memory', status: 'found', sequences: segment.sequences, removed: [], tokensSaved: 0 },
   };
+}
+
+/** The query memory is looked up with: the current input's text (its first 500 characters), or '' without one. */
+export function currentInputQuery(segments: readonly ContextSegment[]): string {
+  const current = segments[findCurrentInputIndex(segments)];
+  if (!current) return '';
+  return renderSegments([current])
+    .flatMap((message) =>
+      typeof message.content === 'string'
+        ? [message.content]
+        : message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])),
+    )
+    .join(' ')
+    .slice(0, 500)
+    .trim();
 }
