@@ -2,7 +2,9 @@
 // agent-conversations.ts, the generator the CI-size property tests use) and checks every prepared model call
 // against the context engine's rules: over budget, split calls or approvals, lost newest input or pinned messages,
 // invented results, snapshots that do not rebuild, a first message that is not the user's, utilisation of the budget
-// (targetRatio 1) over the calls whose history exceeded it before any stage ran, and the time per call.
+// (targetRatio 1) over the calls whose history exceeded it before any stage ran, and the time per call. Most
+// conversations have memory from outside the thread (of random sizes, up to more than the budget): it must come
+// first, whole and in order, and leave the history exactly as the same call without memory.
 // No database: the engine runs on the in-memory store. Environment: CONTEXT_FIT_CONVERSATIONS (default 100000),
 // CONTEXT_FIT_SEED (first seed, default 1), CONTEXT_FIT_WORKERS (processes, default 2, one
 // per core), CONTEXT_FIT_MAX_MESSAGES (default 2000), CONTEXT_FIT_POLICY (`default`: the engine's default policy,
@@ -39,6 +41,12 @@ interface Tally {
   snapshotsWritten: number;
   snapshotsInexact: number;
   firstNotUser: number;
+  /** Calls with memory out of place, cut, out of order or kept past a dropped item. */
+  memoryMisplaced: number;
+  /** Calls whose other messages differ from the same call without memory (memory took room from the history). */
+  memoryDisplacedHistory: number;
+  /** Calls compared with the same call without memory. */
+  memoryCompared: number;
   /** Utilisation of calls whose history exceeded the budget before any stage ran, in permille buckets 0..1000. */
   utilisation: number[];
   /** Utilisation of calls where select, summarize or trim cut something, in permille buckets 0..1000. */
@@ -61,6 +69,9 @@ const emptyTally = (): Tally => ({
   snapshotsWritten: 0,
   snapshotsInexact: 0,
   firstNotUser: 0,
+  memoryMisplaced: 0,
+  memoryDisplacedHistory: 0,
+  memoryCompared: 0,
   utilisation: Array.from({ length: 1001 }, () => 0),
   utilisationCut: Array.from({ length: 1001 }, () => 0),
   callMs: Array.from({ length: 100_001 }, () => 0),
@@ -82,7 +93,7 @@ async function runRange(
   for (let seed = first; seed < first + count; seed++) {
     // Stored counts as the store writes them when it appends (most rows with per-part counts).
     const conversation = withStoredCounts(generateConversation(seed, { maxMessages }), tokenCounter);
-    const run = await runGeneratedConversation(conversation, tokenCounter, policy);
+    const run = await runGeneratedConversation(conversation, tokenCounter, policy, { compareWithoutMemory: true });
     tally.conversations += 1;
     if (run.refused) tally.refused += 1;
     for (const call of run.calls) {
@@ -117,6 +128,15 @@ async function runRange(
       if (call.firstRole !== null) {
         tally.firstNotUser += 1;
         note(seed, `starts on ${call.firstRole}`);
+      }
+      if (call.memoryProblems.length > 0) {
+        tally.memoryMisplaced += 1;
+        note(seed, call.memoryProblems[0]!);
+      }
+      if (call.memoryDisplacedHistory !== null) tally.memoryCompared += 1;
+      if (call.memoryDisplacedHistory === true) {
+        tally.memoryDisplacedHistory += 1;
+        note(seed, 'memory took room from the history');
       }
       const permille = Math.min(1000, Math.floor((call.sentTokens / call.budget) * 1000));
       if (call.unmanagedTokens > call.budget) tally.utilisation[permille]! += 1;
@@ -173,6 +193,9 @@ function summarize(tally: Tally, seconds: number, settings: Record<string, unkno
     snapshotsWritten: tally.snapshotsWritten,
     snapshotsNotRebuiltExactly: tally.snapshotsInexact,
     startsOnNonUser: tally.firstNotUser,
+    memoryMisplaced: tally.memoryMisplaced,
+    memoryDisplacedHistory: tally.memoryDisplacedHistory,
+    callsComparedWithoutMemory: tally.memoryCompared,
     utilisationOfOverBudgetCalls: utilisationOf(tally.utilisation),
     utilisationOfCutCalls: utilisationOf(tally.utilisationCut),
     perCallMs: { median: ms(50), p99: ms(99), max: ms(100) },
@@ -242,7 +265,9 @@ async function main() {
     summary.lostPinned +
     summary.inventedResults +
     summary.snapshotsNotRebuiltExactly +
-    summary.startsOnNonUser;
+    summary.startsOnNonUser +
+    summary.memoryMisplaced +
+    summary.memoryDisplacedHistory;
   process.exitCode = failed > 0 ? 1 : 0;
 }
 

@@ -3,9 +3,11 @@
 // A conversation is a stored thread (5 to 2,000 messages: text, reasoning, files, tool parts of every state,
 // parallel calls, dynamic and provider-executed tools, approvals answered, superseded and pending, 50-200 KB
 // tool outputs, pasted logs and code, CJK, pinned messages) plus the model steps of the request in progress
-// (tool results of every output type), and a budget of 2k to 200k tokens. Deterministic for a seed.
+// (tool results of every output type), a budget of 2k to 200k tokens, and most often memory from outside the thread
+// (a working memory and recalled items of random sizes, up to more than the budget). Deterministic for a seed.
 import type { ModelMessage } from 'ai';
-import type { ContextMessage } from '../../src/model/context-store.js';
+import type { ContextMemory, ContextMessage } from '../../src/model/context-store.js';
+import { generateMemory } from './generated-memory.js';
 import type { ContextUIMessage, ContextUIPart } from '../../src/model/context-ui-message.js';
 
 /** A deterministic random source (mulberry32). */
@@ -90,6 +92,8 @@ export interface GeneratedConversation {
   maxInputTokens: number;
   /** Whether a summarizer is configured. */
   summarizer: boolean;
+  /** What the store's `loadMemory` returns (test/support/generated-memory.ts), or null for a store without memory. */
+  memory: ContextMemory | null;
 }
 
 /** Options of {@link generateConversation}. */
@@ -109,6 +113,8 @@ export interface GenerateConversationOptions {
    * keeps the answer without the user message it answers. @default false
    */
   pinnedAnswer?: boolean;
+  /** Whether the store may have memory from outside the thread (two thirds of the conversations do). @default true */
+  memory?: boolean;
 }
 
 /** A newest turn {@link generateConversation} is asked for. */
@@ -140,13 +146,11 @@ export function generateConversation(seed: number, options: GenerateConversation
   const last = rows.at(-1)!.message;
   const pendingApproval = last.role === 'assistant' && last.parts.some((part) => part.state === 'approval-requested');
   const steps = pendingApproval ? [] : modelSteps(random, ids);
-  return {
-    seed,
-    rows,
-    steps,
-    maxInputTokens: random.logInt(minBudget, maxBudget),
-    summarizer: random.chance(0.5),
-  };
+  const maxInputTokens = random.logInt(minBudget, maxBudget);
+  const summarizer = random.chance(0.5);
+  // Drawn last, so that the thread, the steps and the budget are those of the same seed without memory.
+  const memory = options.memory === false ? null : generateMemory(random, maxInputTokens);
+  return { seed, rows, steps, maxInputTokens, summarizer, memory };
 }
 
 function storedRow(sequence: number, message: ContextUIMessage, pinned: boolean): ContextMessage {

@@ -20,6 +20,7 @@ import type { TokenCounter } from '../../src/tokens/token-counter.js';
 import { createMemoryContextStore } from '../../src/testing/index.js';
 import type { GeneratedConversation } from './agent-conversations.js';
 import { countSentTokens } from './count-sent-tokens.js';
+import { isMemoryMessage, memoryProblems, withGeneratedMemory } from './generated-memory.js';
 
 /** A deterministic summarizer: a fixed header and the transcript's first and last lines, within its limit. */
 export const mockSummarizer: ContextSummarizer = {
@@ -87,8 +88,17 @@ export interface CallCheck {
   invented: string[];
   /** Whether the snapshot written for this call rebuilds exactly (null when none was written). */
   snapshotExact: boolean | null;
+  /** Memory out of place, cut, out of order, or kept while an item before it was dropped (generated-memory.ts). */
+  memoryProblems: string[];
+  /**
+   * With `compareWithoutMemory`: whether the call's other messages differ from those of the same call without any
+   * memory (memory took room from the history). Null when not compared.
+   */
+  memoryDisplacedHistory: boolean | null;
   /** Time the engine took for the call, in ms. */
   ms: number;
+  /** The messages sent. */
+  sent: readonly ModelMessage[];
 }
 
 /** The outcome of running one conversation. */
@@ -121,6 +131,8 @@ export function createGeneratedEngine(
     summarizer: conversation.summarizer ? mockSummarizer : undefined,
     policy: {
       ...policy,
+      // Only the budget limits the memory here: items of any size reach it.
+      memory: { recall: { limit: 10, maxTokens: 100_000_000 }, ...policy.memory },
       summary: { targetRatio: 1, reserveTokens: Math.min(2000, Math.floor(budget / 8)), ...policy.summary },
       // The budget-filling configuration: previews cut to the room and grown back (fixed ones leave room unused).
       toolOutputPreview: { sizing: 'fit', ...policy.toolOutputPreview },
@@ -133,8 +145,13 @@ export async function runGeneratedConversation(
   conversation: GeneratedConversation,
   tokenCounter: TokenCounter,
   policy: ContextPolicyInput = {},
+  { compareWithoutMemory = false }: { compareWithoutMemory?: boolean } = {},
 ): Promise<ConversationRun> {
-  const store = createMemoryContextStore({ messages: conversation.rows });
+  const reference =
+    compareWithoutMemory && conversation.memory
+      ? await runGeneratedConversation({ ...conversation, memory: null }, tokenCounter, policy)
+      : null;
+  const store = withGeneratedMemory(createMemoryContextStore({ messages: conversation.rows }), conversation.memory);
   const engine = createGeneratedEngine(conversation, store, tokenCounter, undefined, policy);
   const calls: CallCheck[] = [];
   const sources = collectSources(conversation);
@@ -142,6 +159,10 @@ export async function runGeneratedConversation(
   const checked = (messages: readonly ModelMessage[], report: ContextReport, ms: number) => ({
     ...check(conversation, sources, messages, report, ms, store, tokenCounter),
     unmanagedTokens: unmanaged,
+    memoryDisplacedHistory: reference
+      ? JSON.stringify(messages.filter((message) => !isMemoryMessage(message))) !==
+        JSON.stringify(reference.calls[calls.length]?.sent ?? null)
+      : null,
   });
   try {
     let started = performance.now();
@@ -224,7 +245,7 @@ function check(
   ms: number,
   store: ReturnType<typeof createMemoryContextStore>,
   tokenCounter: TokenCounter,
-): Omit<CallCheck, 'unmanagedTokens'> {
+): Omit<CallCheck, 'unmanagedTokens' | 'memoryDisplacedHistory'> {
   const sentTokens = countSentTokens(messages as never, profile) + fixedTokens;
   const cut = report.stages.some(
     (stage) =>
@@ -261,6 +282,7 @@ function check(
       // The store never changes the messages it was given: the rows stand for its log (no copy of it).
       messages: conversation.rows,
       tokenCounter,
+      memory: conversation.memory ?? undefined,
     });
     snapshotExact = rebuilt.matches;
   }
@@ -276,6 +298,8 @@ function check(
     lostPinned,
     invented,
     snapshotExact,
+    memoryProblems: memoryProblems(messages, conversation.memory),
+    sent: messages,
     ms,
   };
 }
@@ -287,7 +311,7 @@ function check(
 export function firstRoleAfterSummary(messages: readonly ModelMessage[]): string | null {
   const summary = (message: ModelMessage) =>
     message.role === 'user' && JSON.stringify(message.content).includes('[Summary of the earlier conversation');
-  const first = messages.find((message) => message.role !== 'system' && !summary(message));
+  const first = messages.find((message) => message.role !== 'system' && !summary(message) && !isMemoryMessage(message));
   return first === undefined || first.role === 'user' ? null : first.role;
 }
 

@@ -211,7 +211,14 @@ describe('the first call of a long thread', () => {
       add({ id: `a${index}`, role: 'assistant', parts }, !old);
     }
     add({ id: 'last', role: 'user', parts: [{ type: 'text', text: 'And the last part?' }] }, true);
-    const conversation: GeneratedConversation = { seed: 1, rows, steps: [], maxInputTokens: 9_000, summarizer: false };
+    const conversation: GeneratedConversation = {
+      seed: 1,
+      rows,
+      steps: [],
+      maxInputTokens: 9_000,
+      summarizer: false,
+      memory: null,
+    };
     const policy = { summary: { targetRatio: 0.3 } };
     const reference = await walk(conversation, tokenCounter, true, policy);
     const fast = await walk(conversation, tokenCounter, false, policy);

@@ -1,5 +1,6 @@
 // The context engine's rules (never over budget, tool calls and approvals in pairs, the newest input and pinned
-// messages kept, no invented results, snapshots that rebuild; test/support/check-generated-context.ts) over generated
+// messages kept, no invented results, snapshots that rebuild, memory from outside the thread first, whole, in order and
+// dropped before any turn; test/support/check-generated-context.ts) over generated
 // agent conversations (test/support/agent-conversations.ts, the generator bench/context-fit.ts runs 100,000 times):
 // at CI size, a few hundred conversations of up to 200 messages.
 import fc from 'fast-check';
@@ -7,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { generateConversation, type NewestTurn } from '../../support/agent-conversations.js';
 import { runGeneratedConversation, type ConversationRun } from '../../support/check-generated-context.js';
 import { defaultContextPolicy, type ContextPolicyInput } from '../../../src/context/index.js';
+import { isMemoryMessage } from '../../support/generated-memory.js';
 import { tokenCounter } from '../fixtures.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 150);
@@ -58,6 +60,47 @@ describe('generated agent conversations (every part type, approvals, huge payloa
         expect(call.lostPinned).toEqual([]);
         expect(call.invented).toEqual([]);
       });
+    },
+    timeout,
+  );
+
+  it(
+    'should put memory first, each item whole and in its order, and drop it lowest-ranked first',
+    async () => {
+      await forEveryCall((call) => expect(call.memoryProblems).toEqual([]));
+    },
+    timeout,
+  );
+
+  it(
+    'should drop memory before any history: the other messages are those of the same call without memory',
+    async () => {
+      let compared = 0;
+      let dropped = 0;
+      await fc.assert(
+        fc.asyncProperty(seed, async (value) => {
+          const conversation = generateConversation(value, { maxMessages: 200 });
+          const result = await runGeneratedConversation(conversation, tokenCounter, { compareWithoutMemory: true });
+          for (const call of result.calls) {
+            expect(call.overBudgetTokens).toBe(0);
+            expect(call.memoryProblems).toEqual([]);
+            if (call.memoryDisplacedHistory === null) continue;
+            compared += 1;
+            expect(call.memoryDisplacedHistory).toBe(false);
+          }
+          if (conversation.memory && result.calls[0]?.memoryProblems.length === 0) {
+            const loaded = (conversation.memory.workingMemory ? 1 : 0) + conversation.memory.recalled.length;
+            if (result.calls[0].sent.filter((message) => isMemoryMessage(message)).length < loaded) dropped += 1;
+          }
+        }),
+        {
+          numRuns: Math.ceil(RUNS / 3),
+          seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined,
+        },
+      );
+      // The property met calls with memory, and memory that did not fit.
+      expect(compared).toBeGreaterThan(0);
+      expect(dropped).toBeGreaterThan(0);
     },
     timeout,
   );
@@ -125,6 +168,7 @@ describe('generated agent conversations (every part type, approvals, huge payloa
               expect(call.lostNewest).toBe(false);
               expect(call.firstRole).toBeNull();
               expect(call.snapshotExact).not.toBe(false);
+              expect(call.memoryProblems).toEqual([]);
             }
           }),
           {
