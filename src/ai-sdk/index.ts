@@ -12,3 +12,4 @@ export * from './ui-messages/index.js';
 export * from './context-manager/index.js';
 export * from './summarizers/index.js';
 export * from './shared/index.js';
+export * from './working-memory/index.js';

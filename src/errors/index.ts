@@ -12,3 +12,4 @@ export { CitusSettingError } from './citus-setting-error.js';
 export { RowLevelSecurityBypassError } from './row-level-security-bypass-error.js';
 export { DatabaseSetupError } from './database-setup-error.js';
 export { MigrationPathConflictError } from './migration-path-conflict-error.js';
+export { WorkingMemoryConflictError } from './working-memory-conflict-error.js';

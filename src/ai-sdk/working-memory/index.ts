@@ -1,0 +1,6 @@
+export {
+  createUpdateWorkingMemoryTool,
+  type CreateUpdateWorkingMemoryToolOptions,
+  type UpdateWorkingMemoryResult,
+} from './create-update-working-memory-tool.js';
+export type { UpdateWorkingMemoryInput } from './working-memory-input-schema.js';
