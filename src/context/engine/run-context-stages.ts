@@ -92,11 +92,21 @@ export interface ContextStagesResult {
 
 /**
  * Runs the in-memory stages over a context: prune → shrink an oversized newest turn → select → summarize (or trim
- * when that fails) → memory → trim. Pure except for the summarizer and the store's `writeSummary` and
+ * when that fails) → memory → trim, over the history with the working memory and recalled items set aside, then
+ * fits those into the room left (`fitMemorySegments`). Pure except for the summarizer and the store's `writeSummary` and
  * `searchMessages`, which it awaits.
  */
-export async function runContextStages({
-  segments: given,
+export async function runContextStages(options: RunContextStagesOptions): Promise<ContextStagesResult> {
+  const { history, memory: carried } = setMemoryAside(options.segments);
+  const stages = await runHistoryStages({ ...options, segments: history });
+  const { measure, messageBudget, memoryItems = null } = options;
+  const fitted = fitMemorySegments({ segments: stages.segments, carried, loaded: memoryItems, measure, messageBudget });
+  return { ...stages, segments: fitted.segments, reports: { ...stages.reports, memorySegments: fitted.report } };
+}
+
+// The stages over the history alone (the working memory and recalled items set aside).
+async function runHistoryStages({
+  segments,
   measure,
   messageBudget,
   policy,
@@ -105,9 +115,7 @@ export async function runContextStages({
   memory,
   contentVersions = new Map(),
   outsideTokens = 0,
-  memoryItems = null,
 }: RunContextStagesOptions): Promise<ContextStagesResult> {
-  const { history: segments, memory: carried } = setMemoryAside(given);
   // Over the budget, tool traffic goes oldest first down to the share of it a compaction keeps, as selecting does.
   const targetTokens = Math.floor(messageBudget * policy.summary.targetRatio);
   const pruned = pruneContext({
@@ -154,10 +162,8 @@ export async function runContextStages({
     preview: policy.toolOutputPreview,
     earlierPreviews: [...pruned.previews, ...previewed.previews],
   });
-  const led = leadWithUserMessage(trimmed.segments, lead);
-  const fitted = fitMemorySegments({ segments: led, carried, loaded: memoryItems, measure, messageBudget });
   return {
-    segments: fitted.segments,
+    segments: leadWithUserMessage(trimmed.segments, lead),
     reports: {
       prune: pruned.report,
       select: summarized.select,
@@ -169,7 +175,7 @@ export async function runContextStages({
         previews: [...previewed.previews, ...trimmed.previews],
         tokensSaved: previewed.report.tokensSaved + trimmed.report.tokensSaved,
       },
-      memorySegments: fitted.report,
+      memorySegments: null,
     },
     summaryCreated: summarized.summaryCreated,
     activeSummary: findSummary(selected) ?? previousSummary,
