@@ -7,6 +7,7 @@ import type { ChatTrigger } from '../shared/chat-trigger.js';
 import type { ChatThreadSettings } from '../threads/chat-thread-settings.js';
 import type { IncomingMessagePolicy } from '../ui-messages/screen-incoming-message.js';
 import type { ChatSchemas } from '../ui-messages/validate-chat-messages.js';
+import type { ChatWorkingMemorySettings } from '../working-memory/chat-working-memory.js';
 
 /**
  * The options of the answer's UI message stream that a chat route sets once for every turn: declared and documented
@@ -36,6 +37,12 @@ export interface ChatTurnSettings<UI_MESSAGE extends UIMessage = UIMessage, TOOL
   tools?: TOOLS & ChatSchemas<UI_MESSAGE>['tools'];
   /** The context engine (`createContextManager(...)`), or a function making one per turn. */
   contextManager?: ChatContextManagerOption<TOOLS>;
+  /**
+   * Memory across threads: the working memory of the turn's user. The route then builds the `updateWorkingMemory`
+   * tool on it each turn and hands it to the model source as `memoryTools` (offer it with the agent's or the
+   * `streamText` call's tools); the context manager (`policy.memory`) shows the document to the model. @default none
+   */
+  workingMemory?: ChatWorkingMemorySettings;
   /** Ids of new assistant messages (and of edited user messages). @default createIdGenerator({ prefix: 'msg', size: 16 }) */
   generateMessageId?: () => string;
   /** How many of the newest messages are read to validate the request and to build the context. @default 200 */

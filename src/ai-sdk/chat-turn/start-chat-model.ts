@@ -9,12 +9,13 @@ import type {
 } from '../shared/chat-model-source.js';
 import type { StreamChatTurnOptions } from './chat-turn-options.js';
 import { observeSteps, observingPrepareStep, type ObservedModel } from '../answer/observed-model.js';
+import { chatMemoryTools, type ChatMemoryTools } from '../working-memory/chat-working-memory.js';
 
 /** Options of {@link startChatModel}: the turn's model options, and what the turn has made of it so far. */
 export interface StartChatModelOptions<TOOLS extends ToolSet>
   extends
     ChatTurnIdentity,
-    Pick<StreamChatTurnOptions<UIMessage, TOOLS>, 'history' | 'model' | 'contextManager' | 'tools'> {
+    Pick<StreamChatTurnOptions<UIMessage, TOOLS>, 'history' | 'model' | 'contextManager' | 'tools' | 'workingMemory'> {
   /** The thread's messages the answer is built from (the planned turn's `contextMessages`). */
   contextMessages: UIMessage[];
   /** Aborts the model call. */
@@ -47,6 +48,7 @@ export async function startChatModel<TOOLS extends ToolSet>({
   runId,
   model,
   contextManager,
+  workingMemory,
   contextMessages,
   tools,
   abortSignal,
@@ -57,6 +59,7 @@ export async function startChatModel<TOOLS extends ToolSet>({
   const messages: ModelMessage[] = manager?.initialMessages
     ? await manager.initialMessages({ threadId, messages: contextMessages })
     : await convertToModelMessages(contextMessages, { tools, ignoreIncompleteToolCalls: true });
+  const memoryTools = await chatMemoryTools(workingMemory, { history, threadId });
   await beforeModel?.();
   return startModel(
     model,
@@ -66,6 +69,7 @@ export async function startChatModel<TOOLS extends ToolSet>({
       messages,
       abortSignal,
       prepareStep: observingPrepareStep(observed, manager?.prepareStep as unknown as TurnPrepareStep | undefined),
+      ...(memoryTools ? { memoryTools } : {}),
     },
     observed,
   );
@@ -84,7 +88,12 @@ async function resolveContextManager<TOOLS extends ToolSet>(
 // type and map the tool parts when the route passes none.
 async function startModel<TOOLS extends ToolSet>(
   source: ChatModelSource<TOOLS>,
-  input: ChatTurnIdentity & { messages: ModelMessage[]; abortSignal: AbortSignal; prepareStep?: TurnPrepareStep },
+  input: ChatTurnIdentity & {
+    messages: ModelMessage[];
+    abortSignal: AbortSignal;
+    prepareStep?: TurnPrepareStep;
+    memoryTools?: ChatMemoryTools;
+  },
   observed: ObservedModel,
 ): Promise<StartedChatModel<TOOLS>> {
   if (source.streamText) {
@@ -94,7 +103,12 @@ async function startModel<TOOLS extends ToolSet>(
   }
   const agent =
     typeof source.agent === 'function'
-      ? source.agent({ threadId: input.threadId, runId: input.runId, prepareStep: input.prepareStep })
+      ? source.agent({
+          threadId: input.threadId,
+          runId: input.runId,
+          prepareStep: input.prepareStep,
+          ...(input.memoryTools ? { memoryTools: input.memoryTools } : {}),
+        })
       : source.agent;
   const result = await agent.stream({ messages: input.messages, abortSignal: input.abortSignal });
   observeSteps(observed, result.steps);

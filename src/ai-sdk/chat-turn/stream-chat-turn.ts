@@ -74,6 +74,7 @@ export async function streamChatTurn<UI_MESSAGE extends UIMessage = UIMessage, T
       runId,
       model,
       contextManager: options.contextManager,
+      workingMemory: options.workingMemory,
       contextMessages: plan.contextMessages,
       tools: options.tools,
       abortSignal: abortController.signal,

@@ -1,5 +1,6 @@
 import type { ModelMessage, PrepareStepFunction, TextStreamPart, ToolSet, UIMessage } from 'ai';
 import type { TenantHistory } from '../../store/tenant-history.js';
+import type { ChatMemoryTools } from '../working-memory/chat-working-memory.js';
 
 /** What a chat turn needs of a model result: its stream (`streamText`'s result, `agent.stream()`'s result). */
 export interface ChatStreamResult<TOOLS extends ToolSet = ToolSet> {
@@ -47,9 +48,13 @@ export type ChatModelSource<TOOLS extends ToolSet = ToolSet> =
   | {
       /**
        * A `ToolLoopAgent`, or a function that builds one with the context manager's `prepareStep` (an agent takes
-       * `prepareStep` only in its constructor).
+       * `prepareStep` only in its constructor) and the route's `memoryTools` (with `workingMemory` settings).
        */
-      agent: ChatAgent<TOOLS> | ((input: ChatTurnIdentity & { prepareStep?: TurnPrepareStep }) => ChatAgent<TOOLS>);
+      agent:
+        | ChatAgent<TOOLS>
+        | ((
+            input: ChatTurnIdentity & { prepareStep?: TurnPrepareStep; memoryTools?: ChatMemoryTools },
+          ) => ChatAgent<TOOLS>);
       streamText?: never;
     }
   | {
@@ -59,6 +64,8 @@ export type ChatModelSource<TOOLS extends ToolSet = ToolSet> =
           messages: ModelMessage[];
           abortSignal: AbortSignal;
           prepareStep?: TurnPrepareStep;
+          /** The route's `updateWorkingMemory` tool for this turn, when it has `workingMemory` settings. */
+          memoryTools?: ChatMemoryTools;
         },
       ) => ChatStreamResult<TOOLS> | PromiseLike<ChatStreamResult<TOOLS>>;
       agent?: never;
