@@ -68,6 +68,10 @@ export interface CreateMemoryContextStoreOptions {
  * const store = createMemoryContextStore();
  * store.appendMessage({ message: { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Hi' }] } });
  */
+export function createMemoryContextStore(
+  options: CreateMemoryContextStoreOptions & { memory: SharedMemoryMember },
+): MemoryContextStore & WorkingMemoryStore & Required<Pick<ContextStore, 'loadMemory'>>;
+export function createMemoryContextStore(options?: CreateMemoryContextStoreOptions): MemoryContextStore;
 export function createMemoryContextStore({
   messages = [],
   memory,
