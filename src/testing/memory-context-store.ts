@@ -67,11 +67,16 @@ export interface CreateMemoryContextStoreOptions {
  * @example
  * const store = createMemoryContextStore();
  * store.appendMessage({ message: { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Hi' }] } });
+ *
+ * With `memory`, the store also loads the working memory and recalls from the user's other threads, and is a
+ * `WorkingMemoryStore`.
  */
 export function createMemoryContextStore(
   options: CreateMemoryContextStoreOptions & { memory: SharedMemoryMember },
 ): MemoryContextStore & WorkingMemoryStore & Required<Pick<ContextStore, 'loadMemory'>>;
+/** {@link createMemoryContextStore} without memory across threads. */
 export function createMemoryContextStore(options?: CreateMemoryContextStoreOptions): MemoryContextStore;
+/** The implementation of both forms. */
 export function createMemoryContextStore({
   messages = [],
   memory,
