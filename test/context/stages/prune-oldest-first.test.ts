@@ -65,7 +65,7 @@ describe('pruneContext: oldest first, only what the budget needs', () => {
     expect(prune({ segments: input, messageBudget: 10 }).pruning.toolCallIds).toEqual(['c0', 'c1', 'c2', 'c3']);
   });
 
-  it('should cut at the same call after a turn is appended, as long as that still fits the budget', () => {
+  it('should cut at the same call after a turn is appended, while that still fits and the cut ends a whole chunk', () => {
     fc.assert(
       fc.property(
         fc.array(fc.integer({ min: 1, max: 600 }), { minLength: 4, maxLength: 14 }),
@@ -85,11 +85,22 @@ describe('pruneContext: oldest first, only what the budget needs', () => {
             emptyMessages: 'remove',
           });
           const second = prune({ ...options, segments: grown }).pruning.toolCallIds;
-          if (estimateSegments(kept.segments, measure) <= messageBudget) expect(second).toEqual(first);
+          // A chunk still filling up (the newest) takes the calls added to it: a cut that ends there moves with it.
+          const candidates = sizes.slice(0, -1).map((_size, index) => `c${index}`);
+          const chunkTokens = messageBudget - options.targetTokens;
+          const whole = toolTrafficChunkEnds(before, candidates, chunkTokens).slice(0, -1);
+          if (whole.includes(first.length) && estimateSegments(kept.segments, measure) <= messageBudget)
+            expect(second).toEqual(first);
           else expect(second.slice(0, first.length)).toEqual(first);
         },
       ),
-      { numRuns: 200 },
+      {
+        numRuns: 200,
+        examples: [
+          [[1, 1, 169, 149], 1, 0.3],
+          [[435, 1, 97, 360], 1, 0.3],
+        ],
+      },
     );
   });
 
