@@ -132,7 +132,11 @@ export function createGeneratedEngine(
     policy: {
       ...policy,
       // Only the budget limits the memory here: items of any size reach it.
-      memory: { recall: { limit: 10, maxTokens: 100_000_000 }, ...policy.memory },
+      memory: {
+        workingMemory: 'include',
+        recall: { mode: 'auto', limit: 10, maxTokens: 100_000_000 },
+        ...policy.memory,
+      },
       summary: { targetRatio: 1, reserveTokens: Math.min(2000, Math.floor(budget / 8)), ...policy.summary },
       // The budget-filling configuration: previews cut to the room and grown back (fixed ones leave room unused).
       toolOutputPreview: { sizing: 'fit', ...policy.toolOutputPreview },

@@ -23,8 +23,9 @@ export interface ContextMemoryPolicy {
   /**
    * Whether the working memory the store keeps (`store.loadMemory`, a document the model updates with the
    * `updateWorkingMemory` tool) goes in the context, as a `user` message after the instructions. It yields to the
-   * history: when the budget is short it goes whole, after every recalled item and before any turn.
-   * @default 'include'
+   * history: when the budget is short it goes whole, after every recalled item and before any turn. Off until you
+   * turn it on: the store is then asked at every model call.
+   * @default 'off'
    */
   workingMemory: 'include' | 'off';
   /** See {@link ContextRecallPolicy}. */
@@ -35,8 +36,8 @@ export interface ContextMemoryPolicy {
 export interface ContextRecallPolicy {
   /**
    * `auto` recalls with what the store offers (full-text, or hybrid when it has an embedding model); `off` recalls
-   * nothing.
-   * @default 'auto'
+   * nothing. Off until you turn it on: a user's other conversations reach the model only when the app asks for it.
+   * @default 'off'
    */
   mode: 'auto' | 'off';
   /**

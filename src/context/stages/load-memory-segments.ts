@@ -41,8 +41,11 @@ export async function loadMemorySegments({
 }: LoadMemorySegmentsOptions): Promise<LoadedMemorySegments | null> {
   const { workingMemory, recall } = policy.memory;
   if (!store.loadMemory || (workingMemory === 'off' && recall.mode === 'off')) return null;
-  // With recall off the store is still asked with the policy's limit (a store may refuse 0); its items are left out.
-  const loaded = await store.loadMemory({ query: currentInputQuery(segments), limit: recall.limit });
+  // With recall off the store is asked for no items (the Postgres store then runs no recall query).
+  const loaded = await store.loadMemory({
+    query: currentInputQuery(segments),
+    limit: recall.mode === 'off' ? 0 : recall.limit,
+  });
   const memory: MemoryItemSegment[] = [];
   if (workingMemory === 'include' && loaded.workingMemory)
     memory.push(createWorkingMemorySegment({ workingMemory: loaded.workingMemory, measure }));

@@ -29,6 +29,7 @@ async function request(shared: SharedMemory, threadId: string, userId: string, q
     tokenCounter,
     tools,
     instructions: 'You plan rides.',
+    policy: { memory: { workingMemory: 'include', recall: { mode: 'auto' } } },
   });
   const model = new MockLanguageModelV4({ doGenerate: steps as never });
   const agent = new ToolLoopAgent({

@@ -47,7 +47,13 @@ async function run(
   tool: MemoryTool = createUpdateWorkingMemoryTool({ store: store as never }),
 ) {
   const model = new MockLanguageModelV4({ doGenerate: steps as never });
-  const context = createContextManager({ store, model: 'gpt-4o', tokenCounter, tools: { updateWorkingMemory: tool } });
+  const context = createContextManager({
+    store,
+    model: 'gpt-4o',
+    tokenCounter,
+    tools: { updateWorkingMemory: tool },
+    policy: { memory: { workingMemory: 'include' } },
+  });
   await generateText({
     model,
     tools: { updateWorkingMemory: tool },

@@ -80,7 +80,14 @@ describe('generated agent conversations (every part type, approvals, huge payloa
       await fc.assert(
         fc.asyncProperty(seed, async (value) => {
           const conversation = generateConversation(value, { maxMessages: 200 });
-          const result = await runGeneratedConversation(conversation, tokenCounter, { compareWithoutMemory: true });
+          const result = await runGeneratedConversation(
+            conversation,
+            tokenCounter,
+            {},
+            {
+              compareWithoutMemory: true,
+            },
+          );
           for (const call of result.calls) {
             expect(call.overBudgetTokens).toBe(0);
             expect(call.memoryProblems).toEqual([]);

@@ -41,7 +41,11 @@ function engineFor(
     store,
     profile: smallProfile(contextWindow, 200),
     tokenCounter,
-    policy: { summary: { reserveTokens: 100 }, ...policy },
+    policy: {
+      summary: { reserveTokens: 100 },
+      ...policy,
+      memory: { workingMemory: 'include', ...policy.memory, recall: { mode: 'auto', ...policy.memory?.recall } },
+    },
     _internal: { now: () => 0 },
   });
 }
