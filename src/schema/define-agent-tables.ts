@@ -12,6 +12,7 @@ import {
   pgRole,
   pgTable,
   primaryKey,
+  real,
   smallint,
   text,
   timestamp,
@@ -40,6 +41,13 @@ export const MESSAGE_STATUSES = ['pending', 'streaming', 'completed', 'failed', 
 export const CONTEXT_STATES = ['eligible', 'excluded', 'redacted'] as const;
 /** The values of the `agent_run_status` enum: the lifecycle of a run. */
 export const RUN_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
+/** The values of `agent_memory.scope`: whose a memory item is, one user's or one thread's. */
+export const MEMORY_SCOPES = ['user', 'thread'] as const;
+/**
+ * The values of `agent_memory.kind`: a working-memory document, a fact, or a recall index entry (one message's
+ * embedding).
+ */
+export const MEMORY_KINDS = ['working', 'fact', 'recall'] as const;
 
 /** The options of {@link defineAgentTables}. */
 export interface DefineAgentTablesOptions {
@@ -63,11 +71,11 @@ const timestamps = {
 };
 
 /**
- * Creates the eight agent-history tables, their enums and the application role.
+ * Creates the nine agent-history tables, their enums and the application role.
  *
  * Every primary key and unique index starts with `tenant_id` and every foreign key is composite with it, so
  * the tables distribute and co-locate by `tenant_id` on Citus unchanged. Row-level security is enabled on all
- * eight with one tenant-and-user predicate; FORCE, grants and the role itself come from the package's custom migration.
+ * nine with one tenant-and-user predicate; FORCE, grants and the role itself come from the package's custom migration.
  *
  * @example
  * export const { agentThread, agentMessage } = defineAgentTables({ schema: pgSchema('agent') });
@@ -520,6 +528,88 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
     ],
   ).enableRLS();
 
+  const agentMemory = table(
+    'agent_memory',
+    {
+      tenantId: uuid('tenant_id').notNull(),
+      id: uuid('id').notNull().defaultRandom(),
+      /** The user the item belongs to: required for the `user` scope; for a thread's items, the thread's user. */
+      userId: text('user_id'),
+      /** `user`: shared by the user's threads; `thread`: one thread's (see `threadId`). */
+      scope: text('scope').$type<(typeof MEMORY_SCOPES)[number]>().notNull(),
+      /** `working`: a working-memory document; `fact`: a remembered fact; `recall`: one message's recall entry. */
+      kind: text('kind').$type<(typeof MEMORY_KINDS)[number]>().notNull(),
+      /** The thread of a thread-scoped item (a recall entry's: its message's thread); null for a user's item. */
+      threadId: uuid('thread_id'),
+      /** The text: the document, the fact, or the message text a recall entry's embedding was made from. */
+      content: text('content').notNull(),
+      /** The thread the item was derived from, or null. */
+      sourceThreadId: uuid('source_thread_id'),
+      /** The message row (`agent_message.id`) the item was derived from, or null; the item goes with the message. */
+      sourceMessageId: uuid('source_message_id'),
+      /** The source message's `content_version` when the item was derived from it. */
+      sourceContentVersion: integer('source_content_version'),
+      /** Raised by one on every update: writers pass the version they read (optimistic concurrency). */
+      version: integer('version').notNull().default(1),
+      /** The embedding of `content`, or null; ranked by exact cosine similarity. */
+      embedding: real('embedding').array(),
+      /** The id of the model that made `embedding`: only embeddings of the query's model are compared. */
+      embeddingModel: text('embedding_model'),
+      ...timestamps,
+    },
+    (t) => [
+      primaryKey({ name: 'agent_memory_pk', columns: [t.tenantId, t.id] }),
+      // One working-memory document per user and per thread.
+      uniqueIndex('agent_memory_user_working_uidx')
+        .on(t.tenantId, t.userId)
+        .where(sql`${t.kind} = 'working' and ${t.scope} = 'user'`),
+      uniqueIndex('agent_memory_thread_working_uidx')
+        .on(t.tenantId, t.threadId)
+        .where(sql`${t.kind} = 'working' and ${t.scope} = 'thread'`),
+      // One recall entry per message row.
+      uniqueIndex('agent_memory_recall_message_uidx')
+        .on(t.tenantId, t.sourceMessageId)
+        .where(sql`${t.kind} = 'recall'`),
+      index('agent_memory_user_kind_idx').on(t.tenantId, t.userId, t.kind),
+      index('agent_memory_thread_idx')
+        .on(t.tenantId, t.threadId)
+        .where(sql`${t.threadId} is not null`),
+      index('agent_memory_source_message_idx')
+        .on(t.tenantId, t.sourceMessageId)
+        .where(sql`${t.sourceMessageId} is not null`),
+      foreignKey({
+        name: 'agent_memory_thread_fk',
+        columns: [t.tenantId, t.threadId],
+        foreignColumns: [agentThread.tenantId, agentThread.id],
+      }).onDelete('cascade'),
+      // With the thread's user, or none (MATCH SIMPLE): a row can never claim a user its thread does not have.
+      foreignKey({
+        name: 'agent_memory_thread_user_fk',
+        columns: [t.tenantId, t.threadId, t.userId],
+        foreignColumns: [agentThread.tenantId, agentThread.id, agentThread.userId],
+      }).onDelete('cascade'),
+      // What was derived from a message goes when the message (or its thread) is deleted.
+      foreignKey({
+        name: 'agent_memory_source_message_fk',
+        columns: [t.tenantId, t.sourceMessageId],
+        foreignColumns: [agentMessage.tenantId, agentMessage.id],
+      }).onDelete('cascade'),
+      check('agent_memory_scope', sql`${t.scope} in ('user', 'thread')`),
+      check('agent_memory_kind', sql`${t.kind} in ('working', 'fact', 'recall')`),
+      check(
+        'agent_memory_scope_owner',
+        sql`(${t.scope} = 'user' and ${t.userId} is not null and ${t.threadId} is null) or (${t.scope} = 'thread' and ${t.threadId} is not null)`,
+      ),
+      check(
+        'agent_memory_recall_source',
+        sql`${t.kind} <> 'recall' or (${t.scope} = 'thread' and ${t.sourceMessageId} is not null and ${t.sourceContentVersion} is not null)`,
+      ),
+      check('agent_memory_embedding_model', sql`(${t.embedding} is null) = (${t.embeddingModel} is null)`),
+      check('agent_memory_version_positive', sql`${t.version} > 0`),
+      tenantIsolationPolicy('agent_memory_tenant_isolation', t.tenantId, role, t.userId),
+    ],
+  ).enableRLS();
+
   return {
     agentHistoryAppRole: role,
     agentMessageRole: messageRole,
@@ -534,6 +624,7 @@ export function defineAgentTables({ schema, appRole = DEFAULT_APP_ROLE }: Define
     agentAuditEvent,
     agentStreamChunk,
     agentToolPayload,
+    agentMemory,
   };
 }
 

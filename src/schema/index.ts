@@ -11,6 +11,8 @@ export {
   MESSAGE_STATUSES,
   CONTEXT_STATES,
   RUN_STATUSES,
+  MEMORY_SCOPES,
+  MEMORY_KINDS,
 } from './define-agent-tables.js';
 export type {
   AgentTables,
@@ -44,4 +46,5 @@ export const {
   agentAuditEvent,
   agentStreamChunk,
   agentToolPayload,
+  agentMemory,
 } = defineAgentTables();

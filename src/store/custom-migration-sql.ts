@@ -7,7 +7,7 @@ import { MIGRATIONS_FOLDER } from './migrate.js';
 /** The shipped custom migrations that run before the migration that creates the tables: the application role (their policies name it). */
 export const BEFORE_TABLES = ['0000_roles.sql'];
 /** The shipped custom migrations that run after the migration that creates the tables, in order: FORCE row-level security, the grants, the functions and triggers. */
-export const AFTER_TABLES = ['0002_rls_grants_functions.sql'];
+export const AFTER_TABLES = ['0002_rls_grants_functions.sql', '0004_memory_rls_functions.sql'];
 const TABLES = [
   'agent_thread',
   'agent_run',
@@ -17,6 +17,7 @@ const TABLES = [
   'agent_audit_event',
   'agent_stream_chunk',
   'agent_tool_payload',
+  'agent_memory',
 ];
 const TYPES = ['agent_message_role', 'agent_message_status', 'agent_message_context_state'];
 const FUNCTIONS = [
