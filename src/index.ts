@@ -111,6 +111,11 @@ export type {
   ContextWorkingMemory,
   WorkingMemoryStore,
 } from './model/context-store.js';
+export type { MemoryEmbedder } from './model/memory-embedder.js';
+export type { MemoryOperations } from './store/memory-operations.js';
+export type { WorkingMemory, WorkingMemoryOptions, UpdateWorkingMemoryOptions } from './store/working-memory.js';
+export type { RecallMessagesOptions } from './store/recall-messages.js';
+export type { EmbedPendingMemoryOptions, EmbedPendingMemoryResult } from './store/embed-pending-memory.js';
 export type { ContextUIMessage, ContextUIPart } from './model/context-ui-message.js';
 export {
   CURRENT_MESSAGE_SCHEMA_VERSION,

@@ -13,3 +13,4 @@ export * from './context-manager/index.js';
 export * from './summarizers/index.js';
 export * from './shared/index.js';
 export * from './working-memory/index.js';
+export * from './memory/index.js';

@@ -1,4 +1,5 @@
 import type { ContextStore } from '../model/context-store.js';
+import type { MemoryEmbedder } from '../model/memory-embedder.js';
 import type { StoredSnapshot, StoredSummary } from '../model/stored-rows.js';
 import type { LoadedThreadContext, NewSnapshot, NewSummary } from '../model/context-store.js';
 
@@ -12,6 +13,16 @@ export interface LoadContextOptions {
 export interface ContextStoreOptions {
   /** The most tail messages each `loadContext` of the context store reads. @default 2000 (1 to 100,000) */
   maxTailMessages?: number;
+  /**
+   * Makes `loadMemory`'s recall hybrid: full-text and cosine similarity over the embeddings `embedPendingMemory`
+   * wrote with this embedder's model, fused. @default none: full-text recall
+   */
+  embedder?: MemoryEmbedder;
+  /**
+   * Whose working-memory document `loadMemory` reads: the store's user's, shared by their threads, or the thread's own.
+   * @default 'user' on a store scoped to a user, 'thread' otherwise
+   */
+  workingMemoryScope?: 'user' | 'thread';
 }
 
 /**

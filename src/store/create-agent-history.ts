@@ -31,6 +31,7 @@ import { createThread, deleteThread, getThread, listThreads, softDeleteThread, u
 import { loadO200kTokenCounter, scopeTokenCounter } from '../tokens/token-counter.js';
 import { forkThread } from './fork-thread.js';
 import { createThreadContextStore } from './thread-context-store.js';
+import { memoryMethods } from './memory-operations.js';
 import { onceSetupCheck } from './check-setup.js';
 import type { AgentHistory, ForTenantOptions } from './agent-history.js';
 import { getTableConfig } from 'drizzle-orm/pg-core';
@@ -223,6 +224,7 @@ function tenantHistory(context: StoreContext): TenantHistory {
     deleteStreamChunks: async (threadId, options) => deleteStreamChunks(context, threadId, options),
     subscribeStreamChunks: async (threadId, messageId, onNotify) =>
       subscribeStreamChunks(context, threadId, messageId, onNotify),
+    ...memoryMethods(context),
   };
   const { tenantId } = context;
   return {

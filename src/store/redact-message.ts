@@ -15,6 +15,7 @@ import { lockForkFamily } from './fork-family.js';
 import { replaceSpans } from './replace-spans.js';
 import { scrubThreadSpans } from './scrub-thread-spans.js';
 import { ofThread } from './of-thread.js';
+import { forgetDerivedMemory } from './forget-derived-memory.js';
 import { clearTitlesFrom } from './generated-title.js';
 import { redactToolPayloads, withRedactedPreviews, type RedactedPreviews } from './redact-tool-payloads.js';
 
@@ -38,7 +39,8 @@ export interface RedactMessageOptions {
  * Redacts a message: the text in its parts and metadata is replaced (whole message, or the given spans), its
  * context state becomes `redacted`, `content_version` goes up by one, an audit event records who and why
  * (never what), every summary covering it is marked stale with its content wiped, and every snapshot covering
- * it is marked stale, and a title generated from it is cleared. The same is done to its copies: the original and every copy a fork made of it (through any
+ * it is marked stale, a title generated from it is cleared, and the memory derived from it is
+ * deleted or scrubbed (`forgetDerivedMemory`). The same is done to its copies: the original and every copy a fork made of it (through any
  * chain of forks, whatever threads were deleted since), and only those. Afterwards the secret is in no table (the
  * search vector is regenerated from the new parts).
  */
@@ -83,7 +85,7 @@ export async function redactMessage(
       const redacted = await redactRow(context, tx, target, { spans, replacement, previews });
       // This process's converted copy of the message goes now (another process drops its own on its next load).
       threadContextCache(context, target.threadId)?.withdraw(target.id);
-      const staleness = await invalidateDerived(context, tx, target.threadId, target.sequence, { spans, replacement });
+      const staleness = await invalidateDerived(context, tx, target, { spans, replacement });
       // The chunk log of an answer still streaming holds its text as sent: a redaction leaves none of it.
       await tx
         .delete(context.tables.agentStreamChunk)
@@ -210,16 +212,16 @@ async function redactRow(
 
 /**
  * Withdraws what was derived from the message in one thread: covering summaries are wiped and marked stale
- * (a summary may paraphrase the secret), covering snapshots marked stale. With spans, the thread's title and
+ * (a summary may paraphrase the secret), covering snapshots marked stale, its memory deleted or scrubbed. With spans, the thread's title and
  * metadata, its runs' errors and metadata and the snapshots' JSON are scrubbed too.
  */
 async function invalidateDerived(
   context: StoreContext,
   tx: TenantTransaction,
-  threadId: string,
-  sequence: number,
+  message: MessageRow,
   { spans, replacement }: { spans: string[] | undefined; replacement: string },
-): Promise<{ staleSummaries: number; staleSnapshots: number }> {
+) {
+  const { threadId, sequence } = message;
   const { agentSummary, agentContextSnapshot } = context.tables;
   const staleSummaries = await tx
     .update(agentSummary)
@@ -238,5 +240,6 @@ async function invalidateDerived(
     .where(and(ofThread(context, agentContextSnapshot, threadId), gte(agentContextSnapshot.throughSequence, sequence)))
     .returning({ id: agentContextSnapshot.id });
   if (spans !== undefined) await scrubThreadSpans(context, tx, threadId, spans, replacement);
-  return { staleSummaries: staleSummaries.length, staleSnapshots: staleSnapshots.length };
+  const memory = await forgetDerivedMemory(context, tx, message, { spans, replacement });
+  return { staleSummaries: staleSummaries.length, staleSnapshots: staleSnapshots.length, ...memory };
 }

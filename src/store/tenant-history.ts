@@ -1,5 +1,6 @@
 import type { ContextArtifactOperations } from './context-artifact-operations.js';
 import type { DerivedDataOperations } from './derived-data-operations.js';
+import type { MemoryOperations } from './memory-operations.js';
 import type { MessageOperations } from './message-operations.js';
 import type { StreamChunkOperations } from './stream-chunk-operations.js';
 import type { ThreadOperations } from './thread-operations.js';
@@ -23,7 +24,13 @@ import type { ThreadOperations } from './thread-operations.js';
  * const { messages } = await store.listMessages(thread.id);
  */
 export interface TenantHistory
-  extends ThreadOperations, MessageOperations, ContextArtifactOperations, StreamChunkOperations, DerivedDataOperations {
+  extends
+    ThreadOperations,
+    MessageOperations,
+    ContextArtifactOperations,
+    StreamChunkOperations,
+    DerivedDataOperations,
+    MemoryOperations {
   /** The tenant every method acts for: the id given to `forTenant`, lower-cased. */
   readonly tenantId: string;
   /** The user every method is scoped to (`forTenant`'s `userId`), or null for the whole tenant. */

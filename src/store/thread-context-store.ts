@@ -8,18 +8,28 @@ import { searchMessages } from './search-messages.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { assertThreadId } from '../errors/assert-input.js';
 import { ofThread } from './of-thread.js';
+import type { ContextStoreOptions } from './context-artifact-operations.js';
+import { getWorkingMemory, workingMemoryTarget } from './working-memory.js';
+import { recallMessages } from './recall-messages.js';
+import { assertEmbedder } from './memory-sql.js';
 
 /**
  * The context engine's persistence ({@link ContextStore}) for one thread of one tenant, on the Postgres store:
  * a consistent load (snapshot, newest valid summary, tail after the inclusive boundary, pinned messages),
- * summary and snapshot writes with optimistic versioning, and full-text memory search within the thread.
+ * summary and snapshot writes with optimistic versioning, full-text memory search within the thread, and memory
+ * across threads (`loadMemory`: the working-memory document and recall of the user's other threads).
  */
 export function createThreadContextStore(
   context: StoreContext,
   threadId: string,
-  { maxTailMessages = 2000 }: { maxTailMessages?: number } = {},
+  { maxTailMessages = 2000, embedder, workingMemoryScope }: ContextStoreOptions = {},
 ): ContextStore {
   const thread = assertThreadId(threadId);
+  const memory = {
+    threadId: thread,
+    scope: workingMemoryTarget(context, { threadId: thread, scope: workingMemoryScope }).scope,
+  };
+  if (embedder !== undefined) assertEmbedder('options.embedder', embedder);
   // The tenant's and thread's own part: a row id another tenant also has never reaches this one's entries.
   const messageCache = threadContextCache(context, thread);
   return {
@@ -36,6 +46,23 @@ export function createThreadContextStore(
     },
     writeSummary: (input) => writeSummary(context, thread, input),
     writeSnapshot: (input) => writeSnapshot(context, thread, input),
+    async loadMemory({ query, limit }) {
+      const workingMemory = await getWorkingMemory(context, memory);
+      const recalled =
+        limit > 0
+          ? await recallMessages(context, { query, threadId: thread, limit: Math.min(limit, 50), embedder })
+          : [];
+      return {
+        workingMemory: workingMemory && {
+          id: workingMemory.id,
+          scope: workingMemory.scope,
+          content: workingMemory.content,
+          version: workingMemory.version,
+        },
+        recalled,
+        recall: embedder ? 'hybrid' : 'full-text',
+      };
+    },
     async searchMessages({ query, limit }) {
       const hits = await searchMessages(context, query, { threadId: thread, limit });
       if (hits.length === 0) return [];

@@ -164,6 +164,8 @@ describe.each(BACKENDS)('redactMessage on %s', (backend) => {
           contentVersion: 2,
           forkCopy: false,
           staleSummaries: 1,
+          memoryDeleted: 0,
+          memoryScrubbed: 0,
           staleSnapshots: 1,
         },
       },
@@ -264,12 +266,30 @@ describe.each(BACKENDS)('redactMessage on %s', (backend) => {
       [
         'support:3',
         'pci',
-        { mode: 'spans', spanCount: 1, contentVersion: 2, forkCopy: false, staleSummaries: 1, staleSnapshots: 0 },
+        {
+          mode: 'spans',
+          spanCount: 1,
+          contentVersion: 2,
+          forkCopy: false,
+          staleSummaries: 1,
+          staleSnapshots: 0,
+          memoryDeleted: 0,
+          memoryScrubbed: 0,
+        },
       ],
       [
         'support:3',
         'pci',
-        { mode: 'spans', spanCount: 1, contentVersion: 2, forkCopy: false, staleSummaries: 0, staleSnapshots: 0 },
+        {
+          mode: 'spans',
+          spanCount: 1,
+          contentVersion: 2,
+          forkCopy: false,
+          staleSummaries: 0,
+          staleSnapshots: 0,
+          memoryDeleted: 0,
+          memoryScrubbed: 0,
+        },
       ],
     ]);
     expect((await store.listSummaries(thread.id)).map((stored) => [stored.id, stored.stale])).toEqual([
