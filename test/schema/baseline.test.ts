@@ -11,6 +11,11 @@ import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
 import { psql, startPostgresCluster, type PostgresCluster } from '../support/postgres-cluster.js';
 import { expectStoreWorksAsLogin } from './support/use-store-as-login.js';
 
+/** How many migrations the package ships: the 1.0 baseline's three and every one added since. */
+const SHIPPED = (
+  JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta/_journal.json'), 'utf8')) as { entries: unknown[] }
+).entries.length;
+
 /** `migrate()` as `login` on `database`, through a connection of its own. */
 async function migrateAs(cluster: PostgresCluster, login: string, database: string): Promise<void> {
   const client = postgres(cluster.url(database).replace('postgres://postgres@', `postgres://${login}@`), {
@@ -73,14 +78,14 @@ describe('the 1.0 baseline on a fresh PostgreSQL 15 cluster', () => {
     await migrateAs(cluster, 'role_maker', 'made');
     expect(admin('postgres', "select rolcanlogin from pg_roles where rolname = 'agent_history_app'")).toBe('f\n');
     await migrateAs(cluster, 'role_maker', 'made'); // a second run does nothing
-    expect(admin('made', 'select count(*) from agent_history.__agent_history_migrations')).toBe('3\n');
+    expect(admin('made', 'select count(*) from agent_history.__agent_history_migrations')).toBe(`${SHIPPED}\n`);
     expect(admin('made', "select tableowner from pg_tables where tablename = 'agent_message'")).toBe('role_maker\n');
     await expectStoreWorksAsLogin(cluster.url('made'));
   });
 
   it('should migrate as an owner without CREATEROLE once the role exists, and run the store as a NOINHERIT login', async () => {
     await migrateAs(cluster, 'plain_owner', 'plain');
-    expect(admin('plain', 'select count(*) from agent_history.__agent_history_migrations')).toBe('3\n');
+    expect(admin('plain', 'select count(*) from agent_history.__agent_history_migrations')).toBe(`${SHIPPED}\n`);
     await expectStoreWorksAsLogin(cluster.url('plain'));
   });
 
@@ -130,7 +135,7 @@ describe('the 1.0 baseline on a fresh PostgreSQL 15 cluster', () => {
       const start = source.indexOf('CREATE FUNCTION "public"."agent_history_append_message"(');
       const definition = source.slice(start, source.indexOf('$$;', source.indexOf('AS $$', start) + 5) + 3);
       writeFileSync(
-        join(folder, '0003_upgrade_test.sql'),
+        join(folder, '0099_upgrade_test.sql'),
         [
           'CREATE INDEX "agent_message_upgrade_test_idx" ON "agent_message" USING btree ("tenant_id","created_at");',
           definition
@@ -140,7 +145,7 @@ describe('the 1.0 baseline on a fresh PostgreSQL 15 cluster', () => {
       );
       const journal = JSON.parse(readFileSync(join(folder, 'meta/_journal.json'), 'utf8'));
       const last = journal.entries.at(-1);
-      journal.entries.push({ ...last, idx: last.idx + 1, when: last.when + 1, tag: '0003_upgrade_test' });
+      journal.entries.push({ ...last, idx: last.idx + 1, when: last.when + 1, tag: '0099_upgrade_test' });
       writeFileSync(join(folder, 'meta/_journal.json'), JSON.stringify(journal, null, 2));
 
       const login = `upgrade_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
@@ -188,7 +193,7 @@ describe('the 1.0 baseline on a fresh PostgreSQL 15 cluster', () => {
           expect(ordered.map((stored) => stored.message.id)).toEqual(written[index]);
           expect(ordered.map((stored) => stored.sequence)).toEqual(ordered.map((_, position) => position + 1));
         }
-        expect(admin('made', 'select count(*) from agent_history.__agent_history_migrations')).toBe('4\n');
+        expect(admin('made', 'select count(*) from agent_history.__agent_history_migrations')).toBe(`${SHIPPED + 1}\n`);
         expect(
           admin(
             'made',

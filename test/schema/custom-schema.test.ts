@@ -121,6 +121,10 @@ describe.each(BACKENDS)('tables in another schema, with another application role
           'm1',
         ]);
         expect(await store.searchMessages('bread')).toHaveLength(4);
+        // Memory in that schema, through the renamed role's grants.
+        const memory = await store.updateWorkingMemory({ threadId: thread.id, content: 'bread', expectedVersion: 0 });
+        expect(memory).toMatchObject({ scope: 'thread', version: 1 });
+        expect(await store.recallMessages({ query: 'bread', threadId: thread.id })).toEqual([]);
         // The content version trigger, in that schema: a change of parts raises content_version, whoever writes.
         const raised = (await database.query(
           `update ${SCHEMA}.agent_message set parts = '[]' where thread_id = '${thread.id}' and message_id = 'm1'
@@ -162,6 +166,8 @@ describe('customMigrationSql', () => {
     );
     expect(afterTables).toContain('FROM "agent"."agent_message" m');
     expect(afterTables).toContain('GRANT SELECT, INSERT ON "agent"."agent_audit_event" TO "chat_app"');
+    expect(afterTables).toContain('ALTER TABLE "agent"."agent_memory" FORCE ROW LEVEL SECURITY');
+    expect(afterTables).toContain('GRANT SELECT, INSERT, UPDATE, DELETE ON "agent"."agent_memory" TO "chat_app"');
     expect(afterTables).not.toContain('"public"');
     // Every mention of a package object is qualified, and the default role is gone.
     // Names inside string literals (an error's text) are text, left as written.
@@ -172,7 +178,7 @@ describe('customMigrationSql', () => {
       .replace(/"agent_message"\."pinned"/g, '');
     expect(
       unqualified.match(
-        /agent_(thread|run|message|summary|context_snapshot|audit_event|history_append_messages?|history_list_messages|history_load_context_json|message_role|message_status|message_context_state)\b/g,
+        /agent_(thread|run|message|summary|context_snapshot|audit_event|memory|history_append_messages?|history_list_messages|history_load_context_json|message_role|message_status|message_context_state)\b/g,
       ),
     ).toBeNull();
     expect(`${beforeTables}${afterTables}`).not.toMatch(/agent_history_app\b/);

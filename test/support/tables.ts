@@ -8,6 +8,7 @@ export const TABLES = [
   'agent_audit_event',
   'agent_stream_chunk',
   'agent_tool_payload',
+  'agent_memory',
 ] as const;
 
 /** The name of one of the package's {@link TABLES}. */
@@ -23,4 +24,5 @@ export const ROW_ORDER: Record<TableName, string> = {
   agent_audit_event: 'id',
   agent_stream_chunk: 'message_id, batch',
   agent_tool_payload: 'message_id, part, field, chunk',
+  agent_memory: 'id',
 };

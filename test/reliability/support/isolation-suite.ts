@@ -19,7 +19,14 @@ import {
 import { seededTally } from './reliability-report.js';
 import { scaled, scaledTimeout } from './reliability-scale.js';
 import type { SeededRandom } from './seeded-random.js';
-import { FILE_CALL_ID, seedTenant, SHARED_USER_ID, SHARED_WORD, type TenantFixture } from './seed-tenant.js';
+import {
+  FILE_CALL_ID,
+  SEED_EMBEDDER,
+  seedTenant,
+  SHARED_USER_ID,
+  SHARED_WORD,
+  type TenantFixture,
+} from './seed-tenant.js';
 
 /** Cross-tenant operations per backend (PGlite serializes everything, so fewer there). */
 const CROSS_TENANT_OPERATIONS = { postgres: scaled(10_000), pglite: scaled(1_000) };
@@ -116,6 +123,15 @@ const NOT_FOUND_OPERATIONS: Record<string, NotFoundOperation> = {
       policyVersion: 'pwned',
       messagesHash: 'pwned',
     }),
+  'memory:getWorkingMemory': ({ store }, t) => store.getWorkingMemory({ scope: 'thread', threadId: t.threadId }),
+  'memory:updateWorkingMemory': ({ store }, t, random) =>
+    store.updateWorkingMemory({
+      scope: 'thread',
+      threadId: t.threadId,
+      content: 'pwned',
+      expectedVersion: random.between(0, 2),
+    }),
+  'memory:recallMessages': ({ store }, t) => store.recallMessages({ query: SHARED_WORD, threadId: t.threadId }),
   'summary:writeSummary': ({ store }, t) =>
     store.writeSummary(t.threadId, {
       fromSequence: 1,
@@ -184,6 +200,7 @@ export function defineIsolationSuite(backend: keyof typeof CROSS_TENANT_OPERATIO
         const before = await dumpTenants(database.admin, victimTenantIds);
         expect(before.agent_message.length).toBeGreaterThan(0);
         expect(before.agent_tool_payload.length).toBeGreaterThanOrEqual(VICTIMS);
+        expect(before.agent_memory.filter((row) => row.includes(',recall,')).length).toBeGreaterThan(VICTIMS);
 
         const victimTarget = (victim: TenantFixture): Target => {
           const message = random.pick(victim.messages);
@@ -289,6 +306,25 @@ export function defineIsolationSuite(backend: keyof typeof CROSS_TENANT_OPERATIO
             tally.expect(hits.length === 0, 'searchMessages in a foreign thread returned hits', () =>
               JSON.stringify(hits[0]),
             );
+          },
+          'memory:recallMessages-from-own-thread': async ({ store, fixture }) => {
+            const hits = await store.recallMessages({
+              query: random.chance(0.5) ? SHARED_WORD : random.pick(victimCanaries),
+              threadId: random.pick(fixture.threadIds),
+              limit: random.between(1, 50),
+              embedder: random.chance(0.5) ? SEED_EMBEDDER : undefined,
+            });
+            expectOwnThreads(
+              'recallMessages',
+              hits.map((hit) => hit.sourceThreadId),
+            );
+            expectOwnRows(
+              'recallMessages',
+              hits.map((hit) => hit.sourceMessageId),
+            );
+          },
+          'memory:embedPendingMemory': async ({ store }) => {
+            await store.embedPendingMemory({ embedder: SEED_EMBEDDER, batchSize: random.between(1, 20) });
           },
           'recover:recoverAbandonedMessages': async ({ futureStore }) => {
             const recovered = await futureStore.recoverAbandonedMessages();

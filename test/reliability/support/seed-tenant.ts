@@ -32,6 +32,12 @@ export const FILE_CALL_ID = 'call-file';
 /** A word every seeded tenant's messages contain, so a search for it returns hits in every tenant. */
 export const SHARED_WORD = 'orchid';
 
+/** A deterministic embedder for the seeded recall entries: each text's length and its count of the shared word. */
+export const SEED_EMBEDDER = {
+  modelId: 'seed-embedder',
+  embed: async (texts: string[]) => texts.map((value) => [value.length, value.split(SHARED_WORD).length]),
+};
+
 /**
  * Fills one tenant through the store API: a conversation with a run, a tool round trip, an excluded, a pinned
  * and a span-redacted message, a summary and a snapshot; a thread with a streaming assistant message holding a
@@ -150,6 +156,15 @@ export async function seedTenant(store: TenantHistory, random: SeededRandom): Pr
 
   const gone = await store.createThread({ userId: SHARED_USER_ID, title: `Gone ${canary}` });
   await append(gone.id, { id: `${canary}-g1`, role: 'user', parts: text(`${SHARED_WORD} forget me ${canary}`) });
+
+  // Memory: a thread's working memory and the recall entries of every message (embedded).
+  await store.updateWorkingMemory({
+    scope: 'thread',
+    threadId: main.id,
+    content: `plan ${canary}`,
+    expectedVersion: 0,
+  });
+  await store.embedPendingMemory({ embedder: SEED_EMBEDDER });
   await store.softDeleteThread(gone.id, { actor: 'seed', reason: 'user deleted' });
 
   return {

@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createAgentHistory, migrate, type AgentHistoryDatabase } from '../../src/index.js';
+import { customMigrationFiles } from '../../src/store/custom-migration-sql.js';
+import { rowsOf } from '../../src/tenant/database.js';
+import { APP_LOGIN } from '../support/global-setup.js';
+import { SUBPROCESS_TIMEOUT_MS } from '../support/time-limits.js';
+import { mockEmbedding } from '../store/memory-support.js';
+import { BASELINE_MIGRATIONS, buildReleaseOne } from './support/release-one.js';
+import {
+  createConsumerProject,
+  createDatabase,
+  describeCatalog,
+  installPackage,
+  migrationTags,
+  packPackage,
+  runScript,
+} from './support/consumer-project.js';
+
+/** What the 1.0 release exports that this test uses. */
+interface ReleaseOne {
+  migrate: typeof migrate;
+  createAgentHistory: typeof createAgentHistory;
+}
+
+const scratch = mkdtempSync(join(tmpdir(), 'agent-history-upgrade-'));
+let releaseTarball: string;
+let releaseOne: ReleaseOne;
+beforeAll(async () => {
+  releaseTarball = buildReleaseOne(scratch);
+  releaseOne = (await import(pathToFileURL(join(scratch, 'source/dist/index.js')).href)) as ReleaseOne;
+}, SUBPROCESS_TIMEOUT_MS);
+const databases: string[] = [];
+/** A fresh database on the suite's server, dropped after the file; returns its superuser URL. */
+const freshDatabase = (prefix: string) => {
+  const name = `${prefix}_${randomUUID().replaceAll('-', '')}`;
+  databases.push(name);
+  return createDatabase(inject('postgresServerUrl'), name);
+};
+afterAll(async () => {
+  rmSync(scratch, { recursive: true, force: true });
+  const admin = postgres(`${inject('postgresServerUrl')}/postgres`, { max: 1, onnotice: () => {} });
+  for (const name of databases) await admin.unsafe(`drop database if exists ${name} with (force)`);
+  await admin.end();
+});
+
+/** Each table's rows of the tenant, read directly (as superuser), in a stable order. */
+async function dump(query: (text: string) => Promise<unknown[]>, tenantId: string) {
+  const rows: Record<string, unknown[]> = {};
+  for (const table of ['agent_thread', 'agent_message', 'agent_audit_event'])
+    rows[table] = await query(`select * from ${table} where tenant_id = '${tenantId}' order by id`);
+  return rows;
+}
+
+describe.each(['pglite', 'postgres'] as const)('upgrading a 1.0 database with migrate() on %s', (backend) => {
+  let owner: AgentHistoryDatabase;
+  let app: AgentHistoryDatabase;
+  let query: (text: string) => Promise<unknown[]>;
+  const closers: Array<() => Promise<unknown>> = [];
+  beforeAll(async () => {
+    if (backend === 'pglite') {
+      const client = await PGlite.create();
+      owner = app = drizzlePglite({ client }) as unknown as AgentHistoryDatabase;
+      query = async (text) => (await client.query(text)).rows;
+      closers.push(() => client.close());
+      return;
+    }
+    const url = await freshDatabase('upgrade');
+    const ownerClient = postgres(url, { max: 1, onnotice: () => {} });
+    const appClient = postgres(url.replace('postgres://postgres@', `postgres://${APP_LOGIN}@`), {
+      max: 4,
+      onnotice: () => {},
+    });
+    owner = drizzlePostgres({ client: ownerClient }) as unknown as AgentHistoryDatabase;
+    app = drizzlePostgres({ client: appClient }) as unknown as AgentHistoryDatabase;
+    query = (text) => ownerClient.unsafe(text);
+    closers.push(
+      () => appClient.end(),
+      () => ownerClient.end(),
+    );
+  });
+  afterAll(async () => {
+    for (const close of closers) await close();
+  });
+
+  it('should keep every row the 1.0 store wrote, and memory should work after the upgrade', async () => {
+    await releaseOne.migrate(owner);
+    expect(await query(`select to_regclass('agent_memory') as memory`)).toEqual([{ memory: null }]);
+    const tenantId = randomUUID();
+    const old = releaseOne.createAgentHistory({ db: app }).forTenant(tenantId, { userId: 'alice' });
+    const first = await old.createThread({ title: 'Units' });
+    await old.appendMessage(first.id, {
+      id: 'u1',
+      role: 'user',
+      parts: [{ type: 'text', text: 'I prefer metric units' }],
+    });
+    await old.appendMessage(first.id, {
+      id: 'a1',
+      role: 'assistant',
+      parts: [{ type: 'text', text: 'Noted.' }],
+    });
+    await old.appendMessage(first.id, { id: 'u2', role: 'user', parts: [{ type: 'text', text: 'my pin is 9912' }] });
+    const second = await old.createThread({ title: 'Trip' });
+    await old.appendMessage(second.id, {
+      id: 'q1',
+      role: 'user',
+      parts: [{ type: 'text', text: 'what units do I like?' }],
+    });
+    const before = await dump(query, tenantId);
+
+    await migrate(owner);
+    // The package's migrations table: one row per migration applied.
+    const applied = rowsOf<{ n: number }>(
+      await owner.execute(sql`select count(*)::int as n from agent_history.__agent_history_migrations`),
+    );
+    expect(applied[0]!.n).toBe(BASELINE_MIGRATIONS + 2);
+    expect(await dump(query, tenantId)).toEqual(before);
+    expect(
+      await query(`select relrowsecurity, relforcerowsecurity from pg_class where relname = 'agent_memory'`),
+    ).toEqual([{ relrowsecurity: true, relforcerowsecurity: true }]);
+
+    const store = createAgentHistory({ db: app }).forTenant(tenantId, { userId: 'alice' });
+    const { embedder } = mockEmbedding();
+    expect(await store.embedPendingMemory({ embedder })).toMatchObject({ embedded: 4 });
+    const hits = await store.recallMessages({ query: 'what units do I like?', threadId: second.id, embedder });
+    expect(hits[0]).toMatchObject({ text: 'I prefer metric units', via: 'both', sourceThreadId: first.id });
+    await store.updateWorkingMemory({ content: 'metric', expectedVersion: 0 });
+    expect(await store.getWorkingMemory()).toMatchObject({ content: 'metric', version: 1 });
+    await store.redactMessage(first.id, 'u2', { actor: 'test', reason: 'pin' });
+    expect(await query(`select id from agent_memory where content like '%9912%'`)).toEqual([]);
+  });
+});
+
+describe(
+  'upgrading a drizzle-kit project generated at 1.0 with agent-history generate',
+  { timeout: SUBPROCESS_TIMEOUT_MS },
+  () => {
+    const folder = mkdtempSync(join(tmpdir(), 'agent-history-upgrade-consumer-'));
+    const drizzleFolder = join(folder, 'drizzle');
+    afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+    it('should add exactly the new table migration and the new custom migration, and apply them', async () => {
+      createConsumerProject(folder, releaseTarball);
+      runScript(folder, 'npx agent-history generate', 'postgres://unused');
+      const atOne = migrationTags(drizzleFolder);
+      expect(atOne).toEqual([
+        '0000_agent_history_roles',
+        expect.stringMatching(/^0001_/),
+        '0002_agent_history_rls_grants_functions',
+      ]);
+      const url = await freshDatabase('kit');
+      expect(runScript(folder, 'npx agent-history migrate', url)).toContain('applied 3 migrations');
+      const oldFiles = Object.fromEntries(
+        atOne.map((tag) => [tag, readFileSync(join(drizzleFolder, `${tag}.sql`), 'utf8')]),
+      );
+
+      installPackage(folder, packPackage(scratch));
+      const output = runScript(folder, 'npx agent-history generate', 'postgres://unused');
+
+      const tags = migrationTags(drizzleFolder);
+      expect(tags).toEqual([...atOne, expect.stringMatching(/^0003_/), '0004_agent_history_memory_rls_functions']);
+      for (const tag of atOne) expect(readFileSync(join(drizzleFolder, `${tag}.sql`), 'utf8')).toBe(oldFiles[tag]);
+      const tables = readFileSync(join(drizzleFolder, `${tags[3]}.sql`), 'utf8');
+      expect(tables.match(/CREATE TABLE "(\w+)"/g)).toEqual(['CREATE TABLE "agent_memory"']);
+      expect(tables).not.toMatch(/DROP|ALTER TABLE "agent_(?!memory)/);
+      const memory = customMigrationFiles().find((file) => file.name === 'memory_rls_functions')!;
+      expect(readFileSync(join(drizzleFolder, `${tags[4]}.sql`), 'utf8')).toBe(`${memory.sql}\n`);
+      expect(output).toContain('added drizzle/0004_agent_history_memory_rls_functions.sql');
+      expect(runScript(folder, 'npx agent-history migrate', url)).toContain('applied 2 migrations');
+
+      // The upgraded database is what migrate() makes of an empty one.
+      const packageUrl = await freshDatabase('package');
+      const client = postgres(packageUrl, { max: 1, onnotice: () => {} });
+      await migrate(drizzlePostgres({ client })).finally(() => client.end());
+      expect(describeCatalog(url).filter((line) => !/\bproject\b/.test(line))).toEqual(describeCatalog(packageUrl));
+    });
+  },
+);
