@@ -38,6 +38,7 @@ export default defineConfig({
       'test/store/generated-title-redaction.test.ts',
       'test/store/stream-chunk-log-cleanup.test.ts',
       'test/store/tool-payloads.test.ts',
+      'test/store/memory.test.ts',
       'test/reliability/append-concurrency.test.ts',
       'test/reliability/redaction-residue.test.ts',
       'test/reliability/deletion-retention.test.ts',

@@ -19,6 +19,7 @@ const TABLES = [
   'agent_context_snapshot',
   'agent_audit_event',
   'agent_tool_payload',
+  'agent_memory',
 ];
 const text = (id: string, value: string) => ({ id, role: 'user' as const, parts: [{ type: 'text', text: value }] });
 
@@ -56,6 +57,8 @@ describe('Citus: tenant isolation on the shards and concurrent appends', () => {
       status: 'completed',
       parts: [{ type: 'tool-x', toolCallId: 'c', state: 'output-available', input: {}, output: 'x'.repeat(4000) }],
     });
+    // Memory: the thread's working-memory document, on the tenant's shard.
+    await tenantA.updateWorkingMemory({ scope: 'thread', threadId: threadA, content: 'plan', expectedVersion: 0 });
     await tenantA.softDeleteThread((await tenantA.createThread({ title: 'audited' })).id);
     await tenantB.createThread({ title: 'B' });
   });

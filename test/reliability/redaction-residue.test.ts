@@ -23,7 +23,19 @@ const ASSISTANT_PLACES: readonly Place[] = ['reasoning', 'tool-payload'];
 /** The history's limit in this test: an output of {@link PAYLOAD_CHARACTERS} is over it, the rest of a message is not. */
 const MAX_MESSAGE_BYTES = 16_384;
 const PAYLOAD_CHARACTERS = 40_000;
-const SPAN_ONLY_PLACES = ['title', 'thread-metadata', 'run-metadata', 'run-error', 'snapshot-json'] as const;
+const SPAN_ONLY_PLACES = [
+  'title',
+  'thread-metadata',
+  'run-metadata',
+  'run-error',
+  'snapshot-json',
+  'working-memory',
+] as const;
+/** Embeds every message for recall (its length and a checksum of its words): what the recall entries are made of. */
+const EMBEDDER = {
+  modelId: 'residue-embedder',
+  embed: async (texts: string[]) => texts.map((text) => [text.length, text.split(' ').length]),
+};
 type Place = (typeof MESSAGE_PLACES)[number] | (typeof SPAN_ONLY_PLACES)[number] | 'summary';
 
 /** The parts and metadata of a message that carries `secret` in the given places (and filler words elsewhere). */
@@ -86,6 +98,8 @@ describe.each(BACKENDS)('redaction on %s', (backend) => {
         tally.attempt(`conversation:${mode}`);
 
         const thread = await store.createThread({
+          // A user: recall indexes only the messages of threads that have one.
+          userId: 'residue-user',
           title: places.has('title') ? `Keys ${secret}` : 'Keys',
           metadata: places.has('thread-metadata') ? { topic: `${secret} rotation` } : { topic: 'rotation' },
         });
@@ -163,8 +177,22 @@ describe.each(BACKENDS)('redaction on %s', (backend) => {
         if (random.chance(0.5))
           forks.push(await store.forkThread(thread.id, { atSequence: random.between(first, count) }));
         if (random.chance(0.2)) forks.push(await store.forkThread(thread.id, { atSequence: random.between(0, count) }));
+        // Memory derived from the messages (their recall entries, the forks' too), and a document that quotes it.
+        await store.embedPendingMemory({ embedder: EMBEDDER });
+        await store.updateWorkingMemory({
+          scope: 'thread',
+          threadId: thread.id,
+          content: places.has('working-memory') ? `the key is ${secret}` : 'no key',
+          expectedVersion: 0,
+        });
         const before = await scanForResidue(database.admin, secret);
         tally.expect(before.length > 0, 'the secret was not stored in the first place', () => secret);
+        if (places.has('text'))
+          tally.expect(
+            before.some((residue) => residue.table === 'agent_memory'),
+            'no recall entry held the secret before redaction',
+            () => secret,
+          );
 
         for (const sequence of secretAt) {
           await store.redactMessage(thread.id, `m-${sequence}`, {

@@ -216,7 +216,9 @@ describe.each(BACKENDS)('memory across threads on %s', (backend) => {
       const asBob = <RESULT>(work: Parameters<typeof withTenant<RESULT>>[2]) =>
         withTenant(database.db, { tenantId, userId: 'bob', role: APP_ROLE }, work);
       const visible = await asBob(async (tx) =>
-        rowsOf<{ user_id: string }>(await tx.execute(sql`select user_id from agent_memory`)),
+        rowsOf<{ user_id: string }>(
+          await tx.execute(sql`select user_id from agent_memory where tenant_id = ${tenantId}`),
+        ),
       );
       expect(new Set(visible.map((row) => row.user_id))).toEqual(new Set(['bob']));
       await expect(
@@ -227,13 +229,19 @@ describe.each(BACKENDS)('memory across threads on %s', (backend) => {
         ),
       ).rejects.toThrow();
       const changed = await asBob(async (tx) =>
-        rowsOf(await tx.execute(sql`update agent_memory set content = 'forged' where user_id = 'alice' returning id`)),
+        rowsOf(
+          await tx.execute(
+            sql`update agent_memory set content = 'forged' where tenant_id = ${tenantId} and user_id = 'alice' returning id`,
+          ),
+        ),
       );
       expect(changed).toEqual([]);
       const otherTenant = await withTenant(database.db, { tenantId: otherTenantId, role: APP_ROLE }, async (tx) =>
-        rowsOf<{ tenant_id: string }>(await tx.execute(sql`select tenant_id from agent_memory`)),
+        rowsOf<{ tenant_id: string }>(
+          await tx.execute(sql`select tenant_id from agent_memory where tenant_id = ${tenantId}`),
+        ),
       );
-      expect(otherTenant.every((row) => row.tenant_id === otherTenantId)).toBe(true);
+      expect(otherTenant).toEqual([]);
       expect(await memoryRows(`content = 'forged'`)).toEqual([]);
     });
   });
@@ -255,6 +263,37 @@ describe.each(BACKENDS)('memory across threads on %s', (backend) => {
       expect(hits.map((hit) => hit.text).join('\n')).not.toContain('locker');
       // Redacted, it is not embedded again.
       expect(await alice.embedPendingMemory({ embedder })).toMatchObject({ embedded: 0 });
+    });
+
+    it('should delete the facts derived from a redacted message, or scrub them with spans', async () => {
+      const thread = (await alice.createThread({ title: 'Facts' })).id;
+      await alice.appendMessage(thread, userMessage('f1', 'my badge is B-77 and I like tea'));
+      await alice.appendMessage(thread, userMessage('f2', 'my desk is D-12'));
+      const [f1, f2] = await database.admin.query<{ id: string }>(
+        `select id from agent_message where tenant_id = $1 and thread_id = $2 order by sequence`,
+        [tenantId, thread],
+      );
+      // Facts an application derived from the messages (no store API writes facts yet): user-scoped, with provenance.
+      for (const [source, content] of [
+        [f1!.id, 'badge B-77'],
+        [f2!.id, 'desk D-12'],
+      ])
+        await database.admin.query(
+          `insert into agent_memory (tenant_id, user_id, scope, kind, content, source_thread_id, source_message_id,
+             source_content_version, embedding, embedding_model)
+           values ($1, 'alice', 'user', 'fact', $2, $3, $4, 1, '{1,2}', 'm')`,
+          [tenantId, content, thread, source],
+        );
+      await alice.redactMessage(thread, 'f1', { spans: ['B-77'], actor: 'test', reason: 'badge' });
+      const facts = await memoryRows(`kind = 'fact' and source_thread_id = $2`, [thread]);
+      expect(facts.toSorted((a, b) => String(a.content).localeCompare(String(b.content)))).toMatchObject([
+        { content: 'badge [redacted]', embedding: null, embedding_model: null, version: 2 },
+        { content: 'desk D-12', version: 1 },
+      ]);
+      await alice.redactMessage(thread, 'f2', { actor: 'test', reason: 'desk' });
+      expect((await memoryRows(`kind = 'fact' and source_thread_id = $2`, [thread])).map((row) => row.content)).toEqual(
+        ['badge [redacted]'],
+      );
     });
 
     it('should skip a message redacted while its batch was being embedded', async () => {
