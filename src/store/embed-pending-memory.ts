@@ -159,7 +159,8 @@ async function writeRecallEntries(
           embeddingModel: sql.raw('excluded.embedding_model'),
           sourceContentVersion: sql.raw('excluded.source_content_version'),
           version: sql`${agentMemory.version} + 1`,
-          updatedAt: sql`now()`,
+          // The inserted row's default, evaluated once for the statement: Citus refuses a function in DO UPDATE SET.
+          updatedAt: sql.raw('excluded.updated_at'),
         },
       });
     return rows.length;

@@ -80,6 +80,14 @@ describe.each(BACKENDS)('user scope on %s', (backend) => {
       policyVersion: 'p1',
       messagesHash: 'h',
     });
+    // Her thread's working memory and the recall entries of its messages (embedded by her store).
+    await alice.updateWorkingMemory({
+      scope: 'thread',
+      threadId: thread.id,
+      content: 'alpha plan',
+      expectedVersion: 0,
+    });
+    await alice.embedPendingMemory({ embedder: { modelId: 'm', embed: async (texts) => texts.map(() => [1, 2]) } });
     target = { threadId: thread.id, runId: run.id, messageId: 'u1', pendingId: 'pending-a' };
     bobThread = (await bob.createThread()).id;
     await bob.appendMessage(bobThread, userMessage('u1', 'alpha of Bob'));

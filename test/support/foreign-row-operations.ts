@@ -74,6 +74,18 @@ export const FOREIGN_ROW_OPERATIONS: Array<[string, (store: TenantHistory, targe
   ],
   ['readStreamChunks', (store, t) => store.readStreamChunks(t.threadId, t.pendingId)],
   ['streamToolPayload', (store, t) => store.streamToolPayload(t.threadId, t.pendingId, { toolCallId: PAYLOAD_CALL })],
+  ['getWorkingMemory', (store, t) => store.getWorkingMemory({ scope: 'thread', threadId: t.threadId })],
+  [
+    'updateWorkingMemory',
+    (store, t) =>
+      store.updateWorkingMemory({ scope: 'thread', threadId: t.threadId, content: 'pwned', expectedVersion: 1 }),
+  ],
+  ['recallMessages', (store, t) => store.recallMessages({ query: 'alpha', threadId: t.threadId })],
+  [
+    'contextStore().loadMemory',
+    (store, t) =>
+      store.contextStore(t.threadId, { workingMemoryScope: 'thread' }).loadMemory!({ query: 'alpha', limit: 5 }),
+  ],
 ];
 
 /** The tool call of the payload that the victim's pending answer keeps in `agent_tool_payload` ({@link payloadParts}). */
@@ -108,6 +120,8 @@ const NOT_AIMED = new Set([
   'deleteThreadsOlderThan',
   'rebuildDerivedData',
   'indexPendingMessages',
+  // Embeds the caller's own messages (the tenant's, or the scoped user's): it takes no id.
+  'embedPendingMemory',
   // A foreign or missing thread has no chunk logs: 0 deleted / no subscription, the same answer for both.
   'deleteStreamChunks',
   'subscribeStreamChunks',
