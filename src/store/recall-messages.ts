@@ -142,23 +142,28 @@ async function vectorCandidates(
   const { agentMessage, agentThread, agentMemory } = context.tables;
   const tenant = context.tenantId;
   // Only entries made from the message's current text: a stale embedding never ranks a changed (or redacted) message.
+  // Ranked first, the text extracted after: only for the candidates, not for every entry compared.
   return rowsOf<Candidate>(
     await tx.execute(sql`
-      with ${seenInThread(context, thread)}
-      select ${agentMessage.id} as id, ${agentMemory.id} as entry_id, ${agentMessage.threadId} as thread_id,
-        ${agentMessage.sequence} as sequence, ${agentMessage.contentVersion} as content_version,
-        ${agentMessage.role} as role, coalesce(${agentMessage.sourceMessageId}, ${agentMessage.id}) as lineage,
-        ${messageTextOf(context)} as text
-      from ${agentMemory}
-      join ${agentMessage} on ${agentMessage.tenantId} = ${tenant} and ${agentMessage.id} = ${agentMemory.sourceMessageId}
-        and ${agentMessage.contentVersion} = ${agentMemory.sourceContentVersion}
-      join ${agentThread} on ${agentThread.tenantId} = ${tenant} and ${agentThread.id} = ${agentMemory.threadId}
-      where ${agentMemory.tenantId} = ${tenant} and ${agentMemory.kind} = 'recall' and ${agentMemory.userId} = ${userId}
-        and ${agentMemory.threadId} <> ${thread} and ${agentMemory.embeddingModel} = ${modelId}
-        and cardinality(${agentMemory.embedding}) = ${vector.length} and ${recallableMessage(context)}
-        and coalesce(${agentMessage.sourceMessageId}, ${agentMessage.id}) not in (select lineage from seen)
-      order by ${cosineSimilarity(context, realArrayLiteral(vector))} desc nulls last, ${agentMemory.id}
-      limit ${candidates}`),
+      with ${seenInThread(context, thread)},
+        ranked as (select ${agentMessage.id} as id, ${agentMemory.id} as entry_id,
+            ${cosineSimilarity(context, realArrayLiteral(vector))} as similarity
+          from ${agentMemory}
+          join ${agentMessage} on ${agentMessage.tenantId} = ${tenant} and ${agentMessage.id} = ${agentMemory.sourceMessageId}
+            and ${agentMessage.contentVersion} = ${agentMemory.sourceContentVersion}
+          join ${agentThread} on ${agentThread.tenantId} = ${tenant} and ${agentThread.id} = ${agentMemory.threadId}
+          where ${agentMemory.tenantId} = ${tenant} and ${agentMemory.kind} = 'recall' and ${agentMemory.userId} = ${userId}
+            and ${agentMemory.threadId} <> ${thread} and ${agentMemory.embeddingModel} = ${modelId}
+            and cardinality(${agentMemory.embedding}) = ${vector.length} and ${recallableMessage(context)}
+            and coalesce(${agentMessage.sourceMessageId}, ${agentMessage.id}) not in (select lineage from seen)
+          order by similarity desc nulls last, ${agentMemory.id}
+          limit ${candidates})
+      select ranked.id, ranked.entry_id, ${agentMessage.threadId} as thread_id, ${agentMessage.sequence} as sequence,
+        ${agentMessage.contentVersion} as content_version, ${agentMessage.role} as role,
+        coalesce(${agentMessage.sourceMessageId}, ${agentMessage.id}) as lineage, ${messageTextOf(context)} as text
+      from ranked
+      join ${agentMessage} on ${agentMessage.tenantId} = ${tenant} and ${agentMessage.id} = ranked.id
+      order by ranked.similarity desc nulls last, ranked.entry_id`),
   );
 }
 
