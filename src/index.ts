@@ -19,6 +19,7 @@ export { STREAM_CHUNK_CHANNEL } from './store/stream-notifications.js';
 export type {
   ContextArtifactOperations,
   ContextStoreOptions,
+  ThreadContextStore,
   LoadContextOptions,
 } from './store/context-artifact-operations.js';
 export type { AuditOptions } from './store/audit.js';

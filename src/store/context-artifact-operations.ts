@@ -1,5 +1,5 @@
-import type { ContextStore } from '../model/context-store.js';
 import type { MemoryEmbedder } from '../model/memory-embedder.js';
+import type { ContextStore, ContextWorkingMemory } from '../model/context-store.js';
 import type { StoredSnapshot, StoredSummary } from '../model/stored-rows.js';
 import type { LoadedThreadContext, NewSnapshot, NewSummary } from '../model/context-store.js';
 
@@ -23,6 +23,17 @@ export interface ContextStoreOptions {
    * @default 'user' on a store scoped to a user, 'thread' otherwise
    */
   workingMemoryScope?: 'user' | 'thread';
+}
+
+/**
+ * The Postgres {@link ContextStore} of one thread, with its working-memory document (the scope `contextStore` was
+ * given): what a tool that lets the model update working memory reads and writes.
+ */
+export interface ThreadContextStore extends ContextStore {
+  /** The working-memory document of the store's scope, or null. */
+  getWorkingMemory(): Promise<ContextWorkingMemory | null>;
+  /** Replaces it when its version is still `expectedVersion` (0: creates it); else `VersionConflictError`. */
+  updateWorkingMemory(input: { content: string; expectedVersion: number }): Promise<ContextWorkingMemory>;
 }
 
 /**
@@ -79,5 +90,5 @@ export interface ContextArtifactOperations {
    * @example
    * const manager = createContextManager({ store: store.contextStore(thread.id), model: 'gpt-4o', instructions });
    */
-  contextStore(threadId: string, options?: ContextStoreOptions): ContextStore;
+  contextStore(threadId: string, options?: ContextStoreOptions): ThreadContextStore;
 }

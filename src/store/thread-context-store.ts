@@ -1,5 +1,5 @@
 import { and, inArray, isNull } from 'drizzle-orm';
-import type { ContextMessageCache, ContextStore } from '../model/context-store.js';
+import type { ContextMessageCache, ContextWorkingMemory } from '../model/context-store.js';
 import { loadContext } from './load-context.js';
 import { writeSnapshot } from './write-snapshot.js';
 import { writeSummary } from './write-summary.js';
@@ -8,8 +8,8 @@ import { searchMessages } from './search-messages.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { assertThreadId } from '../errors/assert-input.js';
 import { ofThread } from './of-thread.js';
-import type { ContextStoreOptions } from './context-artifact-operations.js';
-import { getWorkingMemory, workingMemoryTarget } from './working-memory.js';
+import type { ContextStoreOptions, ThreadContextStore } from './context-artifact-operations.js';
+import { getWorkingMemory, updateWorkingMemory, workingMemoryTarget, type WorkingMemory } from './working-memory.js';
 import { recallMessages } from './recall-messages.js';
 import { assertEmbedder } from './memory-sql.js';
 
@@ -23,7 +23,7 @@ export function createThreadContextStore(
   context: StoreContext,
   threadId: string,
   { maxTailMessages = 2000, embedder, workingMemoryScope }: ContextStoreOptions = {},
-): ContextStore {
+): ThreadContextStore {
   const thread = assertThreadId(threadId);
   const memory = {
     threadId: thread,
@@ -46,19 +46,17 @@ export function createThreadContextStore(
     },
     writeSummary: (input) => writeSummary(context, thread, input),
     writeSnapshot: (input) => writeSnapshot(context, thread, input),
+    getWorkingMemory: async () => toContextWorkingMemory(await getWorkingMemory(context, memory)),
+    updateWorkingMemory: async ({ content, expectedVersion }) =>
+      toContextWorkingMemory(await updateWorkingMemory(context, { ...memory, content, expectedVersion }))!,
     async loadMemory({ query, limit }) {
-      const workingMemory = await getWorkingMemory(context, memory);
+      const workingMemory = toContextWorkingMemory(await getWorkingMemory(context, memory));
       const recalled =
         limit > 0
           ? await recallMessages(context, { query, threadId: thread, limit: Math.min(limit, 50), embedder })
           : [];
       return {
-        workingMemory: workingMemory && {
-          id: workingMemory.id,
-          scope: workingMemory.scope,
-          content: workingMemory.content,
-          version: workingMemory.version,
-        },
+        workingMemory,
         recalled,
         recall: embedder ? 'hybrid' : 'full-text',
       };
@@ -89,6 +87,10 @@ export function createThreadContextStore(
       });
     },
   };
+}
+
+function toContextWorkingMemory(document: WorkingMemory | null): ContextWorkingMemory | null {
+  return document && { id: document.id, scope: document.scope, content: document.content, version: document.version };
 }
 
 /** The part of the store's context cache for one thread of the context's tenant (`thread`: a lower-case uuid). */

@@ -348,5 +348,20 @@ describe.each(BACKENDS)('memory across threads on %s', (backend) => {
       expect(plain).toEqual({ workingMemory: null, recalled: [], recall: 'full-text' });
       expect(() => admin.contextStore(second, { workingMemoryScope: 'user' })).toThrow(InvalidArgumentError);
     });
+
+    it('should read and write the working memory of its scope, optimistically', async () => {
+      const store = alice.contextStore(second, { workingMemoryScope: 'thread' });
+      expect(await store.getWorkingMemory()).toBeNull();
+      const created = await store.updateWorkingMemory({ content: 'trip plan', expectedVersion: 0 });
+      expect(created).toEqual({ id: expect.any(String), scope: 'thread', content: 'trip plan', version: 1 });
+      await expect(store.updateWorkingMemory({ content: 'stale', expectedVersion: 0 })).rejects.toBeInstanceOf(
+        VersionConflictError,
+      );
+      expect(await alice.getWorkingMemory({ scope: 'thread', threadId: second })).toMatchObject({
+        content: 'trip plan',
+      });
+      // The user's document is another one.
+      expect((await alice.contextStore(second).getWorkingMemory())!.content).toBe('locker [redacted]');
+    });
   });
 });

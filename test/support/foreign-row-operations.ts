@@ -82,6 +82,13 @@ export const FOREIGN_ROW_OPERATIONS: Array<[string, (store: TenantHistory, targe
   ],
   ['recallMessages', (store, t) => store.recallMessages({ query: 'alpha', threadId: t.threadId })],
   [
+    'contextStore().updateWorkingMemory',
+    (store, t) =>
+      store
+        .contextStore(t.threadId, { workingMemoryScope: 'thread' })
+        .updateWorkingMemory({ content: 'pwned', expectedVersion: 0 }),
+  ],
+  [
     'contextStore().loadMemory',
     (store, t) =>
       store.contextStore(t.threadId, { workingMemoryScope: 'thread' }).loadMemory!({ query: 'alpha', limit: 5 }),
