@@ -58,6 +58,18 @@ const BAD_ROWS: Record<string, BadRow[]> = {
     { table: 'agent_tool_payload', set: { chunk: 'chunk_count' } },
   ],
   agent_tool_payload_part_nonnegative: [{ table: 'agent_tool_payload', set: { part: '-1' } }],
+  agent_memory_scope: [{ table: 'agent_memory', set: { scope: `'tenant'` } }],
+  agent_memory_kind: [{ table: 'agent_memory', set: { kind: `'note'` } }],
+  agent_memory_scope_owner: [
+    { table: 'agent_memory', set: { scope: `'user'` } },
+    { table: 'agent_memory', set: { thread_id: 'null' } },
+  ],
+  agent_memory_recall_source: [{ table: 'agent_memory', set: { kind: `'recall'` } }],
+  agent_memory_embedding_model: [
+    { table: 'agent_memory', set: { embedding: `'{1,2}'` } },
+    { table: 'agent_memory', set: { embedding_model: `'m'` } },
+  ],
+  agent_memory_version_positive: [{ table: 'agent_memory', set: { version: '0' } }],
 };
 
 /** What keeps a copied row from colliding with its original on a unique key, so only the CHECK can refuse it. */
@@ -74,6 +86,8 @@ const FRESH: Record<string, Record<string, string>> = {
   agent_context_snapshot: { id: 'gen_random_uuid()', version: 'version + 1000' },
   agent_stream_chunk: { batch: 'batch + 1000' },
   agent_tool_payload: { part: 'part + 1000' },
+  // A fact, not a second working-memory document of the thread (one per thread).
+  agent_memory: { id: 'gen_random_uuid()', kind: `'fact'` },
 };
 
 describe.each(BACKENDS)('CHECK constraints on %s, as the tables owner', (backend) => {
@@ -112,6 +126,7 @@ describe.each(BACKENDS)('CHECK constraints on %s, as the tables owner', (backend
       messagesHash: 'h',
       summaryId: summary.id,
     });
+    await tenant.updateWorkingMemory({ scope: 'thread', threadId: thread.id, content: 'plan', expectedVersion: 0 });
     for (const table of TABLES) {
       // By its ctid: not every table has an id column (the chunk log's key is message and batch).
       const [row] = await database.admin.query<{ id: string }>(
