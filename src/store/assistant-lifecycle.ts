@@ -1,4 +1,4 @@
-import { and, eq, inArray, ne, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
@@ -13,7 +13,10 @@ import { validateMetadata, validateParts } from './validate-message.js';
 import { runMessageCheck } from './message-check.js';
 import { ofThread } from './of-thread.js';
 import { fitAssistantParts } from './fit-assistant-parts.js';
+import { explainMissing, stillStreaming } from './answer-refusal.js';
 import { writeToolPayloads } from './tool-payload-rows.js';
+import { IN_TRANSACTION } from './one-statement-call.js';
+import { writeAnswerInOneStatement } from './write-answer.js';
 
 /** The options of `beginAssistantMessage`. */
 export interface BeginAssistantMessageOptions {
@@ -119,6 +122,21 @@ export async function checkpointMessage(
     'checkpoint',
   );
   const fitted = await fit(context, thread, id, validParts, validMetadata);
+  const leaseExpiresAt = new Date(context.now().getTime() + context.leaseMs);
+  const written = await writeAnswerInOneStatement(context, {
+    thread,
+    messageId: id,
+    status: 'streaming',
+    parts: fitted.parts,
+    metadata: validMetadata,
+    byteSize: fitted.byteSize,
+    tokenCount: null,
+    tokenCounterId: null,
+    partTokenCounts: null,
+    leaseExpiresAt,
+    kept: fitted.kept,
+  });
+  if (written !== null && written !== IN_TRANSACTION) return written;
   const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {
     const [row] = await tx
@@ -133,7 +151,7 @@ export async function checkpointMessage(
         tokenCount: null,
         tokenCounterId: null,
         partTokenCounts: null,
-        leaseExpiresAt: new Date(context.now().getTime() + context.leaseMs),
+        leaseExpiresAt,
         updatedAt: sql`now()`,
       })
       .where(stillStreaming(context, thread, id))
@@ -172,6 +190,18 @@ export async function finalizeMessage(
   );
   const { parts: validParts, byteSize, kept } = await fit(context, thread, id, checked, validMetadata);
   const counted = await storedTokenCount(context, { id, role: 'assistant', parts: validParts });
+  const written = await writeAnswerInOneStatement(context, {
+    thread,
+    messageId: id,
+    status,
+    parts: validParts,
+    metadata: validMetadata,
+    byteSize,
+    ...counted,
+    leaseExpiresAt: null,
+    kept,
+  });
+  if (written !== null && written !== IN_TRANSACTION) return written;
   const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {
     const [row] = await tx
@@ -200,43 +230,4 @@ export async function finalizeMessage(
     if (existing?.status === status) return toStoredMessage(existing);
     throw await explainMissing(context, tx, thread, id, `finalized as ${status}`);
   });
-}
-
-async function explainMissing(
-  context: StoreContext,
-  tx: Parameters<Parameters<typeof inTenant>[1]>[0],
-  threadId: string,
-  messageId: string,
-  verb: string,
-) {
-  const { agentMessage } = context.tables;
-  const [existing] = await tx
-    .select({ status: agentMessage.status, contextState: agentMessage.contextState })
-    .from(agentMessage)
-    .where(and(ofThread(context, agentMessage, threadId), eq(agentMessage.messageId, messageId)));
-  if (!existing) return new NotFoundError({ entity: 'message', id: messageId });
-  if (existing.contextState === 'redacted' && (existing.status === 'pending' || existing.status === 'streaming')) {
-    return new InvalidArgumentError({
-      argument: 'messageId',
-      value: messageId,
-      message: 'the message was redacted while it was being written; it takes no more content.',
-    });
-  }
-  return new InvalidArgumentError({
-    argument: 'messageId',
-    value: messageId,
-    message: `the message is ${existing.status}; only a pending or streaming message can be ${verb}.`,
-  });
-}
-
-/** The assistant message `id` while its writer may still change it: pending or streaming, and not redacted. */
-function stillStreaming(context: StoreContext, thread: string, id: string) {
-  const { agentMessage } = context.tables;
-  return and(
-    ofThread(context, agentMessage, thread),
-    eq(agentMessage.messageId, id),
-    inArray(agentMessage.status, ['pending', 'streaming']),
-    // A message redacted while it streams takes no more content: the writer would undo the redaction.
-    ne(agentMessage.contextState, 'redacted'),
-  );
 }

@@ -7,7 +7,11 @@ import { MIGRATIONS_FOLDER } from './migrate.js';
 /** The shipped custom migrations that run before the migration that creates the tables: the application role (their policies name it). */
 export const BEFORE_TABLES = ['0000_roles.sql'];
 /** The shipped custom migrations that run after the migration that creates the tables, in order: FORCE row-level security, the grants, the functions and triggers. */
-export const AFTER_TABLES = ['0002_rls_grants_functions.sql', '0004_memory_rls_functions.sql'];
+export const AFTER_TABLES = [
+  '0002_rls_grants_functions.sql',
+  '0004_memory_rls_functions.sql',
+  '0005_one_statement_writes.sql',
+];
 const TABLES = [
   'agent_thread',
   'agent_run',
@@ -19,7 +23,7 @@ const TABLES = [
   'agent_tool_payload',
   'agent_memory',
 ];
-const TYPES = ['agent_message_role', 'agent_message_status', 'agent_message_context_state'];
+const TYPES = ['agent_message_role', 'agent_message_status', 'agent_message_context_state', 'agent_run_status'];
 const FUNCTIONS = [
   'agent_history_append_messages',
   'agent_history_append_message',
@@ -29,6 +33,11 @@ const FUNCTIONS = [
   'agent_history_search_version',
   'agent_history_message_search_vector',
   'agent_history_message_content_version',
+  'agent_history_get_thread',
+  'agent_history_start_run',
+  'agent_history_finish_run',
+  'agent_history_write_answer',
+  'agent_history_write_snapshot',
 ];
 /**
  * A name that needs no care when double-quoted (no quote, no NUL), within Postgres's 63 bytes. No `$`: Postgres

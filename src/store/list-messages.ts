@@ -9,7 +9,7 @@ import { requireThread } from './require-thread.js';
 import type { MessageRole, StoredMessage } from '../model/stored-rows.js';
 import { ofThread } from './of-thread.js';
 import { embeddedClient } from './execute-append.js';
-import { fromColumnNames, readInOneStatement, READ_IN_TRANSACTION, THREAD_MISSING } from './one-statement-read.js';
+import { fromColumnNames, callInOneStatement, IN_TRANSACTION, THREAD_MISSING } from './one-statement-call.js';
 import type { MessageRow } from './row-mapping.js';
 import { assertInclude, withToolPayloads, type MessageInclude } from './read-tool-payloads.js';
 
@@ -114,12 +114,12 @@ async function listPage(context: StoreContext, thread: string, query: ListPageQu
   ];
   // On PGlite the page comes as json arrays of rows, newest first within each, in no order between them:
   // half the CPU of typed columns there. A server prints json at more CPU than it saves the client (BENCHMARKS.md).
-  let fast: Array<Record<string, unknown>> | typeof READ_IN_TRANSACTION | typeof THREAD_MISSING = READ_IN_TRANSACTION;
+  let fast: Array<Record<string, unknown>> | typeof IN_TRANSACTION | typeof THREAD_MISSING = IN_TRANSACTION;
   if (embeddedClient(context.db) === null) {
-    fast = await readInOneStatement(context, 'agent_history_list_messages', args);
+    fast = await callInOneStatement(context, 'agent_history_list_messages', args);
   } else {
-    fast = await readInOneStatement<Record<string, unknown>>(context, 'agent_history_list_messages_json', args);
-    if (fast !== READ_IN_TRANSACTION && fast !== THREAD_MISSING) {
+    fast = await callInOneStatement<Record<string, unknown>>(context, 'agent_history_list_messages_json', args);
+    if (fast !== IN_TRANSACTION && fast !== THREAD_MISSING) {
       fast = fast
         .flatMap((row) => row.data as Array<Record<string, unknown>>)
         .sort((a, b) => (b.sequence as number) - (a.sequence as number));
@@ -129,7 +129,7 @@ async function listPage(context: StoreContext, thread: string, query: ListPageQu
   const { agentMessage } = context.tables;
   const columns = messageColumns(context.tables);
   const rows =
-    fast !== READ_IN_TRANSACTION
+    fast !== IN_TRANSACTION
       ? fast.map((row) => fromColumnNames<MessageRow>(columns, row))
       : await inTenant(context, async (tx) => {
           await requireThread(context, tx, thread);

@@ -8,7 +8,7 @@ import { snapshotColumns, summaryColumns, toSnapshot, toSummary } from './contex
 import { requireThread } from './require-thread.js';
 import { messageColumns, threadColumns, toStoredMessage, toStoredThread, type MessageRow } from './row-mapping.js';
 import { NotFoundError } from '../errors/not-found-error.js';
-import { fromColumnNames, readInOneStatement, READ_IN_TRANSACTION, THREAD_MISSING } from './one-statement-read.js';
+import { fromColumnNames, callInOneStatement, IN_TRANSACTION, THREAD_MISSING } from './one-statement-call.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { ofThread } from './of-thread.js';
 
@@ -38,8 +38,8 @@ async function loadContextChecked(
 ): Promise<LoadedThreadContext> {
   await context.checkRowLevelSecurity();
   const args = [{ uuid: thread }, { integer: maxTailMessages }];
-  let fast = await readInOneStatement<LoadContextRow>(context, 'agent_history_load_context_json', args);
-  if (fast !== READ_IN_TRANSACTION && fast !== THREAD_MISSING) {
+  let fast = await callInOneStatement<LoadContextRow>(context, 'agent_history_load_context_json', args);
+  if (fast !== IN_TRANSACTION && fast !== THREAD_MISSING) {
     fast = fast.flatMap((row) =>
       row.kind === 'tail' || row.kind === 'pinned'
         ? (row.data as unknown[]).map((data) => ({ kind: row.kind, data }))
@@ -47,7 +47,7 @@ async function loadContextChecked(
     );
   }
   if (fast === THREAD_MISSING) throw new NotFoundError({ entity: 'thread', id: thread });
-  if (fast !== READ_IN_TRANSACTION) return fromLoadContextRows(context, fast, maxTailMessages);
+  if (fast !== IN_TRANSACTION) return fromLoadContextRows(context, fast, maxTailMessages);
   return inTenant(
     context,
     async (tx) => {

@@ -7,6 +7,7 @@ import { isUuid } from '../errors/assert-input.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { assertOptionalText, assertThreadId } from '../errors/assert-input.js';
 import { requireThread } from './require-thread.js';
+import { callInOneStatement, fromColumnNames, IN_TRANSACTION, THREAD_MISSING } from './one-statement-call.js';
 import { validateMetadata } from './validate-message.js';
 import type { RunStatus, RunUsage, StoredRun } from '../model/stored-rows.js';
 
@@ -70,11 +71,23 @@ function assertTokens(argument: string, value: number | undefined): number | nul
 }
 
 /** Starts a run (status `running`) on a live thread. */
-export function startRun(context: StoreContext, threadId: string, options: StartRunOptions = {}): Promise<StoredRun> {
+export async function startRun(
+  context: StoreContext,
+  threadId: string,
+  options: StartRunOptions = {},
+): Promise<StoredRun> {
   const thread = assertThreadId(threadId);
   const metadata = validateMetadata(options.metadata);
   const provider = assertOptionalText('options.provider', options.provider, 200);
   const model = assertOptionalText('options.model', options.model, 200);
+  await context.checkRowLevelSecurity();
+  const rows = await callInOneStatement<Record<string, unknown>>(context, 'agent_history_start_run', [
+    { uuid: thread },
+    { text: provider },
+    { text: model },
+    { jsonb: JSON.stringify(metadata) },
+  ]);
+  if (rows !== IN_TRANSACTION) return oneRun(context, rows, { entity: 'thread', id: threadId });
   return inTenant(context, async (tx) => {
     const { userId } = await requireThread(context, tx, thread);
     const [row] = await tx
@@ -86,7 +99,7 @@ export function startRun(context: StoreContext, threadId: string, options: Start
 }
 
 /** Ends a run with its status and token usage. Finishing a finished run again returns it unchanged. */
-export function finishRun(
+export async function finishRun(
   context: StoreContext,
   runId: string,
   { status, usage = {}, error, finishReason, provider, model }: FinishRunOptions,
@@ -110,13 +123,33 @@ export function finishRun(
   };
   const { agentRun } = context.tables;
   const named = {
-    provider: sql`coalesce(${agentRun.provider}, ${assertOptionalText('options.provider', provider, 200)})`,
-    model: sql`coalesce(${agentRun.model}, ${assertOptionalText('options.model', model, 200)})`,
+    provider: assertOptionalText('options.provider', provider, 200),
+    model: assertOptionalText('options.model', model, 200),
   };
+  await context.checkRowLevelSecurity();
+  const rows = await callInOneStatement<Record<string, unknown>>(context, 'agent_history_finish_run', [
+    { uuid: id },
+    { text: status },
+    { integer: values.inputTokens },
+    { integer: values.outputTokens },
+    { integer: values.reasoningTokens },
+    { integer: values.cachedInputTokens },
+    { jsonb: values.error === null ? null : JSON.stringify(values.error) },
+    { text: values.finishReason },
+    { text: named.provider },
+    { text: named.model },
+  ]);
+  if (rows !== IN_TRANSACTION) return oneRun(context, rows, { entity: 'run', id: runId });
   return inTenant(context, async (tx) => {
     const [row] = await tx
       .update(agentRun)
-      .set({ ...values, ...named, finishedAt: sql`greatest(now(), ${agentRun.startedAt})`, updatedAt: sql`now()` })
+      .set({
+        ...values,
+        provider: sql`coalesce(${agentRun.provider}, ${named.provider})`,
+        model: sql`coalesce(${agentRun.model}, ${named.model})`,
+        finishedAt: sql`greatest(now(), ${agentRun.startedAt})`,
+        updatedAt: sql`now()`,
+      })
       .where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.id, id), sql`${agentRun.finishedAt} is null`))
       .returning(runColumns(context));
     if (row) return row as StoredRun;
@@ -127,6 +160,17 @@ export function finishRun(
     if (!existing) throw new NotFoundError({ entity: 'run', id: runId });
     return existing as StoredRun;
   });
+}
+
+/** The run a one-statement function returned, or {@link NotFoundError} for `missing` when it returned none. */
+function oneRun(
+  context: StoreContext,
+  rows: Array<Record<string, unknown>> | typeof THREAD_MISSING,
+  missing: { entity: 'thread' | 'run'; id: unknown },
+): StoredRun {
+  const [row] = rows === THREAD_MISSING ? [] : rows;
+  if (!row) throw new NotFoundError(missing);
+  return fromColumnNames<StoredRun>(runColumns(context), row);
 }
 
 /** Ends a run as failed, recording the error's name and message. */

@@ -1,6 +1,6 @@
 import type { AppendItem } from './append-statements.js';
 
-// The store-wide parts of a `StoreContext` whose own files (search-indexing.ts, one-statement-read.ts,
+// The store-wide parts of a `StoreContext` whose own files (search-indexing.ts, one-statement-call.ts,
 // append-batcher.ts) take a `StoreContext`: their types live here, so that store-context.ts imports none of those
 // files and no import cycle forms between them.
 
@@ -18,10 +18,12 @@ import type { AppendItem } from './append-statements.js';
  */
 export type SearchIndexing = 'inline' | 'deferred' | false;
 
-/** Whether the one-statement read functions can be used; shared by every tenant of a store. */
+/** Whether the one-statement functions (reads and writes) can be used; shared by every tenant of a store. */
 export interface OneStatementReads {
   /** False once the database answered that it is a Citus coordinator. */
   available: boolean;
+  /** The functions the database does not have (not migrated to the release that added them). */
+  missing: Set<string>;
 }
 
 /** Combines concurrent appends into one statement per batch (see `appendBatching`). Internal. */

@@ -16,6 +16,7 @@ import {
   assertOptionalUserId,
 } from '../errors/assert-input.js';
 import { requireThread } from './require-thread.js';
+import { callInOneStatement, fromColumnNames, IN_TRANSACTION, THREAD_MISSING } from './one-statement-call.js';
 import type { StoredThread } from '../model/stored-rows.js';
 import type { AuditOptions } from './audit.js';
 
@@ -96,10 +97,15 @@ export function createThread(context: StoreContext, options: CreateThreadOptions
   });
 }
 
-/** A live thread of the tenant, or {@link NotFoundError}. */
-export function getThread(context: StoreContext, threadId: string): Promise<StoredThread> {
+/** A live thread of the tenant, or {@link NotFoundError}: in one statement, else in a transaction. */
+export async function getThread(context: StoreContext, threadId: string): Promise<StoredThread> {
   const id = assertThreadId(threadId);
-  return inTenant(context, (tx) => requireThread(context, tx, id));
+  await context.checkRowLevelSecurity();
+  const rows = await callInOneStatement<Record<string, unknown>>(context, 'agent_history_get_thread', [{ uuid: id }]);
+  if (rows === IN_TRANSACTION) return inTenant(context, (tx) => requireThread(context, tx, id));
+  const [row] = rows === THREAD_MISSING ? [] : rows;
+  if (!row) throw new NotFoundError({ entity: 'thread', id: threadId });
+  return toStoredThread(fromColumnNames(threadColumns(context.tables), row));
 }
 
 // The cursor carries last_message_at as text with microseconds: a JS Date keeps milliseconds only, and a

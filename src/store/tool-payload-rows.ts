@@ -37,6 +37,15 @@ export function payloadDigest(json: string): string {
 /** The `part:field` key of a payload within its message. */
 const keyOf = (part: number, field: string) => `${part}:${field}`;
 
+/** The `part:field` keys of the payload rows that `parts` refer to (their previews name the table). */
+export function referencedPayloadKeys(parts: readonly StoredMessagePart[]): string[] {
+  return parts.flatMap((part, index) =>
+    (['input', 'output', 'rawInput'] as const)
+      .filter((field) => isTablePreview((part as Record<string, unknown>)[field]))
+      .map((field) => keyOf(index, field)),
+  );
+}
+
 /**
  * Brings the payload rows of the message `messageRowId` in line with its new parts, in the caller's transaction
  * (after the message row was updated, so its lock orders concurrent writers): each payload in `kept` is written
@@ -50,11 +59,7 @@ export async function writeToolPayloads(
 ): Promise<void> {
   const { agentToolPayload: payload, agentMessage } = context.tables;
   const ofMessage = and(eq(payload.tenantId, context.tenantId), eq(payload.messageId, messageRowId));
-  const referenced = parts.flatMap((part, index) =>
-    (['input', 'output', 'rawInput'] as const)
-      .filter((field) => isTablePreview((part as Record<string, unknown>)[field]))
-      .map((field) => keyOf(index, field)),
-  );
+  const referenced = referencedPayloadKeys(parts);
   const stale = sql`(${payload.part}::text || ':' || ${payload.field})`;
   await tx.delete(payload).where(and(ofMessage, referenced.length === 0 ? undefined : notInArray(stale, referenced)));
   if (kept.length === 0) return;

@@ -143,7 +143,9 @@ export function validateMetadata(metadata: unknown): StoredMetadata {
     throw new InvalidMessageError({ path: 'metadata', value: metadata, message: 'must be a JSON object.' });
   }
   assertStorableJson(metadata, 'metadata');
-  return metadata as StoredMetadata;
+  // An object without a prototype (Object.create(null)) as a plain one, with the same own keys: Drizzle's
+  // statement builder reads every value's prototype.
+  return (Object.getPrototypeOf(metadata) === null ? { ...metadata } : metadata) as StoredMetadata;
 }
 
 /** Validates a `UIMessage`'s structure and size. Throws a typed error naming the offending value. */

@@ -14,6 +14,7 @@ import type { TenantTransaction } from '../tenant/with-tenant.js';
 import { inTenant, postgresErrorCode, type StoreContext } from './store-context.js';
 import { assertStorableJson } from './validate-message.js';
 import { ofThread } from './of-thread.js';
+import { callInOneStatement, fromColumnNames, IN_TRANSACTION, THREAD_MISSING } from './one-statement-call.js';
 
 /** The JSON text of a value `jsonb` accepts (no cycles, NUL, lone surrogates, non-finite numbers), or InvalidArgumentError. */
 function jsonArgument(argument: string, value: unknown): string {
@@ -57,6 +58,42 @@ async function refusal(
 }
 
 /**
+ * The snapshot written in one statement (`agent_history_write_snapshot`), or null when the transaction path must
+ * write it or tell why it was refused (the refusals it checks only become more certain with time).
+ */
+async function writeInOneStatement(
+  context: StoreContext,
+  thread: string,
+  input: NewSnapshot,
+  checked: {
+    expectedVersion: number;
+    summaryId: string | null;
+    pruned: string;
+    budget: string;
+    policyVersion: string;
+    messagesHash: string;
+    stepNumber: number | null;
+  },
+): Promise<StoredSnapshot | null> {
+  if (!Number.isSafeInteger(input.throughSequence)) return null;
+  await context.checkRowLevelSecurity();
+  const rows = await callInOneStatement<Record<string, unknown>>(context, 'agent_history_write_snapshot', [
+    { uuid: thread },
+    { integer: checked.expectedVersion },
+    { bigint: input.throughSequence },
+    { uuid: checked.summaryId },
+    { jsonb: JSON.stringify(input.includedSequences) },
+    { jsonb: checked.pruned },
+    { jsonb: checked.budget },
+    { text: checked.policyVersion },
+    { text: checked.messagesHash },
+    { integer: checked.stepNumber },
+  ]);
+  if (rows === IN_TRANSACTION || rows === THREAD_MISSING || rows.length === 0) return null;
+  return toSnapshot(fromColumnNames(snapshotColumns(context), rows[0]!));
+}
+
+/**
  * Writes snapshot `expectedVersion + 1`. When another writer got there first, nothing is written and a
  * {@link VersionConflictError} is raised: a snapshot is never overwritten. The boundary is inclusive, must
  * lie within the thread and may not go back below the previous (not stale) snapshot's: checked in the same
@@ -88,6 +125,16 @@ export async function writeSnapshot(
     input.stepNumber == null ? null : assertInteger('snapshot.stepNumber', input.stepNumber, 0, 2_000_000_000);
   const { agentContextSnapshot, agentSummary } = context.tables;
   try {
+    const written = await writeInOneStatement(context, thread, input, {
+      expectedVersion,
+      summaryId,
+      pruned,
+      budget,
+      policyVersion,
+      messagesHash,
+      stepNumber,
+    });
+    if (written) return written;
     return await inTenant(context, async (tx) => {
       const threadRow = await requireThread(context, tx, thread);
       assertInteger('snapshot.throughSequence', input.throughSequence, 0, threadRow.messageCount);

@@ -8,35 +8,45 @@ const ON_CITUS = 'AH001';
 /** The functions' "thread not found" (`RAISE … USING ERRCODE = 'P0002'`). */
 const THREAD_NOT_FOUND = 'P0002';
 
-/** The answer of {@link readInOneStatement} when the caller must read in a transaction instead. */
-export const READ_IN_TRANSACTION = Symbol('read in a transaction');
-/** The answer of {@link readInOneStatement} when the thread is missing, deleted or another tenant's. */
+/** Postgres's "function does not exist": a database not yet migrated to the release that added the function. */
+const UNDEFINED_FUNCTION = '42883';
+
+/** The answer of {@link callInOneStatement} when the caller must do its work in a transaction instead. */
+export const IN_TRANSACTION = Symbol('in a transaction');
+/** The answer of {@link callInOneStatement} when the thread is missing, deleted or another tenant's. */
 export const THREAD_MISSING = Symbol('thread missing');
 
-/** An argument of a read function: a checked uuid or enum value, an integer, a boolean, text, or null. */
-export type ReadArgument =
-  | { uuid: string }
+/**
+ * An argument of a one-statement function: a checked uuid, text (or an enum value), an integer, a boolean, a list of
+ * texts or integers, JSON text (as `json` or `jsonb`), a time, or null.
+ */
+export type CallArgument =
+  | { uuid: string | null }
   | { text: string | null }
   | { bigint: number | null }
-  | { integer: number }
+  | { integer: number | null }
   | { boolean: boolean }
-  | { texts: readonly string[] | null };
+  | { texts: readonly string[] | null }
+  | { integers: readonly number[] | null }
+  | { json: string | null }
+  | { jsonb: string | null }
+  | { timestamptz: Date | null };
 
 /**
- * Calls the read function `name` (`agent_history_list_messages`, `agent_history_list_messages_json`,
- * `agent_history_load_context_json`) with the tenant,
- * role and user (empty: the whole tenant) first, in a single statement (its own implicit transaction, so the settings it makes end with it) and a
- * single round trip: every argument is sent as a literal, because a parameterized statement costs postgres-js two
- * round trips (describe, then execute). Returns {@link READ_IN_TRANSACTION} when `db` is the caller's transaction
- * (its settings must be put back), or on Citus: the caller then reads in a transaction.
+ * Calls the one-statement function `name` (a read such as `agent_history_list_messages`, or a write such as
+ * `agent_history_write_answer`) with the tenant, role and user (empty: the whole tenant) first, in a single statement
+ * (its own implicit transaction, so the settings it makes end with it) and a single round trip: every argument is
+ * sent as a literal, because a parameterized statement costs postgres-js two round trips (describe, then execute).
+ * Returns {@link IN_TRANSACTION} when `db` is the caller's transaction (its settings must be put back), on Citus, or
+ * when the database does not have the function yet: the caller then does its work in a transaction.
  */
-export async function readInOneStatement<ROW>(
+export async function callInOneStatement<ROW>(
   context: StoreContext,
   name: string,
-  args: ReadArgument[],
-): Promise<ROW[] | typeof READ_IN_TRANSACTION | typeof THREAD_MISSING> {
+  args: CallArgument[],
+): Promise<ROW[] | typeof IN_TRANSACTION | typeof THREAD_MISSING> {
   const reads = context.oneStatementReads;
-  if (!reads.available || is(context.db, PgTransaction)) return READ_IN_TRANSACTION;
+  if (!reads.available || reads.missing.has(name) || is(context.db, PgTransaction)) return IN_TRANSACTION;
   const schema = schemaOf(context.tables.agentMessage);
   const qualified = schema === undefined ? name : `"${schema}".${name}`;
   const literals = [{ uuid: context.tenantId }, { text: context.appRole }, { text: context.userId }, ...args].map(
@@ -47,9 +57,13 @@ export async function readInOneStatement<ROW>(
   } catch (error) {
     const code = postgresErrorCode(error) ?? '';
     if (code === THREAD_NOT_FOUND) return THREAD_MISSING;
+    if (code === UNDEFINED_FUNCTION && (await lacksFunction(context, name))) {
+      reads.missing.add(name);
+      return IN_TRANSACTION;
+    }
     if (code !== ON_CITUS) throw error;
     reads.available = false;
-    return READ_IN_TRANSACTION;
+    return IN_TRANSACTION;
   }
 }
 
@@ -93,16 +107,41 @@ export function fromColumnNames<ROW>(
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function literal(argument: ReadArgument): string {
+function literal(argument: CallArgument): string {
   if ('uuid' in argument) {
+    if (argument.uuid === null) return 'null::uuid';
     if (!UUID.test(argument.uuid)) throw new TypeError(`expected a uuid, got ${argument.uuid}`);
     return `'${argument.uuid}'::uuid`;
   }
-  if ('text' in argument) return argument.text === null ? 'null::text' : `${textLiteral(argument.text)}::text`;
-  if ('bigint' in argument) return argument.bigint === null ? 'null::bigint' : `${integer(argument.bigint)}::bigint`;
-  if ('integer' in argument) return `${integer(argument.integer)}::integer`;
+  if ('text' in argument) return typed(argument.text, textLiteral, 'text');
+  if ('json' in argument) return typed(argument.json, textLiteral, 'json');
+  if ('jsonb' in argument) return typed(argument.jsonb, textLiteral, 'jsonb');
+  if ('bigint' in argument) return typed(argument.bigint, integer, 'bigint');
+  if ('integer' in argument) return typed(argument.integer, integer, 'integer');
   if ('boolean' in argument) return argument.boolean ? 'true' : 'false';
-  return argument.texts === null ? 'null::text[]' : `array[${argument.texts.map(textLiteral).join(',')}]::text[]`;
+  if ('timestamptz' in argument) return typed(argument.timestamptz, (at) => `'${at.toISOString()}'`, 'timestamptz');
+  if ('integers' in argument)
+    return typed(argument.integers, (values) => `array[${values.map(integer).join(',')}]`, 'integer[]');
+  return typed(argument.texts, (values) => `array[${values.map(textLiteral).join(',')}]`, 'text[]');
+}
+
+function typed<VALUE>(value: VALUE | null, write: (value: VALUE) => string, type: string): string {
+  return value === null ? `null::${type}` : `${write(value)}::${type}`;
+}
+
+/**
+ * Whether the database lacks the function `name` (a 42883 can also come from inside a function that exists): the
+ * store then uses its transaction path for it until the store is made again.
+ */
+async function lacksFunction(context: StoreContext, name: string): Promise<boolean> {
+  const schema = schemaOf(context.tables.agentMessage) ?? 'public';
+  const rows = rowsOf<{ found: boolean }>(
+    await context.db.execute(
+      sql`select exists (select 1 from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+        where p.proname = ${name} and n.nspname = ${schema}) as found`,
+    ),
+  );
+  return rows[0]?.found === false;
 }
 
 /** A text literal that means the same whatever `standard_conforming_strings` is. Refuses NUL (no text holds it). */
