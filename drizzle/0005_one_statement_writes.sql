@@ -105,7 +105,10 @@ $$;--> statement-breakpoint
 -- and lease; a finalize also sets completed_at. Then the message's tool payload rows that its parts no longer refer
 -- to (p_referenced: 'part:field' keys) are deleted. Returns the message's columns as the one-statement reads do
 -- (never its search vector); no row when no message was written (missing, finished, redacted). With
--- p_defer_search the row keeps no search vector, as a deferred store's append does.
+-- p_defer_search the row keeps no search vector, as a deferred store's append does. With p_run (a finalize's
+-- `finishRun`: the run's id, usage, error, finish reason, provider and model) the message's run of the same thread
+-- is finished in the same statement with the message's status (a run finished already stays as it was); a run
+-- that is not the thread's raises P0002 and nothing is written.
 CREATE FUNCTION "public"."agent_history_write_answer"(
   p_tenant_id uuid,
   p_role_name text,
@@ -121,7 +124,8 @@ CREATE FUNCTION "public"."agent_history_write_answer"(
   p_part_token_counts integer[],
   p_lease_expires_at timestamptz,
   p_referenced text[],
-  p_defer_search boolean
+  p_defer_search boolean,
+  p_run jsonb
 ) RETURNS TABLE (
   id uuid, thread_id uuid, user_id text, run_id uuid, sequence bigint, message_id text, client_request_id text,
   source_message_id uuid,
@@ -159,6 +163,23 @@ BEGIN
   DELETE FROM "public"."agent_tool_payload" p
   WHERE p.tenant_id = p_tenant_id AND p.message_id = written.id
     AND (p.part::text || ':' || p.field) <> ALL (coalesce(p_referenced, '{}'::text[]));
+  IF p_run IS NOT NULL THEN
+    UPDATE "public"."agent_run" AS r
+    SET status = p_status::"public"."agent_run_status", input_tokens = (p_run->>'input_tokens')::integer,
+      output_tokens = (p_run->>'output_tokens')::integer, reasoning_tokens = (p_run->>'reasoning_tokens')::integer,
+      cached_input_tokens = (p_run->>'cached_input_tokens')::integer, error = nullif(p_run->'error', 'null'::jsonb),
+      finish_reason = p_run->>'finish_reason', provider = coalesce(r.provider, p_run->>'provider'),
+      model = coalesce(r.model, p_run->>'model'), finished_at = greatest(now(), r.started_at), updated_at = now()
+    WHERE r.tenant_id = p_tenant_id AND r.id = (p_run->>'id')::uuid AND r.thread_id = p_thread_id
+      AND r.finished_at IS NULL;
+    IF NOT FOUND THEN
+      PERFORM 1 FROM "public"."agent_run" r
+      WHERE r.tenant_id = p_tenant_id AND r.id = (p_run->>'id')::uuid AND r.thread_id = p_thread_id;
+      IF NOT FOUND THEN
+        RAISE EXCEPTION 'run not found' USING ERRCODE = 'P0002';
+      END IF;
+    END IF;
+  END IF;
   RETURN QUERY SELECT w.id, w.thread_id, w.user_id, w.run_id, w.sequence, w.message_id, w.client_request_id,
     w.source_message_id, w.role, w.status, w.parts, w.metadata, w.context_state, w.exclusion_reason, w.pinned,
     w.schema_version, w.content_version, w.byte_size, w.token_count, w.token_counter_id, w.part_token_counts,

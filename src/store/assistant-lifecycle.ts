@@ -12,10 +12,13 @@ import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
 import { validateMetadata, validateParts } from './validate-message.js';
 import { runMessageCheck } from './message-check.js';
 import { ofThread } from './of-thread.js';
-import { fitAssistantParts } from './fit-assistant-parts.js';
+import { fitAnswer } from './fit-assistant-parts.js';
 import { explainMissing, stillStreaming } from './answer-refusal.js';
 import { writeToolPayloads } from './tool-payload-rows.js';
 import { IN_TRANSACTION } from './one-statement-call.js';
+import { checkFinishRun, finishRunIn } from './run-finish.js';
+import type { FinishRunOptions } from './runs.js';
+import type { TenantTransaction } from '../tenant/with-tenant.js';
 import { writeAnswerInOneStatement } from './write-answer.js';
 
 /** The options of `beginAssistantMessage`. */
@@ -75,23 +78,12 @@ export interface FinalizeMessageOptions {
   parts: StoredMessagePart[];
   /** The message's metadata, replacing the stored one. @default the stored metadata, unchanged */
   metadata?: StoredMetadata;
-}
-
-// The model wrote the message, so it is never refused for its size: its largest tool payloads become previews.
-function fit(
-  context: StoreContext,
-  threadId: string,
-  messageId: string,
-  parts: StoredMessagePart[],
-  metadata?: StoredMetadata,
-) {
-  return fitAssistantParts(parts, {
-    limit: context.maxMessageBytes,
-    metadataBytes: Buffer.byteLength(JSON.stringify(metadata ?? {})),
-    threadId,
-    messageId,
-    options: context.oversizedToolPayloads,
-  });
+  /**
+   * Finishes the message's run with it, in the same statement: the run ends with the message's `status` and these
+   * options of `finishRun` (a run finished already stays as it was). A run that is not of this thread is a
+   * `NotFoundError`, and nothing is written. @default the run is left as it is
+   */
+  finishRun?: { runId: string } & Omit<FinishRunOptions, 'status'>;
 }
 
 function assertMessageId(messageId: unknown): string {
@@ -121,7 +113,7 @@ export async function checkpointMessage(
     { id, role: 'assistant', parts: validParts, metadata: validMetadata },
     'checkpoint',
   );
-  const fitted = await fit(context, thread, id, validParts, validMetadata);
+  const fitted = await fitAnswer(context, thread, id, validParts, validMetadata);
   const leaseExpiresAt = new Date(context.now().getTime() + context.leaseMs);
   const written = await writeAnswerInOneStatement(context, {
     thread,
@@ -170,7 +162,7 @@ export async function finalizeMessage(
   context: StoreContext,
   threadId: string,
   messageId: string,
-  { status, parts, metadata }: FinalizeMessageOptions,
+  { status, parts, metadata, finishRun }: FinalizeMessageOptions,
 ): Promise<StoredMessage> {
   const thread = assertThreadId(threadId);
   const id = assertMessageId(messageId);
@@ -182,13 +174,15 @@ export async function finalizeMessage(
     });
   }
   const validMetadata = metadata === undefined ? undefined : validateMetadata(metadata);
+  const run =
+    finishRun === undefined ? null : checkFinishRun(finishRun.runId, { ...finishRun, status }, 'options.finishRun.');
   const checked = validateParts(parts, 'assistant');
   await runMessageCheck(
     context.checkMessage,
     { id, role: 'assistant', parts: checked, metadata: validMetadata },
     'finalize',
   );
-  const { parts: validParts, byteSize, kept } = await fit(context, thread, id, checked, validMetadata);
+  const { parts: validParts, byteSize, kept } = await fitAnswer(context, thread, id, checked, validMetadata);
   const counted = await storedTokenCount(context, { id, role: 'assistant', parts: validParts });
   const written = await writeAnswerInOneStatement(context, {
     thread,
@@ -200,9 +194,13 @@ export async function finalizeMessage(
     ...counted,
     leaseExpiresAt: null,
     kept,
+    run,
   });
   if (written !== null && written !== IN_TRANSACTION) return written;
   const { agentMessage } = context.tables;
+  const finishTheRun = async (tx: TenantTransaction) => {
+    if (run && !(await finishRunIn(context, tx, run, thread))) throw new NotFoundError({ entity: 'run', id: run.id });
+  };
   return inTenant(context, async (tx) => {
     const [row] = await tx
       .update(agentMessage)
@@ -221,13 +219,17 @@ export async function finalizeMessage(
       .returning(messageColumns(context.tables));
     if (row) {
       await writeToolPayloads(context, tx, { messageRowId: row.id, parts: validParts, kept });
+      await finishTheRun(tx);
       return toStoredMessage(row);
     }
     const [existing] = await tx
       .select(messageColumns(context.tables))
       .from(agentMessage)
       .where(and(ofThread(context, agentMessage, thread), eq(agentMessage.messageId, id)));
-    if (existing?.status === status) return toStoredMessage(existing);
+    if (existing?.status === status) {
+      await finishTheRun(tx);
+      return toStoredMessage(existing);
+    }
     throw await explainMissing(context, tx, thread, id, `finalized as ${status}`);
   });
 }

@@ -1,12 +1,10 @@
-import { and, eq, sql } from 'drizzle-orm';
-import { getTableColumns } from 'drizzle-orm';
-import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
+import { and, eq } from 'drizzle-orm';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { StoredMetadata } from '../schema/define-agent-tables.js';
-import { isUuid } from '../errors/assert-input.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { assertOptionalText, assertThreadId } from '../errors/assert-input.js';
 import { requireThread } from './require-thread.js';
+import { assertRunId, checkFinishRun, finishRunIn, runColumns } from './run-finish.js';
 import { callInOneStatement, fromColumnNames, IN_TRANSACTION, THREAD_MISSING } from './one-statement-call.js';
 import { validateMetadata } from './validate-message.js';
 import type { RunStatus, RunUsage, StoredRun } from '../model/stored-rows.js';
@@ -45,31 +43,6 @@ export interface FailRunOptions {
   usage?: RunUsage;
 }
 
-function runColumns(context: StoreContext) {
-  const {
-    tenantId: _tenantId,
-    createdAt: _createdAt,
-    updatedAt: _updatedAt,
-    ...columns
-  } = getTableColumns(context.tables.agentRun);
-  return columns;
-}
-
-function assertRunId(runId: unknown): string {
-  if (!isUuid(runId)) throw new NotFoundError({ entity: 'run', id: runId });
-  return runId.toLowerCase();
-}
-
-function assertTokens(argument: string, value: number | undefined): number | null {
-  if (value === undefined) return null;
-  if (!Number.isSafeInteger(value) || value < 0)
-    throw new InvalidArgumentError({ argument, value, message: 'expected a non-negative integer.' });
-  // The columns are int4: a larger count would fail in Postgres with an untyped error.
-  if (value > 2_147_483_647)
-    throw new InvalidArgumentError({ argument, value, message: 'expected at most 2147483647.' });
-  return value;
-}
-
 /** Starts a run (status `running`) on a live thread. */
 export async function startRun(
   context: StoreContext,
@@ -99,66 +72,26 @@ export async function startRun(
 }
 
 /** Ends a run with its status and token usage. Finishing a finished run again returns it unchanged. */
-export async function finishRun(
-  context: StoreContext,
-  runId: string,
-  { status, usage = {}, error, finishReason, provider, model }: FinishRunOptions,
-): Promise<StoredRun> {
-  const id = assertRunId(runId);
-  if (status !== 'completed' && status !== 'failed' && status !== 'cancelled') {
-    throw new InvalidArgumentError({
-      argument: 'status',
-      value: status,
-      message: 'expected completed, failed or cancelled.',
-    });
-  }
-  const values = {
-    status,
-    inputTokens: assertTokens('usage.inputTokens', usage.inputTokens),
-    outputTokens: assertTokens('usage.outputTokens', usage.outputTokens),
-    reasoningTokens: assertTokens('usage.reasoningTokens', usage.reasoningTokens),
-    cachedInputTokens: assertTokens('usage.cachedInputTokens', usage.cachedInputTokens),
-    error: error === undefined ? null : validateMetadata(error),
-    finishReason: assertOptionalText('options.finishReason', finishReason, 200),
-  };
-  const { agentRun } = context.tables;
-  const named = {
-    provider: assertOptionalText('options.provider', provider, 200),
-    model: assertOptionalText('options.model', model, 200),
-  };
+export async function finishRun(context: StoreContext, runId: string, options: FinishRunOptions): Promise<StoredRun> {
+  const finish = checkFinishRun(runId, options);
   await context.checkRowLevelSecurity();
   const rows = await callInOneStatement<Record<string, unknown>>(context, 'agent_history_finish_run', [
-    { uuid: id },
-    { text: status },
-    { integer: values.inputTokens },
-    { integer: values.outputTokens },
-    { integer: values.reasoningTokens },
-    { integer: values.cachedInputTokens },
-    { jsonb: values.error === null ? null : JSON.stringify(values.error) },
-    { text: values.finishReason },
-    { text: named.provider },
-    { text: named.model },
+    { uuid: finish.id },
+    { text: finish.status },
+    { integer: finish.inputTokens },
+    { integer: finish.outputTokens },
+    { integer: finish.reasoningTokens },
+    { integer: finish.cachedInputTokens },
+    { jsonb: finish.error === null ? null : JSON.stringify(finish.error) },
+    { text: finish.finishReason },
+    { text: finish.provider },
+    { text: finish.model },
   ]);
   if (rows !== IN_TRANSACTION) return oneRun(context, rows, { entity: 'run', id: runId });
   return inTenant(context, async (tx) => {
-    const [row] = await tx
-      .update(agentRun)
-      .set({
-        ...values,
-        provider: sql`coalesce(${agentRun.provider}, ${named.provider})`,
-        model: sql`coalesce(${agentRun.model}, ${named.model})`,
-        finishedAt: sql`greatest(now(), ${agentRun.startedAt})`,
-        updatedAt: sql`now()`,
-      })
-      .where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.id, id), sql`${agentRun.finishedAt} is null`))
-      .returning(runColumns(context));
-    if (row) return row as StoredRun;
-    const [existing] = await tx
-      .select(runColumns(context))
-      .from(agentRun)
-      .where(and(eq(agentRun.tenantId, context.tenantId), eq(agentRun.id, id)));
-    if (!existing) throw new NotFoundError({ entity: 'run', id: runId });
-    return existing as StoredRun;
+    const run = await finishRunIn(context, tx, finish);
+    if (!run) throw new NotFoundError({ entity: 'run', id: runId });
+    return run;
   });
 }
 

@@ -5,6 +5,7 @@ import { callInOneStatement, fromColumnNames, IN_TRANSACTION, THREAD_MISSING } f
 import { messageColumns, toStoredMessage, type MessageRow } from './row-mapping.js';
 import type { StoreContext } from './store-context.js';
 import { referencedPayloadKeys } from './tool-payload-rows.js';
+import type { CheckedRunFinish } from './run-finish.js';
 
 /** What a checkpoint (`streaming`) or a finalize (a final status) writes to an assistant message. */
 export interface AnswerWrite {
@@ -21,12 +22,15 @@ export interface AnswerWrite {
   leaseExpiresAt: Date | null;
   /** Payloads to store in `agent_tool_payload`: a write with any takes the transaction path. */
   kept: readonly KeptToolPayload[];
+  /** A finalize's run, finished in the same statement with the message's status. */
+  run?: CheckedRunFinish | null;
 }
 
 /**
  * Writes an answer's checkpoint or finalize in one statement (`agent_history_write_answer`): the message row and the
  * delete of the tool payload rows its parts no longer refer to. Returns the stored message, null when no message was
- * written (missing, no longer pending or streaming, redacted: the transaction path tells which), or
+ * written (missing, no longer pending or streaming, redacted, or its run not the thread's: the transaction path
+ * tells which), or
  * {@link IN_TRANSACTION} when the write must be done in a transaction (payloads to store, the caller's transaction,
  * Citus, a database without the function).
  */
@@ -49,8 +53,24 @@ export async function writeAnswerInOneStatement(
     { timestamptz: write.leaseExpiresAt },
     { texts: referencedPayloadKeys(write.parts) },
     { boolean: context.search !== 'inline' },
+    { jsonb: write.run ? runJson(write.run) : null },
   ]);
   if (rows === IN_TRANSACTION) return rows;
   const [row] = rows === THREAD_MISSING ? [] : rows;
   return row ? toStoredMessage(fromColumnNames<MessageRow>(messageColumns(context.tables), row)) : null;
+}
+
+/** The run's finish as the function reads it (its status is the message's). */
+function runJson({ id, error, finishReason, provider, model, ...usage }: CheckedRunFinish): string {
+  return JSON.stringify({
+    id,
+    input_tokens: usage.inputTokens,
+    output_tokens: usage.outputTokens,
+    reasoning_tokens: usage.reasoningTokens,
+    cached_input_tokens: usage.cachedInputTokens,
+    error,
+    finish_reason: finishReason,
+    provider,
+    model,
+  });
 }

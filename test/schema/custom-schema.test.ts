@@ -151,8 +151,13 @@ describe('customMigrationSql', () => {
     expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_append_messages"(');
     expect(afterTables).toContain('FROM "agent"."agent_history_append_message"(');
     expect(afterTables).toContain('GRANT USAGE ON SCHEMA "agent" TO "chat_app"');
-    // Every function with a pinned search path; the three reads also with the planner setting.
-    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(5);
+    // Every function with a pinned search path (the five one-statement writes too); the three reads also with the
+    // planner setting.
+    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(10);
+    for (const name of ['get_thread', 'start_run', 'finish_run', 'write_answer', 'write_snapshot'])
+      expect(afterTables).toContain(`CREATE FUNCTION "agent"."agent_history_${name}"(`);
+    expect(afterTables).toContain('RETURNS SETOF "agent"."agent_run"');
+    expect(afterTables).toContain('p_status::"agent"."agent_run_status"');
     expect(afterTables.match(/SET search_path = pg_catalog, pg_temp SET enable_sort = off AS/g)).toHaveLength(3);
     expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_load_context_json"(');
     expect(afterTables).toContain('NEW.search_version := "agent"."agent_history_search_version"();');
@@ -178,7 +183,7 @@ describe('customMigrationSql', () => {
       .replace(/"agent_message"\."pinned"/g, '');
     expect(
       unqualified.match(
-        /agent_(thread|run|message|summary|context_snapshot|audit_event|memory|history_append_messages?|history_list_messages|history_load_context_json|message_role|message_status|message_context_state)\b/g,
+        /agent_(thread|run|message|summary|context_snapshot|audit_event|memory|history_append_messages?|history_list_messages|history_load_context_json|history_get_thread|history_start_run|history_finish_run|history_write_answer|history_write_snapshot|tool_payload|run_status|message_role|message_status|message_context_state)\b/g,
       ),
     ).toBeNull();
     expect(`${beforeTables}${afterTables}`).not.toMatch(/agent_history_app\b/);

@@ -192,4 +192,61 @@ describe.each(BACKENDS)('the one-statement writes on %s', (backend) => {
     ).rejects.toBeInstanceOf(NotFoundError);
     expect((await store.loadContext(thread)).snapshot?.version).toBe(1);
   });
+
+  it('should end the answer and its run in one statement, and refuse a run of another thread or a bad usage whole', async () => {
+    const { sent, db } = recordingDatabase();
+    const store = createAgentHistory({ db, appendBatching: false }).forTenant(randomUUID());
+    const [thread, other] = [(await store.createThread()).id, (await store.createThread()).id];
+    const begin = async (id: string) => {
+      const run = await store.startRun(id);
+      await store.beginAssistantMessage(id, { messageId: `m-${run.id}`, runId: run.id });
+      return { run: run.id, message: `m-${run.id}` };
+    };
+    const turn = await begin(thread);
+    const foreign = await begin(other);
+    const parts = [{ type: 'text' as const, text: 'the answer' }];
+
+    // The run of another thread: nothing is written, not the message either.
+    await expect(
+      store.finalizeMessage(thread, turn.message, { status: 'completed', parts, finishRun: { runId: foreign.run } }),
+    ).rejects.toBeInstanceOf(NotFoundError);
+    // A usage the run refuses is named, before anything is written.
+    await expect(
+      store.finalizeMessage(thread, turn.message, {
+        status: 'completed',
+        parts,
+        finishRun: { runId: turn.run, usage: { inputTokens: -1 } },
+      }),
+    ).rejects.toThrow(/options\.finishRun\.usage\.inputTokens/);
+    expect((await store.getMessage(thread, turn.message)).status).toBe('pending');
+    expect((await store.getRun(turn.run)).status).toBe('running');
+    expect((await store.getRun(foreign.run)).status).toBe('running');
+
+    sent.length = 0;
+    const stored = await store.finalizeMessage(thread, turn.message, {
+      status: 'cancelled',
+      parts,
+      finishRun: { runId: turn.run, usage: { inputTokens: 3, outputTokens: 2 }, error: { message: 'stop' }, model: 'm' },
+    });
+    expect(sent.map((statement) => /agent_history_\w+/.exec(statement.query)?.[0])).toEqual([
+      'agent_history_write_answer',
+    ]);
+    expect(stored.status).toBe('cancelled');
+    const run = await store.getRun(turn.run);
+    expect(run).toMatchObject({
+      status: 'cancelled',
+      inputTokens: 3,
+      outputTokens: 2,
+      error: { message: 'stop' },
+      model: 'm',
+    });
+    expect(run.finishedAt).not.toBeNull();
+    // A retried finalize with the same status leaves the run as it was.
+    await store.finalizeMessage(thread, turn.message, {
+      status: 'cancelled',
+      parts,
+      finishRun: { runId: turn.run, usage: { inputTokens: 99 } },
+    });
+    expect(await store.getRun(turn.run)).toEqual(run);
+  });
 });

@@ -10,8 +10,8 @@ import { toRunUsage } from './message-usage.js';
 /**
  * Stores the answer's outcome once the checkpoints queued before it are written: the message is finalized with
  * `status` (the parts of an answer that did not complete are settled, see {@link settleInterruptedParts}) and
- * the turn's usage in its metadata, then the run is finished with the message's final status, the usage and
- * `error`. A message already finalized by a stop elsewhere is kept as it is, and returned.
+ * the turn's usage in its metadata, and the run is finished with it (one `finalizeMessage` with `finishRun`) with
+ * the message's final status, the usage and `error`. A message already finalized by a stop elsewhere is kept as it is, and returned.
  */
 export async function finalizeAnswer(
   state: AnswerPersistenceState,
@@ -27,25 +27,27 @@ export async function finalizeAnswer(
     usageMetadataKey === false || Object.keys(state.usage).length === 0 || (metadata && usageMetadataKey in metadata)
       ? metadata
       : { ...metadata, [usageMetadataKey]: state.usage };
+  const run = { usage: toRunUsage(state.usage), error: runErrorOf(error), ...state.observed };
+  const answer = {
+    status,
+    parts:
+      status === 'completed' ? parts : (settleInterruptedParts(parts as UIMessage['parts']) as StoredMessagePart[]),
+    metadata: withUsage,
+  };
   let stored: StoredMessage;
   try {
-    stored = await history.finalizeMessage(threadId, messageId, {
-      status,
-      parts:
-        status === 'completed' ? parts : (settleInterruptedParts(parts as UIMessage['parts']) as StoredMessagePart[]),
-      metadata: withUsage,
-    });
+    // The answer and its run end together, in one statement where the database allows.
+    return await history.finalizeMessage(threadId, messageId, { ...answer, finishRun: { runId: state.runId, ...run } });
   } catch (finalizeError) {
-    // Already finalized by a stop elsewhere: that row is the answer.
     if (!(finalizeError instanceof InvalidArgumentError)) throw finalizeError;
-    stored = await history.getMessage(threadId, messageId);
+    // A usage the run refuses (a provider's negative count) does not cost the answer: it is stored, and finishRun
+    // below reports the refusal. Otherwise the message was already finalized by a stop elsewhere: that row is the
+    // answer, and the run ends with its status.
+    stored = finalizeError.argument.startsWith('options.finishRun.')
+      ? await history.finalizeMessage(threadId, messageId, answer)
+      : await history.getMessage(threadId, messageId);
   }
-  await history.finishRun(state.runId, {
-    status: stored.status as FinalStatus,
-    usage: toRunUsage(state.usage),
-    error: runErrorOf(error),
-    ...state.observed,
-  });
+  await history.finishRun(state.runId, { status: stored.status as FinalStatus, ...run });
   return stored;
 }
 
