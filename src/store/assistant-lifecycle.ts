@@ -12,7 +12,7 @@ import type { MessageStatus, StoredMessage } from '../model/stored-rows.js';
 import { validateMetadata, validateParts } from './validate-message.js';
 import { runMessageCheck } from './message-check.js';
 import { ofThread } from './of-thread.js';
-import { fitAnswer } from './fit-assistant-parts.js';
+import { fitAnswer } from './fit-answer.js';
 import { explainMissing, stillStreaming } from './answer-refusal.js';
 import { writeToolPayloads } from './tool-payload-rows.js';
 import { IN_TRANSACTION } from './one-statement-call.js';

@@ -7,6 +7,7 @@ import { DEFAULT_APP_ROLE, type AgentTables } from '../schema/define-agent-table
 import { rowsOf, type AgentHistoryDatabase } from '../tenant/database.js';
 import { keepCallerSettings } from '../tenant/keep-caller-settings.js';
 import { withTenant } from '../tenant/with-tenant.js';
+import { LATER_FUNCTIONS, PACKAGE_FUNCTIONS } from './package-functions.js';
 
 // No tenant matters for a catalog query; the nil uuid is a valid one.
 const NO_TENANT = '00000000-0000-0000-0000-000000000000';
@@ -32,20 +33,6 @@ export interface CheckSetupOptions {
   /** The application role of `createAgentHistory({ appRole })`; null: the login itself. @default 'agent_history_app' */
   appRole?: string | null;
 }
-
-/** The package's functions, each called by the login before it switches role (or as itself). */
-export const PACKAGE_FUNCTIONS = [
-  'agent_history_append_message',
-  'agent_history_append_messages',
-  'agent_history_list_messages',
-  'agent_history_list_messages_json',
-  'agent_history_load_context_json',
-  'agent_history_get_thread',
-  'agent_history_start_run',
-  'agent_history_finish_run',
-  'agent_history_write_answer',
-  'agent_history_write_snapshot',
-] as const;
 
 interface CatalogRow {
   login: string;
@@ -81,15 +68,20 @@ export async function checkSetup(db: AgentHistoryDatabase, options: CheckSetupOp
 async function inspectSetup(
   db: AgentHistoryDatabase,
   { tables = defaultTables(), appRole = DEFAULT_APP_ROLE }: CheckSetupOptions,
-): Promise<{ report: SetupReport; bypassReasons: string[] }> {
+): Promise<{ report: SetupReport; bypassReasons: string[]; onlyLaterFunctionsMissing: boolean }> {
   const schema = getTableConfig(tables.agentMessage).schema ?? 'public';
   const row = await readCatalog(db, tables, appRole, schema);
   const login = row.login;
   const role = appRole ?? login;
   const problems = grantProblems(row, schema, login, role);
+  const onlyLaterFunctionsMissing =
+    row.tables.every((table) => table.found) &&
+    row.functions.some((fn) => !fn.found) &&
+    row.functions.every((fn) => fn.found || LATER_FUNCTIONS.has(fn.name));
   // Without the tables or the role there is nothing to hold row-level security to yet.
   const blocked = problems.some(
-    (problem) => problem.code === 'migrations-missing' || problem.code === 'app-role-missing',
+    (problem) =>
+      (problem.code === 'migrations-missing' && !onlyLaterFunctionsMissing) || problem.code === 'app-role-missing',
   );
   const bypassReasons = blocked ? [] : rowLevelSecurityReasons(row);
   if (bypassReasons.length > 0)
@@ -100,7 +92,7 @@ async function inspectSetup(
         'connect as a login that is neither superuser nor BYPASSRLS nor the tables’ owner, a member of the ' +
         'application role (see "The application login" in docs/postgres.md).',
     });
-  return { report: { ok: problems.length === 0, login, role, problems }, bypassReasons };
+  return { report: { ok: problems.length === 0, login, role, problems }, bypassReasons, onlyLaterFunctionsMissing };
 }
 
 /** One read-only query of the catalogs: what {@link inspectSetup} needs to know, as the login. */
@@ -230,17 +222,19 @@ export function onceSetupCheck(
 ): () => Promise<void> {
   let checked: Promise<void> | undefined;
   const run = async () => {
-    const started = Date.now();
-    if (process.env.DEBUG_CHECK) console.error('check start');
-    const { report, bypassReasons } = await inspectSetup(db, { tables, appRole }).catch((e: unknown) => {
-      if (process.env.DEBUG_CHECK) console.error('check failed', (e as Error).message);
-      throw e;
-    });
-    if (process.env.DEBUG_CHECK)
-      console.error('check done', Date.now() - started, report.ok, JSON.stringify(report.problems).slice(0, 300));
-    const setup = report.problems.filter((problem) => problem.code !== 'row-level-security-bypassed');
+    const { report, bypassReasons, onlyLaterFunctionsMissing } = await inspectSetup(db, { tables, appRole });
+    const setup = report.problems.filter(
+      (problem) =>
+        problem.code !== 'row-level-security-bypassed' &&
+        !(problem.code === 'migrations-missing' && onlyLaterFunctionsMissing),
+    );
     if (setup.length > 0) throw new DatabaseSetupError({ login: report.login, problems: setup });
-    if (report.ok) return;
+    if (onlyLaterFunctionsMissing)
+      warn(
+        'agent-history: the database lacks the functions of a later release; the store writes the way the release ' +
+          'before did until you run migrate(db) (or drizzle-kit migrate) as the database owner.',
+      );
+    if (report.problems.every((problem) => problem.code === 'migrations-missing')) return;
     const error = new RowLevelSecurityBypassError({ role: report.role, reasons: bypassReasons });
     if (mode === 'refuse') throw error;
     warn(`agent-history: ${error.message}`);

@@ -1,5 +1,4 @@
-import type { StoredMessagePart, StoredMetadata } from '../schema/define-agent-tables.js';
-import type { StoreContext } from './store-context.js';
+import type { StoredMessagePart } from '../schema/define-agent-tables.js';
 
 /** The first words of a tool input or output the store kept as a preview, so neither model nor reader mistakes it. */
 export const storedPreviewMarker = '[agent-history: stored preview of a tool';
@@ -151,24 +150,4 @@ export function previewOf(
   const kept =
     reference === undefined ? 'the rest was not kept' : `the whole ${field} is kept as ${JSON.stringify(reference)}`;
   return `${storedPreviewMarker} ${field} of ${byteSize} bytes, too large for the message; the first ${end} characters follow, ${kept}]\n${text.slice(0, end)}`;
-}
-
-/**
- * An answer's parts made to fit its store's `maxMessageBytes`: the model wrote the message, so it is never refused
- * for its size; its largest tool payloads become previews.
- */
-export function fitAnswer(
-  context: StoreContext,
-  threadId: string,
-  messageId: string,
-  parts: StoredMessagePart[],
-  metadata?: StoredMetadata,
-) {
-  return fitAssistantParts(parts, {
-    limit: context.maxMessageBytes,
-    metadataBytes: Buffer.byteLength(JSON.stringify(metadata ?? {})),
-    threadId,
-    messageId,
-    options: context.oversizedToolPayloads,
-  });
 }

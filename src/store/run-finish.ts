@@ -2,13 +2,28 @@ import { and, eq, getTableColumns, sql } from 'drizzle-orm';
 import { assertOptionalText } from '../errors/assert-input.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import type { StoredMetadata } from '../schema/define-agent-tables.js';
-import type { StoredRun } from '../model/stored-rows.js';
+import type { RunStatus, RunUsage, StoredRun } from '../model/stored-rows.js';
 import type { TenantTransaction } from '../tenant/with-tenant.js';
-import type { FinishRunOptions } from './runs.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { isUuid } from '../errors/assert-input.js';
 import type { StoreContext } from './store-context.js';
 import { validateMetadata } from './validate-message.js';
+
+/** The options of `finishRun`. */
+export interface FinishRunOptions {
+  /** How the run ended. */
+  status: Extract<RunStatus, 'completed' | 'failed' | 'cancelled'>;
+  /** The token usage the provider reported (non-negative integers). @default none (the columns stay null) */
+  usage?: RunUsage;
+  /** For a failed run: what went wrong (message, name, …) as a JSON object. @default null */
+  error?: StoredMetadata;
+  /** Why the model's last step ended (the AI SDK's `finishReason`, at most 200 characters). @default null */
+  finishReason?: string;
+  /** The provider, recorded only when `startRun` was given none (at most 200 characters). @default unchanged */
+  provider?: string;
+  /** The model id, recorded only when `startRun` was given none (at most 200 characters). @default unchanged */
+  model?: string;
+}
 
 /** A run's columns as the store returns them. One object per tables (do not change it). */
 export function runColumns(context: StoreContext) {

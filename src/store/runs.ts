@@ -4,10 +4,10 @@ import type { StoredMetadata } from '../schema/define-agent-tables.js';
 import { inTenant, type StoreContext } from './store-context.js';
 import { assertOptionalText, assertThreadId } from '../errors/assert-input.js';
 import { requireThread } from './require-thread.js';
-import { assertRunId, checkFinishRun, finishRunIn, runColumns } from './run-finish.js';
+import { assertRunId, checkFinishRun, finishRunIn, runColumns, type FinishRunOptions } from './run-finish.js';
 import { callInOneStatement, fromColumnNames, IN_TRANSACTION, THREAD_MISSING } from './one-statement-call.js';
 import { validateMetadata } from './validate-message.js';
-import type { RunStatus, RunUsage, StoredRun } from '../model/stored-rows.js';
+import type { RunUsage, StoredRun } from '../model/stored-rows.js';
 
 /** The options of `startRun`. */
 export interface StartRunOptions {
@@ -19,21 +19,7 @@ export interface StartRunOptions {
   metadata?: StoredMetadata;
 }
 
-/** The options of `finishRun`. */
-export interface FinishRunOptions {
-  /** How the run ended. */
-  status: Extract<RunStatus, 'completed' | 'failed' | 'cancelled'>;
-  /** The token usage the provider reported (non-negative integers). @default none (the columns stay null) */
-  usage?: RunUsage;
-  /** For a failed run: what went wrong (message, name, …) as a JSON object. @default null */
-  error?: StoredMetadata;
-  /** Why the model's last step ended (the AI SDK's `finishReason`, at most 200 characters). @default null */
-  finishReason?: string;
-  /** The provider, recorded only when `startRun` was given none (at most 200 characters). @default unchanged */
-  provider?: string;
-  /** The model id, recorded only when `startRun` was given none (at most 200 characters). @default unchanged */
-  model?: string;
-}
+export type { FinishRunOptions } from './run-finish.js';
 
 /** The options of `failRun`. */
 export interface FailRunOptions {
