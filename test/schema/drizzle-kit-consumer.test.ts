@@ -146,13 +146,14 @@ describe(
 
     it('should add the role, the tables and the rest, migrate, give what migrate() gives, and the store should work', async () => {
       const output = runScript(folder, setupScript(), as(url, 'app_owner'));
-      expect(output).toContain('agent-history migrate: applied 4 migrations of drizzle.');
+      expect(output).toContain('agent-history migrate: applied 5 migrations of drizzle.');
       const tags = migrationTags(drizzleFolder);
       expect(tags).toEqual([
         '0000_agent_history_roles',
         expect.stringMatching(/^0001_/),
         '0002_agent_history_rls_grants_functions',
         '0003_agent_history_memory_rls_functions',
+        '0004_agent_history_one_statement_writes',
       ]);
       expect(readFileSync(join(drizzleFolder, `${tags[1]}.sql`), 'utf8')).toContain('CREATE TABLE "agent_thread"');
       expect(psql(url, "select rolname from pg_roles where rolname = 'agent_history_app'").trim()).toBe(
@@ -199,9 +200,9 @@ describe(
       );
       const compiled = join(release, 'dist/store/custom-migration-sql.js');
       const source = readFileSync(compiled, 'utf8');
-      const listed = "export const AFTER_TABLES = ['0002_rls_grants_functions.sql', '0004_memory_rls_functions.sql'];";
-      expect(source).toContain(listed);
-      writeFileSync(compiled, source.replace(listed, listed.replace("'];", "', '0099_release_probe.sql'];")));
+      const listed = /export const AFTER_TABLES = \[[^\]]*'\];/;
+      expect(source).toMatch(listed);
+      writeFileSync(compiled, source.replace(listed, (line) => line.replace("'];", "', '0099_release_probe.sql'];")));
       execFileSync('tar', ['-czf', join(scratch, 'release.tgz'), '-C', scratch, 'release']);
       // The app changed its own schema meanwhile, and upgrades the package.
       appendFileSync(
@@ -215,9 +216,15 @@ describe(
       const output = runScript(folder, setupScript(), as(url, 'app_owner'));
 
       const tags = migrationTags(drizzleFolder);
-      expect(tags).toEqual([...tagsBefore, expect.stringMatching(/^0004_/), '0005_agent_history_release_probe']);
-      expect(readFileSync(join(drizzleFolder, `${tags[4]}.sql`), 'utf8')).toContain('CREATE TABLE "note"');
-      expect(readFileSync(join(drizzleFolder, '0005_agent_history_release_probe.sql'), 'utf8')).toContain(
+      const next = tagsBefore.length;
+      const [schemaChange, probe] = [`${String(next).padStart(4, '0')}_`, `${String(next + 1).padStart(4, '0')}_`];
+      expect(tags).toEqual([
+        ...tagsBefore,
+        expect.stringMatching(new RegExp(`^${schemaChange}`)),
+        `${probe}agent_history_release_probe`,
+      ]);
+      expect(readFileSync(join(drizzleFolder, `${tags[next]}.sql`), 'utf8')).toContain('CREATE TABLE "note"');
+      expect(readFileSync(join(drizzleFolder, `${probe}agent_history_release_probe.sql`), 'utf8')).toContain(
         `COMMENT ON TABLE "public"."agent_thread" IS 'release probe';`,
       );
       const after = folderBytes(drizzleFolder);
@@ -274,7 +281,7 @@ describe(
 
       psql(cluster.url(), 'CREATE ROLE "agent_history_app" NOLOGIN;');
       expect(runScript(folder, 'npx agent-history migrate', as(url, 'app_owner'))).toContain(
-        'agent-history migrate: applied 4 migrations of drizzle.',
+        'agent-history migrate: applied 5 migrations of drizzle.',
       );
       expect(psql(url, "select relforcerowsecurity from pg_class where oid = 'agent_thread'::regclass").trim()).toBe(
         't',
