@@ -202,7 +202,10 @@ describe(
       const source = readFileSync(compiled, 'utf8');
       const listed = /export const AFTER_TABLES = \[[^\]]*'\];/;
       expect(source).toMatch(listed);
-      writeFileSync(compiled, source.replace(listed, (line) => line.replace("'];", "', '0099_release_probe.sql'];")));
+      writeFileSync(
+        compiled,
+        source.replace(listed, (line) => line.replace("'];", "', '0099_release_probe.sql'];")),
+      );
       execFileSync('tar', ['-czf', join(scratch, 'release.tgz'), '-C', scratch, 'release']);
       // The app changed its own schema meanwhile, and upgrades the package.
       appendFileSync(

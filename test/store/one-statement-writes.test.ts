@@ -112,7 +112,9 @@ describe.each(BACKENDS)('the one-statement writes on %s', (backend) => {
         sent.length = 0;
         const written = await turn(fast, one.id, text, metadata);
         // getThread, startRun, two checkpoints, finalize, finishRun, writeSnapshot: one statement each, no parameters.
-        const writes = sent.filter((statement) => !/agent_history_append_message|agent_history_list/.test(statement.query));
+        const writes = sent.filter(
+          (statement) => !/agent_history_append_message|agent_history_list/.test(statement.query),
+        );
         const functions = writes.map((statement) => /agent_history_\w+/.exec(statement.query)?.[0]);
         expect(functions.slice(0, 7)).toEqual([
           'agent_history_get_thread',
@@ -184,9 +186,9 @@ describe.each(BACKENDS)('the one-statement writes on %s', (backend) => {
     await expect(
       store.writeSnapshot(thread, { ...snapshot, expectedVersion: 1, throughSequence: 1 }),
     ).rejects.toBeInstanceOf(SnapshotBoundaryError);
-    await expect(
-      store.writeSnapshot(thread, { ...snapshot, expectedVersion: 1, throughSequence: 3 }),
-    ).rejects.toThrow(/throughSequence/);
+    await expect(store.writeSnapshot(thread, { ...snapshot, expectedVersion: 1, throughSequence: 3 })).rejects.toThrow(
+      /throughSequence/,
+    );
     await expect(
       store.writeSnapshot(thread, { ...snapshot, expectedVersion: 1, throughSequence: 2, summaryId: randomUUID() }),
     ).rejects.toBeInstanceOf(NotFoundError);
@@ -226,7 +228,12 @@ describe.each(BACKENDS)('the one-statement writes on %s', (backend) => {
     const stored = await store.finalizeMessage(thread, turn.message, {
       status: 'cancelled',
       parts,
-      finishRun: { runId: turn.run, usage: { inputTokens: 3, outputTokens: 2 }, error: { message: 'stop' }, model: 'm' },
+      finishRun: {
+        runId: turn.run,
+        usage: { inputTokens: 3, outputTokens: 2 },
+        error: { message: 'stop' },
+        model: 'm',
+      },
     });
     expect(sent.map((statement) => /agent_history_\w+/.exec(statement.query)?.[0])).toEqual([
       'agent_history_write_answer',
