@@ -30,7 +30,7 @@ function comparable(value: unknown): unknown {
   return JSON.parse(
     JSON.stringify(value, (key, field: unknown) =>
       ['id', 'rowId', 'threadId', 'runId', 'summaryId'].includes(key) ||
-      /At$/.test(key) ||
+      key.endsWith('At') ||
       (typeof field === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-/.test(field))
         ? '<varies>'
         : field,
