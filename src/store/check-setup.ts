@@ -7,7 +7,7 @@ import { DEFAULT_APP_ROLE, type AgentTables } from '../schema/define-agent-table
 import { rowsOf, type AgentHistoryDatabase } from '../tenant/database.js';
 import { keepCallerSettings } from '../tenant/keep-caller-settings.js';
 import { withTenant } from '../tenant/with-tenant.js';
-import { LATER_FUNCTIONS, PACKAGE_FUNCTIONS } from './package-functions.js';
+import { PACKAGE_FUNCTIONS } from './package-functions.js';
 
 // No tenant matters for a catalog query; the nil uuid is a valid one.
 const NO_TENANT = '00000000-0000-0000-0000-000000000000';
@@ -68,20 +68,15 @@ export async function checkSetup(db: AgentHistoryDatabase, options: CheckSetupOp
 async function inspectSetup(
   db: AgentHistoryDatabase,
   { tables = defaultTables(), appRole = DEFAULT_APP_ROLE }: CheckSetupOptions,
-): Promise<{ report: SetupReport; bypassReasons: string[]; onlyLaterFunctionsMissing: boolean }> {
+): Promise<{ report: SetupReport; bypassReasons: string[] }> {
   const schema = getTableConfig(tables.agentMessage).schema ?? 'public';
   const row = await readCatalog(db, tables, appRole, schema);
   const login = row.login;
   const role = appRole ?? login;
   const problems = grantProblems(row, schema, login, role);
-  const onlyLaterFunctionsMissing =
-    row.tables.every((table) => table.found) &&
-    row.functions.some((fn) => !fn.found) &&
-    row.functions.every((fn) => fn.found || LATER_FUNCTIONS.has(fn.name));
   // Without the tables or the role there is nothing to hold row-level security to yet.
   const blocked = problems.some(
-    (problem) =>
-      (problem.code === 'migrations-missing' && !onlyLaterFunctionsMissing) || problem.code === 'app-role-missing',
+    (problem) => problem.code === 'migrations-missing' || problem.code === 'app-role-missing',
   );
   const bypassReasons = blocked ? [] : rowLevelSecurityReasons(row);
   if (bypassReasons.length > 0)
@@ -92,7 +87,7 @@ async function inspectSetup(
         'connect as a login that is neither superuser nor BYPASSRLS nor the tables’ owner, a member of the ' +
         'application role (see "The application login" in docs/postgres.md).',
     });
-  return { report: { ok: problems.length === 0, login, role, problems }, bypassReasons, onlyLaterFunctionsMissing };
+  return { report: { ok: problems.length === 0, login, role, problems }, bypassReasons };
 }
 
 /** One read-only query of the catalogs: what {@link inspectSetup} needs to know, as the login. */
@@ -222,19 +217,10 @@ export function onceSetupCheck(
 ): () => Promise<void> {
   let checked: Promise<void> | undefined;
   const run = async () => {
-    const { report, bypassReasons, onlyLaterFunctionsMissing } = await inspectSetup(db, { tables, appRole });
-    const setup = report.problems.filter(
-      (problem) =>
-        problem.code !== 'row-level-security-bypassed' &&
-        !(problem.code === 'migrations-missing' && onlyLaterFunctionsMissing),
-    );
+    const { report, bypassReasons } = await inspectSetup(db, { tables, appRole });
+    const setup = report.problems.filter((problem) => problem.code !== 'row-level-security-bypassed');
     if (setup.length > 0) throw new DatabaseSetupError({ login: report.login, problems: setup });
-    if (onlyLaterFunctionsMissing)
-      warn(
-        'agent-history: the database lacks the functions of a later release; the store writes the way the release ' +
-          'before did until you run migrate(db) (or drizzle-kit migrate) as the database owner.',
-      );
-    if (report.problems.every((problem) => problem.code === 'migrations-missing')) return;
+    if (report.ok) return;
     const error = new RowLevelSecurityBypassError({ role: report.role, reasons: bypassReasons });
     if (mode === 'refuse') throw error;
     warn(`agent-history: ${error.message}`);

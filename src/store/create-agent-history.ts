@@ -84,7 +84,7 @@ export function createAgentHistory({
   const appendLanes = createAppendLanes();
   const schema = getTableConfig(tables.agentThread).schema ?? 'public';
   const checkRowLevelSecurity = onceSetupCheck(db, tables, appRole, rowLevelSecurityCheck);
-  const oneStatementReads = { available: true, missing: new Set<string>() };
+  const oneStatementReads = { available: true };
   const sharedContextCache = contextCacheOf(contextCache);
   return {
     tables,

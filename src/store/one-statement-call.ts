@@ -8,9 +8,6 @@ const ON_CITUS = 'AH001';
 /** The functions' "thread not found" (`RAISE … USING ERRCODE = 'P0002'`). */
 const THREAD_NOT_FOUND = 'P0002';
 
-/** Postgres's "function does not exist": a database not yet migrated to the release that added the function. */
-const UNDEFINED_FUNCTION = '42883';
-
 /** The answer of {@link callInOneStatement} when the caller must do its work in a transaction instead. */
 export const IN_TRANSACTION = Symbol('in a transaction');
 /** The answer of {@link callInOneStatement} when the thread is missing, deleted or another tenant's. */
@@ -37,8 +34,8 @@ export type CallArgument =
  * `agent_history_write_answer`) with the tenant, role and user (empty: the whole tenant) first, in a single statement
  * (its own implicit transaction, so the settings it makes end with it) and a single round trip: every argument is
  * sent as a literal, because a parameterized statement costs postgres-js two round trips (describe, then execute).
- * Returns {@link IN_TRANSACTION} when `db` is the caller's transaction (its settings must be put back), on Citus, or
- * when the database does not have the function yet: the caller then does its work in a transaction.
+ * Returns {@link IN_TRANSACTION} when `db` is the caller's transaction (its settings must be put back), or on Citus:
+ * the caller then does its work in a transaction.
  */
 export async function callInOneStatement<ROW>(
   context: StoreContext,
@@ -46,7 +43,7 @@ export async function callInOneStatement<ROW>(
   args: CallArgument[],
 ): Promise<ROW[] | typeof IN_TRANSACTION | typeof THREAD_MISSING> {
   const reads = context.oneStatementReads;
-  if (!reads.available || reads.missing.has(name) || is(context.db, PgTransaction)) return IN_TRANSACTION;
+  if (!reads.available || is(context.db, PgTransaction)) return IN_TRANSACTION;
   const schema = schemaOf(context.tables.agentMessage);
   const qualified = schema === undefined ? name : `"${schema}".${name}`;
   const literals = [{ uuid: context.tenantId }, { text: context.appRole }, { text: context.userId }, ...args].map(
@@ -57,10 +54,6 @@ export async function callInOneStatement<ROW>(
   } catch (error) {
     const code = postgresErrorCode(error) ?? '';
     if (code === THREAD_NOT_FOUND) return THREAD_MISSING;
-    if (code === UNDEFINED_FUNCTION && (await lacksFunction(context, name))) {
-      reads.missing.add(name);
-      return IN_TRANSACTION;
-    }
     if (code !== ON_CITUS) throw error;
     reads.available = false;
     return IN_TRANSACTION;
@@ -127,21 +120,6 @@ function literal(argument: CallArgument): string {
 
 function typed<VALUE>(value: VALUE | null, write: (value: VALUE) => string, type: string): string {
   return value === null ? `null::${type}` : `${write(value)}::${type}`;
-}
-
-/**
- * Whether the database lacks the function `name` (a 42883 can also come from inside a function that exists): the
- * store then uses its transaction path for it until the store is made again.
- */
-async function lacksFunction(context: StoreContext, name: string): Promise<boolean> {
-  const schema = schemaOf(context.tables.agentMessage) ?? 'public';
-  const rows = rowsOf<{ found: boolean }>(
-    await context.db.execute(
-      sql`select exists (select 1 from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
-        where p.proname = ${name} and n.nspname = ${schema}) as found`,
-    ),
-  );
-  return rows[0]?.found === false;
 }
 
 /** A text literal that means the same whatever `standard_conforming_strings` is. Refuses NUL (no text holds it). */

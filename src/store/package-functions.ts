@@ -11,15 +11,3 @@ export const PACKAGE_FUNCTIONS = [
   'agent_history_write_answer',
   'agent_history_write_snapshot',
 ] as const;
-
-/**
- * The functions added after release 1.0 that the store does without until the database is migrated (it then does
- * their work in a transaction, as the release before did): `checkSetup` reports them missing, the store still runs.
- */
-export const LATER_FUNCTIONS: ReadonlySet<string> = new Set([
-  'agent_history_get_thread',
-  'agent_history_start_run',
-  'agent_history_finish_run',
-  'agent_history_write_answer',
-  'agent_history_write_snapshot',
-]);

@@ -22,8 +22,6 @@ export type SearchIndexing = 'inline' | 'deferred' | false;
 export interface OneStatementReads {
   /** False once the database answered that it is a Citus coordinator. */
   available: boolean;
-  /** The functions the database does not have (not migrated to the release that added them). */
-  missing: Set<string>;
 }
 
 /** Combines concurrent appends into one statement per batch (see `appendBatching`). Internal. */

@@ -32,7 +32,7 @@ export interface AnswerWrite {
  * written (missing, no longer pending or streaming, redacted, or its run not the thread's: the transaction path
  * tells which), or
  * {@link IN_TRANSACTION} when the write must be done in a transaction (payloads to store, the caller's transaction,
- * Citus, a database without the function).
+ * Citus).
  */
 export async function writeAnswerInOneStatement(
   context: StoreContext,

@@ -9,7 +9,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createAgentHistory, migrate, type AgentHistoryDatabase } from '../../src/index.js';
+import { createAgentHistory, migrate, MIGRATIONS_FOLDER, type AgentHistoryDatabase } from '../../src/index.js';
 import { customMigrationFiles } from '../../src/store/custom-migration-sql.js';
 import { rowsOf } from '../../src/tenant/database.js';
 import { APP_LOGIN } from '../support/global-setup.js';
@@ -31,6 +31,11 @@ interface ReleaseOne {
   migrate: typeof migrate;
   createAgentHistory: typeof createAgentHistory;
 }
+
+/** How many migrations the package ships now: the baseline's and every one added since. */
+const SHIPPED = (
+  JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta/_journal.json'), 'utf8')) as { entries: unknown[] }
+).entries.length;
 
 const scratch = mkdtempSync(join(tmpdir(), 'agent-history-upgrade-'));
 let releaseTarball: string;
@@ -122,7 +127,8 @@ describe.each(['pglite', 'postgres'] as const)('upgrading a 1.0 database with mi
     const applied = rowsOf<{ n: number }>(
       await owner.execute(sql`select count(*)::int as n from agent_history.__agent_history_migrations`),
     );
-    expect(applied[0]!.n).toBe(BASELINE_MIGRATIONS + 2);
+    expect(applied[0]!.n).toBe(SHIPPED);
+    expect(SHIPPED).toBeGreaterThan(BASELINE_MIGRATIONS);
     expect(await dump(query, tenantId)).toEqual(before);
     expect(
       await query(`select relrowsecurity, relforcerowsecurity from pg_class where relname = 'agent_memory'`),
@@ -137,6 +143,24 @@ describe.each(['pglite', 'postgres'] as const)('upgrading a 1.0 database with mi
     expect(await store.getWorkingMemory()).toMatchObject({ content: 'metric', version: 1 });
     await store.redactMessage(first.id, 'u2', { actor: 'test', reason: 'pin' });
     expect(await query(`select id from agent_memory where content like '%9912%'`)).toEqual([]);
+
+    // A turn's writes on the upgraded database, one statement each (the functions came with the upgrade).
+    expect(
+      await query(`select proname from pg_proc where proname in ('agent_history_get_thread', 'agent_history_start_run',
+        'agent_history_finish_run', 'agent_history_write_answer', 'agent_history_write_snapshot') order by 1`),
+    ).toHaveLength(5);
+    const run = await store.startRun(second.id);
+    await store.beginAssistantMessage(second.id, { messageId: 'a2', runId: run.id });
+    await store.checkpointMessage(second.id, 'a2', { parts: [{ type: 'text', text: 'Metric' }] });
+    await store.finalizeMessage(second.id, 'a2', {
+      status: 'completed',
+      parts: [{ type: 'text', text: 'Metric, as you like.' }],
+      finishRun: { runId: run.id, usage: { inputTokens: 9 } },
+    });
+    expect(await store.getRun(run.id)).toMatchObject({ status: 'completed', inputTokens: 9 });
+    expect((await old.getMessage(second.id, 'a2')).message.parts).toEqual([
+      { type: 'text', text: 'Metric, as you like.' },
+    ]);
   });
 });
 
