@@ -200,11 +200,15 @@ describe(
       );
       const compiled = join(release, 'dist/store/custom-migration-sql.js');
       const source = readFileSync(compiled, 'utf8');
-      const listed = /export const AFTER_TABLES = \[[^\]]*'\];/;
+      const listed = /export const AFTER_TABLES = \[([^\]]*)\];/;
       expect(source).toMatch(listed);
       writeFileSync(
         compiled,
-        source.replace(listed, (line) => line.replace("'];", "', '0099_release_probe.sql'];")),
+        source.replace(
+          listed,
+          (_line, files: string) =>
+            `export const AFTER_TABLES = [${files.trim().replace(/,$/, '')}, '0099_release_probe.sql'];`,
+        ),
       );
       execFileSync('tar', ['-czf', join(scratch, 'release.tgz'), '-C', scratch, 'release']);
       // The app changed its own schema meanwhile, and upgrades the package.

@@ -172,7 +172,7 @@ describe(
     const drizzleFolder = join(folder, 'drizzle');
     afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
-    it('should add exactly the new table migration and the new custom migration, and apply them', async () => {
+    it('should add exactly the new table migration and the new custom migrations, and apply them', async () => {
       createConsumerProject(folder, releaseTarball);
       runScript(folder, 'npx agent-history generate', 'postgres://unused');
       const atOne = migrationTags(drizzleFolder);
@@ -191,15 +191,23 @@ describe(
       const output = runScript(folder, 'npx agent-history generate', 'postgres://unused');
 
       const tags = migrationTags(drizzleFolder);
-      expect(tags).toEqual([...atOne, expect.stringMatching(/^0003_/), '0004_agent_history_memory_rls_functions']);
+      expect(tags).toEqual([
+        ...atOne,
+        expect.stringMatching(/^0003_/),
+        '0004_agent_history_memory_rls_functions',
+        '0005_agent_history_one_statement_writes',
+      ]);
       for (const tag of atOne) expect(readFileSync(join(drizzleFolder, `${tag}.sql`), 'utf8')).toBe(oldFiles[tag]);
       const tables = readFileSync(join(drizzleFolder, `${tags[3]}.sql`), 'utf8');
       expect(tables.match(/CREATE TABLE "(\w+)"/g)).toEqual(['CREATE TABLE "agent_memory"']);
       expect(tables).not.toMatch(/DROP|ALTER TABLE "agent_(?!memory)/);
       const memory = customMigrationFiles().find((file) => file.name === 'memory_rls_functions')!;
       expect(readFileSync(join(drizzleFolder, `${tags[4]}.sql`), 'utf8')).toBe(`${memory.sql}\n`);
+      const writes = customMigrationFiles().find((file) => file.name === 'one_statement_writes')!;
+      expect(readFileSync(join(drizzleFolder, `${tags[5]}.sql`), 'utf8')).toBe(`${writes.sql}\n`);
       expect(output).toContain('added drizzle/0004_agent_history_memory_rls_functions.sql');
-      expect(runScript(folder, 'npx agent-history migrate', url)).toContain('applied 2 migrations');
+      expect(output).toContain(', drizzle/0005_agent_history_one_statement_writes.sql.');
+      expect(runScript(folder, 'npx agent-history migrate', url)).toContain('applied 3 migrations');
 
       // The upgraded database is what migrate() makes of an empty one.
       const packageUrl = await freshDatabase('package');
