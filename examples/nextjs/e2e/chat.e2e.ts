@@ -12,7 +12,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
 import { reloadMidAnswer } from './resume-step.ts';
-import { checkFavicon, checkMarkdown, checkNarrowLayout, inspectorTurns, threadCount } from './product-steps.ts';
+import {
+  checkFavicon,
+  checkMarkdown,
+  checkNarrowLayout,
+  checkRecall,
+  inspectorTurns,
+  threadCount,
+} from './product-steps.ts';
 import { startAppDatabase, type AppDatabase } from './postgres.ts';
 import { beforeMigration, databaseStopped, grantAppLogin, migrateAsOwner, ranAsLogin } from './postgres-steps.ts';
 
@@ -415,6 +422,10 @@ async function main() {
 
     await step('renders Markdown answers as elements, and markup in them as text (nothing runs)', () =>
       checkMarkdown(page, SCREENSHOTS),
+    );
+
+    await step("a new chat recalls what the user said in another; the other user's recalls nothing of it", () =>
+      checkRecall(page, base, threadUrl),
     );
 
     await step('at 420 px the chat keeps the width; the thread list and inspector are drawers', () =>

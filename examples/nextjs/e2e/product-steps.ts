@@ -124,3 +124,34 @@ export async function checkNarrowLayout(page: Page, threadUrl: string, screensho
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.waitForTimeout(300);
 }
+
+/** Asks "what do you remember about apples?" in a new chat of the signed-in user: the answer's text. */
+async function askWhatIsRemembered(page: Page): Promise<string> {
+  const before = page.url();
+  await page.getByTestId('new-chat').click();
+  await page.waitForURL((url) => url.href !== before && /\/t\/[0-9a-f-]{36}$/.test(url.pathname));
+  await page.waitForLoadState('networkidle');
+  await page.getByTestId('composer').fill('what do you remember about apples?');
+  await page.getByTestId('send').click();
+  const answer = page.locator('[data-testid="message-assistant"]').last().getByTestId('message-text');
+  await answer.filter({ hasText: /earlier chat|remember nothing/ }).waitFor();
+  await page.getByTestId('send').waitFor({ state: 'visible', timeout: 30_000 });
+  return (await answer.innerText()).trim();
+}
+
+/**
+ * A new chat recalls what the same user said in another one (the context manager's recall reached the model, which
+ * quotes it); the other demo user's new chat recalls nothing of it.
+ */
+export async function checkRecall(page: Page, base: string, threadUrl: string): Promise<void> {
+  const recalled = await askWhatIsRemembered(page);
+  assert(/^From an earlier chat: “.*apples.*”\.$/s.test(recalled), `the new chat recalled: ${recalled}`);
+  await page.goto(`${base}/api/session?user=demo-user-2`);
+  await page.waitForURL(/\/t\/[0-9a-f-]{36}$/);
+  await page.getByTestId('composer').waitFor();
+  const other = await askWhatIsRemembered(page);
+  assert(other === 'I remember nothing from your other chats.', `the other user's new chat recalled: ${other}`);
+  await page.goto(`${base}/api/session?user=demo-user`);
+  await page.goto(threadUrl);
+  await page.getByTestId('composer').waitFor();
+}

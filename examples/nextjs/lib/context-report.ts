@@ -45,6 +45,11 @@ export function createContextManagerFactory({
       tools: toolSet,
       instructions,
       summarizer,
-      policy: summaryReserveTokens === undefined ? undefined : { summary: { reserveTokens: summaryReserveTokens } },
+      policy: {
+        ...(summaryReserveTokens === undefined ? {} : { summary: { reserveTokens: summaryReserveTokens } }),
+        // What the signed-in user said in their other chats, found for the newest question (full-text): it reaches
+        // the model in the room the history leaves. Another user's chats are never searched (row-level security).
+        memory: { recall: { mode: 'auto', limit: 2, maxTokens: 200 } },
+      },
     });
 }

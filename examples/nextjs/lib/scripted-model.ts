@@ -38,6 +38,16 @@ function lastUserText(prompt: Prompt): string {
     : '';
 }
 
+/** The text of the first message recalled from another chat (the context manager's recall), without its header. */
+function recalledText(prompt: Prompt): string | undefined {
+  for (const message of prompt) {
+    if (message.role !== 'user' || !Array.isArray(message.content)) continue;
+    const text = (message.content as Array<{ type: string; text?: string }>).map((part) => part.text ?? '').join('');
+    if (text.startsWith('[Recalled from an earlier conversation')) return text.split('\n\n').slice(1).join(' ').trim();
+  }
+  return undefined;
+}
+
 const usage = (prompt: Prompt, output: number) => {
   const input = Math.ceil(JSON.stringify(prompt).length / 4);
   return {
@@ -62,6 +72,7 @@ function textChunks(text: string, prompt: Prompt): StreamPart[] {
  * - "remind me to <text>": calls sendReminder, which needs the user's approval, then says what happened;
  * - "markdown": an answer in Markdown, with a `<script>` and an `<img onerror>` that must be shown as text;
  * - "story" or "long": a long answer streamed slowly, word by word, so that it can be stopped midway;
+ * - "what do you remember": quotes the first message recalled from the user's other chats, if the prompt has one;
  * - anything else: a short numbered answer that quotes the question (so a regenerated answer differs).
  */
 export function createScriptedModel({
@@ -102,6 +113,10 @@ export function createScriptedModel({
         ] as StreamPart[];
       } else if (/markdown/i.test(text)) {
         chunks = textChunks(MARKDOWN, messages);
+      } else if (/what do you remember/i.test(text)) {
+        const recalled = recalledText(messages);
+        const answer = recalled ? `From an earlier chat: “${recalled}”.` : 'I remember nothing from your other chats.';
+        chunks = textChunks(answer, messages);
       } else if (/story|long/i.test(text)) {
         chunks = textChunks(STORY, messages);
         chunkDelayInMs = storyDelayMs;
