@@ -47,7 +47,15 @@ export async function finalizeAnswer(
       ? await history.finalizeMessage(threadId, messageId, answer)
       : await history.getMessage(threadId, messageId);
   }
-  await history.finishRun(state.runId, { status: stored.status as FinalStatus, ...run });
+  // A message still pending or streaming here was redacted while it was written: it takes no more content, and its
+  // run ends failed (recovery marks the message failed once its lease has passed).
+  const final = ['completed', 'failed', 'cancelled'].includes(stored.status);
+  await history.finishRun(
+    state.runId,
+    final
+      ? { status: stored.status as FinalStatus, ...run }
+      : { ...run, status: 'failed', error: { message: 'The answer was redacted while it was being written.' } },
+  );
   return stored;
 }
 

@@ -172,6 +172,11 @@ describe.each(BACKENDS)('resumeChatStream on %s', (backend) => {
     gated.release();
     await reading;
     await second.done.catch(() => {});
+    // The redacted answer takes no more content, and its run ends failed rather than staying running.
+    expect(await history.getRun(second.runId)).toMatchObject({
+      status: 'failed',
+      error: { message: 'The answer was redacted while it was being written.' },
+    });
   });
 
   it('should notify a subscriber of this message only, through LISTEN on this driver', async () => {
