@@ -29,11 +29,12 @@ const previewTokens = 1000;
  */
 const levers: Record<string, Strategy> = {
   'context engine (defaults)': engineStrategy(),
+  'engine, each request from the whole thread': engineStrategy({ summary: { startFrom: 'thread' } }),
   'engine, previews fit and grow back': engineStrategy({ toolOutputPreview: { sizing: 'fit' } }),
   'engine, low-water 100 % (cut to the budget)': engineStrategy({ summary: { targetRatio: 1 } }),
   'engine, everything cut to the budget (the previous defaults)': engineStrategy({
     prune: { reasoning: 'outside-newest-turns' },
-    summary: { targetRatio: 1 },
+    summary: { targetRatio: 1, startFrom: 'thread' },
     toolOutputPreview: { sizing: 'fit' },
   }),
   'engine, old reasoning pruned at every turn': engineStrategy({ prune: { reasoning: 'outside-newest-turns' } }),

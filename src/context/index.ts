@@ -32,6 +32,7 @@ export type { ContextReport, ContextSnapshotReport, ContextStageReport } from '.
 export type {
   ClosedToolCall,
   ConvertStageReport,
+  CarryStageReport,
   FilterStageReport,
   MemoryStageReport,
   MemorySegmentEntry,

@@ -54,6 +54,15 @@ export interface ContextSummaryPolicy {
    */
   targetRatio: number;
   /**
+   * Where a new request starts: `previous-cut` starts from the context the newest snapshot records (its trimmed
+   * turns left out, its pruning and previews applied again) with the messages stored since after it, so that the
+   * request extends what the previous one sent and compacts again only once it is over the budget; `thread` starts
+   * from the whole thread after the summary every time. Carried only from a snapshot of the same policy `version`,
+   * summary and budget.
+   * @default 'previous-cut'
+   */
+  startFrom: 'previous-cut' | 'thread';
+  /**
    * A summarizer call that takes longer is aborted and counts as failed.
    * @default 60000
    */
@@ -145,6 +154,7 @@ export const defaultContextPolicy: Readonly<ContextPolicy> = Object.freeze({
   summary: {
     reserveTokens: 2000,
     targetRatio: 0.7,
+    startFrom: 'previous-cut',
     timeoutMs: 60_000,
     inputMaxTokens: 32_000,
     toolOutputCharacters: 2000,
@@ -183,6 +193,7 @@ export function resolveContextPolicy(input: ContextPolicyInput = {}): ContextPol
   oneOf('policy.prune.reasoning', policy.prune.reasoning, ['outside-newest-turns', 'when-over-budget', 'all', 'none']);
   oneOf('policy.prune.toolTraffic', policy.prune.toolTraffic, ['when-over-budget', 'outside-newest-turns', 'none']);
   oneOf('policy.prune.emptyMessages', policy.prune.emptyMessages, ['remove', 'keep']);
+  oneOf('policy.summary.startFrom', policy.summary.startFrom, ['previous-cut', 'thread']);
   oneOf('policy.memory.mode', policy.memory.mode, ['off', 'search']);
   oneOf('policy.toolOutputPreview.sizing', policy.toolOutputPreview.sizing, ['fixed', 'fit']);
   oneOf('policy.memory.workingMemory', policy.memory.workingMemory, ['include', 'off']);

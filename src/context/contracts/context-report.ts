@@ -1,6 +1,7 @@
 import type { ContextBudget } from './context-budget.js';
 import type {
   ConvertStageReport,
+  CarryStageReport,
   FilterStageReport,
   MemoryStageReport,
   MemorySegmentsStageReport,
@@ -16,6 +17,7 @@ export type ContextStageReport =
   | ValidateStageReport
   | FilterStageReport
   | ConvertStageReport
+  | CarryStageReport
   | MemoryStageReport
   | MemorySegmentsStageReport
   | PruneStageReport

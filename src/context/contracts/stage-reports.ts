@@ -56,6 +56,23 @@ export interface ConvertStageReport {
   tokensSaved: number;
 }
 
+/**
+ * What the carry stage (`carryPreviousCut`) did: whether the request starts from the cut the newest snapshot
+ * records, and if not, why (`no-snapshot`, or one written with another policy version, summary or budget).
+ */
+export interface CarryStageReport {
+  /** The stage's tag. */
+  stage: 'carry';
+  /** `previous-cut` when the snapshot's cut was applied; otherwise why not (`off`: the policy's `startFrom`). */
+  carried: 'previous-cut' | 'off' | 'no-snapshot' | 'policy-changed' | 'summary-changed' | 'budget-changed';
+  /** The snapshot's version, or null without one. */
+  snapshotVersion: number | null;
+  /** Reasoning, tool traffic and empty messages removed again, per segment. */
+  removed: ContextRemoval[];
+  /** Estimated tokens the cut saved (its reasoning, tool traffic, trims and previews). */
+  tokensSaved: number;
+}
+
 /** What the prune stage (`pruneContext`) did. */
 export interface PruneStageReport {
   /** The stage's tag. */

@@ -7,7 +7,8 @@ import { lastAlignedIndex } from './last-aligned-index.js';
 import { withoutOrphanedAnswers } from './without-orphaned-answers.js';
 import type { CompactContextOptions, ContextEngineSettings } from './compact-context-options.js';
 import { ContextEmptyError } from '../contracts/context-empty-error.js';
-import { recordLoadedContext, type ContextEngineState } from './context-engine-state.js';
+import { recordCompaction, recordLoadedContext, type ContextEngineState } from './context-engine-state.js';
+import { carryFrom } from './carry-previous-cut.js';
 import type { CreateContextEngineOptions } from './create-context-engine-options.js';
 import type { ContextReport } from '../contracts/context-report.js';
 import type { ContextInstructions } from './estimate-prompt-overhead.js';
@@ -51,10 +52,12 @@ export async function buildInitial(
 ): Promise<{ final: ContextSegment[]; report: ContextReport; loaded: ContextSegment[] }> {
   const started = settings.now();
   const { tokenCounter } = await resources();
+  const measure = createContextMeasure({ tokenCounter, profile: settings.profile, calibration: calibrator.factor });
+  const view = await settings.store.loadContext();
   // The loaded rows are not held past this: the compaction works on segments, and a few hundred rows kept alive
   // while it runs are copied by every collection of the young generation it causes.
-  const loaded = loadSegmentsFrom(await settings.store.loadContext(), {
-    measure: createContextMeasure({ tokenCounter, profile: settings.profile, calibration: calibrator.factor }),
+  const loaded = loadSegmentsFrom(view, {
+    measure,
     policy: settings.policy,
     convertToolOutput: options.convertToolOutput,
     convertDataPart: options.convertDataPart,
@@ -63,16 +66,31 @@ export async function buildInitial(
     cache: settings.store.messageCache,
     state,
   });
+  const carry = (segments: readonly ContextSegment[]) => {
+    const carried = carryFrom(view.snapshot, segments, settings, measure);
+    if (carried.compaction) recordCompaction(state, carried.compaction);
+    return carried;
+  };
+  const carried = carry(loaded.segments);
+  const { window } = loaded;
   const { segments: final, report } = await compact({
     trigger: 'initial-messages',
     stepNumber: null,
-    segments: loaded.segments,
-    stages: loaded.stages,
+    segments: carried.segments,
+    original: loaded.segments,
+    stages: [...loaded.stages, carried.report],
     instructions,
     observation: { observedInputTokens: null, estimatedInputTokens: null },
     started,
     memory: true,
-    window: loaded.window,
+    window: window && {
+      ...window,
+      whole: () => {
+        const whole = window.whole();
+        const wholeCarried = carry(whole.segments);
+        return { ...whole, segments: wholeCarried.segments, stages: [...whole.stages, wholeCarried.report] };
+      },
+    },
   });
   emit(report);
   return { final, report, loaded: loaded.segments };

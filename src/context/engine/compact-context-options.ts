@@ -46,6 +46,11 @@ export interface CompactContextOptions {
   segments: ContextSegment[];
   /** The reports of the stages that built `segments` (validate, filter, convert), listed first. */
   stages: ContextStageReport[];
+  /**
+   * The loaded context before the previous cut was applied to `segments` (`carryPreviousCut`): the summarizer reads
+   * the turns it folds from here, as they were. @default `segments`
+   */
+  original?: readonly ContextSegment[];
   /** The instructions of the call. */
   instructions: ContextInstructions;
   /** The provider-reported usage that updated the calibration, and the estimate it was compared with. */

@@ -48,6 +48,8 @@ export async function compactContext(
   const { stages, loadStages } = await runOnWindow(options, (segments, outsideTokens) =>
     runContextStages({
       segments,
+      // A window holds no summarizer's turns (a thread with a summarizer is loaded whole).
+      ...(segments === options.segments && options.original ? { original: options.original } : {}),
       outsideTokens,
       measure,
       messageBudget,

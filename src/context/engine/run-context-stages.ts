@@ -28,6 +28,8 @@ import type { LoadedMemorySegments } from '../stages/load-memory-segments.js';
 export interface RunContextStagesOptions {
   /** The context to compact, in order (built from the store, or parsed from a step's messages). */
   segments: readonly ContextSegment[];
+  /** The turns as they were before the previous cut was applied, for the summarizer. @default `segments` */
+  original?: readonly ContextSegment[];
   /** Prices segments and counts changed messages. */
   measure: ContextMeasure;
   /** The budget for all messages: what is available for the history plus the current input. */
@@ -107,6 +109,7 @@ export async function runContextStages(options: RunContextStagesOptions): Promis
 // The stages over the history alone (the working memory and recalled items set aside).
 async function runHistoryStages({
   segments,
+  original = segments,
   measure,
   messageBudget,
   policy,
@@ -127,13 +130,12 @@ async function runHistoryStages({
     outsideTokens,
     preview: policy.toolOutputPreview,
   });
-  // A newest turn larger than the budget is shrunk before anything is selected or summarized for it, down to the
-  // share of the budget a compaction keeps: the next steps append to an unchanged prefix until it is full again.
+  // A newest turn over the budget is shrunk first, to the share a compaction keeps: later steps keep its prefix.
   const preview = policy.toolOutputPreview;
   const previewed = shrinkNewestTurn({ segments: pruned.segments, measure, messageBudget, preview, targetTokens });
   const previousSummary = findSummary(previewed.segments);
   const summarized = await selectAndSummarize({
-    original: segments,
+    original,
     pruned: previewed.segments,
     previousSummary,
     measure,
