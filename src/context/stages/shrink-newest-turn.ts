@@ -153,15 +153,22 @@ export function applyRecordedShrinks(
   const modes = new Map<number, boolean>();
   for (const entry of reasoning) modes.set(entry.sequence, (modes.get(entry.sequence) ?? true) && entry.exceptLast);
   const dropped = new Set(rounds.map((round) => `${round.sequence}\u0000${round.key}`));
+  // A round's key hashes its message: made only for the messages a dropped round was recorded for.
+  const droppedSequences = new Set(rounds.map((round) => round.sequence));
   return segments.flatMap((segment): ContextSegment[] => {
     if (segment.kind !== 'message' || segment.sequence === null) return [segment];
     const sequence = segment.sequence;
+    if (!modes.has(sequence) && !droppedSequences.has(sequence)) return [segment];
     let messages = segment.messages;
     if (modes.has(sequence)) {
       const keep = modes.get(sequence)
         ? segment.messages.findLast((message) => message.role === 'assistant')
         : undefined;
       messages = removeReasoning(messages, keep);
+    }
+    if (!droppedSequences.has(sequence)) {
+      if (messages === segment.messages) return [segment];
+      return messages.length > 0 ? [withMessages(segment, messages, measure)] : [];
     }
     let dropping = false;
     const kept = messages.filter((message) => {
