@@ -24,7 +24,7 @@ const cachedPrice = 0.1;
 const previewTokens = 1000;
 
 /**
- * The engine's levers, one at a time against the defaults (fixed-size previews, compaction down to 70 % of the
+ * The engine's levers, one at a time against the defaults (fixed-size previews, compaction down to 60 % of the
  * budget, old reasoning kept until the context is over the budget).
  */
 const levers: Record<string, Strategy> = {
@@ -40,6 +40,7 @@ const levers: Record<string, Strategy> = {
   'engine, old reasoning pruned at every turn': engineStrategy({ prune: { reasoning: 'outside-newest-turns' } }),
   "engine, older turns' tool traffic always pruned": engineStrategy({ prune: { toolTraffic: 'outside-newest-turns' } }),
   'engine, low-water 50 %': engineStrategy({ summary: { targetRatio: 0.5 } }),
+  'engine, low-water 70 %': engineStrategy({ summary: { targetRatio: 0.7 } }),
   'engine, low-water 85 %': engineStrategy({ summary: { targetRatio: 0.85 } }),
 };
 

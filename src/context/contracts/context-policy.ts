@@ -50,7 +50,7 @@ export interface ContextSummaryPolicy {
    * When the context must be compacted (summarized, or trimmed without a summarizer), keep the newest turns up to
    * this share of the budget, so that the next steps and turns fit without compacting again: fewer summaries and
    * snapshots, and a stable prefix for provider prompt caches.
-   * @default 0.7
+   * @default 0.6
    */
   targetRatio: number;
   /**
@@ -153,7 +153,7 @@ export const defaultContextPolicy: Readonly<ContextPolicy> = Object.freeze({
   },
   summary: {
     reserveTokens: 2000,
-    targetRatio: 0.7,
+    targetRatio: 0.6,
     startFrom: 'previous-cut',
     timeoutMs: 60_000,
     inputMaxTokens: 32_000,

@@ -9,7 +9,7 @@ import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createContextManager } from '../../../src/ai-sdk/context-manager/create-context-manager.js';
-import { resolveModelProfile, type ContextPolicyInput } from '../../../src/context/index.js';
+import { defaultContextPolicy, resolveModelProfile, type ContextPolicyInput } from '../../../src/context/index.js';
 import { toolOutputPreviewMarker } from '../../../src/context/stages/preview-tool-output.js';
 import { InvalidArgumentError } from '../../../src/errors/index.js';
 import { countSentTokens } from '../../support/count-sent-tokens.js';
@@ -104,7 +104,9 @@ describe('createContextManager and prompt caching', () => {
       if (appends(previous, prompt)) continue;
       // A cut happens only at the high-water mark, and leaves room for several steps.
       expect(grown).toBeGreaterThan(budget * 0.9);
-      expect(countSentTokens(prompt, prices)).toBeLessThanOrEqual(budget * 0.7 + 200);
+      expect(countSentTokens(prompt, prices)).toBeLessThanOrEqual(
+        budget * defaultContextPolicy.summary.targetRatio + 200,
+      );
     }
     expect(cuts(prompts)).toBeLessThanOrEqual(steps / 4);
   });
