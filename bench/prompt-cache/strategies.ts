@@ -6,7 +6,7 @@
 import { convertToModelMessages, pruneMessages, type ModelMessage, type UIMessage } from 'ai';
 import { countStoredPartTokens, createContextEngine, storedTokenCountId } from '../../src/context/index.js';
 import type { ContextPolicyInput } from '../../src/context/contracts/context-policy.js';
-import { createMemoryContextStore } from '../../src/testing/index.js';
+import { createMemoryContextStore, type MemoryContextStore } from '../../src/testing/index.js';
 import type { TokenCounter } from '../../src/tokens/token-counter.js';
 import { instructions, mockSummarizer, profile, toolDefinitions } from '../../test/support/check-generated-context.js';
 import { emptyTally, record, tokensOf, type Tally } from './cache-tally.js';
@@ -14,19 +14,26 @@ import type { Session } from './sessions.js';
 
 export type Strategy = (session: Session, budget: number, tokenCounter: TokenCounter) => Promise<Tally>;
 
+/** Stores a message as the store writes it: with its count and per-part counts. */
+export function appendCounted(
+  store: MemoryContextStore,
+  message: UIMessage,
+  tokenCounter: TokenCounter,
+  pinned = false,
+): void {
+  const partTokenCounts = countStoredPartTokens({ message: message as never, tokenCounter });
+  const tokenCount = partTokenCounts.reduce((sum, count) => sum + count, 0);
+  const tokenCounterId = storedTokenCountId(tokenCounter);
+  store.appendMessage({ message: message as never, tokenCount, tokenCounterId, partTokenCounts, pinned });
+}
+
 /** The context engine with a policy. */
 export const engineStrategy =
   (policy: ContextPolicyInput = {}): Strategy =>
   async (session, budget, tokenCounter) => {
     const tally = emptyTally();
     const store = createMemoryContextStore();
-    const tokenCounterId = storedTokenCountId(tokenCounter);
-    // As the store writes a message: with its count and per-part counts.
-    const append = (message: UIMessage) => {
-      const partTokenCounts = countStoredPartTokens({ message: message as never, tokenCounter });
-      const tokenCount = partTokenCounts.reduce((sum, count) => sum + count, 0);
-      store.appendMessage({ message: message as never, tokenCount, tokenCounterId, partTokenCounts });
-    };
+    const append = (message: UIMessage) => appendCounted(store, message, tokenCounter);
     let previous: ModelMessage[] | undefined;
     for (const turn of session.turns) {
       append(turn.user);

@@ -11,10 +11,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { convertToModelMessages, type ModelMessage, type UIMessage } from 'ai';
 import {
-  countStoredPartTokens,
   createContextEngine,
   rebuildContextFromSnapshot,
-  storedTokenCountId,
   type ContextPolicyInput,
   type ContextReport,
   type ContextSummarizerInput,
@@ -23,6 +21,7 @@ import { createMemoryContextStore, type MemoryContextStore } from '../../../src/
 import { roundKey } from '../../../src/context/stages/shrink-newest-turn.js';
 import { chatSession } from '../../../bench/prompt-cache/sessions.js';
 import { tokensOf } from '../../../bench/prompt-cache/cache-tally.js';
+import { appendCounted } from '../../../bench/prompt-cache/strategies.js';
 import { createRandom } from '../../support/agent-conversations.js';
 import {
   instructions,
@@ -39,12 +38,8 @@ const RUNS = Math.max(6, Math.ceil(Number(process.env.PROPERTY_RUNS ?? 800) / 40
 const sent = (messages: readonly ModelMessage[]) =>
   messages.map(({ role, content, providerOptions }) => JSON.stringify({ role, content, providerOptions }));
 
-function appendTo(store: MemoryContextStore, message: UIMessage, pinned = false) {
-  const partTokenCounts = countStoredPartTokens({ message: message as never, tokenCounter });
-  const tokenCount = partTokenCounts.reduce((sum, count) => sum + count, 0);
-  const tokenCounterId = storedTokenCountId(tokenCounter);
-  store.appendMessage({ message: message as never, tokenCount, tokenCounterId, partTokenCounts, pinned });
-}
+const appendTo = (store: MemoryContextStore, message: UIMessage, pinned = false) =>
+  appendCounted(store, message, tokenCounter, pinned);
 
 function engineFor(store: MemoryContextStore, budget: number, summarize: boolean, policy: ContextPolicyInput = {}) {
   const reports: ContextReport[] = [];
