@@ -7,8 +7,9 @@ import type { TokenCounter } from '../../../src/tokens/token-counter.js';
 import { createMemoryContextStore, type MemoryContextStore } from '../../../src/testing/index.js';
 import { chatSession } from '../../../bench/prompt-cache/sessions.js';
 import { appendCounted } from '../../../bench/prompt-cache/strategies.js';
-import { instructions, profile, toolDefinitions } from '../../support/check-generated-context.js';
+import { instructions, profile, toolDefinitions, toolPairProblems } from '../../support/check-generated-context.js';
 import { tokenCounter } from '../fixtures.js';
+import { contentPartKey } from '../../../src/context/stages/preview-message-content.js';
 
 const BIG = 1_000_000;
 
@@ -34,6 +35,8 @@ async function threadWithTools(seed: number, turns: number): Promise<MemoryConte
   appendCounted(store, session.turns.at(-1)!.user as UIMessage, tokenCounter);
   return store;
 }
+
+const lastText = (store: MemoryContextStore) => (store.messages.at(-1)!.message.parts[0] as { text: string }).text;
 
 const oldCallIds = (store: MemoryContextStore) =>
   store.messages.slice(0, -1).flatMap((row) => JSON.stringify(row.message).match(/t\d+-c\d+/g) ?? []);
@@ -65,19 +68,33 @@ function engineFor(store: MemoryContextStore, counter: TokenCounter) {
 }
 
 describe('a carried cut from a hostile snapshot record', () => {
-  it('should not loop forever on a preview of a negative size', async () => {
-    const store = await threadWithTools(3, 6);
-    const ids = [...new Set(oldCallIds(store))];
-    expect(ids.length).toBeGreaterThan(0);
-    for (const part of [undefined, 'input'] as const) {
-      const copy = createMemoryContextStore();
-      for (const row of store.messages) appendCounted(copy, row.message as UIMessage, tokenCounter, row.pinned);
-      await writeRecord(copy, {
-        previews: ids.map((toolCallId) => ({ toolCallId, maxTokens: -1, ...(part ? { part } : {}) })),
+  it.each([['output'], ['input'], ['content']] as const)(
+    'should not loop forever on a %s preview of a negative size',
+    async (part) => {
+      const store = await threadWithTools(3, 6);
+      // The older messages' call ids, or the content keys of their texts (a content preview names one instead).
+      const keys =
+        part === 'content'
+          ? store.messages
+              .slice(0, -1)
+              .flatMap((row) =>
+                row.message.parts.flatMap((item) =>
+                  item.type === 'text' ? [contentPartKey(row.sequence, { type: 'text', text: item.text })!] : [],
+                ),
+              )
+          : [...new Set(oldCallIds(store))];
+      expect(keys.length).toBeGreaterThan(0);
+      await writeRecord(store, {
+        previews: keys.map((toolCallId) => ({ toolCallId, maxTokens: -1, ...(part === 'output' ? {} : { part }) })),
       });
-      const { engine } = engineFor(copy, boundedCounter(200_000));
+      const { engine, reports } = engineFor(store, boundedCounter(200_000));
       const built = await engine.buildInitialContext();
-      expect(built.messages.length).toBeGreaterThan(0);
-    }
-  }, 120_000);
+      expect(reports[0]!.stages.find((stage) => stage.stage === 'carry')).toMatchObject({ carried: 'previous-cut' });
+      expect(toolPairProblems(built.messages)).toEqual([]);
+      expect(JSON.stringify(built.messages.at(-1))).toContain(lastText(store));
+      // The record was applied: the previews are in the context.
+      expect(JSON.stringify(built.messages)).toContain('shortened to fit the context window');
+    },
+    120_000,
+  );
 });
