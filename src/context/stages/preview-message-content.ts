@@ -63,7 +63,8 @@ function cutContentPart(original: ContentPart, maxTokens: number, tokenCounter: 
     // Its count, from the stored per-part counts when the part was loaded with them.
     const total = countModelPartTokens(original, tokenCounter).text;
     if (total <= maxTokens) return original;
-    let length = Math.min(original.text.length, maxTokens * 4);
+    // Never below 0: a negative size (a stored record may hold one) would slice from the end and never shrink to 0.
+    let length = Math.max(0, Math.min(original.text.length, maxTokens * 4));
     for (;;) {
       if (length > 0 && isHighSurrogate(original.text.charCodeAt(length - 1))) length -= 1;
       const excerpt = original.text.slice(0, length);

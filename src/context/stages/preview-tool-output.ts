@@ -57,7 +57,8 @@ export function previewToolOutput({ output, maxTokens, tokenCounter }: PreviewTo
   if (total <= maxTokens) return original;
   const marker = (shown: number) =>
     `${toolOutputPreviewMarker} the first ${shown} of ${total} tokens are shown; the full output is in the conversation log.]\n`;
-  let length = Math.min(text.length, maxTokens * 4);
+  // Never below 0: a negative size (a stored record may hold one) would slice from the end and never shrink to 0.
+  let length = Math.max(0, Math.min(text.length, maxTokens * 4));
   let preview = '';
   for (;;) {
     if (length > 0 && length < text.length && isHighSurrogate(text.charCodeAt(length - 1))) length -= 1;
