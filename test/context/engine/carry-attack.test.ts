@@ -2,7 +2,12 @@
 // writer (or a corrupted row) made, read on the hot path of every request.
 import { describe, expect, it } from 'vitest';
 import type { UIMessage } from 'ai';
-import { createContextEngine, type ContextReport } from '../../../src/context/index.js';
+import {
+  createContextEngine,
+  rebuildContextFromSnapshot,
+  type ContextPolicyInput,
+  type ContextReport,
+} from '../../../src/context/index.js';
 import type { TokenCounter } from '../../../src/tokens/token-counter.js';
 import { createMemoryContextStore, type MemoryContextStore } from '../../../src/testing/index.js';
 import { chatSession } from '../../../bench/prompt-cache/sessions.js';
@@ -41,19 +46,23 @@ const lastText = (store: MemoryContextStore) => (store.messages.at(-1)!.message.
 const oldCallIds = (store: MemoryContextStore) =>
   store.messages.slice(0, -1).flatMap((row) => JSON.stringify(row.message).match(/t\d+-c\d+/g) ?? []);
 
-async function writeRecord(store: MemoryContextStore, pruned: unknown) {
+async function writeRecord(store: MemoryContextStore, pruned: unknown, maxInputTokens = BIG) {
   await store.writeSnapshot({
     expectedVersion: 0,
     throughSequence: 0,
     includedSequences: store.messages.map((row) => row.sequence),
     policyVersion: 'agent-history/context-v1',
     messagesHash: 'anything',
-    budget: { contextWindow: profile.contextWindow, maxOutputTokens: profile.maxOutputTokens, maxInputTokens: BIG },
+    budget: { contextWindow: profile.contextWindow, maxOutputTokens: profile.maxOutputTokens, maxInputTokens },
     pruned,
   });
 }
 
-function engineFor(store: MemoryContextStore, counter: TokenCounter) {
+function engineFor(
+  store: MemoryContextStore,
+  counter: TokenCounter,
+  { budget = BIG, policy = {} }: { budget?: number; policy?: ContextPolicyInput } = {},
+) {
   const reports: ContextReport[] = [];
   const engine = createContextEngine({
     store,
@@ -61,7 +70,8 @@ function engineFor(store: MemoryContextStore, counter: TokenCounter) {
     tokenCounter: counter,
     instructions,
     toolDefinitions,
-    maxInputTokens: BIG,
+    maxInputTokens: budget,
+    policy,
     onReport: (report) => reports.push(report),
   });
   return { engine, reports };
@@ -97,4 +107,30 @@ describe('a carried cut from a hostile snapshot record', () => {
     },
     120_000,
   );
+
+  it("should not apply its record's emptyMessages where the policy keeps empty messages", async () => {
+    // An older answer opens with a steering message the user left empty: an empty user message, which a policy
+    // with `emptyMessages: 'keep'` sends. A record without `emptyMessages` (another writer's, an older engine's, or
+    // one of a policy that removed them under the same version) reads as 'remove'.
+    const session = await chatSession(3, 14);
+    const store = createMemoryContextStore();
+    for (const [index, turn] of session.turns.slice(0, -1).entries()) {
+      appendCounted(store, turn.user as UIMessage, tokenCounter);
+      const answer = turn.answer!;
+      const parts = index === 2 ? [{ type: 'steering-message', parts: [] }, ...answer.parts] : answer.parts;
+      appendCounted(store, { ...answer, parts } as UIMessage, tokenCounter);
+    }
+    appendCounted(store, session.turns.at(-1)!.user as UIMessage, tokenCounter);
+    const budget = 6_000;
+    await writeRecord(store, {}, budget);
+    const policy: ContextPolicyInput = { prune: { emptyMessages: 'keep' } };
+    const { engine, reports } = engineFor(store, tokenCounter, { budget, policy });
+    await engine.buildInitialContext();
+    expect(reports[0]!.snapshot.status).toBe('written');
+    // Every snapshot the engine wrote rebuilds exactly.
+    for (const snapshot of store.snapshots.slice(1))
+      expect(
+        rebuildContextFromSnapshot({ snapshot, summary: null, messages: store.messages, tokenCounter }).matches,
+      ).toBe(true);
+  });
 });
