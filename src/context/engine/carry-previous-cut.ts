@@ -36,6 +36,10 @@ export interface CarryPreviousCutOptions {
   measure: ContextMeasure;
   /** The policy version in force. */
   policyVersion: string;
+  /**
+   * Whether the policy in force removes messages left empty (`policy.prune.emptyMessages`). @default 'remove'
+   */
+  emptyMessages?: 'remove' | 'keep';
   /** The request's budget limits. */
   limits: BudgetLimits;
 }
@@ -64,6 +68,7 @@ export function carryPreviousCut({
   snapshot,
   measure,
   policyVersion,
+  emptyMessages = 'remove',
   limits,
 }: CarryPreviousCutOptions): CarriedCut {
   const notCarried = (reason: CarryStageReport['carried']): CarriedCut => ({
@@ -84,6 +89,9 @@ export function carryPreviousCut({
   if (!sameLimits(snapshot.budget, limits)) return notCarried('budget-changed');
 
   const recorded = readSnapshotPruning(snapshot.pruned);
+  // A record made under another `emptyMessages` (or without one: it reads as 'remove') would apply it to every
+  // segment, the newest turn and pinned messages too, and a snapshot written after records the policy's.
+  if (recorded.emptyMessages !== emptyMessages) return notCarried('policy-changed');
   const withContent = recorded.previews.some((preview) => preview.part === 'content');
   // Pinned messages and the newest turn are never changed by a record: only the turns the previous request sent
   // before its own input (a snapshot of another writer, or of an older engine, may name anything).
@@ -145,6 +153,7 @@ export function carryFrom(
     snapshot,
     measure,
     policyVersion: policy.version,
+    emptyMessages: policy.prune.emptyMessages,
     limits: {
       contextWindow: profile.contextWindow,
       maxOutputTokens: maxOutputTokens ?? profile.maxOutputTokens,
