@@ -41,7 +41,8 @@ async function threadWithTools(seed: number, turns: number): Promise<MemoryConte
   return store;
 }
 
-const lastText = (store: MemoryContextStore) => (store.messages.at(-1)!.message.parts[0] as { text: string }).text;
+const lastText = (store: MemoryContextStore) =>
+  (store.messages.at(-1)!.message.parts[0] as unknown as { text: string }).text;
 
 const oldCallIds = (store: MemoryContextStore) =>
   store.messages.slice(0, -1).flatMap((row) => JSON.stringify(row.message).match(/t\d+-c\d+/g) ?? []);
@@ -89,7 +90,9 @@ describe('a carried cut from a hostile snapshot record', () => {
               .slice(0, -1)
               .flatMap((row) =>
                 row.message.parts.flatMap((item) =>
-                  item.type === 'text' ? [contentPartKey(row.sequence, { type: 'text', text: item.text })!] : [],
+                  item.type === 'text'
+                    ? [contentPartKey(row.sequence, { type: 'text', text: String(item.text) })!]
+                    : [],
                 ),
               )
           : [...new Set(oldCallIds(store))];
