@@ -136,4 +136,43 @@ describe('a carried cut from a hostile snapshot record', () => {
         rebuildContextFromSnapshot({ snapshot, summary: null, messages: store.messages, tokenCounter }).matches,
       ).toBe(true);
   });
+
+  it('should rebuild the snapshot it writes after a dropped round whose call id is in another message too', async () => {
+    // Call ids are the provider's: some reuse them. `X` is called in the first answer and, beside `Z`, in one step
+    // of the second; the record drops that step's round. Over the budget the prune stage then drops the old
+    // traffic of `X`: a rebuild prunes `X` before it drops rounds, and the round's key no longer matches.
+    const rows = (count: number) =>
+      Array.from({ length: count }, (_, row) => `row id=${row} status=ok note=lorem ipsum dolor sit amet`).join('\n');
+    const search = (toolCallId: string, lines: number) => ({
+      type: 'tool-search',
+      toolCallId,
+      state: 'output-available',
+      input: { query: toolCallId },
+      output: rows(lines),
+    });
+    const store = createMemoryContextStore();
+    const add = (message: unknown) => appendCounted(store, message as UIMessage, tokenCounter);
+    const ask = (id: string, text: string) => add({ id, role: 'user', parts: [{ type: 'text', text }] });
+    const answer = (id: string, ...steps: unknown[][]) =>
+      add({ id, role: 'assistant', parts: steps.flatMap((parts) => [{ type: 'step-start' }, ...parts]) });
+    ask('u1', 'Question one?');
+    answer('a1', [search('X', 300)], [{ type: 'text', text: 'Answer one.' }]);
+    ask('u2', 'Question two?');
+    answer('a2', [search('X', 5), search('Z', 5)], [{ type: 'text', text: 'Answer two.' }]);
+    for (let turn = 3; turn < 7; turn++) {
+      ask(`u${turn}`, `Question ${turn}?`);
+      answer(`a${turn}`, [{ type: 'text', text: `Answer ${turn}.` }]);
+    }
+    ask('u7', 'The newest question?');
+    const budget = 3_000;
+    await writeRecord(store, { droppedRounds: [{ sequence: 4, key: 'tools:X,Z' }] }, budget);
+    const { engine, reports } = engineFor(store, tokenCounter, { budget });
+    const built = await engine.buildInitialContext();
+    expect(reports[0]!.snapshot.status).toBe('written');
+    expect(toolPairProblems(built.messages)).toEqual([]);
+    for (const snapshot of store.snapshots.slice(1))
+      expect(
+        rebuildContextFromSnapshot({ snapshot, summary: null, messages: store.messages, tokenCounter }).matches,
+      ).toBe(true);
+  });
 });
