@@ -10,7 +10,7 @@ import {
 import { applyContextPruning } from '../stages/apply-context-pruning.js';
 import { applyToolOutputPreviews } from '../stages/apply-tool-output-previews.js';
 import { memoizedContentKey } from '../stages/preview-candidates.js';
-import { applyRecordedShrinks } from '../stages/shrink-newest-turn.js';
+import { applyRecordedShrinks, roundKey, type DroppedRound } from '../stages/shrink-newest-turn.js';
 import type { CarryStageReport } from '../contracts/stage-reports.js';
 import type { ContextCompaction } from './context-engine-state.js';
 import type { ContextEngineSettings } from './compact-context-options.js';
@@ -113,7 +113,10 @@ export function carryPreviousCut({
   const applies = (key: string) => present.has(key) && open(key);
   const previews = recorded.previews.filter((preview) => applies(previewKey(preview)));
   const trimmedReasoning = recorded.trimmedReasoning.filter((entry) => applies(`sequence:${entry.sequence}`));
-  const droppedRounds = recorded.droppedRounds.filter((round) => applies(`sequence:${round.sequence}`));
+  const droppedRounds = withoutSharedCalls(
+    pruned.segments,
+    recorded.droppedRounds.filter((round) => applies(`sequence:${round.sequence}`)),
+  );
   const shrunk = applyRecordedShrinks(pruned.segments, measure, trimmedReasoning, []);
   const previewed = applyToolOutputPreviews({ segments: shrunk, previews, measure }).segments;
   const carried = applyRecordedShrinks(previewed, measure, [], droppedRounds);
@@ -197,4 +200,43 @@ function presentKeys(segments: readonly ContextSegment[], withContent: boolean):
 
 function previewKey(preview: { toolCallId: string; part?: 'input' | 'content' }): string {
   return preview.part === 'content' ? `content:${preview.toolCallId}` : `call:${preview.toolCallId}`;
+}
+
+/**
+ * The dropped rounds whose tool calls are in no other round of the context. A rebuild prunes tool traffic before it
+ * drops rounds, so a call id the stages prune later (a provider may reuse ids: the same id in an older message) would
+ * change a carried round's key there, and the rebuild would keep the round the context left out.
+ */
+function withoutSharedCalls(segments: readonly ContextSegment[], rounds: readonly DroppedRound[]): DroppedRound[] {
+  if (rounds.length === 0) return [];
+  const roundsOf = new Map<string, Set<number>>();
+  let round = -1;
+  for (const segment of segments) {
+    if (segment.kind !== 'message') continue;
+    for (const message of segment.messages) {
+      if (message.role === 'assistant') round += 1;
+      else if (message.role !== 'tool') continue;
+      if (typeof message.content === 'string') continue;
+      for (const part of message.content as ContentPart[])
+        if (part.type === 'tool-call' || part.type === 'tool-result') {
+          const held = roundsOf.get(part.toolCallId);
+          if (held) held.add(round);
+          else roundsOf.set(part.toolCallId, new Set([round]));
+        }
+    }
+  }
+  const sequences = new Set(rounds.map((entry) => entry.sequence));
+  const shared = new Set<string>();
+  for (const segment of segments) {
+    if (segment.kind !== 'message' || segment.sequence === null || !sequences.has(segment.sequence)) continue;
+    for (const message of segment.messages) {
+      if (message.role !== 'assistant' || typeof message.content === 'string') continue;
+      const ids = (message.content as ContentPart[]).flatMap((part) =>
+        part.type === 'tool-call' || part.type === 'tool-result' ? [part.toolCallId] : [],
+      );
+      if (ids.some((id) => (roundsOf.get(id)?.size ?? 0) > 1))
+        shared.add(`${segment.sequence}\u0000${roundKey(message)}`);
+    }
+  }
+  return shared.size === 0 ? [...rounds] : rounds.filter((entry) => !shared.has(`${entry.sequence}\u0000${entry.key}`));
 }
