@@ -175,4 +175,51 @@ describe('a carried cut from a hostile snapshot record', () => {
         rebuildContextFromSnapshot({ snapshot, summary: null, messages: store.messages, tokenCounter }).matches,
       ).toBe(true);
   });
+
+  it('should record the cut the whole thread carried when the window does not hold', async () => {
+    // Without a summarizer the thread is loaded from a window of its newest turns. Here the record's pruning of `W`
+    // leaves the window under the budget, so the window does not hold and the whole thread is compacted. The window
+    // holds one use of the reused id `X`, the whole thread two: only the window's carry drops the round.
+    const rows = (count: number) =>
+      Array.from({ length: count }, (_, row) => `row id=${row} status=ok note=lorem ipsum dolor sit amet`).join('\n');
+    const search = (toolCallId: string, lines: number) => ({
+      type: 'tool-search',
+      toolCallId,
+      state: 'output-available',
+      input: { query: toolCallId },
+      output: rows(lines),
+    });
+    const store = createMemoryContextStore();
+    const add = (message: unknown) => appendCounted(store, message as UIMessage, tokenCounter);
+    const ask = (id: string, text: string) => add({ id, role: 'user', parts: [{ type: 'text', text }] });
+    const answer = (id: string, ...steps: unknown[][]) =>
+      add({ id, role: 'assistant', parts: steps.flatMap((parts) => [{ type: 'step-start' }, ...parts]) });
+    ask('u1', 'Question one?');
+    answer('a1', [search('X', 100)], [{ type: 'text', text: 'Answer one.' }]);
+    for (let turn = 2; turn < 10; turn++) {
+      ask(`u${turn}`, `Question ${turn}? ${rows(5)}`);
+      answer(`a${turn}`, [{ type: 'text', text: `Answer ${turn}. ${rows(5)}` }]);
+    }
+    ask('uR', 'Question R?');
+    answer('aR', [search('X', 5), search('Z', 5)], [{ type: 'text', text: 'Answer R.' }]);
+    const round = store.messages.length;
+    ask('uW', 'Question W?');
+    answer('aW', [search('W', 400)], [{ type: 'text', text: 'Answer W.' }]);
+    for (let turn = 0; turn < 3; turn++) {
+      ask(`v${turn}`, `Later ${turn}? ${rows(5)}`);
+      answer(`b${turn}`, [{ type: 'text', text: `Later answer ${turn}.` }]);
+    }
+    ask('last', 'The newest question?');
+    const budget = 2_500;
+    await writeRecord(store, { toolCallIds: ['W'], droppedRounds: [{ sequence: round, key: 'tools:X,Z' }] }, budget);
+    const policy: ContextPolicyInput = { prune: { toolTraffic: 'none' } };
+    const { engine, reports } = engineFor(store, tokenCounter, { budget, policy });
+    const built = await engine.buildInitialContext();
+    expect(reports[0]!.snapshot.status).toBe('written');
+    expect(toolPairProblems(built.messages)).toEqual([]);
+    for (const snapshot of store.snapshots.slice(1))
+      expect(
+        rebuildContextFromSnapshot({ snapshot, summary: null, messages: store.messages, tokenCounter, policy }).matches,
+      ).toBe(true);
+  });
 });
