@@ -7,7 +7,12 @@ import { lastAlignedIndex } from './last-aligned-index.js';
 import { withoutOrphanedAnswers } from './without-orphaned-answers.js';
 import type { CompactContextOptions, ContextEngineSettings } from './compact-context-options.js';
 import { ContextEmptyError } from '../contracts/context-empty-error.js';
-import { recordCompaction, recordLoadedContext, type ContextEngineState } from './context-engine-state.js';
+import {
+  forgetCompactions,
+  recordCompaction,
+  recordLoadedContext,
+  type ContextEngineState,
+} from './context-engine-state.js';
 import { carryFrom } from './carry-previous-cut.js';
 import type { CreateContextEngineOptions } from './create-context-engine-options.js';
 import type { ContextReport } from '../contracts/context-report.js';
@@ -87,6 +92,9 @@ export async function buildInitial(
       ...window,
       whole: () => {
         const whole = window.whole();
+        // The window's carry is recorded: the whole thread's takes its place (the two may differ, a dropped round
+        // whose call id only the older turns reuse is carried in the window alone).
+        forgetCompactions(state);
         const wholeCarried = carry(whole.segments);
         return { ...whole, segments: wholeCarried.segments, stages: [...whole.stages, wholeCarried.report] };
       },

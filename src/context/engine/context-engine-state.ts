@@ -135,6 +135,11 @@ export function recordLoadedContext(state: ContextEngineState, view: LoadedConte
   state.markedCopies = createMarkedCopies();
   for (const message of [...view.pinned, ...view.tail])
     if (message.contentVersion !== undefined) state.contentVersions.set(message.sequence, message.contentVersion);
+  forgetCompactions(state);
+}
+
+/** Empties the pruning record: nothing is compacted yet in the context the engine starts again from. */
+export function forgetCompactions(state: ContextEngineState): void {
   state.pruningRecord.reasoningSequences.clear();
   state.pruningRecord.toolCallIds.clear();
   state.pruningRecord.toolCallSequences.clear();
