@@ -1,18 +1,26 @@
 // Attacks on the carried cut (`policy.summary.startFrom: 'previous-cut'`): snapshots whose `pruned` record another
 // writer (or a corrupted row) made, read on the hot path of every request.
 import { describe, expect, it } from 'vitest';
-import type { UIMessage } from 'ai';
+import { convertToModelMessages, type UIMessage } from 'ai';
 import {
   createContextEngine,
   rebuildContextFromSnapshot,
   type ContextPolicyInput,
   type ContextReport,
+  type ContextSummarizerInput,
 } from '../../../src/context/index.js';
+import { roundKey } from '../../../src/context/stages/shrink-newest-turn.js';
 import type { TokenCounter } from '../../../src/tokens/token-counter.js';
 import { createMemoryContextStore, type MemoryContextStore } from '../../../src/testing/index.js';
 import { chatSession } from '../../../bench/prompt-cache/sessions.js';
 import { appendCounted } from '../../../bench/prompt-cache/strategies.js';
-import { instructions, profile, toolDefinitions, toolPairProblems } from '../../support/check-generated-context.js';
+import {
+  instructions,
+  mockSummarizer,
+  profile,
+  toolDefinitions,
+  toolPairProblems,
+} from '../../support/check-generated-context.js';
 import { tokenCounter } from '../fixtures.js';
 import { contentPartKey } from '../../../src/context/stages/preview-message-content.js';
 
@@ -221,5 +229,54 @@ describe('a carried cut from a hostile snapshot record', () => {
       expect(
         rebuildContextFromSnapshot({ snapshot, summary: null, messages: store.messages, tokenCounter, policy }).matches,
       ).toBe(true);
+  });
+
+  it('should hand the summarizer the answers a record drops whole', async () => {
+    // The record drops every round of the older answers (another writer's, or one of an app that stores each step
+    // as a message, whose trims dropped all of one): they leave the carried context whole, and the turns the
+    // summarizer folds must still bring their tool results.
+    const session = await chatSession(5, 20);
+    const store = createMemoryContextStore();
+    for (const turn of session.turns.slice(0, -1)) {
+      appendCounted(store, turn.user as UIMessage, tokenCounter);
+      appendCounted(store, turn.answer! as UIMessage, tokenCounter);
+    }
+    appendCounted(store, session.turns.at(-1)!.user as UIMessage, tokenCounter);
+    const droppedRounds: Array<{ sequence: number; key: string }> = [];
+    for (const row of store.messages.slice(0, -20))
+      if (row.message.role === 'assistant')
+        for (const message of await convertToModelMessages([row.message as UIMessage]))
+          if (message.role === 'assistant') droppedRounds.push({ sequence: row.sequence, key: roundKey(message) });
+    const budget = 6_000;
+    await writeRecord(store, { droppedRounds }, budget);
+    const inputs: ContextSummarizerInput[] = [];
+    const reports: ContextReport[] = [];
+    await createContextEngine({
+      store,
+      profile,
+      tokenCounter,
+      instructions,
+      toolDefinitions,
+      maxInputTokens: budget,
+      summarizer: { id: 'capture', summarize: (input) => (inputs.push(input), mockSummarizer.summarize(input)) },
+      onReport: (report) => reports.push(report),
+    }).buildInitialContext();
+    expect(reports[0]!.stages.find((stage) => stage.stage === 'carry')).toMatchObject({ carried: 'previous-cut' });
+    expect(inputs.length).toBeGreaterThan(0);
+    const stored = new Set(store.messages.flatMap((row) => JSON.stringify(row.message).match(/t\d+-c\d+/g) ?? []));
+    for (const input of inputs) {
+      // The turns folded (each starts with "Question <turn>:"), and every tool result of theirs.
+      const turns = new Set(
+        JSON.stringify(input.messages)
+          .match(/Question \d+:/g)
+          ?.map((question) => question.slice(9, -1)),
+      );
+      const results = input.messages.flatMap((message) =>
+        typeof message.content === 'string'
+          ? []
+          : message.content.flatMap((part) => (part.type === 'tool-result' ? [part.toolCallId] : [])),
+      );
+      expect(new Set(results)).toEqual(new Set([...stored].filter((id) => turns.has(id.slice(1, id.indexOf('-'))))));
+    }
   });
 });
