@@ -1,6 +1,11 @@
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextStore } from '../../model/context-store.js';
-import type { ContextSegment, MessageSegment, SummarySegment } from '../segments/context-segment.js';
+import {
+  groupTurns,
+  type ContextSegment,
+  type MessageSegment,
+  type SummarySegment,
+} from '../segments/context-segment.js';
 import { selectContext } from '../stages/select-context.js';
 import type { SelectStageReport, SummarizeStageReport } from '../contracts/stage-reports.js';
 import { summarizeContext, type SummarizeContextResult } from '../stages/summarize-context.js';
@@ -128,20 +133,12 @@ export async function selectAndSummarize(options: SelectAndSummarizeOptions): Pr
 }
 
 async function summarizeOverflow(
-  { original, previousSummary, measure, policy, summarizer, store }: SelectAndSummarizeOptions,
+  { original, pruned, previousSummary, measure, policy, summarizer, store }: SelectAndSummarizeOptions,
   selectedOverflow: readonly MessageSegment[][],
   fits: (summary: SummarySegment) => boolean,
 ): Promise<SummarizeContextResult> {
   if (!summarizer) return { status: 'failed', error: 'no summarizer is configured', rounds: 0 };
-  // The summarizer reads the turns as they were before pruning, so that dropped tool traffic is not lost.
-  const bySequence = new Map(
-    original.flatMap((segment) =>
-      segment.kind === 'message' && segment.sequence !== null ? [[segment.sequence, segment] as const] : [],
-    ),
-  );
-  const overflow = selectedOverflow.map((turn) =>
-    turn.map((segment) => (segment.sequence !== null ? bySequence.get(segment.sequence) : undefined) ?? segment),
-  );
+  const overflow = asTheyWere(original, pruned, selectedOverflow);
   return summarizeContext({
     overflow,
     previous: previousSummary,
@@ -151,5 +148,48 @@ async function summarizeOverflow(
     policy: policy.summary,
     policyVersion: policy.version,
     fits,
+  });
+}
+
+/**
+ * The turns set aside as they were before pruning, so that dropped tool traffic is not lost: each segment as it was,
+ * and the stored messages of the turn that pruning or a carried cut left out whole (an answer whose traffic or rounds
+ * all went), in their place.
+ */
+function asTheyWere(
+  original: readonly ContextSegment[],
+  pruned: readonly ContextSegment[],
+  overflow: readonly MessageSegment[][],
+): MessageSegment[][] {
+  const bySequence = new Map<number, MessageSegment>();
+  const turnOf = new Map<number, number>();
+  const turns = groupTurns(original);
+  turns.forEach((turn, index) => {
+    for (const position of turn.indices) {
+      const segment = original[position] as MessageSegment;
+      if (segment.sequence === null) continue;
+      bySequence.set(segment.sequence, segment);
+      turnOf.set(segment.sequence, index);
+    }
+  });
+  const kept = new Set<number>();
+  for (const segment of pruned) if (segment.kind === 'message' && segment.sequence !== null) kept.add(segment.sequence);
+  return overflow.map((turn) => {
+    const asStored = turn.map(
+      (segment) => (segment.sequence !== null ? bySequence.get(segment.sequence) : undefined) ?? segment,
+    );
+    // Only a turn of stored messages is completed from the log's turns (a step's own messages are as they are).
+    if (turn.some((segment) => segment.sequence === null || !turnOf.has(segment.sequence))) return asStored;
+    const sequences = new Set(turn.map((segment) => segment.sequence as number));
+    const touched = [...new Set(turn.map((segment) => turnOf.get(segment.sequence as number)!))].sort((a, b) => a - b);
+    const left = touched.flatMap((index) =>
+      turns[index]!.indices.flatMap((position) => {
+        const segment = original[position] as MessageSegment;
+        const sequence = segment.sequence;
+        return sequence !== null && !sequences.has(sequence) && !kept.has(sequence) ? [segment] : [];
+      }),
+    );
+    if (left.length === 0) return asStored;
+    return [...asStored, ...left].sort((a, b) => (a.sequence as number) - (b.sequence as number));
   });
 }
