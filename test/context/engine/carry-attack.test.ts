@@ -1,7 +1,7 @@
 // Attacks on the carried cut (`policy.summary.startFrom: 'previous-cut'`): snapshots whose `pruned` record another
 // writer (or a corrupted row) made, read on the hot path of every request.
 import { describe, expect, it } from 'vitest';
-import { convertToModelMessages, type UIMessage } from 'ai';
+import { convertToModelMessages, type ModelMessage, type UIMessage } from 'ai';
 import {
   createContextEngine,
   rebuildContextFromSnapshot,
@@ -277,6 +277,102 @@ describe('a carried cut from a hostile snapshot record', () => {
           : message.content.flatMap((part) => (part.type === 'tool-result' ? [part.toolCallId] : [])),
       );
       expect(new Set(results)).toEqual(new Set([...stored].filter((id) => turns.has(id.slice(1, id.indexOf('-'))))));
+    }
+  });
+
+  it('should change no pending approval, newest turn or pinned message, from initialMessages or a first step', async () => {
+    // Older turns with an answered approval and one left pending, a pinned question and answer, and a newest turn
+    // whose stored answer awaits an approval; the record names everything, with previews of size 0 (larger than
+    // the short outputs they stand for).
+    const sent = (messages: readonly ModelMessage[]) =>
+      messages.map(({ role, content }) => JSON.stringify({ role, content }));
+    const newestTurn = (messages: readonly ModelMessage[]) =>
+      sent(messages).slice(messages.findLastIndex((message) => message.role === 'user'));
+    const deploy = (toolCallId: string, extra: object) => ({
+      type: 'tool-deploy',
+      toolCallId,
+      input: { q: toolCallId },
+      ...extra,
+    });
+    const session = await chatSession(11, 10);
+    const thread = async (budget: number) => {
+      const store = createMemoryContextStore();
+      for (const [index, turn] of session.turns.slice(0, 9).entries()) {
+        appendCounted(store, turn.user as UIMessage, tokenCounter, index === 1);
+        const parts: unknown[] = [...turn.answer!.parts];
+        if (index === 3)
+          parts.unshift(
+            { type: 'step-start' },
+            deploy('ap-old', {
+              state: 'output-available',
+              output: 'deployed',
+              approval: { id: 'apr-old', approved: true },
+            }),
+          );
+        if (index === 5)
+          parts.push(
+            { type: 'step-start' },
+            deploy('ap-left', { state: 'approval-requested', approval: { id: 'apr-left' } }),
+          );
+        appendCounted(store, { ...turn.answer!, parts } as UIMessage, tokenCounter, index === 4);
+      }
+      const newest = session.turns[9]!;
+      appendCounted(store, newest.user as UIMessage, tokenCounter);
+      const pending = deploy('ap-new', { state: 'approval-requested', approval: { id: 'apr-new' } });
+      const inProgress = [...newest.answer!.parts.slice(0, -2), { type: 'step-start' }, pending];
+      appendCounted(store, { id: 'an', role: 'assistant', parts: inProgress } as UIMessage, tokenCounter);
+      const rows = store.messages;
+      const calls = [...new Set(JSON.stringify(rows).match(/t\d+-c\d+|ap-[a-z]+/g) ?? [])];
+      const droppedRounds: Array<{ sequence: number; key: string }> = [];
+      for (const row of rows)
+        for (const message of await convertToModelMessages([row.message as UIMessage]))
+          if (message.role === 'assistant') droppedRounds.push({ sequence: row.sequence, key: roundKey(message) });
+      await writeRecord(
+        store,
+        {
+          reasoningSequences: rows.map((row) => row.sequence),
+          toolCallIds: calls,
+          previews: calls.flatMap((toolCallId) => [
+            { toolCallId, maxTokens: 0 },
+            { toolCallId, maxTokens: 0, part: 'input' },
+          ]),
+          trimmedReasoning: rows.map((row) => ({ sequence: row.sequence, exceptLast: false })),
+          droppedRounds,
+        },
+        budget,
+      );
+      return store;
+    };
+    const newestText = (session.turns[9]!.user.parts[0] as unknown as { text: string }).text;
+    for (const budget of [BIG, 5_000]) {
+      const built: Record<string, ModelMessage[]> = {};
+      for (const startFrom of ['previous-cut', 'thread'] as const)
+        for (const path of ['initial', 'step'] as const) {
+          const store = await thread(budget);
+          const { engine, reports } = engineFor(store, tokenCounter, { budget, policy: { summary: { startFrom } } });
+          const given = await convertToModelMessages(store.messages.map((row) => row.message as UIMessage));
+          const messages =
+            path === 'initial'
+              ? (await engine.buildInitialContext()).messages
+              : ((await engine.prepareStep({ messages: given, stepNumber: 0 })).messages ?? given);
+          if (startFrom === 'previous-cut')
+            expect(reports[0]!.stages.find((stage) => stage.stage === 'carry')).toMatchObject({
+              carried: 'previous-cut',
+            });
+          built[`${startFrom} ${path}`] = messages;
+          expect(toolPairProblems(messages)).toEqual([]);
+          expect(JSON.stringify(messages.findLast((message) => message.role === 'user'))).toContain(newestText);
+          for (const row of store.messages.filter((candidate) => candidate.pinned))
+            for (const part of row.message.parts)
+              if (part.type === 'text') expect(JSON.stringify(messages)).toContain(JSON.stringify(part.text));
+          for (const snapshot of store.snapshots.slice(1))
+            expect(
+              rebuildContextFromSnapshot({ snapshot, summary: null, messages: store.messages, tokenCounter }).matches,
+            ).toBe(true);
+        }
+      if (budget === BIG)
+        for (const path of ['initial', 'step'])
+          expect(newestTurn(built[`previous-cut ${path}`]!)).toEqual(newestTurn(built[`thread ${path}`]!));
     }
   });
 });
