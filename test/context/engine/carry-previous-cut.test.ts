@@ -10,13 +10,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { convertToModelMessages, type ModelMessage, type UIMessage } from 'ai';
-import {
-  createContextEngine,
-  rebuildContextFromSnapshot,
-  type ContextPolicyInput,
-  type ContextReport,
-  type ContextSummarizerInput,
-} from '../../../src/context/index.js';
+import { createContextEngine, type ContextReport, type ContextSummarizerInput } from '../../../src/context/index.js';
 import { createMemoryContextStore, type MemoryContextStore } from '../../../src/testing/index.js';
 import { roundKey } from '../../../src/context/stages/shrink-newest-turn.js';
 import { chatSession } from '../../../bench/prompt-cache/sessions.js';
@@ -31,31 +25,14 @@ import {
   toolPairProblems,
 } from '../../support/check-generated-context.js';
 import { tokenCounter } from '../fixtures.js';
+import { BIG, engineFor, rebuildOf } from '../../support/carried-cut-threads.js';
 
-/** A budget the whole thread fits in: what the thread's own build sends is then not cut. */
-const BIG = 1_000_000;
 const RUNS = Math.max(6, Math.ceil(Number(process.env.PROPERTY_RUNS ?? 800) / 40));
 const sent = (messages: readonly ModelMessage[]) =>
   messages.map(({ role, content, providerOptions }) => JSON.stringify({ role, content, providerOptions }));
 
 const appendTo = (store: MemoryContextStore, message: UIMessage, pinned = false) =>
   appendCounted(store, message, tokenCounter, pinned);
-
-function engineFor(store: MemoryContextStore, budget: number, summarize: boolean, policy: ContextPolicyInput = {}) {
-  const reports: ContextReport[] = [];
-  const engine = createContextEngine({
-    store,
-    profile,
-    tokenCounter,
-    instructions,
-    toolDefinitions,
-    maxInputTokens: budget,
-    ...(summarize ? { summarizer: mockSummarizer } : {}),
-    policy,
-    onReport: (report) => reports.push(report),
-  });
-  return { engine, reports };
-}
 
 /** The rules every call keeps, as problems (empty when it keeps them all). */
 function problemsOf(messages: readonly ModelMessage[], budget: number, newest: string): string[] {
@@ -75,12 +52,6 @@ function compactedNothing(report: ContextReport): boolean {
       ['validate', 'filter', 'convert', 'carry'].includes(stage.stage) ||
       (stage.removed.length === 0 && !(stage.stage === 'summarize' && stage.status === 'created')),
   );
-}
-
-function rebuilt(store: MemoryContextStore, version: number) {
-  const snapshot = store.snapshots.find((candidate) => candidate.version === version)!;
-  const summary = store.summaries.find((candidate) => candidate.id === snapshot.summaryId) ?? null;
-  return rebuildContextFromSnapshot({ snapshot, summary, messages: store.messages, tokenCounter });
 }
 
 // A change of the log between requests: an older message excluded, an older answer's text rewritten, or redacted.
@@ -114,14 +85,14 @@ describe('a request started from the previous cut', () => {
           for (const turn of session.turns) {
             appendTo(store, turn.user);
             const newest = (turn.user.parts[0] as { text: string }).text;
-            const { engine, reports } = engineFor(store, budget, summarize);
+            const { engine, reports } = engineFor(store, { budget, summarize });
             const written = store.snapshots.length;
             let messages = (await engine.buildInitialContext()).messages;
             expect(problemsOf(messages, budget, newest)).toEqual([]);
             const first = reports[0]!;
             const carry = stageOf(first, 'carry');
             if (carry?.stage === 'carry' && carry.carried === 'previous-cut' && compactedNothing(first)) {
-              const expected = rebuilt(store, carry.snapshotVersion!);
+              const expected = rebuildOf(store, carry.snapshotVersion!);
               expect(sent(messages).slice(0, expected.messages.length)).toEqual(sent(expected.messages));
               expect(first.snapshot.status).toBe('not-needed');
               carriedUnchanged += 1;
@@ -132,7 +103,7 @@ describe('a request started from the previous cut', () => {
               expect(problemsOf(messages, budget, newest)).toEqual([]);
             }
             for (const snapshot of store.snapshots.slice(written))
-              expect(rebuilt(store, snapshot.version).matches).toBe(true);
+              expect(rebuildOf(store, snapshot.version).matches).toBe(true);
             if (turn.answer) appendTo(store, turn.answer);
             if (random.chance(0.1)) changeLog(store, random);
           }
@@ -151,24 +122,25 @@ describe('a request started from the previous cut', () => {
       const store = createMemoryContextStore();
       for (const turn of session.turns.slice(0, 11)) {
         appendTo(store, turn.user);
-        await engineFor(store, 6_000, false).engine.buildInitialContext();
+        await engineFor(store, { budget: 6_000 }).engine.buildInitialContext();
         appendTo(store, turn.answer!);
       }
       appendTo(store, session.turns[11]!.user);
       return store;
     };
-    const carried = engineFor(await thread(), 6_000, false);
+    const carried = engineFor(await thread(), { budget: 6_000 });
     await carried.engine.buildInitialContext();
     expect(stageOf(carried.reports[0]!, 'carry')).toMatchObject({ carried: 'previous-cut' });
-    const whole = await engineFor(await thread(), 6_000, false, {
-      summary: { startFrom: 'thread' },
+    const whole = await engineFor(await thread(), {
+      budget: 6_000,
+      policy: { summary: { startFrom: 'thread' } },
     }).engine.buildInitialContext();
     for (const [why, budget, policy] of [
       ['policy-changed', 6_000, { version: 'app/context-v2' }],
       ['budget-changed', 6_001, {}],
       ['off', 6_000, { summary: { startFrom: 'thread' } }],
     ] as const) {
-      const other = engineFor(await thread(), budget, false, policy);
+      const other = engineFor(await thread(), { budget, policy });
       const built = await other.engine.buildInitialContext();
       expect(stageOf(other.reports[0]!, 'carry')).toMatchObject({ carried: why, removed: [], tokensSaved: 0 });
       if (budget === 6_000) expect(sent(built.messages)).toEqual(sent(whole.messages));
@@ -212,10 +184,10 @@ describe('a request started from the previous cut', () => {
           ),
         },
       });
-      const { engine, reports } = engineFor(store, BIG, false);
+      const { engine, reports } = engineFor(store);
       const built = await engine.buildInitialContext();
-      const plain = await engineFor(store, BIG, false, {
-        summary: { startFrom: 'thread' },
+      const plain = await engineFor(store, {
+        policy: { summary: { startFrom: 'thread' } },
       }).engine.buildInitialContext();
       expect(stageOf(reports[0]!, 'carry')).toMatchObject({ carried: 'previous-cut' });
       expect(problemsOf(built.messages, BIG, (newest.user.parts[0] as { text: string }).text)).toEqual([]);
