@@ -27,7 +27,7 @@ const ARGUMENTS =
   'p_tenant_id uuid, p_role_name text, p_thread_id uuid, p_message_id text, p_client_request_id text, ' +
   'p_role agent_message_role, p_status agent_message_status, p_parts json, p_metadata jsonb, p_run_id uuid, ' +
   'p_byte_size integer, p_token_count integer, p_token_counter_id text, p_part_token_counts integer[], ' +
-  'p_lease_expires_at timestamptz, p_pinned boolean';
+  'p_lease_expires_at timestamptz, p_pinned boolean, p_defer_search boolean DEFAULT false, p_user_id text DEFAULT NULL';
 const RESULT =
   'inserted boolean, id uuid, sequence bigint, message_id text, client_request_id text, run_id uuid, ' +
   'role agent_message_role, status agent_message_status, parts json, metadata jsonb, ' +
