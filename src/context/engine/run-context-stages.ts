@@ -1,6 +1,6 @@
 import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextStore } from '../../model/context-store.js';
-import type { ContextSegment, SummarySegment } from '../segments/context-segment.js';
+import { estimateSegments, type ContextSegment, type SummarySegment } from '../segments/context-segment.js';
 import { findRelevantMemory } from '../stages/find-relevant-memory.js';
 import type { ContextPruning } from '../stages/apply-context-pruning.js';
 import { pruneContext } from '../stages/prune-context.js';
@@ -121,6 +121,7 @@ async function runHistoryStages({
 }: RunContextStagesOptions): Promise<ContextStagesResult> {
   // Over the budget, tool traffic goes oldest first down to the share of it a compaction keeps, as selecting does.
   const targetTokens = Math.floor(messageBudget * policy.summary.targetRatio);
+  const overBudget = estimateSegments(segments, measure) + outsideTokens > messageBudget;
   const pruned = pruneContext({
     segments,
     measure,
@@ -144,17 +145,12 @@ async function runHistoryStages({
     summarizer,
     store: withSourceVersions(store, contentVersions),
     outsideTokens,
+    // Pruning changed older turns: the cut goes on down to the target (a newest round previewed alone does not).
+    compacting: overBudget && pruned.report.removed.length > 0,
   });
-  let selected = summarized.segments;
-  let memoryReport: MemoryStageReport | null = null;
-  if (memory) {
-    const found = await findRelevantMemory({ store, segments: selected, measure, policy });
-    memoryReport = found.report;
-    if (found.segment) {
-      const after = selected.findIndex((segment) => segment.kind === 'summary') + 1;
-      selected = [...selected.slice(0, after), found.segment, ...selected.slice(after)];
-    }
-  }
+  const recalled = memory ? await withRelevantMemory({ store, segments: summarized.segments, measure, policy }) : null;
+  const selected = recalled?.segments ?? summarized.segments;
+  const memoryReport = recalled?.report ?? null;
   // Room for the user message put before a pinned answer that would come first (see leadWithUserMessage).
   const lead = mayNeedLead(selected) ? createLeadSegment(measure) : undefined;
   const trimmed = trimContext({
@@ -186,6 +182,17 @@ async function runHistoryStages({
     trimmedReasoning: [...previewed.reasoning, ...trimmed.reasoning],
     droppedRounds: [...previewed.rounds, ...trimmed.rounds],
   };
+}
+
+// The memory recalled for the newest input, after the summary (or first).
+async function withRelevantMemory(
+  input: Parameters<typeof findRelevantMemory>[0],
+): Promise<{ segments: ContextSegment[]; report: MemoryStageReport }> {
+  const found = await findRelevantMemory(input);
+  if (!found.segment) return { segments: [...input.segments], report: found.report };
+  const after = input.segments.findIndex((segment) => segment.kind === 'summary') + 1;
+  const segments = [...input.segments.slice(0, after), found.segment, ...input.segments.slice(after)];
+  return { segments, report: found.report };
 }
 
 /** The stage reports in the order they ran, as a `ContextReport` lists them. */

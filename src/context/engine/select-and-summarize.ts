@@ -33,6 +33,8 @@ export interface SelectAndSummarizeOptions {
   store: Pick<ContextStore, 'writeSummary'>;
   /** Tokens the context stands for beyond `pruned`, counted against `messageBudget` (see `selectContext`). */
   outsideTokens?: number;
+  /** Whether the context was over the budget before pruning, and pruning changed it (see `selectContext`). @default false */
+  compacting?: boolean;
 }
 
 /** The outcome of {@link selectAndSummarize}. */
@@ -53,8 +55,7 @@ export interface SelectAndSummarizeResult {
  */
 export async function selectAndSummarize(options: SelectAndSummarizeOptions): Promise<SelectAndSummarizeResult> {
   const { pruned, previousSummary, measure, messageBudget, policy, summarizer } = options;
-  // Compact below the budget (to `targetRatio`), so that the next steps and turns fit without compacting again:
-  // fewer summaries and snapshots, and a stable prefix for provider prompt caches.
+  // Compact to `targetRatio`: the next steps fit without compacting again, and the prefix stays for prompt caches.
   const trimTarget = Math.floor(messageBudget * policy.summary.targetRatio);
   const target = summarizer ? trimTarget - policy.summary.reserveTokens : trimTarget;
   const selected = selectContext({
@@ -65,6 +66,7 @@ export async function selectAndSummarize(options: SelectAndSummarizeOptions): Pr
     overflowReason: summarizer ? 'turn-summarized' : 'turn-trimmed',
     preview: policy.toolOutputPreview,
     outsideTokens: options.outsideTokens,
+    compacting: options.compacting,
   });
   const unchanged: SummarizeStageReport = {
     stage: 'summarize',

@@ -117,10 +117,10 @@ export class Trimmer {
   }
 
   /** Previews the largest tool inputs and outputs (of the segments in `within`) at `size` while `excess()` > 0. */
-  shorten(size: number, excess: () => number, within: ReadonlySet<number>, content = false): void {
+  shorten(size: number, excess: () => number, within: ReadonlySet<number>, content = false, spare?: Set<string>): void {
     for (const candidate of previewCandidates(this.current, this.measure, within, content)) {
       if (excess() <= 0) return;
-      if (candidate.tokens > size)
+      if (candidate.tokens > size && !spare?.has(candidate.toolCallId))
         this.preview(candidate.index, { toolCallId: candidate.toolCallId, maxTokens: size, ...candidate.part });
     }
   }
@@ -166,16 +166,21 @@ export class Trimmer {
   /**
    * While `excess()` > 0: the reasoning of the segments in `within` goes (but that of `keep`), then the tool
    * inputs and outputs of the segments in `previewWithin` become previews, largest first, at every size (the
-   * first only, with fixed sizing); then, with `content`, their text parts too, and their files are left out.
+   * first only, with fixed sizing), but those of the calls in `spare`; then, with `content`, their text parts too,
+   * and their files are left out.
    */
   shrink(
     within: ReadonlySet<number>,
     excess: () => number,
     keep: ModelMessage | undefined,
-    { previewWithin = within, content = false }: { previewWithin?: ReadonlySet<number>; content?: boolean } = {},
+    {
+      previewWithin = within,
+      content = false,
+      spare,
+    }: { previewWithin?: ReadonlySet<number>; content?: boolean; spare?: Set<string> } = {},
   ): void {
     if (excess() > 0) this.apply(stripReasoning(this.current, this.measure, (index) => within.has(index), keep));
-    for (const size of this.shrinkSizes) if (excess() > 0) this.shorten(size, excess, previewWithin);
+    for (const size of this.shrinkSizes) if (excess() > 0) this.shorten(size, excess, previewWithin, false, spare);
     if (content) for (const size of this.shrinkSizes) if (excess() > 0) this.shorten(size, excess, previewWithin, true);
   }
 

@@ -38,6 +38,12 @@ export interface SelectContextOptions {
   preview?: ContextToolOutputPreviewPolicy;
   /** Tokens the context stands for beyond `segments`, counted against `messageBudget`. @default 0 */
   outsideTokens?: number;
+  /**
+   * Whether the context was over `messageBudget` before pruning and pruning changed older turns: it is then
+   * selected down to `targetTokens` even if pruning alone made it fit, so that the next steps do not compact again
+   * at once. @default false
+   */
+  compacting?: boolean;
 }
 
 /**
@@ -55,9 +61,11 @@ export function selectContext({
   overflowReason = 'turn-trimmed',
   preview,
   outsideTokens = 0,
+  compacting = false,
 }: SelectContextOptions): { segments: ContextSegment[]; overflow: MessageSegment[][]; report: SelectStageReport } {
   const turns = groupTurns(segments);
-  if (estimateSegments(segments, measure) + outsideTokens <= messageBudget) {
+  const tokens = estimateSegments(segments, measure) + outsideTokens;
+  if (tokens <= (compacting ? Math.min(targetTokens, messageBudget) : messageBudget)) {
     return {
       segments: [...segments],
       overflow: [],

@@ -87,10 +87,13 @@ export function shrinkNewestTurn({
 }
 
 // Over `budget`, shrinks what is required down to `target` (the newest round stays for that), then to `budget` as
-// before; fixed-size previews are made smaller only once every older round is gone.
+// before; fixed-size previews are made smaller only once every older round is gone. Within the budget but over
+// `target` when the context as a whole is over the budget (cutting older turns alone would leave the next step no
+// room), the older rounds' reasoning and tool payloads are shrunk towards `target`: the newest round stays whole.
 function shrinkRequired(trimmer: Trimmer, budget: number, target = budget): void {
   const required = trimmer.required();
-  if (trimmer.cost(required) <= budget) return;
+  const requiredTokens = trimmer.cost(required);
+  if (requiredTokens <= budget && (requiredTokens <= target || trimmer.total() <= budget)) return;
   const excess = () => trimmer.cost(required) - target;
   const over = () => trimmer.cost(required) - budget;
   const unpinned = new Set(
@@ -100,6 +103,10 @@ function shrinkRequired(trimmer: Trimmer, budget: number, target = budget): void
     }),
   );
   const newest = lastAssistantMessage(trimmer.current);
+  if (requiredTokens <= budget) {
+    trimmer.shrink(unpinned, excess, newest, { previewWithin: required, spare: roundCallIds(newest) });
+    return;
+  }
   trimmer.shrink(unpinned, excess, newest, { previewWithin: required });
   trimmer.dropRounds(unpinned, excess, newest);
   if (trimmer.fixed) for (const size of trimmer.sizes.slice(1)) if (over() > 0) trimmer.shorten(size, over, required);
@@ -142,6 +149,12 @@ function fitOlderTurns(trimmer: Trimmer, budget: number): void {
   }
   const memory = trimmer.current.findIndex((segment) => segment.kind === 'memory');
   if (memory >= 0 && !take([memory])) trimmer.drop([memory], 'memory-dropped');
+}
+
+// The tool calls of the round of `newest` (its calls, answered by the tool messages after it).
+function roundCallIds(newest: ModelMessage | undefined): Set<string> {
+  if (!newest || typeof newest.content === 'string') return new Set();
+  return new Set(newest.content.flatMap((part) => (part.type === 'tool-call' ? [part.toolCallId] : [])));
 }
 
 function lastAssistantMessage(segments: readonly ContextSegment[]): ModelMessage | undefined {

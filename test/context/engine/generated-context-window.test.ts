@@ -175,7 +175,8 @@ describe('the first call of a long thread', () => {
   it('should not take the turns left out as over the budget from an estimate: only from counts used as they are', async () => {
     // Old rows without per-part counts, whose text counts far fewer tokens than its characters (a ruler), behind
     // large tool outputs, then newer turns with per-part counts: the window's size estimate finds the thread over
-    // the budget, but once its tool traffic is pruned the whole thread fits, and the whole walk keeps every turn.
+    // the budget, but once its tool traffic is pruned the whole thread fits under the compaction's target, and the
+    // whole walk keeps every turn.
     // The old turns the window leaves out must not be counted against the budget from the estimate, or the window
     // (over the selection's target) sets turns aside that the whole walk keeps.
     const rows: ContextMessage[] = [];
@@ -219,7 +220,7 @@ describe('the first call of a long thread', () => {
       summarizer: false,
       memory: null,
     };
-    const policy = { summary: { targetRatio: 0.3 } };
+    const policy = { summary: { targetRatio: 0.8 } };
     const reference = await walk(conversation, tokenCounter, true, policy);
     const fast = await walk(conversation, tokenCounter, false, policy);
     // The whole walk keeps every turn (141 stored messages; the newest turns keep their tool messages too).

@@ -180,13 +180,21 @@ describe('working memory and recalled items in the context', () => {
     ];
     const fits = await engine.prepareStep({ messages: [...messages, ...step(words(100, 'km'))], stepNumber: 1 });
     expect(fits.messages).toBeUndefined();
-    const grown = await engine.prepareStep({ messages: [...messages, ...step(words(1500, 'km'))], stepNumber: 1 });
-    const reference = await alone.prepareStep({ messages: [...without, ...step(words(1500, 'km'))], stepNumber: 1 });
-    expect(unref(grown.messages)).toEqual(unref(reference.messages));
+    // Over the budget with the memory, within it without: the memory goes and the history is sent as it is.
+    const grown = await engine.prepareStep({ messages: [...messages, ...step(words(800, 'km'))], stepNumber: 1 });
+    const reference = await alone.prepareStep({ messages: [...without, ...step(words(800, 'km'))], stepNumber: 1 });
+    expect(reference.messages).toBeUndefined();
+    expect(unref(grown.messages)).toEqual(unref([...without, ...step(words(800, 'km'))]));
     expect(memoryReport(grown.report.stages)?.removed.map((removal) => removal.reason)).toEqual([
       'recalled-dropped',
       'working-memory-dropped',
     ]);
+    // Over the budget either way: the history is compacted as without the memory (down to the low-water mark),
+    // and the memory stays only if it fits in what is left.
+    const over = await engine.prepareStep({ messages: [...messages, ...step(words(1500, 'km'))], stepNumber: 1 });
+    const compacted = await alone.prepareStep({ messages: [...without, ...step(words(1500, 'km'))], stepNumber: 1 });
+    const isMemory = (message: ModelMessage) => /\[(Working memory|Recalled from)/.test(textOf(message));
+    expect(unref(over.messages!.filter((message) => !isMemory(message)))).toEqual(unref(compacted.messages));
   });
 
   it('should record the memory in the snapshot, and rebuild exactly what the model saw', async () => {
