@@ -10,4 +10,10 @@ export interface ToolOutputPreview {
   maxTokens: number;
   /** What was shortened: the call's input, a text or file part, or (when absent) the call's output. */
   part?: 'input' | 'content';
+  /**
+   * The stored message the call is in (a provider may reuse a call id in another message, which keeps its own
+   * output); null for a message not stored when the preview was made (a step of the request). Absent in a record
+   * made before it was kept: the preview is then made of every call with the id.
+   */
+  sequence?: number | null;
 }

@@ -2,6 +2,7 @@ import type { ModelMessage } from 'ai';
 import type { ContextSegment } from '../segments/context-segment.js';
 import type { ContextPruning } from '../stages/apply-context-pruning.js';
 import type { ToolOutputPreview } from '../contracts/tool-output-preview.js';
+import { callKey } from '../stages/apply-tool-output-previews.js';
 import type { DroppedRound, TrimmedReasoning } from '../stages/shrink-newest-turn.js';
 import type { ContextSnapshot, ContextStore, LoadedContext } from '../../model/context-store.js';
 import type { ContextReport } from '../contracts/context-report.js';
@@ -178,7 +179,7 @@ export function recordCompaction(state: ContextEngineState, compaction: ContextC
     else if (held !== sequence) record.toolCallSequences.set(id, new Set([held as number | null, sequence]));
   }
   for (const preview of compaction.previews)
-    record.previews.set(`${preview.part ?? 'output'}:${preview.toolCallId}`, preview);
+    record.previews.set(`${preview.part ?? 'output'}:${callKey(preview)}`, preview);
   for (const sequence of compaction.trimmedSequences) record.trimmedSequences.add(sequence);
   // Removing all reasoning of a message (false) wins over keeping that of its last assistant message (true).
   for (const { sequence, exceptLast } of compaction.trimmedReasoning ?? [])

@@ -78,6 +78,9 @@ export function readSnapshotPruning(value: unknown): ContextSnapshotPruning {
             toolCallId: item.toolCallId as string,
             maxTokens: item.maxTokens as number,
             ...(item.part === 'input' || item.part === 'content' ? { part: item.part } : {}),
+            ...(Number.isSafeInteger(item.sequence) || item.sequence === null
+              ? { sequence: item.sequence as number | null }
+              : {}),
           }))
       : [],
     trimmedSequences: numbers('trimmedSequences'),

@@ -29,10 +29,12 @@ export function applyToolOutputPreviews({ segments, previews, measure }: ApplyTo
 } {
   if (previews.length === 0) return { segments: [...segments] };
   const sizes = (part: ToolOutputPreview['part']) =>
-    new Map(previews.filter((entry) => entry.part === part).map((entry) => [entry.toolCallId, entry.maxTokens]));
+    new Map(previews.filter((entry) => entry.part === part).map((entry) => [callKey(entry), entry.maxTokens]));
   const outputs = sizes(undefined);
   const inputs = sizes('input');
-  const contents = sizes('content');
+  const contents = new Map(
+    previews.filter((entry) => entry.part === 'content').map((entry) => [entry.toolCallId, entry.maxTokens]),
+  );
   const tokenCounter = measure.tokenCounter;
   return {
     segments: segments.map((segment) => {
@@ -48,22 +50,17 @@ export function applyToolOutputPreviews({ segments, previews, measure }: ApplyTo
             if (preview !== part) messageChanged = true;
             return preview;
           }
-          if (part.type === 'tool-result' && outputs.has(part.toolCallId)) {
-            const output = previewToolOutput({
-              output: part.output,
-              maxTokens: outputs.get(part.toolCallId)!,
-              tokenCounter,
-            });
+          const outputSize =
+            part.type === 'tool-result' ? sizeOf(outputs, segment.sequence, part.toolCallId) : undefined;
+          if (part.type === 'tool-result' && outputSize !== undefined) {
+            const output = previewToolOutput({ output: part.output, maxTokens: outputSize, tokenCounter });
             if (output === part.output) return part;
             messageChanged = true;
             return { ...part, output };
           }
-          if (part.type === 'tool-call' && inputs.has(part.toolCallId)) {
-            const input = previewToolInput({
-              input: part.input,
-              maxTokens: inputs.get(part.toolCallId)!,
-              tokenCounter,
-            });
+          const inputSize = part.type === 'tool-call' ? sizeOf(inputs, segment.sequence, part.toolCallId) : undefined;
+          if (part.type === 'tool-call' && inputSize !== undefined) {
+            const input = previewToolInput({ input: part.input, maxTokens: inputSize, tokenCounter });
             if (input === part.input) return part;
             messageChanged = true;
             return { ...part, input };
@@ -77,4 +74,13 @@ export function applyToolOutputPreviews({ segments, previews, measure }: ApplyTo
       return changed ? withMessages(segment, messages, measure) : segment;
     }),
   };
+}
+
+/** The key of a call's preview: its id, and the message it is in (a sequence, or null: not stored) when named. */
+export const callKey = ({ toolCallId, sequence }: Pick<ToolOutputPreview, 'toolCallId' | 'sequence'>) =>
+  sequence === undefined ? toolCallId : `${sequence}\u0000${toolCallId}`;
+
+// A call's preview size: the one made in its message, else one made of every call with its id.
+function sizeOf(sizes: ReadonlyMap<string, number>, sequence: number | null, toolCallId: string): number | undefined {
+  return sizes.get(callKey({ toolCallId, sequence })) ?? sizes.get(toolCallId);
 }

@@ -3,9 +3,9 @@ import type { ContextMeasure } from '../../tokens/context-measure.js';
 import type { ContextToolOutputPreviewPolicy } from '../contracts/context-policy.js';
 import { sumRemovedTokens, type ContextRemoval } from '../segments/context-removal.js';
 import { estimateSegments, withMessages, type ContextSegment } from '../segments/context-segment.js';
-import { applyToolOutputPreviews } from './apply-tool-output-previews.js';
+import { applyToolOutputPreviews, callKey } from './apply-tool-output-previews.js';
 import type { ToolOutputPreview } from '../contracts/tool-output-preview.js';
-import { previewCandidates, previewSizes, requiredIndices } from './preview-candidates.js';
+import { previewCandidates, previewOf, previewSizes, requiredIndices } from './preview-candidates.js';
 import {
   dropRounds,
   stripReasoning,
@@ -121,7 +121,7 @@ export class Trimmer {
     for (const candidate of previewCandidates(this.current, this.measure, within, content)) {
       if (excess() <= 0) return;
       if (candidate.tokens > size && !spare?.has(candidate.toolCallId))
-        this.preview(candidate.index, { toolCallId: candidate.toolCallId, maxTokens: size, ...candidate.part });
+        this.preview(candidate.index, { ...previewOf(this.current, candidate), maxTokens: size });
     }
   }
 
@@ -136,7 +136,7 @@ export class Trimmer {
     const latest = new Map(made.map((entry) => [previewKey(entry), entry]));
     for (const index of [...this.current.keys()].reverse()) {
       for (const candidate of previewCandidates(this.current, this.measure, new Set([index]), true)) {
-        const entry = latest.get(previewKey({ toolCallId: candidate.toolCallId, ...candidate.part }));
+        const entry = latest.get(previewKey(previewOf(this.current, candidate)));
         if (entry && !candidate.file) this.growOne(index, entry, candidate.tokens, room);
       }
     }
@@ -240,7 +240,7 @@ export function createTrimmer(
   return new Trimmer(segments, measure, policy);
 }
 
-const previewKey = (entry: Pick<ToolOutputPreview, 'part' | 'toolCallId'>) =>
-  `${entry.part ?? 'output'}:${entry.toolCallId}`;
+const previewKey = (entry: Pick<ToolOutputPreview, 'part' | 'toolCallId' | 'sequence'>) =>
+  `${entry.part ?? 'output'}:${callKey(entry)}`;
 
 const previewSlack = 24;

@@ -19,6 +19,14 @@ export interface PreviewCandidate {
   file: boolean;
 }
 
+/** What names a candidate's preview: its call (or content part), and the message its call is in. */
+export function previewOf(segments: readonly ContextSegment[], { index, toolCallId, part }: PreviewCandidate) {
+  // A content part's key names its stored message already.
+  if (part.part === 'content') return { toolCallId, ...part };
+  const segment = segments[index]!;
+  return { toolCallId, ...part, sequence: segment.kind === 'message' ? segment.sequence : null };
+}
+
 /**
  * Tool inputs and outputs in the segments of `within`, largest first; with `content`, also the text and file
  * parts of stored messages (of older turns: the newest turn's are never shortened).

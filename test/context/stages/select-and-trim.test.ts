@@ -186,7 +186,7 @@ describe('trimContext', () => {
       `of ${tokenCounter.count(hugeReport)} tokens are shown; the full output is in the conversation log.]\n{"rows":[{"id":0,`,
     );
     // Previewed at the first size so that older turns fit, then grown back into the room they left.
-    expect(report.previews).toEqual([{ toolCallId: 'c-big', maxTokens: expect.any(Number) }]);
+    expect(report.previews).toEqual([{ toolCallId: 'c-big', maxTokens: expect.any(Number), sequence: 4 }]);
     expect(report.previews[0]!.maxTokens).toBeGreaterThanOrEqual(preview.tokens);
     expect(tokenCounter.count(result.output.value)).toBeLessThanOrEqual(report.previews[0]!.maxTokens);
     expect(cost(segments)).toBeGreaterThan(budget * 0.95);
@@ -197,7 +197,7 @@ describe('trimContext', () => {
   it('should halve previews when the first size is not enough, then let them grow into the room left', () => {
     const input = segmentsOf(hugeToolTurn, [], 3);
     const { report, segments } = trimContext({ segments: input, measure, messageBudget: 300, preview });
-    expect(report.previews).toEqual([{ toolCallId: 'c-big', maxTokens: expect.any(Number) }]);
+    expect(report.previews).toEqual([{ toolCallId: 'c-big', maxTokens: expect.any(Number), sequence: 4 }]);
     expect(report.previews[0]!.maxTokens).toBeGreaterThan(200);
     expect(report.previews[0]!.maxTokens).toBeLessThan(500);
     expect(cost(segments)).toBeLessThanOrEqual(300);
@@ -327,7 +327,9 @@ describe('trimContext', () => {
     const input = segmentsOf(turn);
     const { segments, report } = trimContext({ segments: input, measure, messageBudget: 1500, preview });
     expect(cost(segments)).toBeLessThanOrEqual(1500);
-    expect(report.previews).toEqual([{ toolCallId: 'c-write', maxTokens: expect.any(Number), part: 'input' }]);
+    expect(report.previews).toEqual([
+      { toolCallId: 'c-write', maxTokens: expect.any(Number), part: 'input', sequence: 2 },
+    ]);
     expect(report.removed.some((removal) => removal.reason === 'round-trimmed')).toBe(false);
     const call = renderSegments(segments)
       .flatMap((message) => (typeof message.content === 'string' ? [] : [...message.content]))
