@@ -1,7 +1,8 @@
 // CPU per read, client and server, which does not depend on how loaded the machine is: agent-history's newest-50
 // page and context load (as the app login, RLS on) against the same newest-50 read as one bare SELECT (superuser, no
-// RLS) on the same table, on one seeded thread, and the whole thread against one bare SELECT of it, in interleaved
-// rounds. `npx tsx bench/read-cost.ts` (BENCH_READ_SIZE, default 10,000; BENCH_READ_ROUNDS, default 3).
+// RLS) on the same table, of the bare peer's columns and of the 27 the page returns, on one seeded thread, and the
+// whole thread against one bare SELECT of it, in interleaved rounds. `npx tsx bench/read-cost.ts` (BENCH_READ_SIZE,
+// default 10,000; BENCH_READ_ROUNDS, default 3).
 import { loadavg } from 'node:os';
 import postgres from 'postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
@@ -41,6 +42,15 @@ async function main() {
         () =>
           sql`select id, message_id, role, parts, metadata, sequence from agent_message where tenant_id = ${ah.tenantId} and thread_id = ${threadId}
             order by sequence desc limit 50`,
+      ],
+      [
+        'bare SELECT newest 50 of the 27 columns listMessages returns (superuser, no RLS)',
+        () =>
+          sql`select id, thread_id, user_id, run_id, sequence, message_id, client_request_id, source_message_id, role,
+            status, parts, metadata, context_state, exclusion_reason, pinned, schema_version, content_version, byte_size,
+            token_count, token_counter_id, part_token_counts, lease_expires_at, created_at, updated_at, completed_at,
+            redacted_at, deleted_at from agent_message where tenant_id = ${ah.tenantId} and thread_id = ${threadId}
+            and deleted_at is null order by sequence desc limit 50`,
       ],
       ['listMessages newest 50, one statement', () => ah.store.listMessages(threadId)],
       [
