@@ -111,7 +111,8 @@ export function carryPreviousCut({
   });
   const present = presentKeys(pruned.segments, withContent);
   const applies = (key: string) => present.has(key) && open(key);
-  const previews = recorded.previews.filter((preview) => applies(previewKey(preview)));
+  // A preview the snapshot's request made of its own steps (not stored then) names no stored message.
+  const previews = recorded.previews.filter((preview) => preview.sequence !== null && applies(previewKey(preview)));
   const trimmedReasoning = recorded.trimmedReasoning.filter((entry) => applies(`sequence:${entry.sequence}`));
   const droppedRounds = withoutSharedCalls(
     pruned.segments,
