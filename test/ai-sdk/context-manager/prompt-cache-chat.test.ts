@@ -13,6 +13,7 @@ import { defaultContextPolicy, resolveModelProfile } from '../../../src/context/
 import { toolOutputPreviewMarker } from '../../../src/context/stages/preview-tool-output.js';
 import { countSentTokens } from '../../support/count-sent-tokens.js';
 import { assistant, stepStart, storeOf, text, tokenCounter, toolResult, user } from '../../context/fixtures.js';
+import { answerStep, pageCallStep } from './page-steps.js';
 
 const budget = 8000;
 const instructions = 'You read reports.';
@@ -27,22 +28,7 @@ const read = tool({
   execute: async ({ page }) => outputs[page]!,
 });
 let outputs: string[] = [];
-const usage = {
-  inputTokens: { total: 100, noCache: 100, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 5, text: 5, reasoning: undefined },
-};
-const callStep = (page: number) => ({
-  content: [{ type: 'tool-call' as const, toolCallId: `call-${page}`, toolName: 'read', input: `{"page":${page}}` }],
-  finishReason: { unified: 'tool-calls' as const, raw: 'tool_use' },
-  usage,
-  warnings: [],
-});
-const answerStep = {
-  content: [{ type: 'text' as const, text: 'Read.' }],
-  finishReason: { unified: 'stop' as const, raw: 'stop' },
-  usage,
-  warnings: [],
-};
+const callStep = (page: number) => pageCallStep('read', page);
 
 /** Earlier turns, each a question, one tool call with an output of `rows` rows, and an answer of `answerRows`. */
 function earlierTurns(turns: number, rows: number, answerRows = 1) {

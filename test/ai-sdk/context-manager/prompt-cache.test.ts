@@ -14,6 +14,7 @@ import { toolOutputPreviewMarker } from '../../../src/context/stages/preview-too
 import { InvalidArgumentError } from '../../../src/errors/index.js';
 import { countSentTokens } from '../../support/count-sent-tokens.js';
 import { storeOf, tokenCounter, user } from '../../context/fixtures.js';
+import { answerStep, pageCallStep } from './page-steps.js';
 
 const budget = 4000;
 const steps = 40;
@@ -28,22 +29,7 @@ const search = tool({
   inputSchema: z.object({ page: z.number() }),
   execute: async ({ page }) => outputOf(page),
 });
-const usage = {
-  inputTokens: { total: 100, noCache: 100, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 5, text: 5, reasoning: undefined },
-};
-const callStep = (page: number) => ({
-  content: [{ type: 'tool-call' as const, toolCallId: `call-${page}`, toolName: 'search', input: `{"page":${page}}` }],
-  finishReason: { unified: 'tool-calls' as const, raw: 'tool_use' },
-  usage,
-  warnings: [],
-});
-const answerStep = {
-  content: [{ type: 'text' as const, text: 'Read.' }],
-  finishReason: { unified: 'stop' as const, raw: 'stop' },
-  usage,
-  warnings: [],
-};
+const callStep = (page: number) => pageCallStep('search', page);
 
 /** Every prompt the model was sent in a tool loop of `steps` calls, with the policy given. */
 async function promptsOfToolLoop(policy: ContextPolicyInput = {}): Promise<LanguageModelV4Prompt[]> {
