@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, lt } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { MESSAGE_ROLES } from '../schema/define-agent-tables.js';
@@ -133,6 +133,10 @@ async function listPage(context: StoreContext, thread: string, query: ListPageQu
       ? fast.map((row) => fromColumnNames<MessageRow>(columns, row))
       : await inTenant(context, async (tx) => {
           await requireThread(context, tx, thread);
+          // Under row-level security the planner has no statistics for the thread (its policy is not leakproof)
+          // and would rather sort the tenant's rows than walk the thread's index; the read functions set it too.
+          // `SET LOCAL`, which Citus forwards to the workers; a caller's transaction gets its own value back.
+          await tx.execute(sql.raw('set local enable_sort = off'));
           return tx
             .select(columns)
             .from(agentMessage)
