@@ -1,9 +1,9 @@
-import { and, desc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, lt } from 'drizzle-orm';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { MESSAGE_ROLES } from '../schema/define-agent-tables.js';
 import { messageColumns, toStoredMessage } from './row-mapping.js';
-import { inTenant, type StoreContext } from './store-context.js';
+import { inTenant, sortOff, type StoreContext } from './store-context.js';
 import { assertInteger, assertThreadId } from '../errors/assert-input.js';
 import { requireThread } from './require-thread.js';
 import type { MessageRole, StoredMessage } from '../model/stored-rows.js';
@@ -133,10 +133,7 @@ async function listPage(context: StoreContext, thread: string, query: ListPageQu
       ? fast.map((row) => fromColumnNames<MessageRow>(columns, row))
       : await inTenant(context, async (tx) => {
           await requireThread(context, tx, thread);
-          // Under row-level security the planner has no statistics for the thread (its policy is not leakproof)
-          // and would rather sort the tenant's rows than walk the thread's index; the read functions set it too.
-          // `SET LOCAL`, which Citus forwards to the workers; a caller's transaction gets its own value back.
-          await tx.execute(sql.raw('set local enable_sort = off'));
+          await tx.execute(sortOff);
           return tx
             .select(columns)
             .from(agentMessage)

@@ -9,7 +9,7 @@ import { requireThread } from './require-thread.js';
 import { messageColumns, threadColumns, toStoredMessage, toStoredThread, type MessageRow } from './row-mapping.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { fromColumnNames, callInOneStatement, IN_TRANSACTION, THREAD_MISSING } from './one-statement-call.js';
-import { inTenant, type StoreContext } from './store-context.js';
+import { inTenant, sortOff, type StoreContext } from './store-context.js';
 import { ofThread } from './of-thread.js';
 
 /**
@@ -52,6 +52,8 @@ async function loadContextChecked(
     context,
     async (tx) => {
       const threadRow = await requireThread(context, tx, thread);
+      // The tail read walks the thread's index to its limit (see `listMessages`).
+      await tx.execute(sortOff);
       const artifacts = await readArtifacts(context, tx, thread);
       const boundary = artifacts.snapshot ? artifacts.snapshot.throughSequence : 0;
       const messages = await readMessages(context, tx, thread, boundary, maxTailMessages);

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import type { SharedContextMessageCache } from '../tokens/context-message-cache.js';
 import type { AgentTables } from '../schema/define-agent-tables.js';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
@@ -53,6 +54,14 @@ export interface StoreContext {
   /** The context engine's cache of converted messages, shared by every tenant (each gets its own part); or null. */
   contextCache: SharedContextMessageCache | null;
 }
+
+/**
+ * For a read newest first to a limit in a store transaction: under row-level security the planner has no statistics
+ * for a thread (the policy's user clause is not leakproof) and would rather scan and sort all of the tenant's rows
+ * than walk the thread's index to the limit; the read functions set it too. `SET LOCAL`, which Citus forwards to the
+ * workers; a caller's own transaction gets its value back (`keepCallerSettings`).
+ */
+export const sortOff = sql.raw('set local enable_sort = off');
 
 /** Runs `work` in a transaction scoped to the context's tenant, user (if any) and role. */
 export async function inTenant<RESULT>(

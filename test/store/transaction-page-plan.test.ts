@@ -1,7 +1,8 @@
-// A page read in the caller's transaction (`createAgentHistory({ db: tx })`, and every read on Citus) is a Drizzle
-// select rather than the read function. Under row-level security the planner has no statistics for the thread (the
-// policy's user clause is not leakproof): it took a thread of 5,000 messages for 50 and scanned and sorted them all
-// instead of walking the thread's index to the LIMIT. What the statement touched, from pg_stat_statements.
+// A page read, or a context load's tail, in the caller's transaction (`createAgentHistory({ db: tx })`, and every
+// read on Citus) is a Drizzle select rather than the read function. Under row-level security the planner has no
+// statistics for the thread (the policy's user clause is not leakproof): it took a thread of 5,000 messages for 50
+// and scanned and sorted them all instead of walking the thread's index to the LIMIT. What each statement touched,
+// from pg_stat_statements.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
@@ -13,7 +14,7 @@ import { useTestDatabase } from '../support/test-database.js';
 describe('a page read in the caller’s transaction on postgres', () => {
   const database = useTestDatabase('postgres');
 
-  /** Buffers and calls of the store's transactional page select so far (pg_stat_statements is in `postgres`). */
+  /** Buffers and calls so far of the store's selects ordered by sequence, newest first (pg_stat_statements is in `postgres`). */
   async function pageReads(): Promise<{ blocks: number; calls: number }> {
     const name = new URL(database.adminUrl!).pathname.slice(1);
     const admin = postgres(`${inject('postgresServerUrl')}/postgres`, { max: 1, onnotice: () => {} });
@@ -65,5 +66,17 @@ describe('a page read in the caller’s transaction on postgres', () => {
     expect(after.blocks - before.blocks).toBeLessThan(20);
     expect(sortBefore).toBe('on');
     expect(sortAfter).toBe('on');
+
+    // The context load's tail, newest first down to its limit, is the same kind of read.
+    const loaded = await pageReads();
+    const context = await database.db.transaction((tx) =>
+      createAgentHistory({ db: tx }).forTenant(tenantId).loadContext(thread, { maxTailMessages: 51 }),
+    );
+    const afterLoad = await pageReads();
+    expect(context.tail.map((message) => message.sequence)).toEqual(
+      Array.from({ length: 51 }, (_, index) => 4950 + index),
+    );
+    expect(afterLoad.calls - loaded.calls).toBe(1);
+    expect(afterLoad.blocks - loaded.blocks).toBeLessThan(20);
   });
 });
