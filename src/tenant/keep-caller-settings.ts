@@ -7,8 +7,9 @@ import { rowsOf, type AgentHistoryDatabase } from './database.js';
  * Runs `work` (store statements that set the tenant and role with `set_config(…, true)`) and, when `db` is the
  * caller's own transaction, puts the caller's tenant and user settings, search path, role and `enable_sort` back
  * afterwards: transaction-local settings would otherwise last to the end of the caller's transaction, and its next
- * statements would run as the application role of the store's tenant. A `work` that fails leaves nothing to restore: its savepoint is rolled
- * back (settings included), or the caller's transaction is aborted. On a database (a pool) it only runs `work`.
+ * statements would run as the application role of the store's tenant. A `work` that fails leaves nothing to
+ * restore: its savepoint is rolled back (settings included), or the caller's transaction is aborted. On a database
+ * (a pool) it only runs `work`.
  */
 export async function keepCallerSettings<RESULT>(
   db: AgentHistoryDatabase,
