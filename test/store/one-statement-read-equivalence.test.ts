@@ -5,6 +5,7 @@ import { createAgentHistory, type TenantHistory } from '../../src/index.js';
 import type { StorableMessage } from '../../src/model/stored-rows.js';
 import { generateConversation } from '../support/agent-conversations.js';
 import { planNodes } from '../support/nested-plans.js';
+import { longThread } from '../support/long-thread.js';
 import { CONTRACT_BACKENDS, useTestDatabase } from '../support/test-database.js';
 
 /** AI SDK v4/v5 shapes an old row may hold (schema_version 1), and a v7 part that an old row may hold too. */
@@ -169,17 +170,7 @@ describe.each(CONTRACT_BACKENDS)('the one-statement reads on %s', (backend) => {
   });
 
   it('should read a page of a thread that holds most of the table through the index, not by scanning the thread', async () => {
-    const tenantId = randomUUID();
-    const store = createAgentHistory({ db: database.db }).forTenant(tenantId);
-    const thread = (await store.createThread()).id;
-    await database.admin.query(
-      `insert into agent_message (tenant_id, thread_id, sequence, message_id, role, status, parts, metadata, byte_size)
-       select $1::uuid, $2::uuid, q, 'm-' || q, 'user', 'completed', '[{"type":"text","text":"hello"}]', '{}', 40
-       from generate_series(1, 5000) q`,
-      [tenantId, thread],
-    );
-    await database.admin.query('update agent_thread set next_sequence = 5000 where id = $1', [thread]);
-    await database.admin.query('analyze agent_message');
+    const { tenantId, thread, store } = await longThread(database);
     const { messages: page } = await store.listMessages(thread, { limit: 51 });
     expect(page.map((message) => message.sequence)).toEqual(Array.from({ length: 51 }, (_, index) => 5000 - index));
     // The row-level security policy's user clause gets the planner's default selectivity (0.5 %): it took the

@@ -3,12 +3,12 @@
 // statistics for the thread (the policy's user clause is not leakproof): it took a thread of 5,000 messages for 50
 // and scanned and sorted them all instead of walking the thread's index to the LIMIT. What each statement touched,
 // from pg_stat_statements.
-import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { describe, expect, inject, it } from 'vitest';
 import { createAgentHistory } from '../../src/index.js';
 import { rowsOf } from '../../src/tenant/database.js';
+import { longThread } from '../support/long-thread.js';
 import { useTestDatabase } from '../support/test-database.js';
 
 describe('a page read in the caller’s transaction on postgres', () => {
@@ -34,17 +34,7 @@ describe('a page read in the caller’s transaction on postgres', () => {
   }
 
   it('should walk the thread’s index to the page, and give the transaction its enable_sort back', async () => {
-    const tenantId = randomUUID();
-    const store = createAgentHistory({ db: database.db }).forTenant(tenantId);
-    const thread = (await store.createThread()).id;
-    await database.admin.query(
-      `insert into agent_message (tenant_id, thread_id, sequence, message_id, role, status, parts, metadata, byte_size)
-       select $1::uuid, $2::uuid, q, 'm-' || q, 'user', 'completed', '[{"type":"text","text":"hello"}]', '{}', 40
-       from generate_series(1, 5000) q`,
-      [tenantId, thread],
-    );
-    await database.admin.query('update agent_thread set next_sequence = 5000 where id = $1', [thread]);
-    await database.admin.query('analyze agent_message');
+    const { tenantId, thread } = await longThread(database);
     const [{ pages }] = await database.admin.query<{ pages: number }>(
       `select (pg_relation_size('agent_message') / 8192)::int as pages`,
     );
