@@ -7,6 +7,8 @@ import {
   rebuildContextFromSnapshot,
   type ContextPolicyInput,
   type ContextReport,
+  type ContextSummarizer,
+  type ContextSummarizerInput,
 } from '../../src/context/index.js';
 import type { MemoryContextStore } from '../../src/testing/index.js';
 import type { TokenCounter } from '../../src/tokens/token-counter.js';
@@ -17,15 +19,28 @@ import { tokenCounter as fixtureCounter } from '../context/fixtures.js';
 /** A budget a whole generated thread fits in. */
 export const BIG = 1_000_000;
 
+/** The deterministic summarizer, keeping every input it was given in `inputs`. */
+export const capturingSummarizer = (inputs: ContextSummarizerInput[]): ContextSummarizer => ({
+  id: 'capture',
+  summarize: (input) => (inputs.push(input), mockSummarizer.summarize(input)),
+});
+
 /** An engine for one request on `store`, and the reports it emits. */
 export function engineFor(
   store: MemoryContextStore,
   {
     budget = BIG,
     summarize = false,
+    summarizer = summarize ? mockSummarizer : undefined,
     policy = {},
     tokenCounter = fixtureCounter,
-  }: { budget?: number; summarize?: boolean; policy?: ContextPolicyInput; tokenCounter?: TokenCounter } = {},
+  }: {
+    budget?: number;
+    summarize?: boolean;
+    summarizer?: ContextSummarizer;
+    policy?: ContextPolicyInput;
+    tokenCounter?: TokenCounter;
+  } = {},
 ) {
   const reports: ContextReport[] = [];
   const engine = createContextEngine({
@@ -35,7 +50,7 @@ export function engineFor(
     instructions,
     toolDefinitions,
     maxInputTokens: budget,
-    ...(summarize ? { summarizer: mockSummarizer } : {}),
+    ...(summarizer ? { summarizer } : {}),
     policy,
     onReport: (report) => reports.push(report),
   });

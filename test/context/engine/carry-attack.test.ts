@@ -2,26 +2,21 @@
 // writer (or a corrupted row) made, read on the hot path of every request.
 import { describe, expect, it } from 'vitest';
 import { convertToModelMessages, type ModelMessage, type UIMessage } from 'ai';
-import {
-  createContextEngine,
-  type ContextPolicyInput,
-  type ContextReport,
-  type ContextSummarizerInput,
-} from '../../../src/context/index.js';
+import type { ContextPolicyInput, ContextSummarizerInput } from '../../../src/context/index.js';
 import { roundKey } from '../../../src/context/stages/shrink-newest-turn.js';
 import type { TokenCounter } from '../../../src/tokens/token-counter.js';
 import { createMemoryContextStore, type MemoryContextStore } from '../../../src/testing/index.js';
 import { chatSession } from '../../../bench/prompt-cache/sessions.js';
 import { appendCounted } from '../../../bench/prompt-cache/strategies.js';
-import {
-  instructions,
-  mockSummarizer,
-  profile,
-  toolDefinitions,
-  toolPairProblems,
-} from '../../support/check-generated-context.js';
+import { profile, toolPairProblems } from '../../support/check-generated-context.js';
 import { tokenCounter } from '../fixtures.js';
-import { BIG, engineFor, handWrittenThread, rebuildsFrom } from '../../support/carried-cut-threads.js';
+import {
+  BIG,
+  capturingSummarizer,
+  engineFor,
+  handWrittenThread,
+  rebuildsFrom,
+} from '../../support/carried-cut-threads.js';
 import { contentPartKey } from '../../../src/context/stages/preview-message-content.js';
 
 /** The fixture's counter, which throws once it has counted `limit` texts (a loop that never ends fails instead). */
@@ -196,17 +191,8 @@ describe('a carried cut from a hostile snapshot record', () => {
     const budget = 6_000;
     await writeRecord(store, { droppedRounds }, budget);
     const inputs: ContextSummarizerInput[] = [];
-    const reports: ContextReport[] = [];
-    await createContextEngine({
-      store,
-      profile,
-      tokenCounter,
-      instructions,
-      toolDefinitions,
-      maxInputTokens: budget,
-      summarizer: { id: 'capture', summarize: (input) => (inputs.push(input), mockSummarizer.summarize(input)) },
-      onReport: (report) => reports.push(report),
-    }).buildInitialContext();
+    const { engine, reports } = engineFor(store, { budget, summarizer: capturingSummarizer(inputs) });
+    await engine.buildInitialContext();
     expect(reports[0]!.stages.find((stage) => stage.stage === 'carry')).toMatchObject({ carried: 'previous-cut' });
     expect(inputs.length).toBeGreaterThan(0);
     const stored = new Set(store.messages.flatMap((row) => JSON.stringify(row.message).match(/t\d+-c\d+/g) ?? []));

@@ -10,22 +10,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { convertToModelMessages, type ModelMessage, type UIMessage } from 'ai';
-import { createContextEngine, type ContextReport, type ContextSummarizerInput } from '../../../src/context/index.js';
+import type { ContextReport, ContextSummarizerInput } from '../../../src/context/index.js';
 import { createMemoryContextStore, type MemoryContextStore } from '../../../src/testing/index.js';
 import { roundKey } from '../../../src/context/stages/shrink-newest-turn.js';
 import { chatSession } from '../../../bench/prompt-cache/sessions.js';
 import { tokensOf } from '../../../bench/prompt-cache/cache-tally.js';
 import { appendCounted } from '../../../bench/prompt-cache/strategies.js';
 import { createRandom } from '../../support/agent-conversations.js';
-import {
-  instructions,
-  mockSummarizer,
-  profile,
-  toolDefinitions,
-  toolPairProblems,
-} from '../../support/check-generated-context.js';
+import { profile, toolPairProblems } from '../../support/check-generated-context.js';
 import { tokenCounter } from '../fixtures.js';
-import { BIG, engineFor, rebuildOf } from '../../support/carried-cut-threads.js';
+import { BIG, capturingSummarizer, engineFor, rebuildOf } from '../../support/carried-cut-threads.js';
 
 const RUNS = Math.max(6, Math.ceil(Number(process.env.PROPERTY_RUNS ?? 800) / 40));
 const sent = (messages: readonly ModelMessage[]) =>
@@ -210,17 +204,8 @@ describe('a request started from the previous cut', () => {
       for (const turn of session.turns) {
         appendTo(store, turn.user);
         const inputs: ContextSummarizerInput[] = [];
-        const reports: ContextReport[] = [];
-        await createContextEngine({
-          store,
-          profile,
-          tokenCounter,
-          instructions,
-          toolDefinitions,
-          maxInputTokens: 16_000,
-          summarizer: { id: 'capture', summarize: (input) => (inputs.push(input), mockSummarizer.summarize(input)) },
-          onReport: (report) => reports.push(report),
-        }).buildInitialContext();
+        const { engine, reports } = engineFor(store, { budget: 16_000, summarizer: capturingSummarizer(inputs) });
+        await engine.buildInitialContext();
         const carry = stageOf(reports[0]!, 'carry');
         if (carry?.stage === 'carry' && carry.removed.length > 0)
           for (const input of inputs) {
