@@ -4,28 +4,14 @@
 // request, summaries by a deterministic summarizer); the others convert the stored messages with the AI SDK and
 // manage the whole list at every call.
 import { convertToModelMessages, pruneMessages, type ModelMessage, type UIMessage } from 'ai';
-import { countStoredPartTokens, createContextEngine, storedTokenCountId } from '../../src/context/index.js';
 import type { ContextPolicyInput } from '../../src/context/contracts/context-policy.js';
-import { createMemoryContextStore, type MemoryContextStore } from '../../src/testing/index.js';
+import { createMemoryContextStore } from '../../src/testing/index.js';
 import type { TokenCounter } from '../../src/tokens/token-counter.js';
-import { instructions, mockSummarizer, profile, toolDefinitions } from '../../test/support/check-generated-context.js';
+import { appendCounted, engineFor } from '../../test/support/carried-cut-threads.js';
 import { emptyTally, record, tokensOf, type Tally } from './cache-tally.js';
 import type { Session } from './sessions.js';
 
 export type Strategy = (session: Session, budget: number, tokenCounter: TokenCounter) => Promise<Tally>;
-
-/** Stores a message as the store writes it: with its count and per-part counts. */
-export function appendCounted(
-  store: MemoryContextStore,
-  message: UIMessage,
-  tokenCounter: TokenCounter,
-  pinned = false,
-): void {
-  const partTokenCounts = countStoredPartTokens({ message: message as never, tokenCounter });
-  const tokenCount = partTokenCounts.reduce((sum, count) => sum + count, 0);
-  const tokenCounterId = storedTokenCountId(tokenCounter);
-  store.appendMessage({ message: message as never, tokenCount, tokenCounterId, partTokenCounts, pinned });
-}
 
 /** The context engine with a policy. */
 export const engineStrategy =
@@ -37,16 +23,7 @@ export const engineStrategy =
     let previous: ModelMessage[] | undefined;
     for (const turn of session.turns) {
       append(turn.user);
-      const engine = createContextEngine({
-        store,
-        profile,
-        tokenCounter,
-        instructions,
-        toolDefinitions,
-        maxInputTokens: budget,
-        summarizer: mockSummarizer,
-        policy,
-      });
+      const { engine } = engineFor(store, { budget, summarize: true, policy, tokenCounter });
       let messages = (await engine.buildInitialContext()).messages;
       record(tally, previous, messages, budget);
       previous = messages;

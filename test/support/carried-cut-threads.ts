@@ -3,7 +3,9 @@
 // of tool calls whose ids the test chooses (a provider may reuse them).
 import type { UIMessage } from 'ai';
 import {
+  countStoredPartTokens,
   createContextEngine,
+  storedTokenCountId,
   rebuildContextFromSnapshot,
   type ContextPolicyInput,
   type ContextReport,
@@ -12,9 +14,21 @@ import {
 } from '../../src/context/index.js';
 import type { MemoryContextStore } from '../../src/testing/index.js';
 import type { TokenCounter } from '../../src/tokens/token-counter.js';
-import { appendCounted } from '../../bench/prompt-cache/strategies.js';
 import { instructions, mockSummarizer, profile, toolDefinitions } from './check-generated-context.js';
 import { tokenCounter as fixtureCounter } from '../context/fixtures.js';
+
+/** Stores a message as the store writes it: with its count and per-part counts. */
+export function appendCounted(
+  store: MemoryContextStore,
+  message: UIMessage,
+  tokenCounter: TokenCounter,
+  pinned = false,
+): void {
+  const partTokenCounts = countStoredPartTokens({ message: message as never, tokenCounter });
+  const tokenCount = partTokenCounts.reduce((sum, count) => sum + count, 0);
+  const tokenCounterId = storedTokenCountId(tokenCounter);
+  store.appendMessage({ message: message as never, tokenCount, tokenCounterId, partTokenCounts, pinned });
+}
 
 /** A budget a whole generated thread fits in. */
 export const BIG = 1_000_000;

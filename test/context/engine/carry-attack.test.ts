@@ -7,10 +7,10 @@ import { roundKey } from '../../../src/context/stages/shrink-newest-turn.js';
 import type { TokenCounter } from '../../../src/tokens/token-counter.js';
 import { createMemoryContextStore, type MemoryContextStore } from '../../../src/testing/index.js';
 import { chatSession } from '../../../bench/prompt-cache/sessions.js';
-import { appendCounted } from '../../../bench/prompt-cache/strategies.js';
 import { profile, toolPairProblems } from '../../support/check-generated-context.js';
 import { tokenCounter } from '../fixtures.js';
 import {
+  appendCounted,
   BIG,
   capturingSummarizer,
   engineFor,

@@ -15,11 +15,10 @@ import { createMemoryContextStore, type MemoryContextStore } from '../../../src/
 import { roundKey } from '../../../src/context/stages/shrink-newest-turn.js';
 import { chatSession } from '../../../bench/prompt-cache/sessions.js';
 import { tokensOf } from '../../../bench/prompt-cache/cache-tally.js';
-import { appendCounted } from '../../../bench/prompt-cache/strategies.js';
 import { createRandom } from '../../support/agent-conversations.js';
 import { profile, toolPairProblems } from '../../support/check-generated-context.js';
 import { tokenCounter } from '../fixtures.js';
-import { BIG, capturingSummarizer, engineFor, rebuildOf } from '../../support/carried-cut-threads.js';
+import { appendCounted, BIG, capturingSummarizer, engineFor, rebuildOf } from '../../support/carried-cut-threads.js';
 
 const RUNS = Math.max(6, Math.ceil(Number(process.env.PROPERTY_RUNS ?? 800) / 40));
 const sent = (messages: readonly ModelMessage[]) =>

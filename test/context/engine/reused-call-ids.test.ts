@@ -7,10 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { countSentTokens } from '../../support/count-sent-tokens.js';
 import { createMemoryContextStore } from '../../../src/testing/index.js';
 import { chatSession, type Session } from '../../../bench/prompt-cache/sessions.js';
-import { appendCounted } from '../../../bench/prompt-cache/strategies.js';
 import { fixedTokens, profile, toolPairProblems } from '../../support/check-generated-context.js';
 import { tokenCounter } from '../fixtures.js';
-import { engineFor, rebuildsFrom } from '../../support/carried-cut-threads.js';
+import { appendCounted, engineFor, rebuildsFrom } from '../../support/carried-cut-threads.js';
 
 /** The session with every answer's calls numbered from `call_0` again. */
 function withReusedIds(session: Session): Session {
