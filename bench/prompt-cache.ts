@@ -7,13 +7,15 @@
 // management. Prints one markdown table row per session, budget and strategy: tokens sent, the share cacheable in
 // each model, the estimated cost at a cached price of 10 % (in uncached tokens, OpenAI's model), calls over the
 // budget and compactions (calls that did not append to the whole previous request); then, per session and budget,
-// an upper bound on the OpenAI share for any strategy within the budget (see `upperBound`). PROMPT_CACHE_JSON=1
-// prints JSON instead. PROMPT_CACHE_BUDGETS (6000,16000,40000,113000), PROMPT_CACHE_SESSIONS (loop,chat).
-import { convertToModelMessages, type ModelMessage } from 'ai';
+// what no strategy of the engine's cut rules can beat (see `bounds`; PROMPT_CACHE_BOUNDS=0 leaves them out).
+// PROMPT_CACHE_JSON=1 prints JSON instead. PROMPT_CACHE_BUDGETS (6000,16000,40000,113000), PROMPT_CACHE_SESSIONS
+// (loop,chat).
 import { loadO200kTokenCounter } from '../src/tokens/token-counter.js';
 import { baselines, engineStrategy, type Strategy } from './prompt-cache/strategies.js';
 import { chatSession, toolLoopSession, type Session } from './prompt-cache/sessions.js';
-import { tokensOf, type Tally } from './prompt-cache/cache-tally.js';
+import type { Tally } from './prompt-cache/cache-tally.js';
+import { sessionLayout, unmanagedRequests, type PrunedForm } from './prompt-cache/bound-layout.js';
+import { cutAwareBound, leastCostKeepingHistory } from './prompt-cache/cut-bound.js';
 import { round } from './stats.js';
 
 const steps = Number(process.env.PROMPT_CACHE_STEPS ?? 200);
@@ -21,7 +23,7 @@ const turns = Number(process.env.PROMPT_CACHE_TURNS ?? 60);
 const budgets = (process.env.PROMPT_CACHE_BUDGETS ?? '6000,16000,40000,113000').split(',').map(Number);
 const sessionKinds = (process.env.PROMPT_CACHE_SESSIONS ?? 'loop,chat').split(',');
 const cachedPrice = 0.1;
-const previewTokens = 1000;
+const withBounds = process.env.PROMPT_CACHE_BOUNDS !== '0';
 
 /**
  * The engine's levers, one at a time against the defaults (fixed-size previews, compaction down to 60 % of the
@@ -44,50 +46,44 @@ const levers: Record<string, Strategy> = {
   'engine, low-water 85 %': engineStrategy({ summary: { targetRatio: 0.85 } }),
 };
 
+/** The pruned forms the bound tries; it reports the highest. */
+const boundForms: PrunedForm[] = [{ previewTokens: 1000 }, { previewTokens: 64 }, 'tool traffic removed'];
+
 /**
- * An upper bound on the OpenAI share cacheable by any strategy that stays within the budget: a request's new
- * messages (the step's, or at a new turn the user message and the previous answer's closing text) were in no
- * earlier request, so at best everything else is cached, and no request holds more than the budget. Each new tool
- * output is counted at most at the preview size (a strategy may send a preview instead). Compactions are ignored.
+ * What no strategy of the engine's cut rules can beat (bench/prompt-cache/cut-bound.ts): the highest OpenAI share
+ * cacheable, over each pruned form, and the least cost of any strategy that removes nothing until the budget needs it.
  */
-async function upperBound(session: Session, budget: number): Promise<number> {
-  let fresh = 0;
-  let calls = 0;
-  const capped = (messages: ModelMessage[]) =>
-    messages.map((message) =>
-      message.role !== 'tool'
-        ? message
-        : {
-            ...message,
-            content: message.content.map((part) =>
-              part.type === 'tool-result' && part.output.type === 'text'
-                ? { ...part, output: { type: 'text' as const, value: part.output.value.slice(0, previewTokens * 4) } }
-                : part,
-            ),
-          },
-    );
-  for (const [index, turn] of session.turns.entries()) {
-    const answer = session.turns[index - 1]?.answer;
-    const closing = answer ? (await convertToModelMessages([answer])).slice(-1) : [];
-    fresh += Math.min(budget, tokensOf([...closing, ...(await convertToModelMessages([turn.user]))]));
-    calls += 1 + turn.steps.length;
-    for (const step of turn.steps) fresh += Math.min(budget, tokensOf(capped(step)));
-  }
-  return Math.max(0, 1 - fresh / (calls * budget));
+async function bounds(session: Session, budget: number) {
+  const requests = await unmanagedRequests(session);
+  const shares = boundForms.map((form) => ({
+    form: typeof form === 'string' ? form : `previews of ${form.previewTokens} tokens`,
+    ...cutAwareBound(sessionLayout(requests, form, tokenCounter, budget), budget),
+  }));
+  const best = shares.reduce((high, share) => (share.share > high.share || Number.isNaN(high.share) ? share : high));
+  const cost = leastCostKeepingHistory(
+    sessionLayout(requests, boundForms[0]!, tokenCounter, budget),
+    budget,
+    cachedPrice,
+  );
+  return {
+    session: session.name,
+    budget,
+    openAIPercentAtMost: round(best.share * 100, 1),
+    perForm: Object.fromEntries(shares.map((share) => [share.form, round(share.share * 100, 1)])),
+    bestForm: best.form,
+    bestCuts: best.cuts,
+    leastCostKeepingHistory: Math.round(cost),
+  };
 }
 
 const tokenCounter = await loadO200kTokenCounter();
 const strategies: Record<string, Strategy> = { ...levers, ...baselines };
 const rows = [];
-const bounds = [];
+const boundRows: Awaited<ReturnType<typeof bounds>>[] = [];
 for (const kind of sessionKinds)
   for (const budget of budgets) {
     const session = kind === 'loop' ? toolLoopSession(budget, steps) : await chatSession(budget, turns);
-    bounds.push({
-      session: session.name,
-      budget,
-      openAIPercentAtMost: round((await upperBound(session, budget)) * 100, 1),
-    });
+    if (withBounds) boundRows.push(await bounds(session, budget));
     for (const [strategy, run] of Object.entries(strategies))
       rows.push(summarize(session, budget, strategy, await run(session, budget, tokenCounter)));
   }
@@ -109,7 +105,7 @@ function summarize(session: Session, budget: number, strategy: string, tally: Ta
   };
 }
 
-if (process.env.PROMPT_CACHE_JSON === '1') console.log(JSON.stringify({ rows, bounds }, null, 2));
+if (process.env.PROMPT_CACHE_JSON === '1') console.log(JSON.stringify({ rows, bounds: boundRows }, null, 2));
 else {
   const number = (value: number) => value.toLocaleString('en-US');
   console.log(
@@ -121,8 +117,14 @@ else {
       `| ${row.session} | ${number(row.budget)} | ${row.strategy} | ${number(row.tokensSent)} | ${row.cacheableOpenAIPercent} % | ${row.cacheableAnthropicPercent} % | ${number(row.estimatedCostTokens)} | ${row.overBudgetCalls} | ${row.compactions} |`,
     );
   console.log(
-    '\n| session | budget | cacheable (OpenAI) at most, any strategy within the budget |\n| --- | --- | --- |',
+    '\n| session | budget | cacheable (OpenAI) at most, any strategy of the cut rules | per pruned form | cuts of the best | least cost keeping history |\n| --- | --- | --- | --- | --- | --- |',
   );
-  for (const bound of bounds)
-    console.log(`| ${bound.session} | ${number(bound.budget)} | ${bound.openAIPercentAtMost} % |`);
+  for (const bound of boundRows)
+    console.log(
+      `| ${bound.session} | ${number(bound.budget)} | ${bound.openAIPercentAtMost} % (${bound.bestForm}) | ${Object.entries(
+        bound.perForm,
+      )
+        .map(([form, share]) => `${form}: ${share} %`)
+        .join('; ')} | ${bound.bestCuts} | ${number(bound.leastCostKeepingHistory)} |`,
+    );
 }
