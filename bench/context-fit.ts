@@ -8,7 +8,8 @@
 // No database: the engine runs on the in-memory store. Environment: CONTEXT_FIT_CONVERSATIONS (default 100000),
 // CONTEXT_FIT_SEED (first seed, default 1), CONTEXT_FIT_WORKERS (processes, default 2, one
 // per core), CONTEXT_FIT_MAX_MESSAGES (default 2000), CONTEXT_FIT_POLICY (`default`: the engine's default policy,
-// cut to its low-water mark with fixed previews, instead of the budget-filling one; the rules checked are the same).
+// cut to its low-water mark with fixed previews, instead of the budget-filling one; `fixed-previews`: cut to the
+// budget, with the default fixed-size previews; the rules checked are the same).
 // Prints a JSON summary and a Markdown table.
 import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -24,7 +25,9 @@ const policy =
         summary: { targetRatio: defaultContextPolicy.summary.targetRatio },
         toolOutputPreview: { sizing: defaultContextPolicy.toolOutputPreview.sizing },
       }
-    : {};
+    : process.env.CONTEXT_FIT_POLICY === 'fixed-previews'
+      ? { toolOutputPreview: { sizing: defaultContextPolicy.toolOutputPreview.sizing } }
+      : {};
 import { rememberingTokenCounter, withStoredCounts } from '../test/support/stored-counts.js';
 import { round } from './stats.js';
 
