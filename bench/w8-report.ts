@@ -2,6 +2,7 @@
 import { fmtSpread, targetsTable, type TargetRow } from './report.js';
 import { spread } from './stats.js';
 import type { W8Config } from './workloads/w8-chat-turn.js';
+import { WINDOW_FLOOR_MESSAGES } from './workloads/w8-peers.js';
 
 type Json = any;
 
@@ -24,6 +25,14 @@ function w8Targets(runs: Json[], config: W8Config): TargetRow[] {
       limit: '≤ 1.00',
       verdict: ratio ? (ratio.median <= 1 ? 'PASS' : 'MISS') : 'n/a',
     });
+    if (runs.some((run) => sizeOf(run, 'window-floor', size)))
+      rows.push({
+        target: `W8 CPU per turn, chats of ${size}: window-floor (a bare store sending the model the newest ${WINDOW_FLOOR_MESSAGES}) vs mastra-pg`,
+        measured: `${fmtSpread(perRun(runs, (run) => cpuTotal(run, 'window-floor', size)))} vs ${fmtSpread(perRun(runs, (run) => cpuTotal(run, 'mastra-pg', size)))} ms`,
+        ratio: perRun(runs, (run) => cpuTotal(run, 'window-floor', size) / cpuTotal(run, 'mastra-pg', size)),
+        limit: '–',
+        verdict: 'info',
+      });
     const trips = perRun(runs, (run) => outsideCheckpoints(sizeOf(run, 'agent-history', size)));
     rows.push({
       target: `W8 statements per turn outside the streaming checkpoints, chats of ${size}: agent-history ≤ 8`,
@@ -43,8 +52,8 @@ export function w8Table(runs: Json[], config: W8Config): string {
     '',
     targetsTable(w8Targets(runs, config)),
     '',
-    `| chat of | peer | CPU ms per turn: client + server | total ÷ mastra-pg | statements per turn (checkpoints) | WAL bytes per turn | ms per turn, 1 chat (p50) | ms per turn, ${config.chats} chats (p50 / p99) | turns/s, ${config.chats} chats | snapshots / summaries per turn |`,
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    `| chat of | peer | CPU ms per turn: client + server | total ÷ mastra-pg | statements per turn (checkpoints) | WAL bytes per turn | ms per turn, 1 chat (p50) | ms per turn, ${config.chats} chats (p50 / p99) | turns/s, ${config.chats} chats | snapshots / summaries per turn | messages the model gets, fewest |`,
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const size of config.sizes)
     for (const peer of config.peers) {
@@ -73,7 +82,7 @@ export function w8Table(runs: Json[], config: W8Config): string {
           )} / ${fmtSpread(
             of((row) => row.summariesPerTurn),
             2,
-          )} |`,
+          )} | ${fmtSpread(of((row) => row.one.fewestModelMessages))} |`,
       );
     }
   return lines.join('\n');

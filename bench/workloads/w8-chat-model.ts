@@ -52,13 +52,19 @@ function textStep(): StreamPart[] {
   ];
 }
 
+/** The messages of each turn's first model call (the system message left out), in the order the turns ran. */
+export const firstCallMessages: number[] = [];
+
 /** A fresh model for one turn: three steps, two tool calls and a short answer, streamed without delays. */
 export function w8Model(turn: string) {
   const steps = [toolStep('Paris', `call-${turn}-1`), toolStep('Oslo', `call-${turn}-2`), textStep()];
+  let call = 0;
   return new MockLanguageModelV4({
-    doStream: steps.map((chunks) => ({
-      stream: simulateReadableStream({ chunks, chunkDelayInMs: null, initialDelayInMs: null }),
-    })) as never,
+    doStream: async ({ prompt }) => {
+      if (call === 0) firstCallMessages.push(prompt.filter((message) => message.role !== 'system').length);
+      const chunks = steps[call++]!;
+      return { stream: simulateReadableStream({ chunks, chunkDelayInMs: null, initialDelayInMs: null }) } as never;
+    },
   });
 }
 

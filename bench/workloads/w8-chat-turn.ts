@@ -12,8 +12,9 @@ import type { BenchServer } from '../server.js';
 import { round, summarize } from '../stats.js';
 import { loadTemplates } from './w3-agent-history.js';
 import { agentHistoryW8 } from './w8-agent-history.js';
+import { firstCallMessages } from './w8-chat-model.js';
 import type { W8Peer } from './w8-peer.js';
-import { chatbotW8, mastraW8, streamOnlyW8 } from './w8-peers.js';
+import { chatbotW8, mastraW8, streamOnlyW8, windowFloorW8 } from './w8-peers.js';
 import { countNodePostgres, statementCounter, type StatementCounter } from './w8-statements.js';
 
 export interface W8Config {
@@ -52,6 +53,7 @@ async function openPeer(
   }
   if (name === 'drizzle-chatbot') return chatbotW8(urls);
   if (name === 'stream-only') return streamOnlyW8();
+  if (name === 'window-floor') return windowFloorW8(urls);
   throw new Error(`unknown W8 peer ${name}`);
 }
 
@@ -66,6 +68,7 @@ async function phase(
     checkpointStatements: number;
   }>,
 ) {
+  firstCallMessages.length = 0;
   const before = await measure();
   const wall: number[] = [];
   const timed = async (chatId: string) => {
@@ -91,6 +94,8 @@ async function phase(
     /** Of those, sent by the streaming checkpoints (exact one turn at a time; turns overlap at once). */
     checkpointStatementsPerTurn: round((after.checkpointStatements - before.checkpointStatements) / wall.length, 2),
     foreignCores: cpu.foreignCores,
+    /** The fewest messages (system left out) a turn of the phase sent the model in its first call. */
+    fewestModelMessages: Math.min(...firstCallMessages),
   };
 }
 

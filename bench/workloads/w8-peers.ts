@@ -5,6 +5,11 @@
 //   out: an entitlement check, not the chat's persistence.
 // - stream-only: no store at all, the answer to the user's message alone: what every peer's turn costs the client
 //   before it stores or reads anything.
+// - window-floor: the least any store can do to send the model the newest `WINDOW_FLOOR_MESSAGES` messages (no more
+//   model messages than agent-history's context sends on chats of 200 or 2,000: see the report's last column): one
+//   SELECT of their parts from a bare table (`json`, no tenant, no row-level security, no checks), the AI SDK's
+//   conversion, the same stream, and the two messages in one INSERT. What a store that sends the model as much costs
+//   at least. Not in the default peers: `BENCH_W8_PEERS=agent-history,mastra-pg,window-floor`.
 // - mastra-pg: what @mastra/core's Agent with memory and its MessageHistory processor call on the @mastra/pg store:
 //   getThreadById at the start, listMessages (the newest `lastMessages`, 10 by default) to recall, then after the
 //   answer getThreadById twice (the agent's, the processor's) and saveMessages([user, answer]) (which reads the thread
@@ -78,6 +83,59 @@ export async function chatbotW8({ adminUrl, poolSize, counter, factory }: PeerOp
       );
     },
     close: () => client.end({ timeout: 5 }),
+  };
+}
+
+/** The stored messages the window floor reads and sends the model. */
+export const WINDOW_FLOOR_MESSAGES = 180;
+
+export async function windowFloorW8({ adminUrl, poolSize, counter, factory }: PeerOptions): Promise<W8Peer> {
+  const sql = postgres(adminUrl, { max: poolSize, onnotice: () => {}, debug: postgresJsDebug(counter) });
+  await sql.unsafe(`create table floor_message (
+    chat_id uuid not null, id text not null, role text not null, parts json not null, created_at timestamptz not null,
+    primary key (chat_id, id))`);
+  await sql.unsafe('create index on floor_message (chat_id, created_at)');
+  return {
+    name: 'window-floor',
+    async seed(size) {
+      const chatId = randomUUID();
+      const start = Date.now() - size * 1000;
+      for (let from = 1; from <= size; from += SEED_BATCH) {
+        const rows = [];
+        for (let k = from; k < Math.min(from + SEED_BATCH, size + 1); k++) {
+          const { id, role, parts } = seeded(factory, size, k);
+          rows.push({
+            chat_id: chatId,
+            id,
+            role,
+            parts: sql.json(parts as never),
+            created_at: new Date(start + k * 1000),
+          });
+        }
+        await sql`insert into floor_message ${sql(rows)}`;
+      }
+      return chatId;
+    },
+    async turn(chatId) {
+      const rows = await sql<{ id: string; role: UIMessage['role']; parts: UIMessage['parts'] }[]>`
+        select id, role, parts from floor_message where chat_id = ${chatId}
+        order by created_at desc limit ${WINDOW_FLOOR_MESSAGES}`;
+      const user = w8UserMessage(randomUUID());
+      const uiMessages = [...rows.reverse().map(({ id, role, parts }) => ({ id, role, parts })), user];
+      const modelMessages = await convertToModelMessages(uiMessages, { tools: W8_TOOLS });
+      const userAt = new Date();
+      await streamAnswer(modelMessages, async (answer) => {
+        const row = (message: { id: string; role: string; parts: unknown }, at: Date) => ({
+          chat_id: chatId,
+          id: message.id,
+          role: message.role,
+          parts: sql.json(message.parts as never),
+          created_at: at,
+        });
+        await sql`insert into floor_message ${sql([row(user, userAt), row(answer, new Date())])}`;
+      });
+    },
+    close: () => sql.end({ timeout: 5 }),
   };
 }
 
