@@ -84,7 +84,13 @@ export function sessionLayout(
   budget: number,
 ): SessionLayout {
   const last = requests.at(-1)!;
-  const sent = (message: ModelMessage) => JSON.stringify(message);
+  // Requests share message objects within a turn: each is serialised once.
+  const serialised = new WeakMap<ModelMessage, string>();
+  const sent = (message: ModelMessage) => {
+    let json = serialised.get(message);
+    if (json === undefined) serialised.set(message, (json = JSON.stringify(message)));
+    return json;
+  };
   for (const request of requests)
     request.forEach((message, index) => {
       if (sent(message) !== sent(last[index]!)) throw new Error(`request message ${index} is not the session's`);

@@ -241,5 +241,7 @@ export function leastCostKeepingHistory(layout: SessionLayout, budget: number, c
     previous = current;
     previousEnd = request.end;
   }
-  return Math.min(...previous!);
+  let least = Infinity;
+  for (const cost of previous!) least = Math.min(least, cost);
+  return least;
 }
