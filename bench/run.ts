@@ -13,6 +13,7 @@ import { MessageFactory } from './messages.js';
 import { agentHistoryPeer } from './peers/agent-history-peer.js';
 import { bareAgentTablePeer } from './peers/bare-agent-table-peer.js';
 import { bareInsertPeer } from './peers/bare-insert-peer.js';
+import { guardedInsertPeer } from './peers/guarded-insert-peer.js';
 import { mastraPeer } from './peers/mastra-peer.js';
 import { drizzleChatbotPeer } from './peers/drizzle-chatbot-peer.js';
 import type { AppendPeer } from './peers/peer.js';
@@ -77,6 +78,7 @@ async function openAppendPeer(
   if (peer === 'agent-history-one-by-one') return agentHistoryPeer({ ...urls, name: peer, appendBatching: false });
   if (peer === 'bare-insert') return bareInsertPeer(urls);
   if (peer === 'bare-agent-table') return bareAgentTablePeer(urls);
+  if (peer === 'guarded-insert') return guardedInsertPeer(urls);
   if (peer === 'mastra-pg') return mastraPeer(urls);
   if (peer === 'drizzle-chatbot') return drizzleChatbotPeer(urls);
   throw new Error(`unknown peer ${peer}`);

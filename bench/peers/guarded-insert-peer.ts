@@ -1,0 +1,101 @@
+// The floor of an append that keeps agent-history's guarantees, each in its plainest form: a bare two-table schema
+// (threads and messages, `parts` as `json`, no search vector, no other column) under forced row-level security, read
+// and written as the application login; one statement per append (a plpgsql function: the tenant set for the
+// transaction, the message id looked up for idempotency, the thread's counter row bumped for a gapless sequence
+// equal to commit order, the row inserted under its foreign key and unique keys); the exact token count of every
+// part made on the client with the library's own counter, as the store stores it. No write combining, no checks of
+// the input, no run, no search. What an append with these guarantees costs at least, in this shape.
+import { randomUUID } from 'node:crypto';
+import postgres from 'postgres';
+import { countStoredPartTokens } from '../../src/tokens/count-stored-message-tokens.js';
+import { loadO200kTokenCounter } from '../../src/tokens/token-counter.js';
+import type { ContextUIMessage } from '../../src/model/context-ui-message.js';
+import { APP_LOGIN } from '../server.js';
+import type { AppendPeer } from './peer.js';
+
+const tenantCheck = `tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid`;
+
+export const GUARDED_DDL = [
+  `create table guarded_thread (tenant_id uuid not null, id uuid not null, next_sequence bigint not null default 0,
+     primary key (tenant_id, id))`,
+  `create table guarded_message (tenant_id uuid not null, thread_id uuid not null, sequence bigint not null,
+     message_id text not null, role text not null, parts json not null, token_count integer not null,
+     created_at timestamptz not null default now(),
+     primary key (tenant_id, thread_id, sequence), unique (tenant_id, thread_id, message_id),
+     foreign key (tenant_id, thread_id) references guarded_thread (tenant_id, id))`,
+  ...['guarded_thread', 'guarded_message'].flatMap((table) => [
+    `alter table ${table} enable row level security`,
+    `alter table ${table} force row level security`,
+    `create policy ${table}_tenant on ${table} to ${APP_LOGIN} using (${tenantCheck}) with check (${tenantCheck})`,
+    `grant select, insert, update on ${table} to ${APP_LOGIN}`,
+  ]),
+  `create function guarded_append(p_tenant uuid, p_thread uuid, p_message_id text, p_role text, p_parts json,
+     p_tokens integer) returns bigint language plpgsql as $$
+   declare found_sequence bigint;
+   begin
+     perform set_config('app.tenant_id', p_tenant::text, true);
+     select m.sequence into found_sequence from guarded_message m
+       where m.tenant_id = p_tenant and m.thread_id = p_thread and m.message_id = p_message_id;
+     if found then return found_sequence; end if;
+     update guarded_thread t set next_sequence = t.next_sequence + 1
+       where t.tenant_id = p_tenant and t.id = p_thread returning t.next_sequence into found_sequence;
+     if not found then raise exception 'thread % not found', p_thread; end if;
+     insert into guarded_message (tenant_id, thread_id, sequence, message_id, role, parts, token_count)
+       values (p_tenant, p_thread, found_sequence, p_message_id, p_role, p_parts, p_tokens);
+     return found_sequence;
+   end $$`,
+  `grant execute on function guarded_append(uuid, uuid, text, text, json, integer) to ${APP_LOGIN}`,
+];
+
+export async function guardedInsertPeer({
+  adminUrl,
+  appUrl,
+  poolSize,
+}: {
+  adminUrl: string;
+  appUrl: string;
+  poolSize: number;
+}): Promise<AppendPeer> {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  for (const statement of GUARDED_DDL) await admin.unsafe(statement);
+  const sql = postgres(appUrl, { max: poolSize, onnotice: () => {} });
+  const tokenCounter = await loadO200kTokenCounter();
+  const tenantId = randomUUID();
+  const asTenant = <ROWS>(work: (tx: postgres.TransactionSql) => Promise<ROWS>) =>
+    sql.begin(async (tx) => {
+      await tx`select set_config('app.tenant_id', ${tenantId}, true)`;
+      return work(tx);
+    }) as Promise<ROWS>;
+  return {
+    name: 'guarded-insert',
+    async createThread() {
+      const id = randomUUID();
+      await asTenant((tx) => tx`insert into guarded_thread (tenant_id, id) values (${tenantId}, ${id})`);
+      return id;
+    },
+    async append(threadId, message) {
+      const parts = countStoredPartTokens({ message: message as unknown as ContextUIMessage, tokenCounter });
+      const tokens = parts.reduce((sum, count) => sum + count, 0);
+      // ::text first: postgres-js JSON.stringify()s any parameter the server types as json.
+      await sql`select guarded_append(${tenantId}, ${threadId}, ${message.id}, ${message.role},
+        ${JSON.stringify(message.parts)}::text::json, ${tokens})`;
+    },
+    loadAllIds: async (threadId) =>
+      (
+        await asTenant(
+          (tx) =>
+            tx<{ message_id: string }[]>`select message_id from guarded_message where thread_id = ${threadId}
+              order by sequence`,
+        )
+      ).map((row) => row.message_id),
+    idsByCommit: async (threadId) =>
+      (
+        await admin<{ message_id: string }[]>`select message_id from guarded_message where thread_id = ${threadId}
+          order by pg_xact_commit_timestamp(xmin), sequence`
+      ).map((row) => row.message_id),
+    close: async () => {
+      await sql.end({ timeout: 5 });
+      await admin.end({ timeout: 5 });
+    },
+  };
+}
