@@ -3,13 +3,14 @@
 // the answer is stored when the turn ends. The context engine builds each request from the store (a new engine per
 // request, summaries by a deterministic summarizer); the others convert the stored messages with the AI SDK and
 // manage the whole list at every call.
-import { convertToModelMessages, pruneMessages, type ModelMessage, type UIMessage } from 'ai';
+import { pruneMessages, type ModelMessage, type UIMessage } from 'ai';
 import type { ContextPolicyInput } from '../../src/context/contracts/context-policy.js';
 import { createMemoryContextStore } from '../../src/testing/index.js';
 import type { TokenCounter } from '../../src/tokens/token-counter.js';
 import { appendCounted, engineFor } from '../../test/support/carried-cut-threads.js';
 import { emptyTally, record, tokensOf, type Tally } from './cache-tally.js';
 import type { Session } from './sessions.js';
+import { unmanagedRequests } from './bound-layout.js';
 
 export type Strategy = (session: Session, budget: number, tokenCounter: TokenCounter) => Promise<Tally>;
 
@@ -38,23 +39,16 @@ export const engineStrategy =
     return tally;
   };
 
-/** A strategy that manages the whole converted history at every call. */
+/** A strategy that manages the whole converted history at every call (the requests of no management). */
 const managed =
   (manage: (messages: ModelMessage[], budget: number) => ModelMessage[]): Strategy =>
   async (session, budget) => {
     const tally = emptyTally();
-    const stored: UIMessage[] = [];
     let previous: ModelMessage[] | undefined;
-    for (const turn of session.turns) {
-      stored.push(turn.user);
-      let history = await convertToModelMessages(stored);
-      for (let step = 0; step <= turn.steps.length; step++) {
-        const sent = manage(history, budget);
-        record(tally, previous, sent, budget);
-        previous = sent;
-        history = [...history, ...(turn.steps[step] ?? [])];
-      }
-      if (turn.answer) stored.push(turn.answer);
+    for (const history of await unmanagedRequests(session)) {
+      const sent = manage(history, budget);
+      record(tally, previous, sent, budget);
+      previous = sent;
     }
     return tally;
   };
