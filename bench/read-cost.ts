@@ -1,6 +1,8 @@
 // CPU per read, client and server, which does not depend on how loaded the machine is: agent-history's newest-50
 // page and context load (as the app login, RLS on) against the same newest-50 read as one bare SELECT (superuser, no
-// RLS) on the same table, of the bare peer's columns and of the 27 the page returns, on one seeded thread, and the
+// RLS) on the same table, of the bare peer's columns and of the 27 the page returns, the guarded floor (the six
+// columns through a plpgsql function under forced RLS as the app login) and the page's own SQL function called
+// without the store's mapping, on one seeded thread, and the
 // whole thread against one bare SELECT of it, in interleaved rounds. `npx tsx bench/read-cost.ts` (BENCH_READ_SIZE,
 // default 10,000; BENCH_READ_ROUNDS, default 3).
 import { loadavg } from 'node:os';
@@ -35,6 +37,23 @@ async function main() {
       (drizzle({ client: ah.client }) as unknown as AgentHistoryDatabase).transaction((tx) =>
         work(createAgentHistory({ db: tx }).forTenant(ah.tenantId)),
       );
+    // The floor of a read under the guarantees: forced row-level security as the app login, in one statement (a
+    // plpgsql function that sets the tenant and the role for its transaction, as the store's read functions do),
+    // the bare peer's six columns, no check that the thread is visible, no mapping on the client. enable_sort off for
+    // its run, as the store's functions: the policy's user clause leaves the planner no estimate of the thread's rows,
+    // and without it the plan sorts the whole thread (11 ms a call on 10,000 messages).
+    await sql.unsafe(`create function guarded_page(p_tenant uuid, p_thread uuid)
+      returns table (id uuid, message_id text, role text, parts json, metadata jsonb, sequence bigint)
+      language plpgsql set enable_sort = off as $$
+      begin
+        perform set_config('app.tenant_id', p_tenant::text, true);
+        perform set_config('app.user_id', '', true);
+        perform set_config('role', 'agent_history_app', true);
+        return query select m.id, m.message_id, m.role::text, m.parts, m.metadata, m.sequence from agent_message m
+          where m.tenant_id = p_tenant and m.thread_id = p_thread and m.deleted_at is null
+          order by m.sequence desc limit 50;
+      end $$`);
+    await sql.unsafe(`grant execute on function guarded_page(uuid, uuid) to agent_history_app`);
     const meter = cpuMeter(await server.postmasterPid());
     const operations: Array<[string, () => Promise<unknown>, number?]> = [
       [
@@ -51,6 +70,30 @@ async function main() {
             token_count, token_counter_id, part_token_counts, lease_expires_at, created_at, updated_at, completed_at,
             redacted_at, deleted_at from agent_message where tenant_id = ${ah.tenantId} and thread_id = ${threadId}
             and deleted_at is null order by sequence desc limit 50`,
+      ],
+      [
+        'guarded floor: the six columns under forced RLS as the app login, one plpgsql function',
+        () => ah.client`select * from guarded_page(${ah.tenantId}, ${threadId})`,
+      ],
+      [
+        "the page's own function called bare: 27 columns, RLS, the thread check, no mapping",
+        () =>
+          ah.client`select * from agent_history_list_messages(${ah.tenantId}, 'agent_history_app', null, ${threadId},
+            null, 51, null, false)`,
+      ],
+      [
+        "the page's own function, only the columns of a UIMessage and its sequence, no mapping",
+        () =>
+          ah.client`select id, message_id, role, parts, metadata, sequence, schema_version
+            from agent_history_list_messages(${ah.tenantId}, 'agent_history_app', null, ${threadId}, null, 51, null, false)`,
+      ],
+      [
+        'the same page as json (the form the store reads on PGlite), parsed, no mapping',
+        async () =>
+          (
+            await ah.client<{ data: unknown[] }[]>`select data from agent_history_list_messages_json(${ah.tenantId},
+              'agent_history_app', null, ${threadId}, null, 51, null, false)`
+          ).flatMap((row) => row.data),
       ],
       ['listMessages newest 50, one statement', () => ah.store.listMessages(threadId)],
       [

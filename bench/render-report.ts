@@ -106,7 +106,7 @@ export function renderReport(results: { meta: Record<string, any>; runs: any[] }
       appendTable(
         runs.map((run) => ({ w1: run.w5?.w1 })),
         'w1',
-        ['agent-history', 'bare-insert'],
+        ['agent-history', 'bare-insert', ...(config.peers.includes('guarded-insert') ? ['guarded-insert'] : [])],
       ),
       '',
     );

@@ -35,6 +35,7 @@ import { loadO200kTokenCounter } from '../src/tokens/token-counter.js';
 import {
   embeddedAgentHistoryPeer,
   embeddedBarePeer,
+  embeddedGuardedPeer,
   embeddedMeter,
   openEmbedded,
   type Embedded,
@@ -159,8 +160,18 @@ async function runEmbedded(
   }
   const embedded = state.embedded;
   const w1: Record<string, unknown> = {};
-  for (const name of rotate(['agent-history', 'bare-insert'], runIndex)) {
-    const peer = name === 'agent-history' ? embeddedAgentHistoryPeer(embedded) : embeddedBarePeer(embedded);
+  const names = [
+    'agent-history',
+    'bare-insert',
+    ...(config.peers.includes('guarded-insert') ? ['guarded-insert'] : []),
+  ];
+  for (const name of rotate(names, runIndex)) {
+    const peer =
+      name === 'agent-history'
+        ? embeddedAgentHistoryPeer(embedded)
+        : name === 'bare-insert'
+          ? embeddedBarePeer(embedded)
+          : await embeddedGuardedPeer(embedded);
     w1[name] = await runW1Append(peer, factory, config.w5.w1, embeddedMeter(embedded));
     log(`  w5 pglite w1 ${name.padEnd(14)} ${(w1[name] as { appendsPerSecond: number }).appendsPerSecond} appends/s`);
   }

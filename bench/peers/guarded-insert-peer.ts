@@ -15,7 +15,11 @@ import type { AppendPeer } from './peer.js';
 
 const tenantCheck = `tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid`;
 
-export const GUARDED_DDL = [
+/**
+ * The floor's schema and function, for `role` (the application login on PostgreSQL). With `switchRole` the function
+ * switches to `role` for its transaction itself, as the store's functions do on PGlite, whose one login is a superuser.
+ */
+export const guardedDdl = (role: string, switchRole = false) => [
   `create table guarded_thread (tenant_id uuid not null, id uuid not null, next_sequence bigint not null default 0,
      primary key (tenant_id, id))`,
   `create table guarded_message (tenant_id uuid not null, thread_id uuid not null, sequence bigint not null,
@@ -26,14 +30,19 @@ export const GUARDED_DDL = [
   ...['guarded_thread', 'guarded_message'].flatMap((table) => [
     `alter table ${table} enable row level security`,
     `alter table ${table} force row level security`,
-    `create policy ${table}_tenant on ${table} to ${APP_LOGIN} using (${tenantCheck}) with check (${tenantCheck})`,
-    `grant select, insert, update on ${table} to ${APP_LOGIN}`,
+    `create policy ${table}_tenant on ${table} to ${role} using (${tenantCheck}) with check (${tenantCheck})`,
+    `grant select, insert, update on ${table} to ${role}`,
   ]),
   `create function guarded_append(p_tenant uuid, p_thread uuid, p_message_id text, p_role text, p_parts json,
      p_tokens integer) returns bigint language plpgsql as $$
    declare found_sequence bigint;
    begin
-     perform set_config('app.tenant_id', p_tenant::text, true);
+     perform set_config('app.tenant_id', p_tenant::text, true);${
+       switchRole
+         ? `
+     perform set_config('role', '${role}', true);`
+         : ''
+     }
      select m.sequence into found_sequence from guarded_message m
        where m.tenant_id = p_tenant and m.thread_id = p_thread and m.message_id = p_message_id;
      if found then return found_sequence; end if;
@@ -44,7 +53,7 @@ export const GUARDED_DDL = [
        values (p_tenant, p_thread, found_sequence, p_message_id, p_role, p_parts, p_tokens);
      return found_sequence;
    end $$`,
-  `grant execute on function guarded_append(uuid, uuid, text, text, json, integer) to ${APP_LOGIN}`,
+  `grant execute on function guarded_append(uuid, uuid, text, text, json, integer) to ${role}`,
 ];
 
 export async function guardedInsertPeer({
@@ -57,7 +66,7 @@ export async function guardedInsertPeer({
   poolSize: number;
 }): Promise<AppendPeer> {
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  for (const statement of GUARDED_DDL) await admin.unsafe(statement);
+  for (const statement of guardedDdl(APP_LOGIN)) await admin.unsafe(statement);
   const sql = postgres(appUrl, { max: poolSize, onnotice: () => {} });
   const tokenCounter = await loadO200kTokenCounter();
   const tenantId = randomUUID();
