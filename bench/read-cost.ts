@@ -32,11 +32,13 @@ async function main() {
     await loadTemplates(admin, new MessageFactory({ seed: 42 }));
     const [thread] = await seedAgentHistoryThreads({ store: ah.store, admin, sizes: [size], snapshotTail: 8 });
     const threadId = thread!.threadId;
-    // The same store inside a caller's transaction reads the transactional way (BEGIN, settings, queries, COMMIT).
+    // The same store inside a caller's transaction reads the transactional way (BEGIN, settings, queries, COMMIT):
+    // derived from the store (`withTransaction`), or made anew on the transaction, which checks the setup again.
+    const caller = drizzle({ client: ah.client }) as unknown as AgentHistoryDatabase;
     const inTransaction = (work: (store: typeof ah.store) => Promise<unknown>) =>
-      (drizzle({ client: ah.client }) as unknown as AgentHistoryDatabase).transaction((tx) =>
-        work(createAgentHistory({ db: tx }).forTenant(ah.tenantId)),
-      );
+      caller.transaction((tx) => work(ah.history.withTransaction(tx).forTenant(ah.tenantId)));
+    const inNewStore = (work: (store: typeof ah.store) => Promise<unknown>) =>
+      caller.transaction((tx) => work(createAgentHistory({ db: tx }).forTenant(ah.tenantId)));
     // The floor of a read under the guarantees: forced row-level security as the app login, in one statement (a
     // plpgsql function that sets the tenant and the role for its transaction, as the store's read functions do),
     // the bare peer's six columns, no check that the thread is visible, no mapping on the client. enable_sort off for
@@ -97,11 +99,18 @@ async function main() {
       ],
       ['listMessages newest 50, one statement', () => ah.store.listMessages(threadId)],
       [
-        'listMessages newest 50, in a transaction (as on Citus)',
+        'listMessages newest 50, in a transaction (as on Citus), withTransaction(tx)',
         () => inTransaction((store) => store.listMessages(threadId)),
       ],
+      [
+        'listMessages newest 50, in a transaction, createAgentHistory({ db: tx }) per transaction',
+        () => inNewStore((store) => store.listMessages(threadId)),
+      ],
       ['loadContext (snapshot + 8-message tail), one statement', () => ah.store.loadContext(threadId)],
-      ['loadContext, in a transaction (as on Citus)', () => inTransaction((store) => store.loadContext(threadId))],
+      [
+        'loadContext, in a transaction (as on Citus), withTransaction(tx)',
+        () => inTransaction((store) => store.loadContext(threadId)),
+      ],
       [
         `bare SELECT of the whole thread (${size} rows, one query)`,
         () =>

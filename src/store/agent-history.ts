@@ -1,6 +1,7 @@
 import type { AgentTables } from '../schema/define-agent-tables.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import type { TenantHistory } from './tenant-history.js';
+import type { AgentHistoryDatabase } from '../tenant/database.js';
 
 /**
  * The store, as `createAgentHistory` returns it. Everything goes through `forTenant(tenantId)`; the tables
@@ -28,6 +29,21 @@ export interface AgentHistory {
    * await history.ready();
    */
   ready(): Promise<void>;
+  /**
+   * The same store over `tx`, one of your transactions on the same database, so that its calls commit or roll back
+   * with your own statements. Everything is shared with this store (options, token counter, context cache) and the
+   * start-up check is not run again once it passed here or on another of its transactions, so deriving a store per
+   * transaction costs nothing; `createAgentHistory({ db: tx })` would check the database again in every
+   * transaction. Each call puts your transaction's settings back as they were (see `createAgentHistory`).
+   *
+   * @throws {InvalidArgumentError} `tx` is not a Drizzle transaction (synchronously).
+   * @example
+   * await db.transaction(async (tx) => {
+   *   await tx.insert(orders).values(order);
+   *   await history.withTransaction(tx).forTenant(tenantId).appendMessage(threadId, message);
+   * });
+   */
+  withTransaction(tx: AgentHistoryDatabase): AgentHistory;
   /**
    * The store of one tenant. Validates the tenant id before any SQL; every method of the result runs in its own
    * transaction scoped to that tenant. With `userId`, also scoped to that user by row-level security: only the

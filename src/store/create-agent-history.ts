@@ -34,7 +34,10 @@ import { createThreadContextStore } from './thread-context-store.js';
 import { memoryMethods } from './memory-operations.js';
 import { onceSetupCheck } from './check-setup.js';
 import type { AgentHistory, ForTenantOptions } from './agent-history.js';
-import { getTableConfig } from 'drizzle-orm/pg-core';
+import { getTableConfig, PgTransaction } from 'drizzle-orm/pg-core';
+import { is } from 'drizzle-orm';
+import type { AgentHistoryDatabase } from '../tenant/database.js';
+import type { TokenCounter } from '../tokens/token-counter.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { assertOptionalUserId } from '../errors/assert-input.js';
 import type { TenantHistory } from './tenant-history.js';
@@ -74,22 +77,78 @@ export function createAgentHistory({
 }: CreateAgentHistoryOptions): AgentHistory {
   assertDatabase(db);
   assertSearchIndexing(search);
-  const now = _internal.now ?? (() => new Date());
-  const tokenCounter = Promise.resolve(tokenCounterOption ?? loadO200kTokenCounter());
-  const generateId = _internal.generateId ?? randomUUID;
-  const statements = appendStatements(tables, search !== 'inline');
-  const appendBatcher = createAppendBatcher(db, statements, appendBatching, {
-    onBatchError: _internal.onAppendBatchError,
+  const shared: SharedSetup = {
+    tables,
+    appRole,
+    rowLevelSecurityCheck,
+    tokenCounter: Promise.resolve(tokenCounterOption ?? loadO200kTokenCounter()),
+    maxMessageBytes,
+    checkMessage,
+    oversizedToolPayloads,
+    leaseMs,
+    appendBatching,
+    search,
+    now: _internal.now ?? (() => new Date()),
+    generateId: _internal.generateId ?? randomUUID,
+    onAppendBatchError: _internal.onAppendBatchError,
+    statements: appendStatements(tables, search !== 'inline'),
+    schema: getTableConfig(tables.agentThread).schema ?? 'public',
+    oneStatementReads: { available: true },
+    contextCache: contextCacheOf(contextCache),
+    setup: { passed: false },
+  };
+  return historyOver(db, shared);
+}
+
+/** What a store and the stores of its transactions (`withTransaction`) share: the options, checked once. */
+interface SharedSetup {
+  tables: StoreContext['tables'];
+  appRole: string | null;
+  rowLevelSecurityCheck: NonNullable<CreateAgentHistoryOptions['rowLevelSecurityCheck']>;
+  tokenCounter: Promise<TokenCounter>;
+  maxMessageBytes: number;
+  checkMessage: StoreContext['checkMessage'];
+  oversizedToolPayloads: StoreContext['oversizedToolPayloads'];
+  leaseMs: number;
+  appendBatching: CreateAgentHistoryOptions['appendBatching'];
+  search: StoreContext['search'];
+  now: () => Date;
+  generateId: () => string;
+  onAppendBatchError: ((error: unknown, size: number) => void) | undefined;
+  statements: StoreContext['appendStatements'];
+  schema: string;
+  oneStatementReads: StoreContext['oneStatementReads'];
+  contextCache: SharedContextMessageCache | null;
+  /** Whether the setup check passed (or warned) once, on `db` or on one of its transactions. */
+  setup: { passed: boolean };
+}
+
+/** The store over `db` (the database, or one of its transactions), with the setup checked once for all of them. */
+function historyOver(db: AgentHistoryDatabase, shared: SharedSetup): AgentHistory {
+  const { tables, appRole, tokenCounter } = shared;
+  const appendBatcher = createAppendBatcher(db, shared.statements, shared.appendBatching, {
+    onBatchError: shared.onAppendBatchError,
   });
   const appendLanes = createAppendLanes();
-  const schema = getTableConfig(tables.agentThread).schema ?? 'public';
-  const checkRowLevelSecurity = onceSetupCheck(db, tables, appRole, rowLevelSecurityCheck);
-  const oneStatementReads = { available: true };
-  const sharedContextCache = contextCacheOf(contextCache);
+  const checkOnce = onceSetupCheck(db, tables, appRole, shared.rowLevelSecurityCheck);
+  const checkRowLevelSecurity = async () => {
+    if (shared.setup.passed) return;
+    await checkOnce();
+    shared.setup.passed = true;
+  };
   return {
     tables,
     tokenCounter,
     ready: async () => checkRowLevelSecurity().catch((error: unknown) => Promise.reject(asStoreError(error))),
+    withTransaction(tx) {
+      if (!is(tx, PgTransaction))
+        throw new InvalidArgumentError({
+          argument: 'tx',
+          value: tx,
+          message: 'expected a Drizzle transaction, as db.transaction(async (tx) => …) passes it.',
+        });
+      return historyOver(tx, shared);
+    },
     forTenant(tenantId, options) {
       const tenant = assertTenantId(tenantId);
       const userId = forTenantUserId(options);
@@ -98,23 +157,23 @@ export function createAgentHistory({
         tables,
         tenantId: tenant,
         userId,
-        schema,
+        schema: shared.schema,
         appRole,
         // Cached counts per tenant: no tenant can time whether another one stored a text.
         tokenCounter: tokenCounter.then((counter) => scopeTokenCounter(counter, tenant)),
-        maxMessageBytes,
-        checkMessage,
-        oversizedToolPayloads,
-        leaseMs,
-        now,
-        generateId,
+        maxMessageBytes: shared.maxMessageBytes,
+        checkMessage: shared.checkMessage,
+        oversizedToolPayloads: shared.oversizedToolPayloads,
+        leaseMs: shared.leaseMs,
+        now: shared.now,
+        generateId: shared.generateId,
         appendBatcher,
         appendLanes,
-        appendStatements: statements,
-        oneStatementReads,
+        appendStatements: shared.statements,
+        oneStatementReads: shared.oneStatementReads,
         checkRowLevelSecurity,
-        search,
-        contextCache: sharedContextCache,
+        search: shared.search,
+        contextCache: shared.contextCache,
       };
       return tenantHistory(context);
     },
