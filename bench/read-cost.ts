@@ -1,13 +1,16 @@
 // CPU per read, client and server, which does not depend on how loaded the machine is: agent-history's newest-50
 // page and context load (as the app login, RLS on) against the same newest-50 read as one bare SELECT (superuser, no
-// RLS) on the same table, of the bare peer's columns and of the 27 the page returns, the guarded floor (the six
-// columns through a plpgsql function under forced RLS as the app login) and the page's own SQL function called
-// without the store's mapping, on one seeded thread, and the
-// whole thread against one bare SELECT of it, in interleaved rounds. `npx tsx bench/read-cost.ts` (BENCH_READ_SIZE,
-// default 10,000; BENCH_READ_ROUNDS, default 3).
+// RLS) on the same table, of the bare peer's columns and of the 27 the page returns; the guarded floor (the six
+// columns through a plpgsql function under forced RLS as the app login); the page's own SQL function without the
+// store's mapping, of all its columns and of fewer (prepared, and as the store sends it: one statement of literals);
+// the page in a caller's transaction; and the whole thread against one bare SELECT of it, in interleaved rounds.
+// `npx tsx bench/read-cost.ts` (BENCH_READ_SIZE, default 10,000; BENCH_READ_ROUNDS, default 3).
 import { loadavg } from 'node:os';
 import postgres from 'postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
+import { sql as drizzleSql } from 'drizzle-orm';
+
+const sqlRaw = (text: string) => drizzleSql.raw(text);
 import { cpuMeter } from './cpu.js';
 import { MessageFactory } from './messages.js';
 import { loadWholeThread, openAgentHistory } from './peers/agent-history-peer.js';
@@ -88,6 +91,22 @@ async function main() {
         () =>
           ah.client`select id, message_id, role, parts, metadata, sequence, schema_version
             from agent_history_list_messages(${ah.tenantId}, 'agent_history_app', null, ${threadId}, null, 51, null, false)`,
+      ],
+      [
+        "the page's own function, a chat window's columns (UIMessage, sequence, status, state, time), no mapping",
+        () =>
+          ah.client`select message_id, role, parts, metadata, schema_version, sequence, status, context_state,
+            exclusion_reason, created_at
+            from agent_history_list_messages(${ah.tenantId}, 'agent_history_app', null, ${threadId}, null, 51, null, false)`,
+      ],
+      [
+        'the same, one statement of literals through Drizzle (as the store sends it), no mapping',
+        () =>
+          caller.execute(
+            sqlRaw(`select message_id, role, parts, metadata, schema_version, sequence, status, context_state,
+            exclusion_reason, created_at from agent_history_list_messages('${ah.tenantId}'::uuid, 'agent_history_app',
+            null, '${threadId}'::uuid, null, 51, null, false)`),
+          ),
       ],
       [
         'the same page as json (the form the store reads on PGlite), parsed, no mapping',
