@@ -1,4 +1,4 @@
-// The write cost of resumable answers (BENCHMARKS.md, "Resumable answers"): on its own PostgreSQL 15 cluster,
+// The write cost of resumable answers: on its own PostgreSQL 15 cluster,
 // (1) one chunk per write, sequential: the cost of a batch; (2) an answer of 2,000 chunks arriving every 2 ms
 // through the batching log (flushMs 50): how many writes it takes and what they cost per chunk.
 // Run: npx tsx bench/stream-chunk-log.ts

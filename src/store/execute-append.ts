@@ -28,7 +28,7 @@ export function embeddedClient(db: AgentHistoryDatabase): EmbeddedClient | null 
  * Runs one append statement (`appendStatements`) and returns its rows. On PGlite, a statement made of literals
  * only (every append whose values hold no NUL) goes through PGlite's simple-query `exec`: one pass through the
  * in-process Postgres, where Drizzle's `query` takes two (Parse and Describe, then Bind and Execute), about
- * 0.2 ms of a lone append's 1.5 (BENCHMARKS.md, "Where a PGlite append's time goes"). PGlite runs it under the
+ * 0.1 ms of a lone append's 2 (`npx tsx bench/pglite-append-profile.ts`, in BENCHMARKS.md). PGlite runs it under the
  * same lock as every other statement. A failure is wrapped as Drizzle wraps it, so the store reports it alike.
  * Anything else goes through Drizzle.
  */

@@ -113,7 +113,7 @@ async function listPage(context: StoreContext, thread: string, query: ListPageQu
     { bigint: query.maxBytes },
   ];
   // On PGlite the page comes as json arrays of rows, newest first within each, in no order between them:
-  // half the CPU of typed columns there. A server prints json at more CPU than it saves the client (BENCHMARKS.md).
+  // half the CPU of typed columns there. A server prints json at more CPU than it saves the client (`npx tsx bench/read-cost.ts`).
   let fast: Array<Record<string, unknown>> | typeof IN_TRANSACTION | typeof THREAD_MISSING = IN_TRANSACTION;
   if (embeddedClient(context.db) === null) {
     fast = await callInOneStatement(context, 'agent_history_list_messages', args);
