@@ -2,36 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { DEFAULT_APP_ROLE } from '../schema/define-agent-tables.js';
 import { defaultTables } from './default-tables.js';
 import { assertTenantId } from '../tenant/tenant-id.js';
-import { appendMessage } from './append-message.js';
-import { asStoreError, withStoreErrors } from './with-store-errors.js';
-import { withStoreSpans } from './with-store-spans.js';
+import { asStoreError } from './with-store-errors.js';
 import { createAppendBatcher } from './append-batcher.js';
 import { createAppendLanes } from './append-lanes.js';
 import { appendStatements } from './append-statements.js';
-import { appendStreamChunks, deleteStreamChunks, readStreamChunks } from './stream-chunks.js';
-import { subscribeStreamChunks } from './stream-notifications.js';
-import { beginAssistantMessage, checkpointMessage, finalizeMessage } from './assistant-lifecycle.js';
-import { reopenAssistantMessage } from './reopen-assistant-message.js';
-import { recoverAbandonedMessages } from './recover-abandoned-messages.js';
-import { rebuildDerivedData } from './rebuild-derived-data.js';
-import { listSummaries } from './list-summaries.js';
-import { loadContext } from './load-context.js';
-import { writeSnapshot } from './write-snapshot.js';
-import { writeSummary } from './write-summary.js';
-import { getMessage, listMessages } from './list-messages.js';
-import { streamToolPayload } from './stream-tool-payload.js';
-import { excludeMessages, includeMessages, pinMessage, unpinMessage } from './message-state.js';
-import { redactMessage } from './redact-message.js';
-import { deleteThreadsOlderThan } from './retention.js';
-import { failRun, finishRun, getRun, startRun } from './runs.js';
-import { searchMessages } from './search-messages.js';
-import { indexPendingMessages, assertSearchIndexing } from './search-indexing.js';
+import { assertSearchIndexing } from './search-indexing.js';
+import { tenantHistory } from './tenant-history-methods.js';
 import type { StoreContext } from './store-context.js';
-import { createThread, deleteThread, getThread, listThreads, softDeleteThread, updateThread } from './threads.js';
 import { loadO200kTokenCounter, scopeTokenCounter } from '../tokens/token-counter.js';
-import { forkThread } from './fork-thread.js';
-import { createThreadContextStore } from './thread-context-store.js';
-import { memoryMethods } from './memory-operations.js';
 import { onceSetupCheck } from './check-setup.js';
 import type { AgentHistory, ForTenantOptions } from './agent-history.js';
 import { getTableConfig, PgTransaction } from 'drizzle-orm/pg-core';
@@ -40,7 +18,6 @@ import type { AgentHistoryDatabase } from '../tenant/database.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { assertOptionalUserId } from '../errors/assert-input.js';
-import type { TenantHistory } from './tenant-history.js';
 import type { CreateAgentHistoryOptions } from './create-agent-history-options.js';
 import {
   createContextMessageCache,
@@ -232,75 +209,6 @@ function forTenantUserId(options: ForTenantOptions | undefined): string | null {
       message: 'expected a string of 1 to 200 characters.',
     });
   return userId;
-}
-
-function tenantHistory(context: StoreContext): TenantHistory {
-  // Every method is async: bad input is a rejected promise, never a synchronous throw escaping a `.catch()` chain.
-  const methods: Omit<TenantHistory, 'tenantId' | 'userId' | 'contextStore'> = {
-    createThread: async (options) => createThread(context, options),
-    getThread: async (threadId) => getThread(context, threadId),
-    listThreads: async (options) => listThreads(context, options),
-    renameThread: async (threadId, options) =>
-      updateThread(context, threadId, { title: options?.title, derivedFrom: options?.derivedFrom }),
-    updateThreadMetadata: async (threadId, options) => updateThread(context, threadId, { metadata: options?.metadata }),
-    softDeleteThread: async (threadId, options) => softDeleteThread(context, threadId, options),
-    deleteThread: async (threadId, options) => deleteThread(context, threadId, options),
-    forkThread: async (threadId, options) => forkThread(context, threadId, options),
-
-    startRun: async (threadId, options) => startRun(context, threadId, options),
-    finishRun: async (runId, options) => finishRun(context, runId, options),
-    failRun: async (runId, options) => failRun(context, runId, options),
-    getRun: async (runId) => getRun(context, runId),
-
-    appendMessage: async (threadId, message, options) => appendMessage(context, threadId, message, options),
-    beginAssistantMessage: async (threadId, options) => beginAssistantMessage(context, threadId, options),
-    checkpointMessage: async (threadId, messageId, options) => checkpointMessage(context, threadId, messageId, options),
-    finalizeMessage: async (threadId, messageId, options) => finalizeMessage(context, threadId, messageId, options),
-    reopenAssistantMessage: async (threadId, messageId, options) =>
-      reopenAssistantMessage(context, threadId, messageId, options),
-    recoverAbandonedMessages: async () => recoverAbandonedMessages(context),
-    rebuildDerivedData: async (options) => rebuildDerivedData(context, options),
-    excludeMessages: async (threadId, messageIds, options) => excludeMessages(context, threadId, messageIds, options),
-    includeMessages: async (threadId, messageIds, options) => includeMessages(context, threadId, messageIds, options),
-    pinMessage: async (threadId, messageId) => pinMessage(context, threadId, messageId),
-    unpinMessage: async (threadId, messageId) => unpinMessage(context, threadId, messageId),
-    getMessage: async (threadId, messageId, options) => getMessage(context, threadId, messageId, options),
-    listMessages: async (threadId, options) => listMessages(context, threadId, options),
-    streamToolPayload: async (threadId, messageId, options) => streamToolPayload(context, threadId, messageId, options),
-    searchMessages: async (query, options) => searchMessages(context, query, options),
-    indexPendingMessages: async (options) => indexPendingMessages(context, options),
-    redactMessage: async (threadId, messageId, options) => redactMessage(context, threadId, messageId, options),
-    deleteThreadsOlderThan: async (options) => deleteThreadsOlderThan(context, options),
-
-    loadContext: async (threadId, options) => loadContext(context, threadId, options),
-    writeSummary: async (threadId, summary) => writeSummary(context, threadId, summary),
-    writeSnapshot: async (threadId, snapshot) => writeSnapshot(context, threadId, snapshot),
-    listSummaries: async (threadId) => listSummaries(context, threadId),
-
-    appendStreamChunks: async (threadId, messageId, options) =>
-      appendStreamChunks(context, threadId, messageId, options),
-    readStreamChunks: async (threadId, messageId, options) => readStreamChunks(context, threadId, messageId, options),
-    deleteStreamChunks: async (threadId, options) => deleteStreamChunks(context, threadId, options),
-    subscribeStreamChunks: async (threadId, messageId, onNotify) =>
-      subscribeStreamChunks(context, threadId, messageId, onNotify),
-    ...memoryMethods(context),
-  };
-  const { tenantId } = context;
-  return {
-    tenantId,
-    userId: context.userId,
-    // A failed statement or a lost connection becomes a DatabaseError, whose message holds no parameters; the span
-    // around it sees that typed error, so it records the error's code.
-    ...withStoreSpans(withStoreErrors(methods), { kind: 'store', tenantId }),
-    contextStore: (threadId, options) => {
-      const store = createThreadContextStore(context, threadId, options);
-      return withStoreSpans(withStoreErrors(store), {
-        kind: 'context-store',
-        tenantId,
-        threadId: threadId.toLowerCase(),
-      });
-    },
-  };
 }
 
 // Re-exported where they were defined before they had files of their own, so existing imports keep working.

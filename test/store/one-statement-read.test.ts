@@ -1,26 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
-import type { Logger } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgentHistory, NotFoundError, type TenantHistory } from '../../src/index.js';
 import { defineAgentTables } from '../../src/schema/index.js';
 import { messageColumns } from '../../src/store/row-mapping.js';
-import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
 import { text } from '../support/fixtures.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
-
-/** The same connection(s) as `db`, with every statement Drizzle sends counted. */
-function countingDatabase(db: AgentHistoryDatabase, backend: string) {
-  const sent: string[] = [];
-  const logger: Logger = { logQuery: (query) => void sent.push(query) };
-  const client = (db as unknown as { $client: never }).$client;
-  const counted = (backend === 'pglite'
-    ? drizzlePglite({ client, logger })
-    : drizzlePostgres({ client, logger })) as unknown as AgentHistoryDatabase;
-  return { db: counted, sent };
-}
+import { countingDatabase } from '../support/counting-database.js';
 
 /** The function `listMessages` calls: the json one on PGlite, the typed one on a server. */
 const LIST_FUNCTION: Record<string, RegExp> = {

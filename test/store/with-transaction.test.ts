@@ -3,9 +3,7 @@
 // never again per transaction as `createAgentHistory({ db: tx })` does; a check that did not pass is never skipped;
 // and the calls commit and roll back with the caller's transaction.
 import { randomUUID } from 'node:crypto';
-import { sql, type Logger } from 'drizzle-orm';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import {
   createAgentHistory,
@@ -13,20 +11,10 @@ import {
   NotFoundError,
   RowLevelSecurityBypassError,
 } from '../../src/index.js';
-import { rowsOf, type AgentHistoryDatabase } from '../../src/tenant/database.js';
+import { rowsOf } from '../../src/tenant/database.js';
 import { text } from '../support/fixtures.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
-
-/** The same connection(s) as `db`, with every statement Drizzle sends kept. */
-function countingDatabase(db: AgentHistoryDatabase, backend: string) {
-  const sent: string[] = [];
-  const logger: Logger = { logQuery: (query) => void sent.push(query) };
-  const client = (db as unknown as { $client: never }).$client;
-  const counted = (backend === 'pglite'
-    ? drizzlePglite({ client, logger })
-    : drizzlePostgres({ client, logger })) as unknown as AgentHistoryDatabase;
-  return { db: counted, sent };
-}
+import { countingDatabase } from '../support/counting-database.js';
 
 /** The start-up check's catalog query among the statements sent. */
 const setupChecks = (sent: string[]) => sent.filter((statement) => statement.includes('rolbypassrls')).length;
