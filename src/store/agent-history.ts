@@ -30,11 +30,13 @@ export interface AgentHistory {
    */
   ready(): Promise<void>;
   /**
-   * The same store over `tx`, one of your transactions on the same database, so that its calls commit or roll back
-   * with your own statements. Everything is shared with this store (options, token counter, context cache) and the
-   * start-up check is not run again once it passed here or on another of its transactions, so deriving a store per
-   * transaction costs nothing; `createAgentHistory({ db: tx })` would check the database again in every
-   * transaction. Each call puts your transaction's settings back as they were (see `createAgentHistory`).
+   * The same store over `tx`, one of your transactions on the same database and login, so that its calls commit or
+   * roll back with your own statements. Options and token counter are shared with this store, and so is the
+   * start-up check: once this store passed it (`ready()`, or a call outside a transaction), a transaction's store
+   * skips it, where `createAgentHistory({ db: tx })` checks the database in every transaction. Until then (and
+   * always with `appRole: null`) each transaction's store checks on its transaction, and its pass counts for it
+   * alone. A transaction's store keeps no messages in the context cache: the transaction may roll back. Each call
+   * puts your transaction's settings back as they were (see `createAgentHistory`).
    *
    * @throws {InvalidArgumentError} `tx` is not a Drizzle transaction (synchronously).
    * @example

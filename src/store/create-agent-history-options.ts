@@ -66,7 +66,8 @@ export interface CreateAgentHistoryOptions {
    * parts (the database's content version), with the same status: an edited, redacted or finalized message is converted again,
    * and its old entry is dropped when the new one is stored. A redaction drops the message's entry in this process
    * at once (another process drops its own at its next load of the thread). Pass a cache
-   * (`createContextMessageCache`) to share one between stores of the same database or to read its size.
+   * (`createContextMessageCache`) to share one between stores of the same database or to read its size. A store
+   * over a transaction (`db: tx`, `withTransaction(tx)`) keeps nothing in it: the transaction may roll back.
    * @default { maxBytes: 33_554_432 } (32 MiB of stored messages, about twice that in heap; least recently used out first)
    */
   contextCache?: ContextMessageCacheOptions | SharedContextMessageCache | false;

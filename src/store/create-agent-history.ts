@@ -72,9 +72,11 @@ export function createAgentHistory({
     schema: getTableConfig(tables.agentThread).schema ?? 'public',
     oneStatementReads: { available: true },
     contextCache: contextCacheOf(contextCache),
-    setup: { passed: false },
+    setup: { passed: false, warned: false },
   };
-  return historyOver(db, shared);
+  // A store over a transaction keeps no messages in a cache (see `historyOver`).
+  if (is(db, PgTransaction)) shared.contextCache = null;
+  return historyOver(db, shared, false);
 }
 
 /** What a store and the stores of its transactions (`withTransaction`) share: the options, checked once. */
@@ -96,22 +98,35 @@ interface SharedSetup {
   schema: string;
   oneStatementReads: StoreContext['oneStatementReads'];
   contextCache: SharedContextMessageCache | null;
-  /** Whether the setup check passed (or warned) once, on `db` or on one of its transactions. */
-  setup: { passed: boolean };
+  /**
+   * `passed`: the store's own check (on `db`) passed, or warned; its transactions' stores then skip theirs. A check
+   * on a transaction never counts for the store: the transaction may run as another role (`SET LOCAL ROLE`) or see
+   * catalog changes of its own that roll back. `warned`: the one warning of `rowLevelSecurityCheck: 'warn'` was given.
+   */
+  setup: { passed: boolean; warned: boolean };
 }
 
-/** The store over `db` (the database, or one of its transactions), with the setup checked once for all of them. */
-function historyOver(db: AgentHistoryDatabase, shared: SharedSetup): AgentHistory {
-  const { tables, appRole, tokenCounter } = shared;
+/**
+ * The store over `db`: the database, or (`inTransaction`) one of its transactions, whose store skips the setup check
+ * once the database's store passed it (unless `appRole` is null: the role then is whatever the transaction runs as),
+ * and keeps no messages in the shared cache, since the transaction may roll back what it would put there.
+ */
+function historyOver(db: AgentHistoryDatabase, shared: SharedSetup, inTransaction: boolean): AgentHistory {
+  const { tables, appRole, tokenCounter, setup } = shared;
   const appendBatcher = createAppendBatcher(db, shared.statements, shared.appendBatching, {
     onBatchError: shared.onAppendBatchError,
   });
   const appendLanes = createAppendLanes();
-  const checkOnce = onceSetupCheck(db, tables, appRole, shared.rowLevelSecurityCheck);
+  const warnOnce = (message: string) => {
+    if (setup.warned) return;
+    setup.warned = true;
+    console.warn(message);
+  };
+  const checkOnce = onceSetupCheck(db, tables, appRole, shared.rowLevelSecurityCheck, warnOnce);
   const checkRowLevelSecurity = async () => {
-    if (shared.setup.passed) return;
+    if (setup.passed && !(inTransaction && appRole === null)) return;
     await checkOnce();
-    shared.setup.passed = true;
+    if (!inTransaction) setup.passed = true;
   };
   return {
     tables,
@@ -124,7 +139,7 @@ function historyOver(db: AgentHistoryDatabase, shared: SharedSetup): AgentHistor
           value: tx,
           message: 'expected a Drizzle transaction, as db.transaction(async (tx) => …) passes it.',
         });
-      return historyOver(tx, shared);
+      return historyOver(tx, shared, true);
     },
     forTenant(tenantId, options) {
       const tenant = assertTenantId(tenantId);
@@ -150,7 +165,7 @@ function historyOver(db: AgentHistoryDatabase, shared: SharedSetup): AgentHistor
         oneStatementReads: shared.oneStatementReads,
         checkRowLevelSecurity,
         search: shared.search,
-        contextCache: shared.contextCache,
+        contextCache: inTransaction ? null : shared.contextCache,
       };
       return tenantHistory(context);
     },

@@ -1,17 +1,22 @@
 // `history.withTransaction(tx)`: the store over the caller's transaction, sharing the store's options and its
-// start-up check. The check (one catalog query, about 3 ms) runs once for the store and all of its transactions,
-// never again per transaction as `createAgentHistory({ db: tx })` does; a check that did not pass is never skipped;
-// and the calls commit and roll back with the caller's transaction.
+// start-up check. Once the store itself has passed the check (one catalog query, about 3 ms), its transactions skip
+// it, where `createAgentHistory({ db: tx })` checks in every one; a check that did not pass, or passed only on a
+// transaction (which may run as another role), is never skipped; a transaction's messages stay out of the shared
+// message cache, so content it rolls back never reaches a later request; and the calls commit and roll back with
+// the caller's transaction.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   createAgentHistory,
   InvalidArgumentError,
   NotFoundError,
+  createContextMessageCache,
   RowLevelSecurityBypassError,
+  type TenantHistory,
 } from '../../src/index.js';
-import { rowsOf } from '../../src/tenant/database.js';
+import { createContextManager } from '../../src/ai-sdk/index.js';
+import { rowsOf, type AgentHistoryDatabase } from '../../src/tenant/database.js';
 import { text } from '../support/fixtures.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { countingDatabase } from '../support/counting-database.js';
@@ -49,7 +54,7 @@ describe.each(BACKENDS)('withTransaction on %s', (backend) => {
     expect(page.messages.map((stored) => stored.message.id)).toEqual(['m-2', 'm-1', 'm-0']);
   });
 
-  it("should check on the transaction itself when the store has not checked yet, once, and count it the store's", async () => {
+  it('should check on each transaction until the store itself has checked, then on none', async () => {
     const { db, sent } = countingDatabase(database.db, backend);
     const history = createAgentHistory({ db });
     const tenantId = randomUUID();
@@ -58,13 +63,60 @@ describe.each(BACKENDS)('withTransaction on %s', (backend) => {
       async (tx) => (await history.withTransaction(tx).forTenant(tenantId).createThread()).id,
     );
     expect(setupChecks(sent)).toBe(1);
+    // A transaction's pass does not count for the store: the next transaction checks again.
+    await db.transaction(async (tx) => {
+      const store = history.withTransaction(tx).forTenant(tenantId);
+      await store.getThread(threadId);
+      await store.listMessages(threadId);
+    });
+    expect(setupChecks(sent)).toBe(2);
+    await history.ready();
+    expect(setupChecks(sent)).toBe(3);
     await db.transaction(async (tx) => {
       await history.withTransaction(tx).forTenant(tenantId).getThread(threadId);
     });
-    await history.ready();
     await history.forTenant(tenantId).getThread(threadId);
-    expect(setupChecks(sent)).toBe(1);
+    expect(setupChecks(sent)).toBe(3);
   });
+
+  it.each([
+    ['history.withTransaction(tx)', 'derived'],
+    ['createAgentHistory({ db: tx }) with the shared cache', 'own'],
+  ])(
+    'should keep what a transaction rolls back out of the messages the next requests send the model: %s',
+    async (_, way) => {
+      const contextCache = createContextMessageCache();
+      const history = createAgentHistory({ db: database.db, contextCache });
+      const inTransaction = (tx: AgentHistoryDatabase) =>
+        way === 'derived' ? history.withTransaction(tx) : createAgentHistory({ db: tx, contextCache });
+      const tenantId = randomUUID();
+      const store = history.forTenant(tenantId);
+      const threadId = (await store.createThread()).id;
+      await store.appendMessage(threadId, { id: 'u1', role: 'user', parts: [text('Transfer to which account?')] });
+      await store.beginAssistantMessage(threadId, { messageId: 'a1' });
+      const modelSees = async (tenantStore: TenantHistory) =>
+        JSON.stringify(
+          await createContextManager({
+            store: tenantStore.contextStore(threadId),
+            model: 'openai:gpt-4o',
+            tokenCounter: await history.tokenCounter,
+          }).initialMessages(),
+        );
+      await expect(
+        database.db.transaction(async (tx) => {
+          const inTx = inTransaction(tx).forTenant(tenantId);
+          await inTx.finalizeMessage(threadId, 'a1', { status: 'completed', parts: [text('Account 1111')] });
+          expect(await modelSees(inTx)).toContain('Account 1111');
+          throw new Rollback();
+        }),
+      ).rejects.toBeInstanceOf(Rollback);
+      // The committed answer gets the content version the rolled-back one had.
+      await store.finalizeMessage(threadId, 'a1', { status: 'completed', parts: [text('Account 2222')] });
+      const seen = await modelSees(store);
+      expect(seen).toContain('Account 2222');
+      expect(seen).not.toContain('Account 1111');
+    },
+  );
 
   it("should commit and roll back with the caller's transaction", async () => {
     const history = createAgentHistory({ db: database.db });
@@ -127,6 +179,41 @@ describe.each(BACKENDS)('withTransaction on %s', (backend) => {
 
 describe('withTransaction when the check does not pass', () => {
   const database = useTestDatabase('pglite');
+
+  it("should never count a transaction's pass for the store", async () => {
+    // PGlite's login is a superuser: without an application role, row-level security would not hold for it. A
+    // transaction that runs as another role passes; the store itself must still refuse.
+    const history = createAgentHistory({ db: database.db, appRole: null });
+    const tenantId = randomUUID();
+    await database.db.transaction(async (tx) => {
+      await tx.execute(sql`set local role agent_history_app`);
+      await history.withTransaction(tx).forTenant(tenantId).listThreads();
+    });
+    await expect(history.ready()).rejects.toBeInstanceOf(RowLevelSecurityBypassError);
+    await expect(history.forTenant(tenantId).createThread()).rejects.toBeInstanceOf(RowLevelSecurityBypassError);
+    // Nor a pass of the store for a transaction that runs as the superuser again.
+    await database.db.transaction(async (tx) => {
+      await expect(history.withTransaction(tx).forTenant(tenantId).createThread()).rejects.toBeInstanceOf(
+        RowLevelSecurityBypassError,
+      );
+    });
+  });
+
+  it("should warn once for the store and all of its transactions with rowLevelSecurityCheck 'warn'", async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const history = createAgentHistory({ db: database.db, appRole: null, rowLevelSecurityCheck: 'warn' });
+      const tenantId = randomUUID();
+      await database.db.transaction(async (tx) => {
+        await Promise.all([1, 2, 3].map(async () => history.withTransaction(tx).forTenant(tenantId).listThreads()));
+      });
+      await history.forTenant(tenantId).listThreads();
+      await database.db.transaction(async (tx) => history.withTransaction(tx).forTenant(tenantId).listThreads());
+      expect(warn.mock.calls.filter(([message]) => /row-level security/i.test(String(message)))).toHaveLength(1);
+    } finally {
+      warn.mockRestore();
+    }
+  });
 
   it('should refuse in every transaction, never skipping a check that failed', async () => {
     // PGlite's login is a superuser: without an application role, row-level security would not hold.
