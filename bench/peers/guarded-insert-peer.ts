@@ -8,7 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { countStoredPartTokens } from '../../src/tokens/count-stored-message-tokens.js';
-import { loadO200kTokenCounter } from '../../src/tokens/token-counter.js';
+import { loadO200kTokenCounter, type TokenCounter } from '../../src/tokens/token-counter.js';
+import type { BenchMessage } from '../messages.js';
 import type { ContextUIMessage } from '../../src/model/context-ui-message.js';
 import { APP_LOGIN } from '../server.js';
 import type { AppendPeer } from './peer.js';
@@ -56,6 +57,12 @@ export const guardedDdl = (role: string, switchRole = false) => [
   `grant execute on function guarded_append(uuid, uuid, text, text, json, integer) to ${role}`,
 ];
 
+/** The message's exact token count as the floor stores it: the library's per-part count, summed. */
+export function guardedTokenCount(message: BenchMessage, tokenCounter: TokenCounter): number {
+  const parts = countStoredPartTokens({ message: message as unknown as ContextUIMessage, tokenCounter });
+  return parts.reduce((sum, count) => sum + count, 0);
+}
+
 export async function guardedInsertPeer({
   adminUrl,
   appUrl,
@@ -83,8 +90,7 @@ export async function guardedInsertPeer({
       return id;
     },
     async append(threadId, message) {
-      const parts = countStoredPartTokens({ message: message as unknown as ContextUIMessage, tokenCounter });
-      const tokens = parts.reduce((sum, count) => sum + count, 0);
+      const tokens = guardedTokenCount(message, tokenCounter);
       // ::text first: postgres-js JSON.stringify()s any parameter the server types as json.
       await sql`select guarded_append(${tenantId}, ${threadId}, ${message.id}, ${message.role},
         ${JSON.stringify(message.parts)}::text::json, ${tokens})`;

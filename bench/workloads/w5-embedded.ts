@@ -8,10 +8,8 @@ import { migrate } from '../../src/store/migrate.js';
 import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
 import { loadWholeThread, searchFromEnv } from '../peers/agent-history-peer.js';
 import { BARE_DDL } from '../peers/bare-insert-peer.js';
-import { guardedDdl } from '../peers/guarded-insert-peer.js';
-import { countStoredPartTokens } from '../../src/tokens/count-stored-message-tokens.js';
+import { guardedDdl, guardedTokenCount } from '../peers/guarded-insert-peer.js';
 import { loadO200kTokenCounter } from '../../src/tokens/token-counter.js';
-import type { ContextUIMessage } from '../../src/model/context-ui-message.js';
 import type { AppendPeer } from '../peers/peer.js';
 import type { AdminQuery } from './w3-agent-history.js';
 import { cpuMeter, type CpuMeter } from '../cpu.js';
@@ -104,8 +102,7 @@ export async function embeddedGuardedPeer({
       return id;
     },
     append: async (threadId, message) => {
-      const parts = countStoredPartTokens({ message: message as unknown as ContextUIMessage, tokenCounter });
-      const tokens = parts.reduce((sum, count) => sum + count, 0);
+      const tokens = guardedTokenCount(message, tokenCounter);
       await client.query('select guarded_append($1, $2, $3, $4, $5::text::json, $6)', [
         tenantId,
         threadId,
