@@ -10,8 +10,6 @@ import { loadavg } from 'node:os';
 import postgres from 'postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { sql as drizzleSql } from 'drizzle-orm';
-
-const sqlRaw = (text: string) => drizzleSql.raw(text);
 import { cpuMeter } from './cpu.js';
 import { MessageFactory } from './messages.js';
 import { loadWholeThread, openAgentHistory } from './peers/agent-history-peer.js';
@@ -134,7 +132,7 @@ async function main() {
         'the same, one statement of literals through Drizzle (as the store sends it), no mapping',
         () =>
           caller.execute(
-            sqlRaw(`select message_id, role, parts, metadata, schema_version, sequence, status, context_state,
+            drizzleSql.raw(`select message_id, role, parts, metadata, schema_version, sequence, status, context_state,
             exclusion_reason, created_at from agent_history_list_messages('${ah.tenantId}'::uuid, 'agent_history_app',
             null, '${threadId}'::uuid, null, 51, null, false)`),
           ),
@@ -148,7 +146,7 @@ async function main() {
         'that function, one statement of literals through Drizzle (as the store sends it), no mapping',
         () =>
           caller.execute(
-            sqlRaw(`select * from chat_window_page('${ah.tenantId}'::uuid, 'agent_history_app', null,
+            drizzleSql.raw(`select * from chat_window_page('${ah.tenantId}'::uuid, 'agent_history_app', null,
               '${threadId}'::uuid, null, 51)`),
           ),
       ],

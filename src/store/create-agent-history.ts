@@ -68,7 +68,7 @@ export function createAgentHistory({
     now: _internal.now ?? (() => new Date()),
     generateId: _internal.generateId ?? randomUUID,
     onAppendBatchError: _internal.onAppendBatchError,
-    statements: appendStatements(tables, search !== 'inline'),
+    appendStatements: appendStatements(tables, search !== 'inline'),
     schema: getTableConfig(tables.agentThread).schema ?? 'public',
     oneStatementReads: { available: true },
     contextCache: contextCacheOf(contextCache),
@@ -80,31 +80,34 @@ export function createAgentHistory({
 }
 
 /** What a store and the stores of its transactions (`withTransaction`) share: the options, checked once. */
-interface SharedSetup {
-  tables: StoreContext['tables'];
-  appRole: string | null;
+type SharedSetup = Pick<
+  StoreContext,
+  | 'tables'
+  | 'schema'
+  | 'appRole'
+  | 'maxMessageBytes'
+  | 'checkMessage'
+  | 'oversizedToolPayloads'
+  | 'leaseMs'
+  | 'now'
+  | 'generateId'
+  | 'appendStatements'
+  | 'oneStatementReads'
+  | 'search'
+  | 'contextCache'
+> & {
   rowLevelSecurityCheck: NonNullable<CreateAgentHistoryOptions['rowLevelSecurityCheck']>;
+  /** The counter, before it is scoped to a tenant. */
   tokenCounter: Promise<TokenCounter>;
-  maxMessageBytes: number;
-  checkMessage: StoreContext['checkMessage'];
-  oversizedToolPayloads: StoreContext['oversizedToolPayloads'];
-  leaseMs: number;
   appendBatching: CreateAgentHistoryOptions['appendBatching'];
-  search: StoreContext['search'];
-  now: () => Date;
-  generateId: () => string;
   onAppendBatchError: ((error: unknown, size: number) => void) | undefined;
-  statements: StoreContext['appendStatements'];
-  schema: string;
-  oneStatementReads: StoreContext['oneStatementReads'];
-  contextCache: SharedContextMessageCache | null;
   /**
    * `passed`: the store's own check (on `db`) passed, or warned; its transactions' stores then skip theirs. A check
    * on a transaction never counts for the store: the transaction may run as another role (`SET LOCAL ROLE`) or see
    * catalog changes of its own that roll back. `warned`: the one warning of `rowLevelSecurityCheck: 'warn'` was given.
    */
   setup: { passed: boolean; warned: boolean };
-}
+};
 
 /**
  * The store over `db`: the database, or (`inTransaction`) one of its transactions, whose store skips the setup check
@@ -112,9 +115,10 @@ interface SharedSetup {
  * and keeps no messages in the shared cache, since the transaction may roll back what it would put there.
  */
 function historyOver(db: AgentHistoryDatabase, shared: SharedSetup, inTransaction: boolean): AgentHistory {
-  const { tables, appRole, tokenCounter, setup } = shared;
-  const appendBatcher = createAppendBatcher(db, shared.statements, shared.appendBatching, {
-    onBatchError: shared.onAppendBatchError,
+  const { rowLevelSecurityCheck, tokenCounter, appendBatching, onAppendBatchError, setup, ...common } = shared;
+  const { tables, appRole } = common;
+  const appendBatcher = createAppendBatcher(db, common.appendStatements, appendBatching, {
+    onBatchError: onAppendBatchError,
   });
   const appendLanes = createAppendLanes();
   const warnOnce = (message: string) => {
@@ -122,7 +126,7 @@ function historyOver(db: AgentHistoryDatabase, shared: SharedSetup, inTransactio
     setup.warned = true;
     console.warn(message);
   };
-  const checkOnce = onceSetupCheck(db, tables, appRole, shared.rowLevelSecurityCheck, warnOnce);
+  const checkOnce = onceSetupCheck(db, tables, appRole, rowLevelSecurityCheck, warnOnce);
   const checkRowLevelSecurity = async () => {
     if (setup.passed && !(inTransaction && appRole === null)) return;
     await checkOnce();
@@ -133,7 +137,7 @@ function historyOver(db: AgentHistoryDatabase, shared: SharedSetup, inTransactio
     tokenCounter,
     ready: async () => checkRowLevelSecurity().catch((error: unknown) => Promise.reject(asStoreError(error))),
     withTransaction(tx) {
-      if (!is(tx, PgTransaction))
+      if (typeof tx !== 'object' || tx === null || Object.getPrototypeOf(tx) === null || !is(tx, PgTransaction))
         throw new InvalidArgumentError({
           argument: 'tx',
           value: tx,
@@ -145,27 +149,16 @@ function historyOver(db: AgentHistoryDatabase, shared: SharedSetup, inTransactio
       const tenant = assertTenantId(tenantId);
       const userId = forTenantUserId(options);
       const context: StoreContext = {
+        ...common,
         db,
-        tables,
         tenantId: tenant,
         userId,
-        schema: shared.schema,
-        appRole,
         // Cached counts per tenant: no tenant can time whether another one stored a text.
         tokenCounter: tokenCounter.then((counter) => scopeTokenCounter(counter, tenant)),
-        maxMessageBytes: shared.maxMessageBytes,
-        checkMessage: shared.checkMessage,
-        oversizedToolPayloads: shared.oversizedToolPayloads,
-        leaseMs: shared.leaseMs,
-        now: shared.now,
-        generateId: shared.generateId,
         appendBatcher,
         appendLanes,
-        appendStatements: shared.statements,
-        oneStatementReads: shared.oneStatementReads,
         checkRowLevelSecurity,
-        search: shared.search,
-        contextCache: inTransaction ? null : shared.contextCache,
+        contextCache: inTransaction ? null : common.contextCache,
       };
       return tenantHistory(context);
     },
@@ -200,7 +193,8 @@ function contextCacheOf(option: unknown): SharedContextMessageCache | null {
 function assertDatabase(db: unknown): void {
   const drizzleShaped = (candidate: { transaction?: unknown; execute?: unknown }) =>
     typeof candidate.transaction === 'function' && typeof candidate.execute === 'function';
-  if (typeof db !== 'object' || db === null || !drizzleShaped(db))
+  // Drizzle's `is` reads the prototype's constructor: an object without a prototype is no Drizzle database either.
+  if (typeof db !== 'object' || db === null || Object.getPrototypeOf(db) === null || !drizzleShaped(db))
     throw new InvalidArgumentError({
       argument: 'db',
       value: db,

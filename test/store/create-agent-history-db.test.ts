@@ -22,14 +22,21 @@ describe('createAgentHistory({ db })', () => {
     const sql = postgres('postgres://127.0.0.1:1/never-connected', { max: 1 });
     const pool = new pg.Pool({ connectionString: 'postgres://127.0.0.1:1/never-connected' });
     try {
-      for (const db of [client, sql, pool, undefined, null, {}, 'postgres://localhost/app']) {
+      // A copy of a Drizzle database without its prototype has its methods but is not one.
+      const copy = Object.assign(Object.create(null), { transaction: () => {}, execute: () => {} });
+      for (const db of [client, sql, pool, undefined, null, {}, 'postgres://localhost/app', copy]) {
         let refused: unknown;
         try {
           createAgentHistory({ db: db as never });
         } catch (error) {
           refused = error;
         }
-        expect(refused, String(db)).toBeInstanceOf(InvalidArgumentError);
+        expect(
+          refused,
+          typeof db === 'object' && db !== null && Object.getPrototypeOf(db) === null
+            ? 'a copy without a prototype'
+            : String(db),
+        ).toBeInstanceOf(InvalidArgumentError);
         expect((refused as InvalidArgumentError).argument).toBe('db');
         expect((refused as InvalidArgumentError).message).toContain('drizzle({ client })');
         // The client is named, not dumped: postgres-js's `sql` is a function whose source would fill the message.

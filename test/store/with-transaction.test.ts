@@ -150,6 +150,36 @@ describe.each(BACKENDS)('withTransaction on %s', (backend) => {
     expect((await store.listMessages(thread.id)).messages.map((stored) => stored.message.id)).toEqual(['kept']);
   });
 
+  it('should keep a thread gapless when transactions append to it at once and some roll back', async () => {
+    const history = createAgentHistory({ db: database.db });
+    const store = history.forTenant(randomUUID());
+    const thread = await store.createThread();
+    await history.ready();
+    // Eight writers at once, each appending two messages in its own transaction; every third rolls back after both.
+    const writers = Array.from({ length: 8 }, (_, writer) =>
+      database.db
+        .transaction(async (tx) => {
+          const inTx = history.withTransaction(tx).forTenant(store.tenantId);
+          for (const turn of [0, 1])
+            await inTx.appendMessage(thread.id, { id: `w${writer}-${turn}`, role: 'user', parts: [text(`${writer}`)] });
+          if (writer % 3 === 0) throw new Rollback();
+        })
+        .catch((error: unknown) => {
+          if (!(error instanceof Rollback)) throw error;
+        }),
+    );
+    await Promise.all(writers);
+    const { messages } = await store.listMessages(thread.id, { limit: 100 });
+    const kept = [1, 2, 4, 5, 7].flatMap((writer) => [`w${writer}-0`, `w${writer}-1`]);
+    expect(messages.map((stored) => stored.message.id).sort()).toEqual(kept.sort());
+    expect(messages.map((stored) => stored.sequence).reverse()).toEqual(kept.map((_, index) => index + 1));
+    // Each writer's two messages stay together: a transaction holds the thread's sequence until it ends.
+    const order = messages.map((stored) => stored.message.id).reverse();
+    for (let index = 0; index < order.length; index += 2)
+      expect(order[index + 1]).toBe(order[index]!.replace(/-0$/, '-1'));
+    expect((await store.getThread(thread.id)).messageCount).toBe(kept.length);
+  });
+
   it("should keep another tenant's rows out of a transaction's store", async () => {
     const history = createAgentHistory({ db: database.db });
     const owner = history.forTenant(randomUUID());
@@ -164,14 +194,16 @@ describe.each(BACKENDS)('withTransaction on %s', (backend) => {
   it('should refuse anything but a Drizzle transaction, naming tx', async () => {
     const history = createAgentHistory({ db: database.db });
     const client = (database.db as unknown as { $client: unknown }).$client;
-    for (const candidate of [database.db, client, {}, null, undefined, 'tx']) {
+    // A copy of a transaction (its own properties, not its class) is not one either.
+    const copies = await database.db.transaction(async (tx) => [{ ...tx }, Object.assign(Object.create(null), tx)]);
+    for (const [index, candidate] of [database.db, client, {}, null, undefined, 'tx', ...copies].entries()) {
       let refused: unknown;
       try {
         history.withTransaction(candidate as never);
       } catch (error) {
         refused = error;
       }
-      expect(refused, String(candidate)).toBeInstanceOf(InvalidArgumentError);
+      expect(refused, `candidate ${index}`).toBeInstanceOf(InvalidArgumentError);
       expect((refused as InvalidArgumentError).argument).toBe('tx');
     }
   });
