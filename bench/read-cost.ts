@@ -3,7 +3,7 @@
 // RLS) on the same table, of the bare peer's columns and of the 27 the page returns; the guarded floor (the six
 // columns through a plpgsql function under forced RLS as the app login); the page's own SQL function without the
 // store's mapping, of all its columns and of fewer (prepared, and as the store sends it: one statement of literals);
-// a chat window's page by a function of its own, which the package does not ship (what one would cost);
+// a chat window's page (`listChatMessages`) by its function (prepared, and as literals) and through the store;
 // the page in a caller's transaction; and the whole thread against one bare SELECT of it, in interleaved rounds.
 // `npx tsx bench/read-cost.ts` (BENCH_READ_SIZE, default 10,000; BENCH_READ_ROUNDS, default 3).
 import { loadavg } from 'node:os';
@@ -12,7 +12,7 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import { sql as drizzleSql } from 'drizzle-orm';
 import { cpuMeter } from './cpu.js';
 import { MessageFactory } from './messages.js';
-import { loadWholeThread, openAgentHistory } from './peers/agent-history-peer.js';
+import { loadWholeChat, loadWholeThread, openAgentHistory } from './peers/agent-history-peer.js';
 import { startBenchServer } from './server.js';
 import { loadTemplates, seedAgentHistoryThreads, type AdminQuery } from './workloads/w3-agent-history.js';
 import { createAgentHistory } from '../src/store/create-agent-history.js';
@@ -58,36 +58,6 @@ async function main() {
           order by m.sequence desc limit 50;
       end $$`);
     await sql.unsafe(`grant execute on function guarded_page(uuid, uuid) to agent_history_app`);
-    // A chat window's page by a function of its own (not shipped: what one would cost): the 10 columns a chat window
-    // shows, the thread's visibility checked in the same query (and again only for an empty page, to tell a missing
-    // thread from an empty one), the settings as the store's read functions make them.
-    await sql.unsafe(`create function chat_window_page(p_tenant_id uuid, p_role_name text, p_user_id text,
-        p_thread_id uuid, p_before bigint, p_limit integer)
-      returns table (message_id text, role agent_message_role, parts json, metadata jsonb, schema_version integer,
-        sequence bigint, status agent_message_status, context_state agent_message_context_state,
-        exclusion_reason text, created_at timestamptz)
-      language plpgsql security invoker set search_path = pg_catalog, pg_temp set enable_sort = off as $$
-      begin
-        perform set_config('app.tenant_id', p_tenant_id::text, true);
-        perform set_config('app.user_id', coalesce(p_user_id, ''), true);
-        if p_role_name is not null then perform set_config('role', p_role_name, true); end if;
-        return query select m.message_id, m.role, m.parts, m.metadata, m.schema_version, m.sequence, m.status,
-            m.context_state, m.exclusion_reason, m.created_at
-          from public.agent_message m
-          where m.tenant_id = p_tenant_id and m.thread_id = p_thread_id and m.deleted_at is null
-            and m.sequence < coalesce(p_before, 9223372036854775807)
-            and exists (select 1 from public.agent_thread t
-              where t.tenant_id = p_tenant_id and t.id = p_thread_id and t.deleted_at is null)
-          order by m.sequence desc limit p_limit;
-        if not found then
-          perform 1 from public.agent_thread t
-            where t.tenant_id = p_tenant_id and t.id = p_thread_id and t.deleted_at is null;
-          if not found then raise exception 'thread not found' using errcode = 'P0002'; end if;
-        end if;
-      end $$`);
-    await sql.unsafe(
-      `grant execute on function chat_window_page(uuid, text, text, uuid, bigint, integer) to agent_history_app`,
-    );
     const meter = cpuMeter(await server.postmasterPid());
     const operations: Array<[string, () => Promise<unknown>, number?]> = [
       [
@@ -138,18 +108,20 @@ async function main() {
           ),
       ],
       [
-        "a chat window's page by a function of its own (the 10 columns, the thread check in the query), prepared",
+        "a chat window's page by its function (the 10 columns, the thread check in the query), prepared, no mapping",
         () =>
-          ah.client`select * from chat_window_page(${ah.tenantId}, 'agent_history_app', null, ${threadId}, null, 51)`,
+          ah.client`select * from agent_history_list_chat_messages(${ah.tenantId}, 'agent_history_app', null,
+            ${threadId}, null, 51, false)`,
       ],
       [
-        'that function, one statement of literals through Drizzle (as the store sends it), no mapping',
+        'that function, one statement of literals through Drizzle, no mapping',
         () =>
           caller.execute(
-            drizzleSql.raw(`select * from chat_window_page('${ah.tenantId}'::uuid, 'agent_history_app', null,
-              '${threadId}'::uuid, null, 51)`),
+            drizzleSql.raw(`select * from agent_history_list_chat_messages('${ah.tenantId}'::uuid, 'agent_history_app',
+              null, '${threadId}'::uuid, null, 51, false)`),
           ),
       ],
+      ['listChatMessages newest 50 (the store: prepared, mapped)', () => ah.store.listChatMessages(threadId)],
       [
         'the same page as json (the form the store reads on PGlite), parsed, no mapping',
         async () =>
@@ -180,6 +152,7 @@ async function main() {
         wholeCalls,
       ],
       ['whole thread, listMessages pages of 500', () => loadWholeThread(ah.store, threadId), wholeCalls],
+      ['whole thread, listChatMessages pages of 500', () => loadWholeChat(ah.store, threadId), wholeCalls],
     ];
     for (const [, operation, count = calls] of operations)
       for (let index = 0; index < Math.min(20, count); index++) await operation();

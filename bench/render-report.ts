@@ -8,11 +8,12 @@ export function renderReport(results: { meta: Record<string, any>; runs: any[] }
   const { runs } = results;
   const peers = ['agent-history', ...config.peers];
   const ahOps: [string, string][] = [
-    ['newest50', 'newest-50 page'],
+    ['newest50', 'newest-50 page (listChatMessages)'],
     ['deepPage', 'keyset page at depth'],
+    ['newest50Stored', 'newest-50 page of stored messages (listMessages)'],
     ['contextSnapshot', 'context: snapshot + tail'],
     ['contextNoSnapshot', 'context: no snapshot, 50-message tail'],
-    ['whole', 'whole thread (paged, 500/page)'],
+    ['whole', 'whole thread (listChatMessages, 500/page)'],
   ];
   const peerOps: [string, string][] = [
     ['newest50', 'newest 50'],

@@ -169,6 +169,24 @@ export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
       });
     }
   }
+  // The same page with every stored field (`listMessages`): what a page costs beyond a chat window's.
+  const stored = perRun(
+    runs,
+    (run) =>
+      p50(bySize(run.w3?.['agent-history'], largest), 'newest50Stored')! /
+      p50(bySize(run.w3?.['bare-insert'], largest), 'newest50')!,
+  );
+  if (stored)
+    rows.push({
+      target: `W3 newest-50 page of stored messages (listMessages, every field) at ${largest} messages, vs the bare read`,
+      measured: `${fmtSpread(
+        perRun(runs, (run) => p50(bySize(run.w3?.['agent-history'], largest), 'newest50Stored')),
+        2,
+      )} ms`,
+      ratio: stored,
+      limit: '–',
+      verdict: 'info',
+    });
   const deep = perRun(runs, (run) => {
     const row = bySize(run.w3?.['agent-history'], largest);
     return p50(row, 'deepPage')! / p50(row, 'newest50')!;

@@ -65,6 +65,7 @@ export type {
 } from './store/assistant-lifecycle.js';
 export type { ReopenAssistantMessageOptions, ReopenResult } from './store/reopen-assistant-message.js';
 export type { GetMessageOptions, ListMessagesOptions, MessagePage } from './store/list-messages.js';
+export type { ChatWindowMessage, ChatWindowPage, ListChatMessagesOptions } from './store/list-chat-messages.js';
 export type { MessageInclude } from './store/read-tool-payloads.js';
 export type { StreamToolPayloadOptions, ToolPayloadStream } from './store/stream-tool-payload.js';
 export type { ExcludeMessagesOptions } from './store/message-state.js';

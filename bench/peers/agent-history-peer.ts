@@ -57,6 +57,18 @@ export async function loadWholeThread(store: TenantStore, threadId: string, page
   return pages.flat().reverse();
 }
 
+/** Every message of a thread as a chat window reads it, oldest first, paging through `listChatMessages`. */
+export async function loadWholeChat(store: TenantStore, threadId: string, pageSize = 500) {
+  const pages = [];
+  let before: number | undefined;
+  do {
+    const page = await store.listChatMessages(threadId, { limit: pageSize, before });
+    pages.push(page.messages);
+    before = page.nextCursor ?? undefined;
+  } while (before !== undefined);
+  return pages.reverse().flat();
+}
+
 /** What W2 checks on agent-history's own order key, by direct SQL. */
 export interface SequenceCheck {
   rows: number;

@@ -1,20 +1,21 @@
 // W3 for agent-history: threads of several lengths, seeded in bulk as the superuser (INSERT … SELECT over
 // generate_series, with the next_sequence, byte sizes and token counts the store itself would have written),
 // then read through the store's API as the application role:
-//   newest50         listMessages(thread, { limit: 50 })
-//   deepPage         listMessages(thread, { limit: 50, before: ≈ the middle })
+//   newest50         listChatMessages(thread, { limit: 50 }): the page a chat window reads
+//   deepPage         listChatMessages(thread, { limit: 50, before: ≈ the middle })
+//   newest50Stored   listMessages(thread, { limit: 50 }): the same page with every stored field
 //   contextSnapshot  loadContext(thread): the snapshot near the end (+ its summary) and the short tail after it
 //   contextNoSnapshot loadContext(thread, { maxTailMessages: 50 }) with the snapshot marked stale
-//   whole            every page of listMessages (500 per page), oldest first
+//   whole            every page of listChatMessages (500 per page), oldest first
 // Sequence q of a thread of S messages carries template (S - q) mod 256, so the newest 50 of every thread carry
 // byte-identical payloads; the deep page's `before` is aligned to the template period for the same reason.
 import { countStoredMessageTokens, storedTokenCountId } from '../../src/tokens/count-stored-message-tokens.js';
 import { loadO200kTokenCounter } from '../../src/tokens/token-counter.js';
 import type { LoadedThreadContext } from '../../src/model/context-store.js';
 import type { MessagePage } from '../../src/store/list-messages.js';
-import type { StoredMessage } from '../../src/model/stored-rows.js';
+import type { ChatWindowMessage, ChatWindowPage } from '../../src/store/list-chat-messages.js';
 import type { MessageFactory } from '../messages.js';
-import { loadWholeThread, type TenantStore } from '../peers/agent-history-peer.js';
+import { loadWholeChat, type TenantStore } from '../peers/agent-history-peer.js';
 import { sampleInterleaved, type TimedCase } from './time-operation.js';
 
 /** Superuser SQL on the benchmark database (postgres-js `unsafe` or PGlite `query`). */
@@ -137,15 +138,21 @@ export async function measureAgentHistoryThreads({
   const pages: TimedCase[] = threads.flatMap(({ size, threadId, deepBefore }) => [
     {
       key: `${size}:newest50`,
-      operation: () => store.listMessages(threadId, { limit: PAGE }),
-      check: (page: MessagePage) =>
-        page.messages.length === Math.min(PAGE, size) && page.messages[0]!.sequence === size,
+      operation: () => store.listChatMessages(threadId, { limit: PAGE }),
+      check: (page: ChatWindowPage) =>
+        page.messages.length === Math.min(PAGE, size) && page.messages.at(-1)!.sequence === size,
     },
     {
       key: `${size}:deepPage`,
-      operation: () => store.listMessages(threadId, { limit: PAGE, before: deepBefore }),
+      operation: () => store.listChatMessages(threadId, { limit: PAGE, before: deepBefore }),
+      check: (page: ChatWindowPage) =>
+        page.messages.length === Math.min(PAGE, deepBefore - 1) && page.messages.at(-1)!.sequence === deepBefore - 1,
+    },
+    {
+      key: `${size}:newest50Stored`,
+      operation: () => store.listMessages(threadId, { limit: PAGE }),
       check: (page: MessagePage) =>
-        page.messages.length === Math.min(PAGE, deepBefore - 1) && page.messages[0]!.sequence === deepBefore - 1,
+        page.messages.length === Math.min(PAGE, size) && page.messages[0]!.sequence === size,
     },
   ]);
   const timings = await sampleInterleaved(pages, rounds);
@@ -178,8 +185,8 @@ export async function measureAgentHistoryThreads({
       .filter(({ size }) => size <= wholeMax)
       .map(({ size, threadId }) => ({
         key: `${size}:whole`,
-        operation: () => loadWholeThread(store, threadId),
-        check: (messages: StoredMessage[]) =>
+        operation: () => loadWholeChat(store, threadId),
+        check: (messages: ChatWindowMessage[]) =>
           messages.length === size && messages[0]!.sequence === 1 && messages.at(-1)!.sequence === size,
       })),
     wholeRounds,
@@ -189,7 +196,7 @@ export async function measureAgentHistoryThreads({
     size,
     deepBefore,
     ...Object.fromEntries(
-      ['newest50', 'deepPage', 'contextSnapshot', 'contextNoSnapshot', 'whole'].map((op) => [
+      ['newest50', 'deepPage', 'newest50Stored', 'contextSnapshot', 'contextNoSnapshot', 'whole'].map((op) => [
         op,
         all.get(`${size}:${op}`),
       ]),

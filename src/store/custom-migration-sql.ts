@@ -11,6 +11,7 @@ export const AFTER_TABLES = [
   '0002_rls_grants_functions.sql',
   '0004_memory_rls_functions.sql',
   '0005_one_statement_writes.sql',
+  '0006_chat_page.sql',
 ];
 const TABLES = [
   'agent_thread',
@@ -38,6 +39,7 @@ const FUNCTIONS = [
   'agent_history_finish_run',
   'agent_history_write_answer',
   'agent_history_write_snapshot',
+  'agent_history_list_chat_messages',
 ];
 /**
  * A name that needs no care when double-quoted (no quote, no NUL), within Postgres's 63 bytes. No `$`: Postgres

@@ -8,6 +8,7 @@ import type {
 } from './assistant-lifecycle.js';
 import type { AuditOptions } from './audit.js';
 import type { GetMessageOptions, ListMessagesOptions, MessagePage } from './list-messages.js';
+import type { ChatWindowPage, ListChatMessagesOptions } from './list-chat-messages.js';
 import type { StreamToolPayloadOptions, ToolPayloadStream } from './stream-tool-payload.js';
 import type { ExcludeMessagesOptions } from './message-state.js';
 import type { RedactMessageOptions } from './redact-message.js';
@@ -161,6 +162,20 @@ export interface MessageOperations {
    * const { messages, nextCursor } = await store.listMessages(thread.id, { limit: 30 });
    */
   listMessages(threadId: string, options?: ListMessagesOptions): Promise<MessagePage>;
+
+  /**
+   * A page of a thread as a chat window shows it: each `UIMessage` with its sequence, status, context state and time,
+   * oldest first within the page, pages newest first, keyset on the sequence (pass `nextCursor` as `before` for the
+   * next, older page). It reads what a chat window needs and nothing more, so it costs less than `listMessages`
+   * (whose rows hold every stored field); `loadThreadPage` validates its messages for `useChat`.
+   *
+   * @throws {NotFoundError} The thread is missing, another tenant's or soft-deleted.
+   * @throws {InvalidArgumentError} `limit` is not an integer from 1 to 500, `before` is not a positive integer, or
+   * `onlyEligible` is not a boolean.
+   * @example
+   * const { messages, nextCursor } = await store.listChatMessages(thread.id, { limit: 30, onlyEligible: true });
+   */
+  listChatMessages(threadId: string, options?: ListChatMessagesOptions): Promise<ChatWindowPage>;
 
   /**
    * Streams one tool payload that did not fit its message (the part holds a preview) and that the store kept in

@@ -1,4 +1,4 @@
-import { is, sql } from 'drizzle-orm';
+import { DrizzleQueryError, is, sql } from 'drizzle-orm';
 import { getTableConfig, PgTransaction } from 'drizzle-orm/pg-core';
 import { rowsOf } from '../tenant/database.js';
 import { postgresErrorCode, type StoreContext } from './store-context.js';
@@ -41,16 +41,31 @@ export async function callInOneStatement<ROW>(
   context: StoreContext,
   name: string,
   args: CallArgument[],
+  { select = (call) => `select * from ${call}`, prepared = false }: CallOptions = {},
 ): Promise<ROW[] | typeof IN_TRANSACTION | typeof THREAD_MISSING> {
   const reads = context.oneStatementReads;
   if (!reads.available || is(context.db, PgTransaction)) return IN_TRANSACTION;
   const schema = schemaOf(context.tables.agentMessage);
   const qualified = schema === undefined ? name : `"${schema}".${name}`;
-  const literals = [{ uuid: context.tenantId }, { text: context.appRole }, { text: context.userId }, ...args].map(
-    literal,
-  );
+  const all = [{ uuid: context.tenantId }, { text: context.appRole }, { text: context.userId }, ...args];
+  const client = prepared ? postgresJsClient(context.db) : null;
   try {
-    return rowsOf<ROW>(await context.db.execute(sql.raw(`select * from ${qualified}(${literals.join(', ')})`)));
+    if (client !== null) {
+      const values = all.map(parameter);
+      const call = `${qualified}(${values.map(([type], index) => `$${index + 1}::${type}`).join(', ')})`;
+      const text = select(call);
+      try {
+        return await client.unsafe<ROW>(
+          text,
+          values.map(([, value]) => value),
+          { prepare: true },
+        );
+      } catch (error) {
+        // Wrapped as Drizzle wraps a failed statement, so the store reports it alike.
+        throw new DrizzleQueryError(text, [], error as Error);
+      }
+    }
+    return rowsOf<ROW>(await context.db.execute(sql.raw(select(`${qualified}(${all.map(literal).join(', ')})`))));
   } catch (error) {
     const code = postgresErrorCode(error) ?? '';
     if (code === THREAD_NOT_FOUND) return THREAD_MISSING;
@@ -58,6 +73,50 @@ export async function callInOneStatement<ROW>(
     reads.available = false;
     return IN_TRANSACTION;
   }
+}
+
+/** How {@link callInOneStatement} sends its call. */
+export interface CallOptions {
+  /** The statement around the call (`fn(…)`). @default `select * from fn(…)` */
+  select?: (call: string) => string;
+  /**
+   * Sent as a prepared statement when the database is a postgres-js client (one round trip once the connection has
+   * it, and no parse or plan of the call again): only for calls whose arguments are uuids, texts, integers and
+   * booleans. A client made with `prepare: false` (behind a pooler in transaction mode) keeps its choice.
+   * @default false (literals in one statement)
+   */
+  prepared?: boolean;
+}
+
+/** The part of a postgres-js client a prepared call uses. */
+interface PostgresJsClient {
+  unsafe<ROW>(text: string, values: unknown[], options: { prepare: boolean }): Promise<ROW[]>;
+}
+
+/** The postgres-js client under a Drizzle database (`drizzle({ client })`, its public `$client`), or null. */
+function postgresJsClient(db: StoreContext['db']): PostgresJsClient | null {
+  const client = (db as { $client?: Record<string, unknown> }).$client;
+  return client !== undefined &&
+    client !== null &&
+    typeof client.unsafe === 'function' &&
+    typeof client.begin === 'function' &&
+    typeof client.options === 'object'
+    ? (client as unknown as PostgresJsClient)
+    : null;
+}
+
+/** An argument as a parameter: its type and value, checked as {@link literal} checks it. */
+function parameter(argument: CallArgument): [type: string, value: unknown] {
+  if ('uuid' in argument) {
+    if (argument.uuid !== null && !UUID.test(argument.uuid))
+      throw new TypeError(`expected a uuid, got ${argument.uuid}`);
+    return ['uuid', argument.uuid];
+  }
+  if ('text' in argument) return ['text', argument.text];
+  if ('bigint' in argument) return ['bigint', argument.bigint === null ? null : integer(argument.bigint)];
+  if ('integer' in argument) return ['integer', argument.integer === null ? null : integer(argument.integer)];
+  if ('boolean' in argument) return ['boolean', argument.boolean];
+  throw new TypeError(`a prepared call takes no ${Object.keys(argument)[0]} argument`);
 }
 
 const schemas = new WeakMap<object, { schema: string | undefined }>();

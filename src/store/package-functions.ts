@@ -10,4 +10,5 @@ export const PACKAGE_FUNCTIONS = [
   'agent_history_finish_run',
   'agent_history_write_answer',
   'agent_history_write_snapshot',
+  'agent_history_list_chat_messages',
 ] as const;

@@ -40,18 +40,12 @@ export type MessageRow = Omit<
 export function toStoredMessage<UI_MESSAGE extends StorableMessage = StorableMessage>(
   row: MessageRow,
 ): StoredMessage<UI_MESSAGE> {
-  const shaped = Array.isArray(row.parts)
-    ? migrateMessageParts(row.parts, row.schemaVersion)
-    : { parts: row.parts, migrations: [] };
-  const migrated = shaped.migrations.length > 0;
-  const parts = shaped.parts as StorableMessage['parts'];
-  const message = { id: row.messageId, role: row.role, parts } as StorableMessage;
-  if (row.metadata && Object.keys(row.metadata).length > 0) message.metadata = row.metadata;
+  const { message, migrated } = messageOfRow<UI_MESSAGE>(row);
   return {
     rowId: row.id,
     threadId: row.threadId,
     sequence: Number(row.sequence),
-    message: message as UI_MESSAGE,
+    message,
     status: row.status,
     contextState: row.contextState,
     exclusionReason: row.exclusionReason,
@@ -72,6 +66,25 @@ export function toStoredMessage<UI_MESSAGE extends StorableMessage = StorableMes
     redactedAt: row.redactedAt,
     deletedAt: row.deletedAt,
   };
+}
+
+/** The columns {@link messageOfRow} reads. */
+type MessageOfRow = Pick<MessageRow, 'messageId' | 'role' | 'parts' | 'metadata' | 'schemaVersion'>;
+
+/**
+ * The `UIMessage` a row holds: its id, role, parts (migrated on read from an older message-shape version, then
+ * `migrated` is true) and metadata (left out when empty).
+ */
+export function messageOfRow<UI_MESSAGE extends StorableMessage = StorableMessage>(
+  row: MessageOfRow,
+): { message: UI_MESSAGE; migrated: boolean } {
+  const shaped = Array.isArray(row.parts)
+    ? migrateMessageParts(row.parts, row.schemaVersion)
+    : { parts: row.parts, migrations: [] };
+  const parts = shaped.parts as StorableMessage['parts'];
+  const message = { id: row.messageId, role: row.role, parts } as StorableMessage;
+  if (row.metadata && Object.keys(row.metadata).length > 0) message.metadata = row.metadata;
+  return { message: message as UI_MESSAGE, migrated: shaped.migrations.length > 0 };
 }
 
 /** The thread columns a read needs. */

@@ -12,6 +12,7 @@ import { loadContext } from './load-context.js';
 import { writeSnapshot } from './write-snapshot.js';
 import { writeSummary } from './write-summary.js';
 import { getMessage, listMessages } from './list-messages.js';
+import { listChatMessages } from './list-chat-messages.js';
 import { streamToolPayload } from './stream-tool-payload.js';
 import { excludeMessages, includeMessages, pinMessage, unpinMessage } from './message-state.js';
 import { redactMessage } from './redact-message.js';
@@ -59,6 +60,7 @@ export function tenantHistory(context: StoreContext): TenantHistory {
     unpinMessage: async (threadId, messageId) => unpinMessage(context, threadId, messageId),
     getMessage: async (threadId, messageId, options) => getMessage(context, threadId, messageId, options),
     listMessages: async (threadId, options) => listMessages(context, threadId, options),
+    listChatMessages: async (threadId, options) => listChatMessages(context, threadId, options),
     streamToolPayload: async (threadId, messageId, options) => streamToolPayload(context, threadId, messageId, options),
     searchMessages: async (query, options) => searchMessages(context, query, options),
     indexPendingMessages: async (options) => indexPendingMessages(context, options),

@@ -142,6 +142,9 @@ describe('Citus: the procedure of docs/citus.md on a coordinator and two workers
     expect((await storeB.listThreads()).threads.map((thread) => thread.title)).toEqual(['B']);
     await expect(storeA.getThread(threadB.id)).rejects.toThrow('was not found');
     await expect(storeB.loadContext(threadA.id)).rejects.toThrow('was not found');
+    // A chat window's page: its function refuses to run on the coordinator, so the store reads it in a transaction.
+    expect((await storeA.listChatMessages(threadA.id)).messages.map((entry) => entry.message.id)).toEqual(['a1']);
+    await expect(storeB.listChatMessages(threadA.id)).rejects.toThrow('was not found');
     expect((await storeB.searchMessages('secret')).map((hit) => hit.messageId)).toEqual(['b1']);
 
     const placements = await database.admin.query<{ tenant: string; nodes: number; shards: number }>(

@@ -84,6 +84,7 @@ describe('Citus: cross-tenant store calls from a tenant in the same shard', () =
       loadContext: () => attacker.loadContext(t.threadId),
       listSummaries: () => attacker.listSummaries(t.threadId),
       listMessages: () => attacker.listMessages(t.threadId, { limit: 10 }),
+      listChatMessages: () => attacker.listChatMessages(t.threadId, { limit: 10 }),
       renameThread: () => attacker.renameThread(t.threadId, { title: 'pwned' }),
       updateThreadMetadata: () => attacker.updateThreadMetadata(t.threadId, { metadata: { pwned: true } }),
       pinMessage: () => attacker.pinMessage(t.threadId, t.messageId),

@@ -120,6 +120,12 @@ describe.each(BACKENDS)('tables in another schema, with another application role
           'm2',
           'm1',
         ]);
+        expect((await store.listChatMessages(thread.id)).messages.map((entry) => entry.message.id)).toEqual([
+          'm1',
+          'm2',
+          'm3',
+          'm4',
+        ]);
         expect(await store.searchMessages('bread')).toHaveLength(4);
         // Memory in that schema, through the renamed role's grants.
         const memory = await store.updateWorkingMemory({ threadId: thread.id, content: 'bread', expectedVersion: 0 });
@@ -134,6 +140,7 @@ describe.each(BACKENDS)('tables in another schema, with another application role
         // Row-level security holds for the renamed role: another tenant sees nothing and cannot append.
         const other = history(appendBatching).forTenant(randomUUID());
         await expect(other.getThread(thread.id)).rejects.toBeInstanceOf(NotFoundError);
+        await expect(other.listChatMessages(thread.id)).rejects.toBeInstanceOf(NotFoundError);
         await expect(other.appendMessage(thread.id, userMessage('intruder'))).rejects.toBeInstanceOf(NotFoundError);
         expect(await other.searchMessages('bread')).toEqual([]);
       }
@@ -151,14 +158,17 @@ describe('customMigrationSql', () => {
     expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_append_messages"(');
     expect(afterTables).toContain('FROM "agent"."agent_history_append_message"(');
     expect(afterTables).toContain('GRANT USAGE ON SCHEMA "agent" TO "chat_app"');
-    // Every function with a pinned search path (the five one-statement writes too); the three reads also with the
+    // Every function with a pinned search path (the five one-statement writes too); the four reads also with the
     // planner setting.
     expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(10);
     for (const name of ['get_thread', 'start_run', 'finish_run', 'write_answer', 'write_snapshot'])
       expect(afterTables).toContain(`CREATE FUNCTION "agent"."agent_history_${name}"(`);
     expect(afterTables).toContain('RETURNS SETOF "agent"."agent_run"');
     expect(afterTables).toContain('p_status::"agent"."agent_run_status"');
-    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp SET enable_sort = off AS/g)).toHaveLength(3);
+    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp SET enable_sort = off AS/g)).toHaveLength(4);
+    expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_list_chat_messages"(');
+    expect(afterTables).toContain('FROM "agent"."agent_thread" t');
+    expect(afterTables).not.toContain('"public"');
     expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_load_context_json"(');
     expect(afterTables).toContain('NEW.search_version := "agent"."agent_history_search_version"();');
     expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_list_messages_json"(');

@@ -161,6 +161,30 @@ describe.each(['pglite', 'postgres'] as const)('upgrading a 1.0 database with mi
     expect((await old.getMessage(second.id, 'a2')).message.parts).toEqual([
       { type: 'text', text: 'Metric, as you like.' },
     ]);
+
+    // A chat window's page, by the function the upgrade added, over rows the 1.0 store wrote and one written since.
+    const page = await store.listChatMessages(second.id);
+    expect(page.messages.map((entry) => [entry.sequence, entry.message.id, entry.status])).toEqual([
+      [1, 'q1', 'completed'],
+      [2, 'a2', 'completed'],
+    ]);
+    const firstThread = await store.listChatMessages(first.id, { limit: 2 });
+    expect(firstThread).toStrictEqual({
+      messages: (await store.listMessages(first.id, { limit: 2 })).messages
+        .map(({ message, sequence, status, contextState, exclusionReason, createdAt }) => ({
+          message,
+          sequence,
+          status,
+          contextState,
+          exclusionReason,
+          createdAt,
+        }))
+        .reverse(),
+      nextCursor: 2,
+    });
+    expect(await query(`select proname from pg_proc where proname = 'agent_history_list_chat_messages'`)).toHaveLength(
+      1,
+    );
   });
 });
 
@@ -196,6 +220,7 @@ describe(
         expect.stringMatching(/^0003_/),
         '0004_agent_history_memory_rls_functions',
         '0005_agent_history_one_statement_writes',
+        '0006_agent_history_chat_page',
       ]);
       for (const tag of atOne) expect(readFileSync(join(drizzleFolder, `${tag}.sql`), 'utf8')).toBe(oldFiles[tag]);
       const tables = readFileSync(join(drizzleFolder, `${tags[3]}.sql`), 'utf8');
@@ -206,8 +231,10 @@ describe(
       const writes = customMigrationFiles().find((file) => file.name === 'one_statement_writes')!;
       expect(readFileSync(join(drizzleFolder, `${tags[5]}.sql`), 'utf8')).toBe(`${writes.sql}\n`);
       expect(output).toContain('added drizzle/0004_agent_history_memory_rls_functions.sql');
-      expect(output).toContain(', drizzle/0005_agent_history_one_statement_writes.sql.');
-      expect(runScript(folder, 'npx agent-history migrate', url)).toContain('applied 3 migrations');
+      const chatPage = customMigrationFiles().find((file) => file.name === 'chat_page')!;
+      expect(readFileSync(join(drizzleFolder, `${tags[6]}.sql`), 'utf8')).toBe(`${chatPage.sql}\n`);
+      expect(output).toContain(', drizzle/0006_agent_history_chat_page.sql.');
+      expect(runScript(folder, 'npx agent-history migrate', url)).toContain('applied 4 migrations');
 
       // The upgraded database is what migrate() makes of an empty one.
       const packageUrl = await freshDatabase('package');

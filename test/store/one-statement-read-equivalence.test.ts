@@ -158,6 +158,33 @@ describe.each(CONTRACT_BACKENDS)('the one-statement reads on %s', (backend) => {
             await inTransaction(tenantId, userId, (slow) => slow.listMessages(thread, options)),
           );
         }
+        // A chat window's page: the stored page's messages, projected and oldest first, read both ways.
+        for (const options of [
+          {},
+          { limit: 1 },
+          { limit: 7, before: Math.ceil(ids.length / 2) + 1 },
+          { limit: 500, onlyEligible: true },
+          { limit: 3, onlyEligible: true, before: ids.length },
+        ]) {
+          const chat = await store.listChatMessages(thread, options);
+          const stored = await store.listMessages(thread, options);
+          expect(chat).toStrictEqual({
+            messages: stored.messages
+              .map(({ message, sequence, status, contextState, exclusionReason, createdAt }) => ({
+                message,
+                sequence,
+                status,
+                contextState,
+                exclusionReason,
+                createdAt,
+              }))
+              .reverse(),
+            nextCursor: stored.nextCursor,
+          });
+          expect(chat).toStrictEqual(
+            await inTransaction(tenantId, userId, (slow) => slow.listChatMessages(thread, options)),
+          );
+        }
         for (const maxTailMessages of [1, 3, 2000]) {
           const fast = await store.loadContext(thread, { maxTailMessages });
           expect(fast).toStrictEqual(
@@ -178,9 +205,15 @@ describe.each(CONTRACT_BACKENDS)('the one-statement reads on %s', (backend) => {
     // plan the function's query ran with, as the server logged it (the function switches to the application role,
     // so the policy applies as it does for the store).
     // Both forms of the page read: typed rows and json chunks (the store reads the json form on PGlite).
-    for (const read of ['agent_history_list_messages', 'agent_history_list_messages_json']) {
+    // And a chat window's page, whose thread check is in the page's own query.
+    for (const read of [
+      'agent_history_list_messages',
+      'agent_history_list_messages_json',
+      'agent_history_list_chat_messages',
+    ]) {
+      const rest = read === 'agent_history_list_chat_messages' ? 'false' : 'null, false';
       const plans = await database.explainNested(
-        `select * from ${read}('${tenantId}'::uuid, 'agent_history_app', null, '${thread}'::uuid, null, 51, null, false)`,
+        `select * from ${read}('${tenantId}'::uuid, 'agent_history_app', null, '${thread}'::uuid, null, 51, ${rest})`,
       );
       const pageQuery = plans.filter((plan) => plan['Query Text'].includes('FROM "public"."agent_message" m'));
       expect(pageQuery, read).toHaveLength(1);

@@ -1,6 +1,7 @@
 import type { UIMessage } from 'ai';
 import type { TenantHistory } from '../../store/tenant-history.js';
-import type { ContextState, MessageStatus, StoredMessage } from '../../model/stored-rows.js';
+import type { ContextState, MessageStatus } from '../../model/stored-rows.js';
+import type { ChatWindowMessage } from '../../store/list-chat-messages.js';
 import { toUIMessage } from './ui-message-mapping.js';
 import { validateChatMessages, type ChatSchemas } from './validate-chat-messages.js';
 
@@ -69,8 +70,8 @@ export async function loadThreadPage<UI_MESSAGE extends UIMessage = UIMessage>({
   metadataSchema,
   dataSchemas,
 }: LoadThreadPageOptions<UI_MESSAGE>): Promise<UIMessagePage<UI_MESSAGE>> {
-  const page = await history.listMessages(threadId, { limit, before, onlyEligible: include === 'visible' });
-  const stored = [...page.messages].reverse();
+  const page = await history.listChatMessages(threadId, { limit, before, onlyEligible: include === 'visible' });
+  const stored = page.messages;
   const schemas = { tools, metadataSchema, dataSchemas } as ChatSchemas<UI_MESSAGE>;
   const result: UIMessagePage<UI_MESSAGE> = { messages: [], entries: [], nextCursor: page.nextCursor, invalid: [] };
   if (stored.length === 0) return result;
@@ -97,7 +98,7 @@ export async function loadThreadPage<UI_MESSAGE extends UIMessage = UIMessage>({
 }
 
 async function validateOne<UI_MESSAGE extends UIMessage>(
-  row: StoredMessage,
+  row: ChatWindowMessage,
   schemas: ChatSchemas<UI_MESSAGE>,
   page: UIMessagePage<UI_MESSAGE>,
 ) {
