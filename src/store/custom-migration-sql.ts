@@ -11,7 +11,7 @@ export const AFTER_TABLES = [
   '0002_rls_grants_functions.sql',
   '0004_memory_rls_functions.sql',
   '0005_one_statement_writes.sql',
-  '0006_chat_page.sql',
+  '0006_page_reads.sql',
 ];
 const TABLES = [
   'agent_thread',

@@ -159,13 +159,13 @@ describe('customMigrationSql', () => {
     expect(afterTables).toContain('FROM "agent"."agent_history_append_message"(');
     expect(afterTables).toContain('GRANT USAGE ON SCHEMA "agent" TO "chat_app"');
     // Every function with a pinned search path (the five one-statement writes too); the four reads also with the
-    // planner setting.
+    // planner setting (the two stored-message page reads twice: created, then re-created with a fix).
     expect(afterTables.match(/SET search_path = pg_catalog, pg_temp AS/g)).toHaveLength(10);
     for (const name of ['get_thread', 'start_run', 'finish_run', 'write_answer', 'write_snapshot'])
       expect(afterTables).toContain(`CREATE FUNCTION "agent"."agent_history_${name}"(`);
     expect(afterTables).toContain('RETURNS SETOF "agent"."agent_run"');
     expect(afterTables).toContain('p_status::"agent"."agent_run_status"');
-    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp SET enable_sort = off AS/g)).toHaveLength(4);
+    expect(afterTables.match(/SET search_path = pg_catalog, pg_temp SET enable_sort = off AS/g)).toHaveLength(6);
     expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_list_chat_messages"(');
     expect(afterTables).toContain('FROM "agent"."agent_thread" t');
     expect(afterTables).not.toContain('"public"');

@@ -154,7 +154,7 @@ describe(
         '0002_agent_history_rls_grants_functions',
         '0003_agent_history_memory_rls_functions',
         '0004_agent_history_one_statement_writes',
-        '0005_agent_history_chat_page',
+        '0005_agent_history_page_reads',
       ]);
       expect(readFileSync(join(drizzleFolder, `${tags[1]}.sql`), 'utf8')).toContain('CREATE TABLE "agent_thread"');
       expect(psql(url, "select rolname from pg_roles where rolname = 'agent_history_app'").trim()).toBe(

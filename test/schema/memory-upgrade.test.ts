@@ -185,6 +185,17 @@ describe.each(['pglite', 'postgres'] as const)('upgrading a 1.0 database with mi
     expect(await query(`select proname from pg_proc where proname = 'agent_history_list_chat_messages'`)).toHaveLength(
       1,
     );
+    // The stored-message page reads were re-created with their bound as a variable (an index condition in a generic
+    // plan); their grants and signatures stay.
+    const pageReads = (await query(
+      `select proname, prosrc like '%m.sequence < v_before%' as bound from pg_proc
+       where proname like 'agent_history_list_messages%' order by proname`,
+    )) as Array<{ proname: string; bound: boolean }>;
+    expect(pageReads).toEqual([
+      { proname: 'agent_history_list_messages', bound: true },
+      { proname: 'agent_history_list_messages_json', bound: true },
+    ]);
+    expect((await old.listMessages(first.id, { before: 3, limit: 1 })).messages[0]!.message.id).toBe('a1');
   });
 });
 
@@ -220,7 +231,7 @@ describe(
         expect.stringMatching(/^0003_/),
         '0004_agent_history_memory_rls_functions',
         '0005_agent_history_one_statement_writes',
-        '0006_agent_history_chat_page',
+        '0006_agent_history_page_reads',
       ]);
       for (const tag of atOne) expect(readFileSync(join(drizzleFolder, `${tag}.sql`), 'utf8')).toBe(oldFiles[tag]);
       const tables = readFileSync(join(drizzleFolder, `${tags[3]}.sql`), 'utf8');
@@ -231,9 +242,9 @@ describe(
       const writes = customMigrationFiles().find((file) => file.name === 'one_statement_writes')!;
       expect(readFileSync(join(drizzleFolder, `${tags[5]}.sql`), 'utf8')).toBe(`${writes.sql}\n`);
       expect(output).toContain('added drizzle/0004_agent_history_memory_rls_functions.sql');
-      const chatPage = customMigrationFiles().find((file) => file.name === 'chat_page')!;
-      expect(readFileSync(join(drizzleFolder, `${tags[6]}.sql`), 'utf8')).toBe(`${chatPage.sql}\n`);
-      expect(output).toContain(', drizzle/0006_agent_history_chat_page.sql.');
+      const pageReads = customMigrationFiles().find((file) => file.name === 'page_reads')!;
+      expect(readFileSync(join(drizzleFolder, `${tags[6]}.sql`), 'utf8')).toBe(`${pageReads.sql}\n`);
+      expect(output).toContain(', drizzle/0006_agent_history_page_reads.sql.');
       expect(runScript(folder, 'npx agent-history migrate', url)).toContain('applied 4 migrations');
 
       // The upgraded database is what migrate() makes of an empty one.

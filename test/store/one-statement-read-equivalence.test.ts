@@ -205,30 +205,38 @@ describe.each(CONTRACT_BACKENDS)('the one-statement reads on %s', (backend) => {
     // plan the function's query ran with, as the server logged it (the function switches to the application role,
     // so the policy applies as it does for the store).
     // Both forms of the page read: typed rows and json chunks (the store reads the json form on PGlite).
-    // And a chat window's page, whose thread check is in the page's own query.
-    for (const read of [
+    // And a chat window's page, whose thread check is in the page's own query. Each newest and deep (`before`), with
+    // the plan Postgres picks and with a generic plan (what a session's cached plan becomes after five calls): the
+    // page's bound must stay an index condition in both.
+    const reads = [
       'agent_history_list_messages',
       'agent_history_list_messages_json',
       'agent_history_list_chat_messages',
-    ]) {
-      const rest = read === 'agent_history_list_chat_messages' ? 'false' : 'null, false';
-      const plans = await database.explainNested(
-        `select * from ${read}('${tenantId}'::uuid, 'agent_history_app', null, '${thread}'::uuid, null, 51, ${rest})`,
-      );
-      const pageQuery = plans.filter((plan) => plan['Query Text'].includes('FROM "public"."agent_message" m'));
-      expect(pageQuery, read).toHaveLength(1);
-      const nodes = planNodes(pageQuery[0]!.Plan);
-      expect(
-        nodes.map((node) => node['Node Type']),
-        read,
-      ).not.toContain('Sort');
-      const scans = nodes.filter((node) => node['Relation Name'] === 'agent_message');
-      expect(
-        scans.map((node) => [node['Node Type'], node['Index Name']]),
-        read,
-      ).toEqual([['Index Scan', 'agent_message_thread_sequence_uidx']]);
-      // Rows the scan handed up: the page, not the thread's 5,000.
-      expect(scans[0]!['Actual Rows'], read).toBe(51);
-    }
+    ];
+    for (const read of reads)
+      for (const before of [null, 2501])
+        for (const mode of ['auto', 'force_generic_plan']) {
+          const label = `${read}, before ${before}, ${mode}`;
+          const rest = read === 'agent_history_list_chat_messages' ? 'false' : 'null, false';
+          const plans = await database.explainNested(
+            `select * from ${read}('${tenantId}'::uuid, 'agent_history_app', null, '${thread}'::uuid, ${before}, 51, ${rest})`,
+            [`plan_cache_mode = ${mode}`],
+          );
+          const pageQuery = plans.filter((plan) => plan['Query Text'].includes('FROM "public"."agent_message" m'));
+          expect(pageQuery, label).toHaveLength(1);
+          const nodes = planNodes(pageQuery[0]!.Plan);
+          expect(
+            nodes.map((node) => node['Node Type']),
+            label,
+          ).not.toContain('Sort');
+          const scans = nodes.filter((node) => node['Relation Name'] === 'agent_message');
+          expect(
+            scans.map((node) => [node['Node Type'], node['Index Name']]),
+            label,
+          ).toEqual([['Index Scan', 'agent_message_thread_sequence_uidx']]);
+          // Rows the scan read and handed up: the page, not the thread's 5,000 nor the 2,500 newer than `before`.
+          expect(scans[0]!['Actual Rows'], label).toBe(51);
+          expect(scans[0]!['Rows Removed by Filter'] ?? 0, label).toBe(0);
+        }
   });
 });

@@ -12,6 +12,7 @@ export interface PlanNode {
   'Index Name'?: string;
   'Relation Name'?: string;
   'Actual Rows': number;
+  'Rows Removed by Filter'?: number;
   Plans?: PlanNode[];
 }
 
@@ -39,13 +40,17 @@ export function plansOfNotices(notices: string[]): ExecutedPlan[] {
  * Runs `statement` as superuser on the server at `adminUrl` (its own connection, closed after) with `auto_explain`
  * logging every statement it runs, nested ones too, and returns their plans as executed, innermost first.
  */
-export async function explainNestedOnServer(adminUrl: string, statement: string): Promise<ExecutedPlan[]> {
+export async function explainNestedOnServer(
+  adminUrl: string,
+  statement: string,
+  settings: readonly string[] = [],
+): Promise<ExecutedPlan[]> {
   const notices: string[] = [];
   const explaining = postgres(adminUrl, { max: 1, onnotice: (notice) => notices.push(notice.message ?? '') });
   try {
     await explaining.begin(async (tx) => {
       await tx.unsafe(`LOAD 'auto_explain'`);
-      for (const setting of AUTO_EXPLAIN_SETTINGS) await tx.unsafe(`SET LOCAL ${setting}`);
+      for (const setting of [...AUTO_EXPLAIN_SETTINGS, ...settings]) await tx.unsafe(`SET LOCAL ${setting}`);
       await tx.unsafe(statement);
     });
   } finally {

@@ -30,7 +30,7 @@ export function registerTestDatabase(
     get adminUrl() {
       return current().adminUrl;
     },
-    explainNested: (statement) => current().explainNested(statement),
+    explainNested: (statement, settings) => current().explainNested(statement, settings),
     close: () => current().close(),
   };
 }

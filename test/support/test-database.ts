@@ -45,7 +45,7 @@ export interface TestDatabase {
    * inside a PL/pgSQL function), and returns their plans as executed (`EXPLAIN (ANALYZE, FORMAT JSON)`), innermost
    * first. For asserting which plan a function chose, from what the server did rather than from timing.
    */
-  explainNested(statement: string): Promise<ExecutedPlan[]>;
+  explainNested(statement: string, settings?: readonly string[]): Promise<ExecutedPlan[]>;
   close(): Promise<void>;
 }
 
@@ -72,12 +72,12 @@ export async function openTestDatabase(
       backend,
       db: drizzlePglite({ client }) as unknown as AgentHistoryDatabase,
       admin: { query: async (text, params) => (await client.query(text, params as unknown[])).rows as never[] },
-      explainNested: async (statement) => {
+      explainNested: async (statement, settings = []) => {
         const notices: string[] = [];
         // PGlite has one connection, the store's too: the settings live in this transaction only.
         await client.transaction(async (tx) => {
           await tx.exec(
-            `LOAD 'auto_explain'; ${AUTO_EXPLAIN_SETTINGS.map((setting) => `SET LOCAL ${setting};`).join(' ')}`,
+            `LOAD 'auto_explain'; ${[...AUTO_EXPLAIN_SETTINGS, ...settings].map((setting) => `SET LOCAL ${setting};`).join(' ')}`,
           );
           await tx.query(statement, [], { onNotice: (notice) => notices.push(notice.message ?? '') });
         });
@@ -104,7 +104,7 @@ export async function openTestDatabase(
     admin: { query: async (text, params) => rowsOf(await adminClient.unsafe(text, params as never[])) },
     appUrl,
     adminUrl,
-    explainNested: (statement) => explainNestedOnServer(adminUrl, statement),
+    explainNested: (statement, settings) => explainNestedOnServer(adminUrl, statement, settings),
     close: async () => {
       await app.end();
       await adminClient.end();

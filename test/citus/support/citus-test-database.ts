@@ -30,7 +30,7 @@ export interface TestDatabase {
   appUrl?: string;
   adminUrl?: string;
   /** The plans `statement` ran with on the coordinator (see test/support/test-database.ts). */
-  explainNested(statement: string): Promise<ExecutedPlan[]>;
+  explainNested(statement: string, settings?: readonly string[]): Promise<ExecutedPlan[]>;
   close(): Promise<void>;
 }
 
@@ -84,7 +84,7 @@ export async function openTestDatabase(
     admin: { query: async (text, params) => rowsOf(await adminClient.unsafe(text, params as never[])) },
     appUrl,
     adminUrl,
-    explainNested: (statement) => explainNestedOnServer(adminUrl, statement),
+    explainNested: (statement, settings) => explainNestedOnServer(adminUrl, statement, settings),
     close: async () => {
       await appClient.end();
       await adminClient.end();
