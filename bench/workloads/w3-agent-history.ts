@@ -16,7 +16,7 @@ import type { MessagePage } from '../../src/store/list-messages.js';
 import type { ChatWindowMessage, ChatWindowPage } from '../../src/store/list-chat-messages.js';
 import type { MessageFactory } from '../messages.js';
 import { loadWholeChat, type TenantStore } from '../peers/agent-history-peer.js';
-import { sampleInterleaved, type TimedCase } from './time-operation.js';
+import { sampleInterleaved, SHORT_READ_WARMUP_CALLS, type TimedCase } from './time-operation.js';
 
 /** Superuser SQL on the benchmark database (postgres-js `unsafe` or PGlite `query`). */
 export type AdminQuery = (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
@@ -155,7 +155,7 @@ export async function measureAgentHistoryThreads({
         page.messages.length === Math.min(PAGE, size) && page.messages[0]!.sequence === size,
     },
   ]);
-  const timings = await sampleInterleaved(pages, rounds);
+  const timings = await sampleInterleaved(pages, rounds, { warmupCalls: SHORT_READ_WARMUP_CALLS });
   const threadIds = threads.map(({ threadId }) => threadId);
   // The same thread without its snapshot: mark it stale (loadContext skips stale snapshots), then restore it.
   await admin('update agent_context_snapshot set stale = true where thread_id = any($1::uuid[])', [threadIds]);
@@ -167,6 +167,7 @@ export async function measureAgentHistoryThreads({
         view.snapshot === null && view.tail.length === Math.min(PAGE, size) && view.tail.at(-1)!.sequence === size,
     })),
     rounds,
+    { warmupCalls: SHORT_READ_WARMUP_CALLS },
   );
   await admin('update agent_context_snapshot set stale = false where thread_id = any($1::uuid[])', [threadIds]);
   const withSnapshot = await sampleInterleaved(
@@ -179,6 +180,7 @@ export async function measureAgentHistoryThreads({
         view.tail.length === size - snapshotBoundary,
     })),
     rounds,
+    { warmupCalls: SHORT_READ_WARMUP_CALLS },
   );
   const whole = await sampleInterleaved(
     threads

@@ -3,7 +3,7 @@
 import type { MessageFactory } from '../messages.js';
 import type { MastraPeer } from '../peers/mastra-peer.js';
 import type postgres from 'postgres';
-import { sampleInterleaved } from './time-operation.js';
+import { sampleInterleaved, SHORT_READ_WARMUP_CALLS } from './time-operation.js';
 import type { DrizzleChatbotPeer } from '../peers/drizzle-chatbot-peer.js';
 
 async function loadBenchTemplates(sql: postgres.Sql, factory: MessageFactory) {
@@ -47,6 +47,7 @@ export async function measureBareThreads(
       check: (rows: unknown[]) => rows.length === Math.min(50, size),
     })),
     rounds,
+    { warmupCalls: SHORT_READ_WARMUP_CALLS },
   );
   const whole = await sampleInterleaved(
     threads
@@ -97,6 +98,7 @@ export async function measureMastraThreads(
         result.length === Math.min(50, size) && result.every((id, index) => id === ids.slice(-50)[index]),
     })),
     rounds,
+    { warmupCalls: SHORT_READ_WARMUP_CALLS },
   );
   const whole = await sampleInterleaved(
     threads
@@ -150,6 +152,7 @@ export async function measureChatbotThreads(
       check: (rows: unknown[]) => rows.length === Math.min(50, size),
     })),
     rounds,
+    { warmupCalls: SHORT_READ_WARMUP_CALLS },
   );
   const whole = await sampleInterleaved(
     threads
