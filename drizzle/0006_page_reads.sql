@@ -3,11 +3,12 @@
 -- its parts were written in), its place, status and whether the model still sees it, and when it was stored. Ten
 -- columns where the stored-message read returns 27, and the thread's visibility checked in the page's own query (an
 -- uncorrelated EXISTS, run once); only an empty page checks the thread again, to tell a missing, deleted or invisible
--- thread (P0002) from a thread with nothing on the page. Like the other one-statement reads it is SECURITY INVOKER
--- with a pinned search_path and every name qualified, sets the tenant, the user (empty when the store is
--- tenant-wide) and the role it is given with set_config(…, true), runs with enable_sort = off (the page walks the
--- (tenant_id, thread_id, sequence) index to its LIMIT), and refuses to run on a Citus coordinator (AH001), where the
--- store reads in a transaction instead. The stored-message page reads are re-created below with the same fix of
+-- thread (P0002) from a thread with nothing on the page; STABLE, so that both see one snapshot (a thread committed
+-- between them is not an empty page of a thread that was not there). Like the other one-statement reads it is
+-- SECURITY INVOKER with a pinned search_path and every name qualified, sets the tenant, the user (empty when the
+-- store is tenant-wide) and the role it is given with set_config(…, true), runs with enable_sort = off (the page walks
+-- the (tenant_id, thread_id, sequence) index to its LIMIT), and refuses to run on a Citus coordinator (AH001), where
+-- the store reads in a transaction instead. The stored-message page reads are re-created below with the same fix of
 -- their bound on the sequence.
 CREATE FUNCTION "public"."agent_history_list_chat_messages"(
   p_tenant_id uuid,
@@ -21,7 +22,7 @@ CREATE FUNCTION "public"."agent_history_list_chat_messages"(
   message_id text, role "public"."agent_message_role", parts json, metadata jsonb, schema_version integer,
   sequence bigint, status "public"."agent_message_status", context_state "public"."agent_message_context_state",
   exclusion_reason text, created_at timestamptz
-) LANGUAGE plpgsql SECURITY INVOKER
+) LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp SET enable_sort = off AS $$
 DECLARE
   -- A variable, not coalesce(p_before, …) in the query: under row-level security only a leakproof comparison of the
@@ -60,8 +61,9 @@ END
 $$;
 --> statement-breakpoint
 -- The stored-message page reads (`listMessages`, typed rows and json chunks), as before but for their bound on the
--- sequence, now a variable for the same reason as above: with coalesce(p_before, …) in the query, a cached generic
--- plan read a deep page by walking every newer message of the thread.
+-- sequence, now a variable for the same reason as above (with coalesce(p_before, …) in the query, a cached generic
+-- plan read a deep page by walking every newer message of the thread), and STABLE: their thread check and their page
+-- see one snapshot.
 CREATE OR REPLACE FUNCTION "public"."agent_history_list_messages"(
   p_tenant_id uuid,
   p_role_name text,
@@ -81,7 +83,7 @@ CREATE OR REPLACE FUNCTION "public"."agent_history_list_messages"(
   part_token_counts integer[],
   lease_expires_at timestamptz, created_at timestamptz, updated_at timestamptz, completed_at timestamptz,
   redacted_at timestamptz, deleted_at timestamptz
-) LANGUAGE plpgsql SECURITY INVOKER
+) LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp SET enable_sort = off AS $$
 DECLARE
   v_before bigint := coalesce(p_before, 9223372036854775807);
@@ -155,7 +157,7 @@ CREATE OR REPLACE FUNCTION "public"."agent_history_list_messages_json"(
   p_only_eligible boolean,
   p_max_bytes bigint DEFAULT NULL
 ) RETURNS TABLE (data json)
-LANGUAGE plpgsql SECURITY INVOKER
+LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp SET enable_sort = off AS $$
 DECLARE
   v_before bigint := coalesce(p_before, 9223372036854775807);

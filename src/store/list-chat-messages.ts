@@ -48,7 +48,7 @@ export async function listChatMessages(
   const limit = assertInteger('options.limit', options.limit ?? 50, 1, 500);
   const before =
     options.before === undefined ? null : assertInteger('options.before', options.before, 1, Number.MAX_SAFE_INTEGER);
-  const onlyEligible = options.onlyEligible ?? false;
+  const onlyEligible = options.onlyEligible === undefined ? false : options.onlyEligible;
   if (typeof onlyEligible !== 'boolean') {
     throw new InvalidArgumentError({
       argument: 'options.onlyEligible',

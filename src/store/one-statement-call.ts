@@ -33,7 +33,8 @@ export type CallArgument =
  * Calls the one-statement function `name` (a read such as `agent_history_list_messages`, or a write such as
  * `agent_history_write_answer`) with the tenant, role and user (empty: the whole tenant) first, in a single statement
  * (its own implicit transaction, so the settings it makes end with it) and a single round trip: every argument is
- * sent as a literal, because a parameterized statement costs postgres-js two round trips (describe, then execute).
+ * sent as a literal, because a parameterized statement costs postgres-js two round trips (describe, then execute),
+ * unless `prepared` asks for a prepared statement, which a postgres-js connection describes once and then runs in one.
  * Returns {@link IN_TRANSACTION} when `db` is the caller's transaction (its settings must be put back), or on Citus:
  * the caller then does its work in a transaction.
  */
@@ -93,16 +94,23 @@ interface PostgresJsClient {
   unsafe<ROW>(text: string, values: unknown[], options: { prepare: boolean }): Promise<ROW[]>;
 }
 
-/** The postgres-js client under a Drizzle database (`drizzle({ client })`, its public `$client`), or null. */
+/**
+ * The postgres-js client under a Drizzle database (`drizzle({ client })`, its public `$client`), or null; null too for
+ * a client made with `prepare: false`, to which a parameterized statement costs two round trips (Parse and Describe,
+ * then Bind and Execute) where literals cost one.
+ */
 function postgresJsClient(db: StoreContext['db']): PostgresJsClient | null {
   const client = (db as { $client?: Record<string, unknown> }).$client;
-  return client !== undefined &&
-    client !== null &&
-    typeof client.unsafe === 'function' &&
-    typeof client.begin === 'function' &&
-    typeof client.options === 'object'
-    ? (client as unknown as PostgresJsClient)
-    : null;
+  if (
+    client === undefined ||
+    client === null ||
+    typeof client.unsafe !== 'function' ||
+    typeof client.begin !== 'function' ||
+    typeof client.options !== 'object' ||
+    client.options === null
+  )
+    return null;
+  return (client.options as { prepare?: unknown }).prepare === false ? null : (client as unknown as PostgresJsClient);
 }
 
 /** An argument as a parameter: its type and value, checked as {@link literal} checks it. */
@@ -112,7 +120,10 @@ function parameter(argument: CallArgument): [type: string, value: unknown] {
       throw new TypeError(`expected a uuid, got ${argument.uuid}`);
     return ['uuid', argument.uuid];
   }
-  if ('text' in argument) return ['text', argument.text];
+  if ('text' in argument) {
+    if (argument.text?.includes('\u0000')) throw new TypeError('a NUL character cannot be sent as text');
+    return ['text', argument.text];
+  }
   if ('bigint' in argument) return ['bigint', argument.bigint === null ? null : integer(argument.bigint)];
   if ('integer' in argument) return ['integer', argument.integer === null ? null : integer(argument.integer)];
   if ('boolean' in argument) return ['boolean', argument.boolean];

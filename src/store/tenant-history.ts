@@ -12,8 +12,9 @@ import type { ThreadOperations } from './thread-operations.js';
  * {@link MessageOperations}, {@link ContextArtifactOperations} and {@link StreamChunkOperations}.
  *
  * Every method is async and runs in its own transaction scoped to the tenant (set with `set_config(…, true)`, so a
- * pooled connection never carries it over; `listMessages` and `loadContext` in one statement of a read function). Bad input is refused before any SQL with a typed error naming the
- * value, always as a rejected promise. Another tenant's row is "not found", exactly like a missing one. A statement
+ * pooled connection never carries it over; the reads and the writes of a chat turn in one statement of a function
+ * that does the same). Bad input is refused before any SQL with a typed error naming the value, always as a rejected
+ * promise. Another tenant's row is "not found", exactly like a missing one. A statement
  * the database failed, or a lost connection, rejects with `DatabaseError` (the code and the server's message, never
  * the statement's parameters); each method's `@throws` names the other errors.
  *

@@ -26,6 +26,7 @@ const THREAD_FIRST = new Set([
   'unpinMessage',
   'getMessage',
   'listMessages',
+  'listChatMessages',
   'redactMessage',
   'loadContext',
   'writeSummary',

@@ -125,6 +125,7 @@ describe.each(BACKENDS)('listChatMessages on %s', (backend) => {
       [{ before: 0 }, 'options.before', '0'],
       [{ before: '7' }, 'options.before', '7'],
       [{ onlyEligible: 'yes' }, 'options.onlyEligible', 'yes'],
+      [{ onlyEligible: null }, 'options.onlyEligible', 'null'],
     ] as const) {
       const read = store.listChatMessages(threadId, options as never);
       await expect(read).rejects.toBeInstanceOf(InvalidArgumentError);
@@ -141,16 +142,23 @@ describe('listChatMessages on PostgreSQL through postgres-js', () => {
   afterAll(async () => {
     for (const client of clients) await client.end();
   });
-  /** A store over a pool of one connection, and that connection's prepared statements. */
+  /** A store over a pool of one connection, that connection's prepared statements, and the page reads it sent. */
   const oneConnection = (prepare: boolean) => {
-    const client = postgres(database.appUrl!, { max: 1, prepare, onnotice: () => {} });
+    const sent: string[] = [];
+    const client = postgres(database.appUrl!, {
+      max: 1,
+      prepare,
+      onnotice: () => {},
+      debug: (_connection, query) => sent.push(query),
+    });
     clients.push(client);
     const history = createAgentHistory({ db: drizzle({ client }) as unknown as AgentHistoryDatabase });
     const prepared = async () =>
       (await client<{ statement: string }[]>`select statement from pg_prepared_statements`)
         .map((row) => row.statement)
         .filter((statement) => statement.includes('agent_history_list_chat_messages'));
-    return { history, prepared };
+    const reads = () => sent.filter((query) => query.includes('agent_history_list_chat_messages('));
+    return { history, prepared, reads };
   };
 
   it('should send the page as a prepared statement, and as literals to a client that prepares nothing', async () => {
@@ -175,8 +183,15 @@ describe('listChatMessages on PostgreSQL through postgres-js', () => {
     });
     expect(await preparing.prepared()).toHaveLength(1);
 
+    expect(preparing.reads().every((query) => query.includes('$4::uuid'))).toBe(true);
+
+    // A client that prepares nothing (behind a pooler) gets literals: one round trip, where a parameterized
+    // statement would take two (Parse and Describe, then Bind and Execute).
     const literal = oneConnection(false);
     expect(await literal.history.forTenant(tenantId).listChatMessages(thread)).toStrictEqual(expected);
     expect(await literal.prepared()).toEqual([]);
+    expect(literal.reads()).toHaveLength(1);
+    expect(literal.reads()[0]).toContain(`'${thread}'::uuid`);
+    expect(literal.reads()[0]).not.toContain('$1');
   });
 });

@@ -25,14 +25,16 @@ describe.each(BACKENDS)('store spans on %s', (backend) => {
     const appended = await store.appendMessage(thread.id, userMessage('m-1', 'Text that must not appear'));
     await store.listMessages(thread.id);
     await store.loadContext(thread.id);
+    await store.listChatMessages(thread.id);
 
     expect(tracing.spans().map((span) => span.name)).toEqual([
       'agent-history.store.createThread',
       'agent-history.store.appendMessage',
       'agent-history.store.listMessages',
       'agent-history.store.loadContext',
+      'agent-history.store.listChatMessages',
     ]);
-    const [create, append, list, load] = tracing.spans();
+    const [create, append, list, load, chat] = tracing.spans();
     expect(append!.kind).toBe(SpanKind.CLIENT);
     expect(append!.status.code).toBe(SpanStatusCode.UNSET);
     expect(append!.attributes).toEqual({
@@ -48,6 +50,8 @@ describe.each(BACKENDS)('store spans on %s', (backend) => {
     expect(create!.attributes['agent_history.thread.id_hash']).toBeUndefined(); // its argument holds no thread id
     expect(list!.attributes['agent_history.rows']).toBe(1);
     expect(load!.attributes['agent_history.rows']).toBe(1);
+    expect(chat!.attributes['agent_history.rows']).toBe(1);
+    expect(chat!.attributes['agent_history.thread.id_hash']).toBe(idHash(thread.id));
     const strings = tracing.spans().flatMap(stringsOf);
     for (const secret of [thread.id, tenantId, 'user-who-must-not-appear', 'Title that must not appear', 'must not'])
       expect(strings.filter((value) => value.includes(secret))).toEqual([]);
