@@ -1,10 +1,11 @@
-// CPU per read, client and server, which does not depend on how loaded the machine is: agent-history's newest-50
-// page and context load (as the app login, RLS on) against the same newest-50 read as one bare SELECT (superuser, no
-// RLS) on the same table, of the bare peer's columns and of the 27 the page returns; the guarded floor (the six
-// columns through a plpgsql function under forced RLS as the app login); the page's own SQL function without the
-// store's mapping, of all its columns and of fewer (prepared, and as the store sends it: one statement of literals);
-// a chat window's page (`listChatMessages`) by its function (prepared, and as literals) and through the store;
-// the page in a caller's transaction; and the whole thread against one bare SELECT of it, in interleaved rounds.
+// CPU per read, client and server, which does not depend on how loaded the machine is, and wall time, each as a ratio
+// to W3's bare read (the bare peer's own table: id, role and parts of the newest 50, superuser, no RLS): a chat
+// window's page (`listChatMessages`) through the store and by its function (prepared, and as literals); the guarded
+// floors (a UIMessage's columns, and the six columns a bare SELECT of agent_message reads, through a plpgsql function
+// under forced RLS as the app login, nothing else); bare SELECTs of agent_message (six columns, and the 27 a page of
+// `listMessages` returns); that page's own function, of all its columns and of fewer; `listMessages`, `loadContext`
+// and both in a caller's transaction; and the whole thread read every way, against W3's bare read of it; all in
+// interleaved rounds.
 // `npx tsx bench/read-cost.ts` (BENCH_READ_SIZE, default 10,000; BENCH_READ_ROUNDS, default 3).
 import { loadavg } from 'node:os';
 import postgres from 'postgres';
@@ -15,6 +16,8 @@ import { MessageFactory } from './messages.js';
 import { loadWholeChat, loadWholeThread, openAgentHistory } from './peers/agent-history-peer.js';
 import { startBenchServer } from './server.js';
 import { loadTemplates, seedAgentHistoryThreads, type AdminQuery } from './workloads/w3-agent-history.js';
+import { BARE_DDL } from './peers/bare-insert-peer.js';
+import { seedBareThreads } from './workloads/w3-peers.js';
 import { createAgentHistory } from '../src/store/create-agent-history.js';
 import type { AgentHistoryDatabase } from '../src/tenant/database.js';
 import { runMain } from './run-main.js';
@@ -31,7 +34,8 @@ async function main() {
     const sql = postgres(server.adminUrl('bench_read'), { max: 1, onnotice: () => {} });
     const admin: AdminQuery = (text, params) => sql.unsafe(text, params as never[]) as never;
     const ah = openAgentHistory(server.appUrl('bench_read'), 1);
-    await loadTemplates(admin, new MessageFactory({ seed: 42 }));
+    const factory = new MessageFactory({ seed: 42 });
+    await loadTemplates(admin, factory);
     const [thread] = await seedAgentHistoryThreads({ store: ah.store, admin, sizes: [size], snapshotTail: 8 });
     const threadId = thread!.threadId;
     // The same store inside a caller's transaction reads the transactional way (BEGIN, settings, queries, COMMIT):
@@ -58,8 +62,37 @@ async function main() {
           order by m.sequence desc limit 50;
       end $$`);
     await sql.unsafe(`grant execute on function guarded_page(uuid, uuid) to agent_history_app`);
+    // The same floor for a chat window's page: the columns of a UIMessage (id, role, parts, metadata) and its place.
+    await sql.unsafe(`create function guarded_chat_page(p_tenant uuid, p_thread uuid)
+      returns table (message_id text, role text, parts json, metadata jsonb, sequence bigint)
+      language plpgsql stable set enable_sort = off as $$
+      begin
+        perform set_config('app.tenant_id', p_tenant::text, true);
+        perform set_config('app.user_id', '', true);
+        perform set_config('role', 'agent_history_app', true);
+        return query select m.message_id, m.role::text, m.parts, m.metadata, m.sequence from agent_message m
+          where m.tenant_id = p_tenant and m.thread_id = p_thread and m.deleted_at is null
+          order by m.sequence desc limit 51;
+      end $$`);
+    await sql.unsafe(`grant execute on function guarded_chat_page(uuid, uuid) to agent_history_app`);
+    // W3's bare peer: its own table (id, thread, role, parts, time) in a database of its own, seeded with the same
+    // payloads, as W3 seeds it.
+    await server.createDatabase('bench_read_bare');
+    const bare = postgres(server.adminUrl('bench_read_bare'), { max: 1, onnotice: () => {} });
+    for (const statement of BARE_DDL) await bare.unsafe(statement);
+    const [bareThread] = await seedBareThreads(bare, factory, [size]);
     const meter = cpuMeter(await server.postmasterPid());
     const operations: Array<[string, () => Promise<unknown>, number?]> = [
+      [
+        "W3's bare read: id, role, parts of the bare peer's table, newest 50 (superuser, no RLS)",
+        () =>
+          bare`select id, role, parts from raw_message where thread_id = ${bareThread!.threadId}
+            order by created_at desc, id desc limit 50`,
+      ],
+      [
+        "guarded floor of a chat window's page: a UIMessage's columns and its sequence under forced RLS, one plpgsql function",
+        () => ah.client`select * from guarded_chat_page(${ah.tenantId}, ${threadId})`,
+      ],
       [
         'bare SELECT newest 50 (superuser, no RLS)',
         () =>
@@ -145,6 +178,12 @@ async function main() {
         () => inTransaction((store) => store.loadContext(threadId)),
       ],
       [
+        `W3's bare read of the whole thread (${size} rows, one query, the bare peer's table)`,
+        () =>
+          bare`select id, role, parts from raw_message where thread_id = ${bareThread!.threadId} order by created_at, id`,
+        wholeCalls,
+      ],
+      [
         `bare SELECT of the whole thread (${size} rows, one query)`,
         () =>
           sql`select id, message_id, role, parts, metadata, sequence from agent_message where tenant_id = ${ah.tenantId} and thread_id = ${threadId}
@@ -177,15 +216,24 @@ async function main() {
         .join(' ')}, ${rounds} rounds`,
     );
     console.log(
-      `| read, thread of ${size} messages | client CPU ms | server CPU ms | wall ms per call (noisy) |\n| --- | --- | --- | --- |`,
+      `| read, thread of ${size} messages | client CPU ms | server CPU ms | CPU ÷ W3's bare read | wall ms per call (noisy) | wall ÷ W3's bare read |\n| --- | --- | --- | --- | --- | --- |`,
     );
-    for (const [index, [label]] of operations.entries()) {
-      const { clientMs, serverMs, wallMs, calls: count } = totals[index]!;
-      const per = (value: number) => (value / count).toFixed(3);
-      console.log(`| ${label} | ${per(clientMs)} | ${per(serverMs)} | ${per(wallMs)} |`);
+    // A page against W3's bare page read, a whole thread against W3's bare read of the whole thread.
+    const wholeBase = operations.findIndex(([label]) => label.startsWith("W3's bare read of the whole thread"));
+    for (const [index, [label, , count = calls]] of operations.entries()) {
+      const { clientMs, serverMs, wallMs, calls: done } = totals[index]!;
+      const base = totals[count === wholeCalls ? wholeBase : 0]!;
+      const baseCpu = (base.clientMs + base.serverMs) / base.calls;
+      const baseWall = base.wallMs / base.calls;
+      const per = (value: number) => (value / done).toFixed(3);
+      const cpu = (clientMs + serverMs) / done;
+      console.log(
+        `| ${label} | ${per(clientMs)} | ${per(serverMs)} | ${(cpu / baseCpu).toFixed(2)} | ${per(wallMs)} | ${(wallMs / done / baseWall).toFixed(2)} |`,
+      );
     }
     await ah.client.end({ timeout: 5 });
     await sql.end({ timeout: 5 });
+    await bare.end({ timeout: 5 });
   } finally {
     server.stop();
   }
