@@ -4,7 +4,6 @@ import { assertInteger, assertThreadId } from '../errors/assert-input.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import type { AgentTables } from '../schema/define-agent-tables.js';
 import type { StorableMessage, StoredMessage } from '../model/stored-rows.js';
-import { embeddedClient } from './execute-append.js';
 import { callInOneStatement, fromColumnNames, IN_TRANSACTION, THREAD_MISSING } from './one-statement-call.js';
 import { ofThread } from './of-thread.js';
 import { requireThread } from './require-thread.js';
@@ -75,8 +74,9 @@ export async function listChatMessages(
 }
 
 /**
- * The page's rows, newest first: in one statement of the read function (prepared on postgres-js; as json chunks on
- * PGlite, where parsing typed columns costs more), else (the caller's transaction, a Citus coordinator) in a transaction.
+ * The page's rows, newest first: in one statement of the read function (prepared on postgres-js), else (the caller's
+ * transaction, a Citus coordinator) in a transaction. Typed columns on PGlite too: for these ten, json chunks cost
+ * it more (`listMessages` reads json there, for its 27).
  */
 async function readPage(
   context: StoreContext,
@@ -88,21 +88,7 @@ async function readPage(
   const args = [{ uuid: thread }, { bigint: before }, { integer: limit }, { boolean: onlyEligible }];
   const columns = chatColumns(context.tables);
   const name = 'agent_history_list_chat_messages';
-  let fast: Array<Record<string, unknown>> | typeof IN_TRANSACTION | typeof THREAD_MISSING;
-  if (embeddedClient(context.db) === null) {
-    fast = await callInOneStatement(context, name, args, { prepared: true });
-  } else {
-    // Chunks of 100 rows keep each json value far below the client's string limit.
-    fast = await callInOneStatement<Record<string, unknown>>(context, name, args, {
-      select: (call) =>
-        `select json_agg(y.r) as data from (select r, row_number() over () as n from ${call} r) y group by (y.n - 1) / 100`,
-    });
-    if (fast !== IN_TRANSACTION && fast !== THREAD_MISSING) {
-      fast = fast
-        .flatMap((row) => row.data as Array<Record<string, unknown>>)
-        .sort((a, b) => (b.sequence as number) - (a.sequence as number));
-    }
-  }
+  const fast = await callInOneStatement<Record<string, unknown>>(context, name, args, { prepared: true });
   if (fast === THREAD_MISSING) throw new NotFoundError({ entity: 'thread', id: thread });
   if (fast !== IN_TRANSACTION) return fast.map((row) => fromColumnNames<ChatRow>(columns, row));
   const { agentMessage } = context.tables;

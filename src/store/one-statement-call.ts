@@ -42,7 +42,7 @@ export async function callInOneStatement<ROW>(
   context: StoreContext,
   name: string,
   args: CallArgument[],
-  { select = (call) => `select * from ${call}`, prepared = false }: CallOptions = {},
+  { prepared = false }: CallOptions = {},
 ): Promise<ROW[] | typeof IN_TRANSACTION | typeof THREAD_MISSING> {
   const reads = context.oneStatementReads;
   if (!reads.available || is(context.db, PgTransaction)) return IN_TRANSACTION;
@@ -53,8 +53,7 @@ export async function callInOneStatement<ROW>(
   try {
     if (client !== null) {
       const values = all.map(parameter);
-      const call = `${qualified}(${values.map(([type], index) => `$${index + 1}::${type}`).join(', ')})`;
-      const text = select(call);
+      const text = `select * from ${qualified}(${values.map(([type], index) => `$${index + 1}::${type}`).join(', ')})`;
       try {
         return await client.unsafe<ROW>(
           text,
@@ -66,7 +65,7 @@ export async function callInOneStatement<ROW>(
         throw new DrizzleQueryError(text, [], error as Error);
       }
     }
-    return rowsOf<ROW>(await context.db.execute(sql.raw(select(`${qualified}(${all.map(literal).join(', ')})`))));
+    return rowsOf<ROW>(await context.db.execute(sql.raw(`select * from ${qualified}(${all.map(literal).join(', ')})`)));
   } catch (error) {
     const code = postgresErrorCode(error) ?? '';
     if (code === THREAD_NOT_FOUND) return THREAD_MISSING;
@@ -78,8 +77,6 @@ export async function callInOneStatement<ROW>(
 
 /** How {@link callInOneStatement} sends its call. */
 export interface CallOptions {
-  /** The statement around the call (`fn(…)`). @default `select * from fn(…)` */
-  select?: (call: string) => string;
   /**
    * Sent as a prepared statement when the database is a postgres-js client (one round trip once the connection has
    * it, and no parse or plan of the call again): only for calls whose arguments are uuids, texts, integers and
