@@ -200,6 +200,17 @@ function assertDatabase(db: unknown): void {
       value: db,
       message: 'expected a Drizzle Postgres database, as drizzle({ client }) returns it, or one of its transactions.',
     });
+  // A postgres-js client that transforms what it reads (`transform: postgres.camel`) renames the columns the store
+  // reads by name, and the keys inside every json value: messages would come back changed, fields as null.
+  const transform = (db as { $client?: { options?: { transform?: Record<string, { from?: unknown } | undefined> } } })
+    .$client?.options?.transform;
+  const reading = ['column', 'value', 'row'].filter((kind) => typeof transform?.[kind]?.from === 'function');
+  if (reading.length > 0)
+    throw new InvalidArgumentError({
+      argument: 'db',
+      value: `a postgres-js client with transform.${reading.join(', transform.')}`,
+      message: 'the store reads columns by name and keeps json as it was written; make its client without transform.',
+    });
 }
 
 /** The user scope of `forTenant`, checked: a string of 1 to 200 characters, or null for the whole tenant. */

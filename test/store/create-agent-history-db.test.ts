@@ -3,6 +3,7 @@
 // "db.transaction is not a function".
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import pg from 'pg';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,6 +46,31 @@ describe('createAgentHistory({ db })', () => {
     } finally {
       await sql.end();
       await pool.end();
+    }
+  });
+
+  it('should refuse a postgres-js client that transforms what it reads, naming the transform, and take one that does not', async () => {
+    // postgres.camel renames every column (message_id → messageId: the store's reads would find null) and camel-cases
+    // the keys inside every json value (a tool input's { user_id } would come back as { userId }).
+    const refused = [
+      [postgres.camel, 'transform.column, transform.value'],
+      [postgres.toCamel, 'transform.column, transform.value'],
+      [{ value: (value: unknown) => value }, 'transform.value'],
+      [{ row: { from: (row: unknown) => row } }, 'transform.row'],
+    ] as const;
+    const clients = [...refused.map(([transform]) => transform), { undefined: null }].map((transform) =>
+      postgres('postgres://127.0.0.1:1/never-connected', { max: 1, transform: transform as never }),
+    );
+    try {
+      for (const [index, [, named]] of refused.entries()) {
+        const create = () => createAgentHistory({ db: drizzlePostgres({ client: clients[index]! }) as never });
+        expect(create).toThrow(InvalidArgumentError);
+        expect(create).toThrow(`Invalid db "a postgres-js client with ${named}"`);
+      }
+      // Turning undefined parameters into null changes nothing the store reads.
+      expect(() => createAgentHistory({ db: drizzlePostgres({ client: clients.at(-1)! }) as never })).not.toThrow();
+    } finally {
+      for (const sql of clients) await sql.end();
     }
   });
 
