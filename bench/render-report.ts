@@ -11,6 +11,7 @@ export function renderReport(results: { meta: Record<string, any>; runs: any[] }
     ['newest50', 'newest-50 page (listChatMessages)'],
     ['deepPage', 'keyset page at depth'],
     ['newest50Stored', 'newest-50 page of stored messages (listMessages)'],
+    ['newest50Floor', "the guarded floor, not the store: a UIMessage's columns under forced RLS, one function"],
     ['contextSnapshot', 'context: snapshot + tail'],
     ['contextNoSnapshot', 'context: no snapshot, 50-message tail'],
     ['whole', 'whole thread (listChatMessages, 500/page)'],

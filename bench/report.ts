@@ -169,6 +169,26 @@ export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
       });
     }
   }
+  // The guarded floor (not the store): the newest 50 UIMessages under forced RLS in one function, nothing else.
+  for (const size of sizes.filter((size) => size >= 10_000)) {
+    const floor = perRun(
+      runs,
+      (run) =>
+        p50(bySize(run.w3?.['agent-history'], size), 'newest50Floor')! /
+        p50(bySize(run.w3?.['bare-insert'], size), 'newest50')!,
+    );
+    if (floor)
+      rows.push({
+        target: `W3 the guarded floor of a newest-50 page (a UIMessage's columns under forced RLS, one function; not the store) at ${size} messages, vs the bare read`,
+        measured: `${fmtSpread(
+          perRun(runs, (run) => p50(bySize(run.w3?.['agent-history'], size), 'newest50Floor')),
+          2,
+        )} ms`,
+        ratio: floor,
+        limit: '–',
+        verdict: 'info',
+      });
+  }
   // The same page with every stored field (`listMessages`): what a page costs beyond a chat window's.
   const stored = perRun(
     runs,

@@ -4,6 +4,8 @@
 //   newest50         listChatMessages(thread, { limit: 50 }): the page a chat window reads
 //   deepPage         listChatMessages(thread, { limit: 50, before: ≈ the middle })
 //   newest50Stored   listMessages(thread, { limit: 50 }): the same page with every stored field
+//   newest50Floor    the guarded floor, not the store: a UIMessage's columns and its sequence, newest 50, under
+//                    forced RLS as the app login in one plpgsql function (when the caller gives `floor`)
 //   contextSnapshot  loadContext(thread): the snapshot near the end (+ its summary) and the short tail after it
 //   contextNoSnapshot loadContext(thread, { maxTailMessages: 50 }) with the snapshot marked stale
 //   whole            every page of listChatMessages (500 per page), oldest first
@@ -60,6 +62,27 @@ export async function loadTemplates(admin: AdminQuery, factory: MessageFactory) 
     (e->>'byteSize')::int, (e->>'tokenCount')::int from json_array_elements($1::text::json) e on conflict do nothing`,
     [JSON.stringify(rows)],
   );
+}
+
+/**
+ * Creates the guarded floor of a chat window's page (superuser; not the package's): the newest 50 messages' id, role,
+ * parts, metadata and sequence under forced row-level security as the application role, the tenant set for the
+ * function's transaction as the store's read functions set it, and nothing else (no thread check, no lifecycle
+ * columns). Call it as the app login: `select * from bench_guarded_chat_page(tenant, thread)`.
+ */
+export async function createGuardedChatPage(admin: AdminQuery) {
+  await admin(`create or replace function bench_guarded_chat_page(p_tenant uuid, p_thread uuid)
+    returns table (message_id text, role text, parts json, metadata jsonb, sequence bigint)
+    language plpgsql stable set enable_sort = off as $$
+    begin
+      perform set_config('app.tenant_id', p_tenant::text, true);
+      perform set_config('app.user_id', '', true);
+      perform set_config('role', 'agent_history_app', true);
+      return query select m.message_id, m.role::text, m.parts, m.metadata, m.sequence from agent_message m
+        where m.tenant_id = p_tenant and m.thread_id = p_thread and m.deleted_at is null
+        order by m.sequence desc limit 50;
+    end $$`);
+  await admin(`grant execute on function bench_guarded_chat_page(uuid, uuid) to agent_history_app`);
 }
 
 export async function seedAgentHistoryThreads({
@@ -126,6 +149,7 @@ export async function measureAgentHistoryThreads({
   rounds,
   wholeRounds,
   wholeMax = Infinity,
+  floor,
 }: {
   store: TenantStore;
   admin: AdminQuery;
@@ -134,6 +158,8 @@ export async function measureAgentHistoryThreads({
   wholeRounds: number;
   /** The largest thread read whole. @default every size */
   wholeMax?: number;
+  /** Reads a thread's newest 50 by the guarded floor, as the app login (see {@link createGuardedChatPage}). */
+  floor?: (threadId: string) => Promise<unknown[]>;
 }) {
   const pages: TimedCase[] = threads.flatMap(({ size, threadId, deepBefore }) => [
     {
@@ -154,6 +180,15 @@ export async function measureAgentHistoryThreads({
       check: (page: MessagePage) =>
         page.messages.length === Math.min(PAGE, size) && page.messages[0]!.sequence === size,
     },
+    ...(floor === undefined
+      ? []
+      : [
+          {
+            key: `${size}:newest50Floor`,
+            operation: () => floor(threadId),
+            check: (rows: unknown[]) => rows.length === Math.min(PAGE, size),
+          },
+        ]),
   ]);
   const timings = await sampleInterleaved(pages, rounds, { warmupCalls: SHORT_READ_WARMUP_CALLS });
   const threadIds = threads.map(({ threadId }) => threadId);
@@ -198,10 +233,9 @@ export async function measureAgentHistoryThreads({
     size,
     deepBefore,
     ...Object.fromEntries(
-      ['newest50', 'deepPage', 'newest50Stored', 'contextSnapshot', 'contextNoSnapshot', 'whole'].map((op) => [
-        op,
-        all.get(`${size}:${op}`),
-      ]),
+      ['newest50', 'deepPage', 'newest50Stored', 'newest50Floor', 'contextSnapshot', 'contextNoSnapshot', 'whole'].map(
+        (op) => [op, all.get(`${size}:${op}`)],
+      ),
     ),
   }));
 }

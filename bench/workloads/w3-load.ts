@@ -8,6 +8,7 @@ import { bareInsertPeer } from '../peers/bare-insert-peer.js';
 import { mastraPeer, type MastraPeer } from '../peers/mastra-peer.js';
 import type { BenchServer } from '../server.js';
 import {
+  createGuardedChatPage,
   loadTemplates,
   measureAgentHistoryThreads,
   seedAgentHistoryThreads,
@@ -51,6 +52,7 @@ export async function prepareW3({ server, factory, config, log }: W3Dependencies
     sizes,
     snapshotTail: config.w3.snapshotTail,
   });
+  await createGuardedChatPage(admin);
   log(`  w3 seeded agent-history ${sizes.join(', ')} in ${seconds(performance.now() - started)}`);
   const state: {
     ah: typeof ah;
@@ -106,11 +108,15 @@ export type W3State = Awaited<ReturnType<typeof prepareW3>>;
 export async function measureW3(state: W3State, { config, log }: Pick<W3Dependencies, 'config' | 'log'>) {
   const timing = { rounds: config.w3.rounds, wholeRounds: config.w3.wholeRounds, wholeMax: config.w3.wholeMax };
   const result: Record<string, unknown> = {};
+  const { client, store } = state.ah;
   result['agent-history'] = await measureAgentHistoryThreads({
-    store: state.ah.store,
+    store,
     admin: state.admin,
     threads: state.ahThreads,
     ...timing,
+    floor: async (threadId) => [
+      ...(await client`select * from bench_guarded_chat_page(${store.tenantId}, ${threadId})`),
+    ],
   });
   if (state.bare) result['bare-insert'] = await measureBareThreads(state.bare.sql, state.bareThreads!, timing);
   if (state.chatbot)
