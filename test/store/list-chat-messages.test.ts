@@ -4,6 +4,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createAgentHistory,
+  DatabaseError,
   InvalidArgumentError,
   NotFoundError,
   type AgentHistoryDatabase,
@@ -193,5 +194,25 @@ describe('listChatMessages on PostgreSQL through postgres-js', () => {
     expect(literal.reads()).toHaveLength(1);
     expect(literal.reads()[0]).toContain(`'${thread}'::uuid`);
     expect(literal.reads()[0]).not.toContain('$1');
+  });
+
+  it('should reject a prepared call the server refuses with a DatabaseError that names no parameter', async () => {
+    const tenantId = randomUUID();
+    const preparing = oneConnection(true);
+    const store = preparing.history.forTenant(tenantId, { userId: 'secret-user-4111' });
+    const thread = (await store.createThread()).id;
+    expect(await store.listChatMessages(thread)).toStrictEqual({ messages: [], nextCursor: null });
+    const signature = 'agent_history_list_chat_messages(uuid, text, text, uuid, bigint, integer, boolean)';
+    await database.admin.query(`revoke execute on function ${signature} from public`);
+    try {
+      const failure = await store.listChatMessages(thread).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(DatabaseError);
+      expect((failure as DatabaseError).databaseCode).toBe('42501');
+      const logged = JSON.stringify(failure, Object.getOwnPropertyNames(failure)) + String(failure);
+      for (const secret of [thread, tenantId, 'secret-user-4111']) expect(logged).not.toContain(secret);
+    } finally {
+      await database.admin.query(`grant execute on function ${signature} to public`);
+    }
+    expect(await store.listChatMessages(thread)).toStrictEqual({ messages: [], nextCursor: null });
   });
 });

@@ -38,6 +38,7 @@ export const FOREIGN_ROW_OPERATIONS: Array<[string, (store: TenantHistory, targe
   ['unpinMessage', (store, t) => store.unpinMessage(t.threadId, t.messageId)],
   ['getMessage', (store, t) => store.getMessage(t.threadId, t.messageId)],
   ['listMessages', (store, t) => store.listMessages(t.threadId)],
+  ['listChatMessages', (store, t) => store.listChatMessages(t.threadId)],
   ['redactMessage', (store, t) => store.redactMessage(t.threadId, t.messageId, { actor: 'x', reason: 'x' })],
   ['loadContext', (store, t) => store.loadContext(t.threadId)],
   [
