@@ -60,6 +60,7 @@ describe('Citus: the procedure of docs/citus.md on a coordinator and two workers
     expect(functions.map(({ name, delegated }) => [name.replace(/\(.*/, ''), delegated])).toEqual([
       ['agent_history_append_message', true],
       ['agent_history_append_messages', true],
+      ['agent_history_list_chat_messages', null],
       ['agent_history_list_messages', null],
       ['agent_history_list_messages_json', null],
       ['agent_history_load_context_json', null],
