@@ -15,7 +15,12 @@ import { cpuMeter } from './cpu.js';
 import { MessageFactory } from './messages.js';
 import { loadWholeChat, loadWholeThread, openAgentHistory } from './peers/agent-history-peer.js';
 import { startBenchServer } from './server.js';
-import { loadTemplates, seedAgentHistoryThreads, type AdminQuery } from './workloads/w3-agent-history.js';
+import {
+  createGuardedChatPage,
+  loadTemplates,
+  seedAgentHistoryThreads,
+  type AdminQuery,
+} from './workloads/w3-agent-history.js';
 import { BARE_DDL } from './peers/bare-insert-peer.js';
 import { seedBareThreads } from './workloads/w3-peers.js';
 import { createAgentHistory } from '../src/store/create-agent-history.js';
@@ -62,19 +67,8 @@ async function main() {
           order by m.sequence desc limit 50;
       end $$`);
     await sql.unsafe(`grant execute on function guarded_page(uuid, uuid) to agent_history_app`);
-    // The same floor for a chat window's page: the columns of a UIMessage (id, role, parts, metadata) and its place.
-    await sql.unsafe(`create function guarded_chat_page(p_tenant uuid, p_thread uuid)
-      returns table (message_id text, role text, parts json, metadata jsonb, sequence bigint)
-      language plpgsql stable set enable_sort = off as $$
-      begin
-        perform set_config('app.tenant_id', p_tenant::text, true);
-        perform set_config('app.user_id', '', true);
-        perform set_config('role', 'agent_history_app', true);
-        return query select m.message_id, m.role::text, m.parts, m.metadata, m.sequence from agent_message m
-          where m.tenant_id = p_tenant and m.thread_id = p_thread and m.deleted_at is null
-          order by m.sequence desc limit 51;
-      end $$`);
-    await sql.unsafe(`grant execute on function guarded_chat_page(uuid, uuid) to agent_history_app`);
+    // The same floor for a chat window's page, as W3 reads it: a UIMessage's columns and its sequence.
+    await createGuardedChatPage(admin);
     // W3's bare peer: its own table (id, thread, role, parts, time) in a database of its own, seeded with the same
     // payloads, as W3 seeds it.
     await server.createDatabase('bench_read_bare');
@@ -91,7 +85,7 @@ async function main() {
       ],
       [
         "guarded floor of a chat window's page: a UIMessage's columns and its sequence under forced RLS, one plpgsql function",
-        () => ah.client`select * from guarded_chat_page(${ah.tenantId}, ${threadId})`,
+        () => ah.client`select * from bench_guarded_chat_page(${ah.tenantId}, ${threadId})`,
       ],
       [
         'bare SELECT newest 50 (superuser, no RLS)',

@@ -45,27 +45,29 @@ export function openAgentHistory(
   return { client, history, tenantId, store: history.forTenant(tenantId) };
 }
 
-/** Every message of a thread, oldest first, paging through `listMessages` (newest first, keyset). */
-export async function loadWholeThread(store: TenantStore, threadId: string, pageSize = 500) {
+/** Every page of a thread, newest page first, following `nextCursor` (keyset) until the oldest. */
+async function allPages<ENTRY>(
+  read: (before: number | undefined) => Promise<{ messages: ENTRY[]; nextCursor: number | null }>,
+): Promise<ENTRY[][]> {
   const pages = [];
   let before: number | undefined;
   do {
-    const page = await store.listMessages(threadId, { limit: pageSize, before });
+    const page = await read(before);
     pages.push(page.messages);
     before = page.nextCursor ?? undefined;
   } while (before !== undefined);
+  return pages;
+}
+
+/** Every message of a thread, oldest first, paging through `listMessages` (each page newest first). */
+export async function loadWholeThread(store: TenantStore, threadId: string, pageSize = 500) {
+  const pages = await allPages((before) => store.listMessages(threadId, { limit: pageSize, before }));
   return pages.flat().reverse();
 }
 
 /** Every message of a thread as a chat window reads it, oldest first, paging through `listChatMessages`. */
 export async function loadWholeChat(store: TenantStore, threadId: string, pageSize = 500) {
-  const pages = [];
-  let before: number | undefined;
-  do {
-    const page = await store.listChatMessages(threadId, { limit: pageSize, before });
-    pages.push(page.messages);
-    before = page.nextCursor ?? undefined;
-  } while (before !== undefined);
+  const pages = await allPages((before) => store.listChatMessages(threadId, { limit: pageSize, before }));
   return pages.reverse().flat();
 }
 

@@ -15,6 +15,7 @@ import { rowsOf } from '../../src/tenant/database.js';
 import { APP_LOGIN } from '../support/global-setup.js';
 import { SUBPROCESS_TIMEOUT_MS } from '../support/time-limits.js';
 import { mockEmbedding } from '../store/memory-support.js';
+import { asChatWindowPage } from '../support/fixtures.js';
 import { BASELINE_MIGRATIONS, buildReleaseOne } from './support/release-one.js';
 import {
   createConsumerProject,
@@ -169,19 +170,8 @@ describe.each(['pglite', 'postgres'] as const)('upgrading a 1.0 database with mi
       [2, 'a2', 'completed'],
     ]);
     const firstThread = await store.listChatMessages(first.id, { limit: 2 });
-    expect(firstThread).toStrictEqual({
-      messages: (await store.listMessages(first.id, { limit: 2 })).messages
-        .map(({ message, sequence, status, contextState, exclusionReason, createdAt }) => ({
-          message,
-          sequence,
-          status,
-          contextState,
-          exclusionReason,
-          createdAt,
-        }))
-        .reverse(),
-      nextCursor: 2,
-    });
+    expect(firstThread).toStrictEqual(asChatWindowPage(await store.listMessages(first.id, { limit: 2 })));
+    expect(firstThread.nextCursor).toBe(2);
     expect(await query(`select proname from pg_proc where proname = 'agent_history_list_chat_messages'`)).toHaveLength(
       1,
     );

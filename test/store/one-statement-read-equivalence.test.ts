@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createAgentHistory, type TenantHistory } from '../../src/index.js';
 import type { StorableMessage } from '../../src/model/stored-rows.js';
 import { generateConversation } from '../support/agent-conversations.js';
+import { asChatWindowPage } from '../support/fixtures.js';
 import { planNodes } from '../support/nested-plans.js';
 import { longThread } from '../support/long-thread.js';
 import { CONTRACT_BACKENDS, useTestDatabase } from '../support/test-database.js';
@@ -168,19 +169,7 @@ describe.each(CONTRACT_BACKENDS)('the one-statement reads on %s', (backend) => {
         ]) {
           const chat = await store.listChatMessages(thread, options);
           const stored = await store.listMessages(thread, options);
-          expect(chat).toStrictEqual({
-            messages: stored.messages
-              .map(({ message, sequence, status, contextState, exclusionReason, createdAt }) => ({
-                message,
-                sequence,
-                status,
-                contextState,
-                exclusionReason,
-                createdAt,
-              }))
-              .reverse(),
-            nextCursor: stored.nextCursor,
-          });
+          expect(chat).toStrictEqual(asChatWindowPage(stored));
           expect(chat).toStrictEqual(
             await inTransaction(tenantId, userId, (slow) => slow.listChatMessages(thread, options)),
           );

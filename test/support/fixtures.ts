@@ -1,3 +1,5 @@
+import type { MessagePage } from '../../src/store/list-messages.js';
+
 // The builders every test folder uses (messages, parts, ranges). Fixtures specific to one folder stay there
 // (`test/ai-sdk/fixtures.ts`: tools, scripted models, chat rows; `test/context/fixtures.ts`: stored rows, measures).
 
@@ -25,3 +27,21 @@ export const assistantMessage = (id: string, text: string) => ({
 /** The integers from `from` through `through`, ascending (empty when `through` is below `from`). */
 export const range = (from: number, through: number) =>
   Array.from({ length: Math.max(0, through - from + 1) }, (_, index) => from + index);
+
+/**
+ * What `listChatMessages` should return for the same page of `listMessages`: each stored message's `UIMessage` and
+ * lifecycle fields, oldest first, and the same cursor.
+ */
+export const asChatWindowPage = ({ messages, nextCursor }: MessagePage) => ({
+  messages: messages
+    .map(({ message, sequence, status, contextState, exclusionReason, createdAt }) => ({
+      message,
+      sequence,
+      status,
+      contextState,
+      exclusionReason,
+      createdAt,
+    }))
+    .reverse(),
+  nextCursor,
+});
