@@ -1,14 +1,12 @@
-import { and, desc, eq, isNull, lt } from 'drizzle-orm';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { assertInteger, assertThreadId } from '../errors/assert-input.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import type { AgentTables } from '../schema/define-agent-tables.js';
 import type { StorableMessage, StoredMessage } from '../model/stored-rows.js';
 import { callInOneStatement, fromColumnNames, IN_TRANSACTION, THREAD_MISSING } from './one-statement-call.js';
-import { ofThread } from './of-thread.js';
-import { requireThread } from './require-thread.js';
 import { messageColumns, messageOfRow, type MessageRow } from './row-mapping.js';
-import { inTenant, sortOff, type StoreContext } from './store-context.js';
+import type { StoreContext } from './store-context.js';
+import { pageInTransaction } from './list-messages.js';
 
 /** The options of `listChatMessages`. */
 export interface ListChatMessagesOptions {
@@ -91,24 +89,7 @@ async function readPage(
   const fast = await callInOneStatement<Record<string, unknown>>(context, name, args, { prepared: true });
   if (fast === THREAD_MISSING) throw new NotFoundError({ entity: 'thread', id: thread });
   if (fast !== IN_TRANSACTION) return fast.map((row) => fromColumnNames<ChatRow>(columns, row));
-  const { agentMessage } = context.tables;
-  return inTenant(context, async (tx) => {
-    await requireThread(context, tx, thread);
-    await tx.execute(sortOff);
-    return tx
-      .select(columns)
-      .from(agentMessage)
-      .where(
-        and(
-          ofThread(context, agentMessage, thread),
-          isNull(agentMessage.deletedAt),
-          before === null ? undefined : lt(agentMessage.sequence, before),
-          onlyEligible ? eq(agentMessage.contextState, 'eligible') : undefined,
-        ),
-      )
-      .orderBy(desc(agentMessage.sequence))
-      .limit(limit);
-  });
+  return pageInTransaction<ChatRow>(context, thread, columns, { before, onlyEligible, limit });
 }
 
 const chatColumnsOf = new WeakMap<AgentTables, ReturnType<typeof pickChatColumns>>();

@@ -1,4 +1,5 @@
 import { and, desc, eq, inArray, isNull, lt } from 'drizzle-orm';
+import type { PgColumn } from 'drizzle-orm/pg-core';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { MESSAGE_ROLES } from '../schema/define-agent-tables.js';
@@ -126,32 +127,55 @@ async function listPage(context: StoreContext, thread: string, query: ListPageQu
     }
   }
   if (fast === THREAD_MISSING) throw new NotFoundError({ entity: 'thread', id: thread });
-  const { agentMessage } = context.tables;
   const columns = messageColumns(context.tables);
   const rows =
     fast !== IN_TRANSACTION
       ? fast.map((row) => fromColumnNames<MessageRow>(columns, row))
-      : await inTenant(context, async (tx) => {
-          await requireThread(context, tx, thread);
-          await tx.execute(sortOff);
-          return tx
-            .select(columns)
-            .from(agentMessage)
-            .where(
-              and(
-                ofThread(context, agentMessage, thread),
-                isNull(agentMessage.deletedAt),
-                before === null ? undefined : lt(agentMessage.sequence, before),
-                roles === null ? undefined : inArray(agentMessage.role, roles as MessageRole[]),
-                query.onlyEligible ? eq(agentMessage.contextState, 'eligible') : undefined,
-              ),
-            )
-            .orderBy(desc(agentMessage.sequence))
-            .limit(limit + 1);
+      : await pageInTransaction<MessageRow>(context, thread, columns, {
+          before,
+          roles,
+          onlyEligible: query.onlyEligible,
+          limit: limit + 1,
         });
   const kept = withinBytes(rows, query.maxBytes, limit);
   const messages = rows.slice(0, kept).map((row) => toStoredMessage(row));
   return { messages, nextCursor: rows.length > kept ? messages.at(-1)!.sequence : null };
+}
+
+/**
+ * A page's rows read the transactional way (the caller's transaction, a Citus coordinator), newest first, of the
+ * columns asked for: the thread checked, then the thread's index walked to `limit` rows older than `before`.
+ */
+export function pageInTransaction<ROW>(
+  context: StoreContext,
+  thread: string,
+  columns: Record<string, PgColumn>,
+  {
+    before,
+    roles = null,
+    onlyEligible,
+    limit,
+  }: { before: number | null; roles?: readonly string[] | null; onlyEligible: boolean; limit: number },
+) {
+  const { agentMessage } = context.tables;
+  return inTenant(context, async (tx): Promise<ROW[]> => {
+    await requireThread(context, tx, thread);
+    await tx.execute(sortOff);
+    return (await tx
+      .select(columns)
+      .from(agentMessage)
+      .where(
+        and(
+          ofThread(context, agentMessage, thread),
+          isNull(agentMessage.deletedAt),
+          before === null ? undefined : lt(agentMessage.sequence, before),
+          roles === null ? undefined : inArray(agentMessage.role, roles as MessageRole[]),
+          onlyEligible ? eq(agentMessage.contextState, 'eligible') : undefined,
+        ),
+      )
+      .orderBy(desc(agentMessage.sequence))
+      .limit(limit)) as ROW[];
+  });
 }
 
 /**
