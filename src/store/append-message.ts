@@ -148,7 +148,9 @@ async function appendItem(
  */
 async function sendAppend(context: StoreContext, item: AppendItem): Promise<AppendRow[]> {
   const statement = context.appendStatements.single(context.tenantId, context.appRole, item, context.userId);
-  return keepCallerSettings(context.db, () => executeAppend<AppendRow>(context.db, statement));
+  return keepCallerSettings(context.db, () =>
+    executeAppend<AppendRow>(context.db, statement, { tables: context.appendStatements.tables, messages: 1 }),
+  );
 }
 
 /** The options, checked, with their defaults: each bad one an {@link InvalidArgumentError} naming it and its value. */

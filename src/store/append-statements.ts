@@ -1,5 +1,5 @@
-import { sql, type SQL } from 'drizzle-orm';
-import { getTableConfig } from 'drizzle-orm/pg-core';
+import { is, sql, type SQL } from 'drizzle-orm';
+import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import type { AgentTables } from '../schema/define-agent-tables.js';
 
 /** One append, as the SQL functions take it. */
@@ -43,6 +43,8 @@ export interface AppendStatements {
   single(tenantId: string, appRole: string | null, item: AppendItem, userId?: string | null): SQL;
   /** Several appends of one tenant, one statement and one commit (`agent_history_append_messages`): rows tagged `item`. */
   batch(tenantId: string, appRole: string | null, items: AppendItem[]): SQL;
+  /** The store's tables, as qualified and quoted names (whose planner statistics PGlite's appends keep). */
+  tables: readonly string[];
 }
 
 /**
@@ -74,6 +76,12 @@ export function appendStatements(tables: AgentTables, deferSearch = false): Appe
   const tail = (userId: string | null) =>
     userId === null ? defer : `, ${deferSearch ? 'true' : 'false'}, ${literal(userId)}::text`;
   return {
+    tables: Object.values(tables)
+      .filter((value) => is(value, PgTable))
+      .map((table) => {
+        const config = getTableConfig(table as PgTable);
+        return `"${(config.schema ?? 'public').replaceAll('"', '""')}"."${config.name.replaceAll('"', '""')}"`;
+      }),
     single: (tenantId, appRole, item, userId = null) => {
       return literalSafe(appRole, [item]) && !userId?.includes('\u0000')
         ? sql.raw(

@@ -34,6 +34,7 @@ export async function sendAppendBatch(batch: QueuedAppend[], options: SendAppend
         appRole,
         batch.map((entry) => entry.item),
       ),
+      { tables: statements.tables, messages: batch.length },
     );
   } catch (error) {
     try {
@@ -74,7 +75,12 @@ export async function sendAppendBatch(batch: QueuedAppend[], options: SendAppend
 
 async function sendAlone(entry: QueuedAppend, { db, statements }: SendAppendBatchOptions): Promise<void> {
   try {
-    entry.resolve(await executeAppend(db, statements.single(entry.tenantId, entry.appRole, entry.item)));
+    entry.resolve(
+      await executeAppend(db, statements.single(entry.tenantId, entry.appRole, entry.item), {
+        tables: statements.tables,
+        messages: 1,
+      }),
+    );
   } catch (error) {
     entry.reject(error);
   }
