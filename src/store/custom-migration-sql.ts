@@ -12,6 +12,7 @@ export const AFTER_TABLES = [
   '0004_memory_rls_functions.sql',
   '0005_one_statement_writes.sql',
   '0006_page_reads.sql',
+  '0007_content_compression.sql',
 ];
 const TABLES = [
   'agent_thread',

@@ -73,6 +73,22 @@ describe('Citus: upgrading a distributed 1.0 database to memory', () => {
       ).toMatchObject({ embedded: 1 });
       const hits = await store.recallMessages({ query: 'units', threadId: second.id });
       expect(hits.map((hit) => hit.text)).toEqual(['I prefer metric units']);
+
+      // The content columns' lz4 reached every shard of the distributed tables, and a long message is stored so.
+      const shardMethods = await admin.unsafe<{ result: string }[]>(
+        `select result from run_command_on_shards('agent_message',
+           $$select attcompression from pg_attribute where attrelid = '%s'::regclass and attname = 'parts'$$)`,
+      );
+      expect(shardMethods.length).toBeGreaterThan(1);
+      expect(new Set(shardMethods.map((row) => row.result))).toEqual(new Set(['l']));
+      const long = 'metric units, always '.repeat(2_000);
+      await store.appendMessage(thread.id, { id: 'long', role: 'user', parts: [{ type: 'text', text: long }] });
+      expect(
+        await admin.unsafe(
+          `select pg_column_compression(parts) as method from agent_message where message_id = 'long'`,
+        ),
+      ).toEqual([{ method: 'lz4' }]);
+      expect((await store.getMessage(thread.id, 'long')).message.parts).toEqual([{ type: 'text', text: long }]);
     } finally {
       await app.end();
       await admin.end();

@@ -168,6 +168,10 @@ describe('customMigrationSql', () => {
     expect(afterTables.match(/SET search_path = pg_catalog, pg_temp SET enable_sort = off AS/g)).toHaveLength(6);
     expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_list_chat_messages"(');
     expect(afterTables).toContain('FROM "agent"."agent_thread" t');
+    expect(afterTables).toContain('ALTER TABLE "agent"."agent_message" ALTER COLUMN "parts" SET COMPRESSION lz4;');
+    expect(afterTables).toContain(
+      'ALTER TABLE "agent"."agent_tool_payload" ALTER COLUMN "content" SET COMPRESSION lz4;',
+    );
     expect(afterTables).not.toContain('"public"');
     expect(afterTables).toContain('CREATE FUNCTION "agent"."agent_history_load_context_json"(');
     expect(afterTables).toContain('NEW.search_version := "agent"."agent_history_search_version"();');

@@ -146,7 +146,7 @@ describe(
 
     it('should add the role, the tables and the rest, migrate, give what migrate() gives, and the store should work', async () => {
       const output = runScript(folder, setupScript(), as(url, 'app_owner'));
-      expect(output).toContain('agent-history migrate: applied 6 migrations of drizzle.');
+      expect(output).toContain('agent-history migrate: applied 7 migrations of drizzle.');
       const tags = migrationTags(drizzleFolder);
       expect(tags).toEqual([
         '0000_agent_history_roles',
@@ -155,6 +155,7 @@ describe(
         '0003_agent_history_memory_rls_functions',
         '0004_agent_history_one_statement_writes',
         '0005_agent_history_page_reads',
+        '0006_agent_history_content_compression',
       ]);
       expect(readFileSync(join(drizzleFolder, `${tags[1]}.sql`), 'utf8')).toContain('CREATE TABLE "agent_thread"');
       expect(psql(url, "select rolname from pg_roles where rolname = 'agent_history_app'").trim()).toBe(
@@ -289,7 +290,7 @@ describe(
 
       psql(cluster.url(), 'CREATE ROLE "agent_history_app" NOLOGIN;');
       expect(runScript(folder, 'npx agent-history migrate', as(url, 'app_owner'))).toContain(
-        'agent-history migrate: applied 6 migrations of drizzle.',
+        'agent-history migrate: applied 7 migrations of drizzle.',
       );
       expect(psql(url, "select relforcerowsecurity from pg_class where oid = 'agent_thread'::regclass").trim()).toBe(
         't',

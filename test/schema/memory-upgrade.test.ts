@@ -67,6 +67,9 @@ async function dump(query: (text: string) => Promise<unknown[]>, tenantId: strin
   return rows;
 }
 
+/** Parts of one text part long enough for the server to compress. */
+const large = (text: string) => [{ type: 'text' as const, text: text.repeat(2_000) }];
+
 describe.each(['pglite', 'postgres'] as const)('upgrading a 1.0 database with migrate() on %s', (backend) => {
   let owner: AgentHistoryDatabase;
   let app: AgentHistoryDatabase;
@@ -121,6 +124,11 @@ describe.each(['pglite', 'postgres'] as const)('upgrading a 1.0 database with mi
       role: 'user',
       parts: [{ type: 'text', text: 'what units do I like?' }],
     });
+    // Long enough to be compressed, with the server's default method (1.0 set none); in a tenant of its own.
+    const longTenantId = randomUUID();
+    const longTenant = releaseOne.createAgentHistory({ db: app }).forTenant(longTenantId);
+    const longThread = (await longTenant.createThread()).id;
+    await longTenant.appendMessage(longThread, { id: 'large-before', role: 'user', parts: large('before ') });
     const before = await dump(query, tenantId);
 
     await migrate(owner);
@@ -186,6 +194,37 @@ describe.each(['pglite', 'postgres'] as const)('upgrading a 1.0 database with mi
       { proname: 'agent_history_list_messages_json', bound: true },
     ]);
     expect((await old.listMessages(first.id, { before: 3, limit: 1 })).messages[0]!.message.id).toBe('a1');
+
+    // Content compressed with lz4 from the upgrade on, where the server has it (PostgreSQL 15 here; not PGlite): a
+    // value written before keeps pglz, and both read back unchanged.
+    await createAgentHistory({ db: app })
+      .forTenant(longTenantId)
+      .appendMessage(longThread, { id: 'large-after', role: 'user', parts: large('after ') });
+    expect(
+      await query(`select attrelid::regclass::text as "table", attname as "column", attcompression as method
+        from pg_attribute where (attrelid, attname) in (('agent_message'::regclass, 'parts'),
+          ('agent_stream_chunk'::regclass, 'chunks'), ('agent_summary'::regclass, 'content'),
+          ('agent_tool_payload'::regclass, 'content')) order by 1`),
+    ).toEqual(
+      [
+        ['agent_message', 'parts'],
+        ['agent_stream_chunk', 'chunks'],
+        ['agent_summary', 'content'],
+        ['agent_tool_payload', 'content'],
+      ].map(([table, column]) => ({ table, column, method: backend === 'postgres' ? 'l' : '' })),
+    );
+    expect(
+      await query(`select message_id, pg_column_compression(parts) as method from agent_message
+        where message_id like 'large-%' order by message_id`),
+    ).toEqual([
+      { message_id: 'large-after', method: backend === 'postgres' ? 'lz4' : 'pglz' },
+      { message_id: 'large-before', method: 'pglz' },
+    ]);
+    for (const [id, text] of [
+      ['large-before', 'before '],
+      ['large-after', 'after '],
+    ] as const)
+      expect((await longTenant.getMessage(longThread, id)).message.parts).toEqual(large(text));
   });
 });
 
@@ -222,6 +261,7 @@ describe(
         '0004_agent_history_memory_rls_functions',
         '0005_agent_history_one_statement_writes',
         '0006_agent_history_page_reads',
+        '0007_agent_history_content_compression',
       ]);
       for (const tag of atOne) expect(readFileSync(join(drizzleFolder, `${tag}.sql`), 'utf8')).toBe(oldFiles[tag]);
       const tables = readFileSync(join(drizzleFolder, `${tags[3]}.sql`), 'utf8');
@@ -234,8 +274,11 @@ describe(
       expect(output).toContain('added drizzle/0004_agent_history_memory_rls_functions.sql');
       const pageReads = customMigrationFiles().find((file) => file.name === 'page_reads')!;
       expect(readFileSync(join(drizzleFolder, `${tags[6]}.sql`), 'utf8')).toBe(`${pageReads.sql}\n`);
-      expect(output).toContain(', drizzle/0006_agent_history_page_reads.sql.');
-      expect(runScript(folder, 'npx agent-history migrate', url)).toContain('applied 4 migrations');
+      expect(output).toContain(', drizzle/0006_agent_history_page_reads.sql');
+      const compression = customMigrationFiles().find((file) => file.name === 'content_compression')!;
+      expect(readFileSync(join(drizzleFolder, `${tags[7]}.sql`), 'utf8')).toBe(`${compression.sql}\n`);
+      expect(output).toContain(', drizzle/0007_agent_history_content_compression.sql.');
+      expect(runScript(folder, 'npx agent-history migrate', url)).toContain('applied 5 migrations');
 
       // The upgraded database is what migrate() makes of an empty one.
       const packageUrl = await freshDatabase('package');
