@@ -7,9 +7,9 @@
  * store does what autovacuum would: after every {@link CHECK_EVERY} appended messages (and after the first append of
  * the process, for a database that was loaded from a dump and never analyzed) it looks, in one catalog query, for
  * the store's tables of 64 kB or more that were never analyzed or have grown by a fifth since, and analyzes those.
- * It runs after the append has answered, in PGlite's queue like any other statement, and never fails the append: a
- * failure (a closed database) is dropped, and a login that does not own the tables gets Postgres's warning that it
- * skipped them.
+ * It runs after the append has answered, in PGlite's queue like any other statement (after a transaction the app
+ * has open, never inside it), and never fails the append: a failure (a closed database) is dropped, and the tables
+ * of a login that does not own them are skipped by ANALYZE (with a warning that `exec` passes to no one).
  */
 
 /** What the statistics keeping uses of a PGlite instance. */
@@ -24,13 +24,14 @@ export const MIN_PAGES = 8;
 export const CHECK_EVERY = 512;
 
 interface Upkeep {
-  /** Messages appended since the last look. */
+  /** Messages appended since the last look began (the ones appended during a look count towards the next). */
   appended: number;
-  /** A look (and its ANALYZE) is under way: the next one waits for {@link CHECK_EVERY} more messages after it. */
+  /** A look (and its ANALYZE) is under way: no other starts meanwhile. */
   running: Promise<void> | null;
 }
 
-const upkeeps = new WeakMap<object, Upkeep>();
+/** Per PGlite instance, per set of tables (stores of two schemas on one instance each keep their own). */
+const upkeeps = new WeakMap<object, Map<string, Upkeep>>();
 
 /**
  * Notes `messages` appended through `client` to the store's `tables` (qualified, quoted names) and, when it is time,
@@ -42,9 +43,12 @@ export function noteEmbeddedAppends(
   tables: readonly string[],
   messages: number,
 ): Promise<void> | null {
-  let upkeep = upkeeps.get(client);
+  let byTables = upkeeps.get(client);
+  if (byTables === undefined) upkeeps.set(client, (byTables = new Map()));
+  const key = tables.join(',');
+  let upkeep = byTables.get(key);
   const first = upkeep === undefined;
-  if (upkeep === undefined) upkeeps.set(client, (upkeep = { appended: 0, running: null }));
+  if (upkeep === undefined) byTables.set(key, (upkeep = { appended: 0, running: null }));
   upkeep.appended += messages;
   if (upkeep.running !== null || (!first && upkeep.appended < CHECK_EVERY)) return null;
   upkeep.appended = 0;
@@ -60,19 +64,24 @@ export function noteEmbeddedAppends(
 }
 
 /**
- * Analyzes those of `tables` of at least {@link MIN_PAGES} pages that were never analyzed, or have grown by a fifth
- * and {@link MIN_PAGES} pages since their last analysis (autovacuum's rule is a tenth of the rows and 50 more, from
- * the statistics collector, which single-user mode does not run; the pages are what the catalog keeps without it).
- * A smaller table is read whole by the worst plan at little cost, and a fifth keeps the analyses of a growing
- * database few: eight of them took 3.4 % of the first 2,000 appends of a fresh database at a tenth and one page.
+ * Analyzes those of `tables` of at least {@link MIN_PAGES} pages that have no statistics (never analyzed: a table
+ * that was vacuumed or indexed after its rows were loaded, as a restored dump is, has its size in the catalog but no
+ * statistics), or have grown by a fifth and {@link MIN_PAGES} pages since their last analysis (autovacuum's rule is a
+ * tenth of the rows and 50 more, from the statistics collector, which single-user mode does not run; the pages are
+ * what the catalog keeps without it). A smaller table is read whole by the worst plan at little cost, and a fifth
+ * keeps the analyses of a growing database few: eight of them took 3.4 % of the first 2,000 appends of a fresh
+ * database at a tenth and one page.
  */
 export async function analyzeGrownTables(client: StatisticsClient, tables: readonly string[]): Promise<void> {
   if (tables.length === 0) return;
-  const names = tables.map((name) => `'${name.replaceAll("'", "''")}'`).join(', ');
+  // E'' strings read the same whatever standard_conforming_strings says.
+  const names = tables.map((name) => `E'${name.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`).join(', ');
   const [result] = await client.exec(
-    `select coalesce(string_agg(t.name || ' (' || k.columns || ')', ', ' order by t.name), '') as grown
+    `select coalesce(string_agg(c.oid::pg_catalog.regclass::text || ' (' || k.columns || ')', ', ' order by c.oid), '')
+       as grown
      from unnest(array[${names}]::text[]) as t(name)
      join pg_catalog.pg_class c on c.oid = pg_catalog.to_regclass(t.name)
+     join pg_catalog.pg_namespace n on n.oid = c.relnamespace
      cross join lateral (select pg_catalog.pg_relation_size(c.oid) / pg_catalog.current_setting('block_size')::bigint as pages) s
      cross join lateral (
        select pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' order by a.attnum) as columns
@@ -81,14 +90,16 @@ export async function analyzeGrownTables(client: StatisticsClient, tables: reado
          and a.atttypid not in ('pg_catalog.tsvector'::pg_catalog.regtype, 'pg_catalog.json'::pg_catalog.regtype,
            'pg_catalog.jsonb'::pg_catalog.regtype)
      ) k
-     where s.pages >= ${MIN_PAGES} and (c.reltuples < 0 or s.pages >= c.relpages * 1.2 + ${MIN_PAGES})`,
+     where s.pages >= ${MIN_PAGES} and (
+       s.pages >= c.relpages * 1.2 + ${MIN_PAGES}
+       or not exists (select from pg_catalog.pg_stats st where st.schemaname = n.nspname and st.tablename = c.relname))`,
   );
   const grown = (result?.rows[0] as { grown?: unknown } | undefined)?.grown;
   // A sample of 3,000 rows (a statistics target of 10, for this statement only) rather than 30,000: 20 ms where the
   // default took 300-400 ms for 100,000 messages, PGlite answering nothing else meanwhile, and enough for the
-  // planner to see that a thread or a message id is selective. The columns the store's plans filter on: not the
-  // search vector, the parts or the metadata, whose statistics took half of an analysis and inform no plan of the
-  // store's.
+  // planner to see that a thread or a message id is selective. The columns the store's plans choose their indexes
+  // by: not the search vector, the parts or the metadata, whose statistics took half of an analysis (a search's text
+  // match is then estimated with Postgres's default selectivity, as it was before the store kept any statistics).
   if (typeof grown === 'string' && grown !== '')
     await client.exec(`select pg_catalog.set_config('default_statistics_target', '10', true); analyze ${grown}`);
 }

@@ -9,7 +9,13 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createAgentHistory, migrate, MIGRATIONS_FOLDER, type AgentHistoryDatabase } from '../../src/index.js';
+import {
+  createAgentHistory,
+  DatabaseError,
+  migrate,
+  MIGRATIONS_FOLDER,
+  type AgentHistoryDatabase,
+} from '../../src/index.js';
 import { customMigrationFiles } from '../../src/store/custom-migration-sql.js';
 import { rowsOf } from '../../src/tenant/database.js';
 import { APP_LOGIN } from '../support/global-setup.js';
@@ -226,6 +232,48 @@ describe.each(['pglite', 'postgres'] as const)('upgrading a 1.0 database with mi
     ] as const)
       expect((await longTenant.getMessage(longThread, id)).message.parts).toEqual(large(text));
   });
+});
+
+describe('an upgrade on PostgreSQL that cannot take its locks', () => {
+  it('should fail within seconds with nothing applied, then apply once the locks are free', async () => {
+    const url = await freshDatabase('locked');
+    const owner = postgres(url, { max: 1, onnotice: () => {} });
+    const holder = postgres(url, { max: 1, onnotice: () => {} });
+    const db = drizzlePostgres({ client: owner }) as unknown as AgentHistoryDatabase;
+    const applied = async () =>
+      (await owner<Array<{ n: number }>>`select count(*)::int as n from agent_history.__agent_history_migrations`)[0]!
+        .n;
+    try {
+      await releaseOne.migrate(db);
+      expect(await applied()).toBe(BASELINE_MIGRATIONS);
+      // A long transaction that read summaries (as a context load does) holds a lock the compression's ALTER waits for.
+      let release!: () => void;
+      let reading!: () => void;
+      const read = new Promise<void>((resolve) => (reading = resolve));
+      const held = holder.begin(async (tx) => {
+        await tx`select count(*) from agent_summary`;
+        reading();
+        await new Promise<void>((resolve) => (release = resolve));
+      });
+      await read;
+      const started = performance.now();
+      const error = await migrate(db).catch((caught: unknown) => caught);
+      expect(performance.now() - started).toBeLessThan(30_000);
+      expect(error).toBeInstanceOf(DatabaseError);
+      expect(error).toMatchObject({ databaseCode: '55P03', retryable: true });
+      expect(await applied()).toBe(BASELINE_MIGRATIONS);
+      expect(await owner`select to_regclass('agent_memory') as memory`).toEqual([{ memory: null }]);
+      release();
+      await held;
+      await migrate(db);
+      expect(await applied()).toBe(SHIPPED);
+      // The session's own lock timeout is what it was.
+      expect(await owner`select current_setting('lock_timeout') as timeout`).toEqual([{ timeout: '0' }]);
+    } finally {
+      await holder.end();
+      await owner.end();
+    }
+  }, 60_000);
 });
 
 describe(
