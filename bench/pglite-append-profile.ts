@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/pglite';
 import { PgDialect } from 'drizzle-orm/pg-core';
+import { benchAppendItem } from './append-item.js';
 import { MessageFactory } from './messages.js';
 import { openEmbedded } from './workloads/w5-embedded.js';
 import { appendStatements, type AppendItem } from '../src/store/append-statements.js';
@@ -62,25 +63,7 @@ async function main() {
     ])
   ).rows as [{ tenant: string }];
   const thread = (k: number) => threads[k % THREADS]!;
-  const item = (k: number): AppendItem => {
-    const validated = validateMessage(factory.make(k), { maxBytes: 1_048_576 });
-    return {
-      threadId: thread(k),
-      messageId: validated.id,
-      clientRequestId: null,
-      role: validated.role,
-      status: 'completed',
-      partsJson: validated.partsJson,
-      metadataJson: validated.metadataJson,
-      runId: null,
-      byteSize: validated.byteSize,
-      tokenCount: 100,
-      tokenCounterId: 'o200k_base/gpt-tokenizer@4',
-      partTokenCounts: [60, 40],
-      leaseExpiresAt: null,
-      pinned: false,
-    };
-  };
+  const item = (k: number): AppendItem => benchAppendItem(factory.make(k), thread(k));
   const quote = (text: string) => `'${text.replaceAll("'", "''")}'`;
   const callText = (k: number, appRole: string | null) =>
     dialect.sqlToQuery(statements.single(tenant, appRole, item(k))).sql;

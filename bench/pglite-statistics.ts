@@ -4,12 +4,12 @@
 // 3,000), both loaded with SQL and never analyzed, then again once the store's upkeep (`analyzeGrownTables`) has
 // analyzed the tables that grew; and that upkeep's own time. `npx tsx bench/pglite-statistics.ts`.
 import { PgDialect } from 'drizzle-orm/pg-core';
+import { benchAppendItem } from './append-item.js';
 import { MessageFactory } from './messages.js';
 import { openEmbedded } from './workloads/w5-embedded.js';
-import { appendStatements, type AppendItem } from '../src/store/append-statements.js';
+import { appendStatements } from '../src/store/append-statements.js';
 import { analyzeGrownTables } from '../src/store/embedded-statistics.js';
 import { defineAgentTables } from '../src/schema/define-agent-tables.js';
-import { validateMessage } from '../src/store/validate-message.js';
 import { runMain } from './run-main.js';
 
 const threadCount = Number(process.env.BENCH_STATS_THREADS ?? 20_000);
@@ -38,26 +38,11 @@ async function main() {
     from generate_series(1, ${messageCount}) g`);
 
   let k = 0;
-  const call = (thread: string) => {
-    const validated = validateMessage(factory.make(k++), { maxBytes: 1_048_576 });
-    const item: AppendItem = {
-      threadId: thread,
-      messageId: validated.id,
-      clientRequestId: null,
-      role: validated.role,
-      status: 'completed',
-      partsJson: validated.partsJson,
-      metadataJson: validated.metadataJson,
-      runId: null,
-      byteSize: validated.byteSize,
-      tokenCount: 100,
-      tokenCounterId: 'o200k_base/gpt-tokenizer@4',
-      partTokenCounts: [100],
-      leaseExpiresAt: null,
-      pinned: false,
-    };
-    return client.exec(dialect.sqlToQuery(statements.single(tenant, 'agent_history_app', item)).sql);
-  };
+  const call = (thread: string) =>
+    client.exec(
+      dialect.sqlToQuery(statements.single(tenant, 'agent_history_app', benchAppendItem(factory.make(k++), thread)))
+        .sql,
+    );
   const cpuPerCall = async (thread: string) => {
     for (let warm = 0; warm < 20; warm++) await call(thread);
     const before = process.cpuUsage();
