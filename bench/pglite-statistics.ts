@@ -1,14 +1,14 @@
 // What planner statistics are worth to an append on PGlite, which runs no autovacuum: CPU per call of the append
 // function (the statement the store sends, through PGlite's `exec`, so that the store's own upkeep does not run) in
 // a tenant of BENCH_STATS_THREADS threads (default 20,000) and on a thread of BENCH_STATS_MESSAGES messages (default
-// 3,000), both loaded with SQL and never analyzed, then again once the store's upkeep (`analyzeGrownTables`) has
+// 3,000), both loaded with SQL and never analyzed, then again once the store's upkeep (`analyzeStaleTables`) has
 // analyzed the tables that grew; and that upkeep's own time. `npx tsx bench/pglite-statistics.ts`.
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { benchAppendItem } from './append-item.js';
 import { MessageFactory } from './messages.js';
 import { openEmbedded } from './workloads/w5-embedded.js';
 import { appendStatements } from '../src/store/append-statements.js';
-import { analyzeGrownTables } from '../src/store/embedded-statistics.js';
+import { analyzeStaleTables } from '../src/store/embedded-statistics.js';
 import { defineAgentTables } from '../src/schema/define-agent-tables.js';
 import { runMain } from './run-main.js';
 
@@ -57,7 +57,7 @@ async function main() {
 
   const without = await measure();
   const started = performance.now();
-  await analyzeGrownTables(client, statements.tables);
+  await analyzeStaleTables(client, statements.tables);
   const upkeepMs = performance.now() - started;
   const withStatistics = await measure();
   console.log(

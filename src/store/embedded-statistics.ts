@@ -30,8 +30,13 @@ interface Upkeep {
   running: Promise<void> | null;
 }
 
-/** Per PGlite instance, per set of tables (stores of two schemas on one instance each keep their own). */
+/**
+ * Per PGlite instance, per set of tables by their names (stores of two schemas on one instance each keep their own;
+ * a store made anew for each request shares its schema's).
+ */
 const upkeeps = new WeakMap<object, Map<string, Upkeep>>();
+/** Each tables list's key, joined once per list rather than on every append. */
+const keys = new WeakMap<readonly string[], string>();
 
 /**
  * Notes `messages` appended through `client` to the store's `tables` (qualified, quoted names) and, when it is time,
@@ -45,7 +50,8 @@ export function noteEmbeddedAppends(
 ): Promise<void> | null {
   let byTables = upkeeps.get(client);
   if (byTables === undefined) upkeeps.set(client, (byTables = new Map()));
-  const key = tables.join(',');
+  let key = keys.get(tables);
+  if (key === undefined) keys.set(tables, (key = tables.join(',')));
   let upkeep = byTables.get(key);
   const first = upkeep === undefined;
   if (upkeep === undefined) byTables.set(key, (upkeep = { appended: 0, running: null }));
@@ -53,7 +59,7 @@ export function noteEmbeddedAppends(
   if (upkeep.running !== null || (!first && upkeep.appended < CHECK_EVERY)) return null;
   upkeep.appended = 0;
   const own = upkeep;
-  own.running = analyzeGrownTables(client, tables)
+  own.running = analyzeStaleTables(client, tables)
     .catch(() => {
       // Statistics are an optimisation: a closed database or a refused ANALYZE must not surface in an append.
     })
@@ -72,7 +78,7 @@ export function noteEmbeddedAppends(
  * keeps the analyses of a growing database few: eight of them took 3.4 % of the first 2,000 appends of a fresh
  * database at a tenth and one page.
  */
-export async function analyzeGrownTables(client: StatisticsClient, tables: readonly string[]): Promise<void> {
+export async function analyzeStaleTables(client: StatisticsClient, tables: readonly string[]): Promise<void> {
   if (tables.length === 0) return;
   // E'' strings read the same whatever standard_conforming_strings says.
   const names = tables.map((name) => `E'${name.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`).join(', ');
