@@ -155,14 +155,16 @@ export function windowMessages(candidates: readonly ContextMessage[], start: num
 /**
  * Whether a compaction of the window gave what the whole thread gives: the oldest turn of the window was set aside
  * by the selection (so every older one would have been: turns are kept newest first and contiguously), no turn
- * of the window is one the pruning protects for its age only, and no approval answered in the window was asked
- * before it (the pruning pairs them across the thread).
+ * of the window is one the pruning protects for its age only, no approval answered in the window was asked
+ * before it (the pruning pairs them across the thread), and the newest turn was not left whole over the target
+ * because the window fits the budget (the whole thread may not).
  */
 export function windowHeld({
   segments,
   firstSequence,
   reports,
   summaryCreated,
+  keptAsFitting,
   policy,
 }: {
   /** The window's segments as the compaction got them. */
@@ -173,10 +175,12 @@ export function windowHeld({
   reports: Pick<ContextStageReports, 'select'>;
   /** Whether a summary was written (never, without a summarizer). */
   summaryCreated: boolean;
+  /** Whether the newest turn was left whole over the target because the window fits the budget. */
+  keptAsFitting: boolean;
   /** The pruning policy: how many newest turns it protects. */
   policy: Pick<ContextPolicy, 'prune'>;
 }): boolean {
-  if (summaryCreated) return false;
+  if (summaryCreated || keptAsFitting) return false;
   const start = segments.findIndex(
     (segment) => segment.kind === 'message' && segment.sequence !== null && segment.sequence >= firstSequence,
   );

@@ -90,6 +90,11 @@ export interface ContextStagesResult {
   trimmedReasoning: TrimmedReasoning[];
   /** Stored rounds the trims dropped. */
   droppedRounds: DroppedRound[];
+  /**
+   * Whether the newest turn and pinned messages, over the compaction's target, were left whole before selection
+   * only because the context fits the budget (with `outsideTokens`): a window cannot tell that of the whole thread.
+   */
+  keptAsFitting: boolean;
 }
 
 /**
@@ -122,18 +127,11 @@ async function runHistoryStages({
   // Over the budget, tool traffic goes oldest first down to the share of it a compaction keeps, as selecting does.
   const targetTokens = Math.floor(messageBudget * policy.summary.targetRatio);
   const overBudget = estimateSegments(segments, measure) + outsideTokens > messageBudget;
-  const pruned = pruneContext({
-    segments,
-    measure,
-    messageBudget,
-    targetTokens,
-    policy: policy.prune,
-    outsideTokens,
-    preview: policy.toolOutputPreview,
-  });
+  // Both count what a window left out (`outsideTokens`) with the context.
+  const fit = { measure, messageBudget, targetTokens, outsideTokens, preview: policy.toolOutputPreview };
+  const pruned = pruneContext({ ...fit, segments, policy: policy.prune });
   // A newest turn over the budget is shrunk first, to the share a compaction keeps: later steps keep its prefix.
-  const preview = policy.toolOutputPreview;
-  const previewed = shrinkNewestTurn({ segments: pruned.segments, measure, messageBudget, preview, targetTokens });
+  const previewed = shrinkNewestTurn({ ...fit, segments: pruned.segments });
   const previousSummary = findSummary(previewed.segments);
   const summarized = await selectAndSummarize({
     original,
@@ -181,6 +179,7 @@ async function runHistoryStages({
     previews: [...pruned.previews, ...previewed.previews, ...trimmed.previews],
     trimmedReasoning: [...previewed.reasoning, ...trimmed.reasoning],
     droppedRounds: [...previewed.rounds, ...trimmed.rounds],
+    keptAsFitting: previewed.keptAsFitting,
   };
 }
 

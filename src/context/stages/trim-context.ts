@@ -28,6 +28,21 @@ export interface ShrinkNewestTurnOptions extends Omit<TrimContextOptions, 'earli
    * @default messageBudget
    */
   targetTokens?: number;
+  /**
+   * Tokens the context stands for beyond `segments` (older turns a window left out), counted with it against
+   * `messageBudget`. @default 0
+   */
+  outsideTokens?: number;
+}
+
+/** What {@link shrinkNewestTurn} did. */
+export interface ShrinkNewestTurnResult extends TrimResult {
+  /**
+   * True when what may never be dropped exceeds `targetTokens` and was left as it is only because the context,
+   * with `outsideTokens`, fits `messageBudget`: a context of which some older turns are left out, with more of
+   * them counted, may not have fitted.
+   */
+  keptAsFitting: boolean;
 }
 
 /**
@@ -80,20 +95,29 @@ export function shrinkNewestTurn({
   messageBudget,
   preview,
   targetTokens = messageBudget,
-}: ShrinkNewestTurnOptions): TrimResult {
+  outsideTokens = 0,
+}: ShrinkNewestTurnOptions): ShrinkNewestTurnResult {
   const trimmer = createTrimmer(segments, measure, preview);
-  shrinkRequired(trimmer, messageBudget, Math.min(targetTokens, messageBudget));
-  return trimmer.result(messageBudget);
+  const target = Math.min(targetTokens, messageBudget);
+  const keptAsFitting = shrinkRequired(trimmer, messageBudget, target, outsideTokens) === 'kept-as-fitting';
+  return { ...trimmer.result(messageBudget), keptAsFitting };
 }
 
 // Over `budget`, shrinks what is required down to `target` (the newest round stays for that), then to `budget` as
 // before; fixed-size previews are made smaller only once every older round is gone. Within the budget but over
 // `target` when the context as a whole is over the budget (cutting older turns alone would leave the next step no
 // room), the older rounds' reasoning and tool payloads are shrunk towards `target`: the newest round stays whole.
-function shrinkRequired(trimmer: Trimmer, budget: number, target = budget): void {
+// `outsideTokens` counts with the context. Says when what is required was kept over `target` as the context fits.
+function shrinkRequired(
+  trimmer: Trimmer,
+  budget: number,
+  target = budget,
+  outsideTokens = 0,
+): 'kept-as-fitting' | undefined {
   const required = trimmer.required();
   const requiredTokens = trimmer.cost(required);
-  if (requiredTokens <= budget && (requiredTokens <= target || trimmer.total() <= budget)) return;
+  if (requiredTokens <= budget && requiredTokens <= target) return undefined;
+  if (requiredTokens <= budget && trimmer.total() + outsideTokens <= budget) return 'kept-as-fitting';
   const excess = () => trimmer.cost(required) - target;
   const over = () => trimmer.cost(required) - budget;
   const unpinned = new Set(
@@ -105,12 +129,13 @@ function shrinkRequired(trimmer: Trimmer, budget: number, target = budget): void
   const newest = lastAssistantMessage(trimmer.current);
   if (requiredTokens <= budget) {
     trimmer.shrink(unpinned, excess, newest, { previewWithin: required, spare: roundCallIds(newest) });
-    return;
+    return undefined;
   }
   trimmer.shrink(unpinned, excess, newest, { previewWithin: required });
   trimmer.dropRounds(unpinned, excess, newest);
   if (trimmer.fixed) for (const size of trimmer.sizes.slice(1)) if (over() > 0) trimmer.shorten(size, over, required);
   trimmer.dropRounds(unpinned, over);
+  return undefined;
 }
 
 function fitOlderTurns(trimmer: Trimmer, budget: number): void {

@@ -134,6 +134,25 @@ async function walk(
   return { calls, snapshots: store.snapshots, refused, converted };
 }
 
+// Walks a generated, stressed conversation from the newest turns and from the whole thread and expects the same
+// calls and snapshots; true when the first call converted fewer messages (the window held).
+async function compareWalks(
+  seed: number,
+  budget: [number, number],
+  stress: Stress,
+  policy: ContextPolicyInput,
+): Promise<boolean> {
+  const generated = generateConversation(seed, { maxMessages: 400, budget });
+  const stressed = { ...generated, rows: stressRows(generated.rows, stress, seed), summarizer: false };
+  const conversation = stressCounts(withStoredCounts(stressed, tokenCounter), stress);
+  const reference = await walk(conversation, tokenCounter, true, policy);
+  const fast = await walk(conversation, tokenCounter, false, policy);
+  expect(fast.refused).toBe(reference.refused);
+  expect(fast.calls).toEqual(reference.calls);
+  expect(fast.snapshots).toEqual(reference.snapshots);
+  return fast.converted < reference.converted;
+}
+
 describe('the first call of a long thread', () => {
   it(
     'should prepare the same calls and write the same snapshots from the newest turns as from the whole thread',
@@ -152,15 +171,7 @@ describe('the first call of a long thread', () => {
           stressArbitrary,
           fc.oneof(fc.constant<ContextPolicyInput>({}), policyArbitrary),
           async (seed, budget, stress, policy) => {
-            const generated = generateConversation(seed, { maxMessages: 400, budget });
-            const stressed = { ...generated, rows: stressRows(generated.rows, stress, seed), summarizer: false };
-            const conversation = stressCounts(withStoredCounts(stressed, tokenCounter), stress);
-            const reference = await walk(conversation, tokenCounter, true, policy);
-            const fast = await walk(conversation, tokenCounter, false, policy);
-            expect(fast.refused).toBe(reference.refused);
-            expect(fast.calls).toEqual(reference.calls);
-            expect(fast.snapshots).toEqual(reference.snapshots);
-            if (fast.converted < reference.converted) windowed += 1;
+            if (await compareWalks(seed, budget, stress, policy)) windowed += 1;
           },
         ),
         { numRuns: RUNS, seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined },
@@ -171,6 +182,24 @@ describe('the first call of a long thread', () => {
     },
     timeout,
   );
+
+  it('should shrink a large newest turn as the whole thread does when the window alone fits the budget', async () => {
+    // Found by the property above: the pinned messages and the newest turn exceed the compaction's target, and the
+    // whole thread, pruned, exceeds the budget, so the whole walk previews a pinned tool output before selecting
+    // (and grows it back later); the window, without the older turns, fits the budget and previews nothing. The
+    // snapshot of the window recorded no preview where the whole walk's recorded one.
+    const policy: ContextPolicyInput = {
+      prune: {
+        reasoning: 'outside-newest-turns',
+        reasoningTurns: 0,
+        toolTraffic: 'when-over-budget',
+        toolTrafficTurns: 0,
+      },
+      summary: { targetRatio: 0.3 },
+    };
+    const stress: Stress = { heavy: 'tools', pinFarBack: false, rulers: false, countOnly: 0, otherCounter: 0.6 };
+    await compareWalks(912_946_699, [2_000, 30_000], stress, policy);
+  });
 
   it('should not take the turns left out as over the budget from an estimate: only from counts used as they are', async () => {
     // Old rows without per-part counts, whose text counts far fewer tokens than its characters (a ruler), behind

@@ -13,7 +13,7 @@ import { defaultContextPolicy } from '../../../src/context/index.js';
 import { selectContext } from '../../../src/context/stages/select-context.js';
 import { toolInputPreviewKey, toolInputPreviewMarker } from '../../../src/context/stages/preview-tool-input.js';
 import { toolOutputPreviewMarker } from '../../../src/context/stages/preview-tool-output.js';
-import { trimContext } from '../../../src/context/stages/trim-context.js';
+import { shrinkNewestTurn, trimContext } from '../../../src/context/stages/trim-context.js';
 import type { ContextUIMessage } from '../../../src/model/context-ui-message.js';
 import {
   assistant,
@@ -378,5 +378,40 @@ describe('trimContext', () => {
       expect(twice.report.removed).toEqual([]);
       expect(groupTurns(twice.segments)).toEqual(groupTurns(once.segments));
     }
+  });
+});
+
+describe('shrinkNewestTurn', () => {
+  // A pinned answer with a large tool output, then the newest question: what may never be dropped is over the
+  // target, and the context as a whole within the budget only without what a window leaves out.
+  const input = [...segmentsOf(hugeToolTurn, [2], 1), ...segmentsOf(fourTurns.slice(-1), [], 3)];
+  const budget = cost(input) + 10;
+  const targetTokens = Math.floor(budget / 4);
+
+  it('should leave what is required whole over the target while the context fits, and say so', () => {
+    const result = shrinkNewestTurn({ segments: input, measure, messageBudget: budget, preview, targetTokens });
+    expect(result.keptAsFitting).toBe(true);
+    expect(result.previews).toEqual([]);
+    expect(result.segments).toEqual(input);
+  });
+
+  it('should count the tokens a window leaves out with the context, and shrink towards the target', () => {
+    const result = shrinkNewestTurn({
+      segments: input,
+      measure,
+      messageBudget: budget,
+      preview,
+      targetTokens,
+      outsideTokens: 11,
+    });
+    expect(result.keptAsFitting).toBe(false);
+    expect(result.previews).toEqual([{ toolCallId: 'c-big', maxTokens: expect.any(Number), sequence: 2 }]);
+    expect(cost(result.segments)).toBeLessThan(cost(input) / 2);
+  });
+
+  it('should not say it kept anything as fitting when what is required is within the target', () => {
+    const small = segmentsOf(fourTurns);
+    const result = shrinkNewestTurn({ segments: small, measure, messageBudget: cost(small) - 1, preview });
+    expect(result.keptAsFitting).toBe(false);
   });
 });
