@@ -36,6 +36,12 @@ export interface AppendBatchingOptions {
   stalledAfterMs?: number;
 }
 
+// Runs `next` once the callers just answered have had their turn: in a macrotask, after their continuations.
+const afterCallers = (next: () => void): void => {
+  if (typeof setImmediate === 'function') setImmediate(next);
+  else setTimeout(next, 0);
+};
+
 const setting = (argument: string, value: unknown, fallback: number, max: number): number =>
   value === undefined ? fallback : assertInteger(argument, value, 1, max);
 
@@ -115,9 +121,15 @@ export function createAppendBatcher(
         .catch((error: unknown) => batch.forEach((entry) => entry.reject(error)))
         .finally(() => {
           clearTimeout(stalled);
-          for (const key of keys) busyThreads.delete(key);
           if (gaveUpSlot) stalledCount--;
           else inFlight--;
+          // The callers just answered may append again at once (a writer's loop): their threads stay busy until
+          // they have, so that those appends join the ones queued meanwhile in one statement instead of the first
+          // going alone (which made a hot thread's statements alternate between one append and all the others).
+          afterCallers(() => {
+            for (const key of keys) busyThreads.delete(key);
+            pump();
+          });
           pump();
         });
     }

@@ -143,6 +143,28 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     expect(await transactionsOf(thread.id)).toBeLessThan(96);
   });
 
+  it('should let the appenders a statement answered join the next one of their thread, not go alone or alternate', async () => {
+    // 16 appenders, each appending again as soon as it is answered: the first append goes alone, then every
+    // statement carries all 16 (the answered appenders' next appends join the ones queued while it ran). A thread
+    // freed before its answered appenders are back sent the first of them alone and the rest as a second statement
+    // (1, 15, 1, 15, ...): twice the commits, each waiting on the last.
+    const store = history({ maxInFlight: 1 }).forTenant(randomUUID());
+    const thread = await store.createThread();
+    await Promise.all(
+      range(1, 16).map(async (appender) => {
+        for (const index of range(1, 6)) await store.appendMessage(thread.id, userMessage(`w${appender}-${index}`));
+      }),
+    );
+    const sizes: number[] = [];
+    let previous = '';
+    for (const row of await rowsOf(thread.id)) {
+      if (row.tx !== previous) sizes.push(0);
+      previous = row.tx;
+      sizes[sizes.length - 1]! += 1;
+    }
+    expect(sizes).toEqual([1, 16, 16, 16, 16, 16, 15]);
+  });
+
   it('should keep at most one statement per thread in flight, so a free slot never sends a second one for a busy thread', async () => {
     const store = history({ maxInFlight: 2 }).forTenant(randomUUID());
     const [hot, other] = [await store.createThread(), await store.createThread()];
