@@ -15,7 +15,8 @@ import { appendThreadKey, takeAppendBatch, type QueuedAppend } from './take-appe
  * thread; appends that arrive while their thread or every slot is busy wait in a queue, and the next free slot
  * sends every queued append of one tenant whose thread is free (up to `maxBatchSize` messages and
  * `maxBatchBytes`) as one statement with one commit. A lone append to a free thread is sent at once, exactly as
- * without batching. Under load this turns N commits (N WAL flushes, N round trips, N waits on a hot thread's row lock) into one.
+ * without batching. Under load this turns N commits (N WAL flushes, N round trips, N waits on a hot thread's row
+ * lock) into one.
  */
 export interface AppendBatchingOptions {
   /**
