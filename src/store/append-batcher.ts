@@ -6,6 +6,7 @@ import { assertInteger } from '../errors/assert-input.js';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
 import type { AppendItem, AppendStatements } from './append-statements.js';
 import type { AppendBatcher } from './store-context-parts.js';
+import { nextTurn } from '../tokens/piece-counter.js';
 import { embeddedClient } from './execute-append.js';
 import { sendAppendBatch, type SendAppendBatchOptions } from './send-append-batch.js';
 import { appendThreadKey, takeAppendBatch, type QueuedAppend } from './take-append-batch.js';
@@ -36,12 +37,6 @@ export interface AppendBatchingOptions {
    */
   stalledAfterMs?: number;
 }
-
-// Runs `next` once the callers just answered have had their turn: in a macrotask, after their continuations.
-const afterCallers = (next: () => void): void => {
-  if (typeof setImmediate === 'function') setImmediate(next);
-  else setTimeout(next, 0);
-};
 
 const setting = (argument: string, value: unknown, fallback: number, max: number): number =>
   value === undefined ? fallback : assertInteger(argument, value, 1, max);
@@ -127,7 +122,7 @@ export function createAppendBatcher(
           // The callers just answered may append again at once (a writer's loop): their threads stay busy until
           // they have, so that those appends join the ones queued meanwhile in one statement instead of the first
           // going alone (which made a hot thread's statements alternate between one append and all the others).
-          afterCallers(() => {
+          void nextTurn().then(() => {
             for (const key of keys) busyThreads.delete(key);
             pump();
           });
