@@ -68,6 +68,11 @@ export interface CompactContextOptions {
     firstSequence: number;
     /** The least the turns left out add to the estimate: the stages add it where they compare with the budget. */
     outsideTokens: number;
+    /**
+     * The most they add once the whole thread's pruning reaches the window: where a decision turns on the exact
+     * amount, the stages decide with both bounds, and the window holds only when the two agree.
+     */
+    outsideTokensAtMost: number;
     whole: () => { segments: ContextSegment[]; stages: ContextStageReport[] };
   };
 }

@@ -45,12 +45,12 @@ export async function compactContext(
   const memoryItems = options.memory
     ? await loadMemorySegments({ store, segments: options.segments, measure, policy })
     : null;
-  const { stages, loadStages } = await runOnWindow(options, (segments, outsideTokens) =>
+  const { stages, loadStages } = await runOnWindow(options, (segments, outside) =>
     runContextStages({
       segments,
       // A window holds no summarizer's turns (a thread with a summarizer is loaded whole).
       ...(segments === options.segments && options.original ? { original: options.original } : {}),
-      outsideTokens,
+      ...outside,
       measure,
       messageBudget,
       policy,
@@ -117,14 +117,19 @@ async function snapshotOf(
 // The stages over the window; over the whole thread instead when the window did not hold.
 async function runOnWindow(
   { segments, stages: loadStages, window, settings }: CompactContextOptions,
-  run: (segments: ContextSegment[], outsideTokens: number) => Promise<ContextStagesResult>,
+  run: (
+    segments: ContextSegment[],
+    outside: { outsideTokens: number; outsideTokensAtMost: number },
+  ) => Promise<ContextStagesResult>,
 ): Promise<{ stages: ContextStagesResult; loadStages: ContextStageReport[] }> {
-  const stages = await run(segments, window?.outsideTokens ?? 0);
+  const none = { outsideTokens: 0, outsideTokensAtMost: 0 };
+  const { outsideTokens, outsideTokensAtMost } = window ?? none;
+  const stages = await run(segments, { outsideTokens, outsideTokensAtMost });
   if (!window) return { stages, loadStages };
   const { firstSequence } = window;
   if (windowHeld({ ...stages, segments, firstSequence, policy: settings.policy })) return { stages, loadStages };
   const whole = window.whole();
-  return { stages: await run(whole.segments, 0), loadStages: whole.stages };
+  return { stages: await run(whole.segments, none), loadStages: whole.stages };
 }
 
 function measureBudget({

@@ -164,7 +164,7 @@ export function windowHeld({
   firstSequence,
   reports,
   summaryCreated,
-  keptAsFitting,
+  outsideDecides,
   policy,
 }: {
   /** The window's segments as the compaction got them. */
@@ -175,12 +175,12 @@ export function windowHeld({
   reports: Pick<ContextStageReports, 'select'>;
   /** Whether a summary was written (never, without a summarizer). */
   summaryCreated: boolean;
-  /** Whether the newest turn was left whole over the target because the window fits the budget. */
-  keptAsFitting: boolean;
+  /** Whether a decision of the stages turned on how much the turns left out add (see `ContextStagesResult`). */
+  outsideDecides: boolean;
   /** The pruning policy: how many newest turns it protects. */
   policy: Pick<ContextPolicy, 'prune'>;
 }): boolean {
-  if (summaryCreated || keptAsFitting) return false;
+  if (summaryCreated || outsideDecides) return false;
   const start = segments.findIndex(
     (segment) => segment.kind === 'message' && segment.sequence !== null && segment.sequence >= firstSequence,
   );

@@ -12,7 +12,7 @@ import type { ContextPolicy } from '../contracts/context-policy.js';
 import type { ContextStageReport } from '../contracts/context-report.js';
 import { windowOutsideTokens } from './window-outside-tokens.js';
 import { withRowLookups } from '../caches/cached-row.js';
-import { storedTokenCountId } from '../../tokens/count-stored-message-tokens.js';
+import { isToolUIPart, type ContextUIPart } from '../../model/context-ui-message.js';
 
 /** Options of {@link loadContextSegments}. */
 export interface LoadContextSegmentsOptions extends ConvertUIMessageOptions {
@@ -38,10 +38,15 @@ export interface LoadedContextSegments {
   /** The reports of stages 1 to 4. */
   stages: ContextStageReport[];
   /**
-   * With a window that left older turns out: the sequence of its first message, the least those turns add to the
-   * estimate ({@link windowOutsideTokens}), and the whole thread's segments.
+   * With a window that left older turns out: the sequence of its first message, the least and the most those turns
+   * add to the estimate ({@link windowOutsideTokens}), and the whole thread's segments.
    */
-  window?: { firstSequence: number; outsideTokens: number; whole: () => LoadedContextSegments };
+  window?: {
+    firstSequence: number;
+    outsideTokens: number;
+    outsideTokensAtMost: number;
+    whole: () => LoadedContextSegments;
+  };
 }
 
 /**
@@ -75,23 +80,40 @@ function loadSegments(options: LoadContextSegmentsOptions): LoadedContextSegment
   const start = window ? findWindowStart(candidates, window, options.cache) : 0;
   if (start === 0) return load(candidates);
   let windowed: LoadedContextSegments;
+  const inWindow = windowMessages(candidates, start);
   try {
-    windowed = load(windowMessages(candidates, start));
+    windowed = load(inWindow);
   } catch (error) {
     // Nothing in the window reaches the model (all deleted or excluded): the older turns may.
     if (error instanceof ContextEmptyError) return load(candidates);
     throw error;
   }
-  const outsideTokens = windowOutsideTokens({
+  const outside = windowOutsideTokens({
     messages: candidates.slice(0, start).filter((message) => message.pinned !== true),
-    countId: storedTokenCountId(options.measure.tokenCounter),
+    measure: options.measure,
     assistantStatuses: options.policy.assistantStatuses,
-    limit: window?.inputTokens ?? Number.POSITIVE_INFINITY,
+    limit: window!.inputTokens,
+    pruneToolTraffic: window!.prune.toolTraffic !== 'none',
+    windowToolCallIds: toolCallIdsOf(inWindow),
     cache: options.cache,
   });
   const firstSequence = candidates[start]!.sequence;
   const whole = () => withRowLookups(options.cache, () => load(candidates));
-  return { ...windowed, window: { firstSequence, outsideTokens, whole } };
+  return {
+    ...windowed,
+    window: { firstSequence, outsideTokens: outside.least, outsideTokensAtMost: outside.most, whole },
+  };
+}
+
+// The tool call ids of the messages' tool parts (unvalidated rows: a part that is not one is passed over).
+function toolCallIdsOf(messages: readonly ContextMessage[]): Set<string> {
+  const ids = new Set<string>();
+  for (const { message } of messages)
+    if (Array.isArray(message?.parts))
+      for (const part of message.parts as unknown[])
+        if (typeof (part as { type?: unknown })?.type === 'string' && isToolUIPart(part as ContextUIPart))
+          ids.add(String((part as ContextUIPart).toolCallId));
+  return ids;
 }
 
 function bySequence(a: ContextMessage, b: ContextMessage): number {

@@ -50,6 +50,11 @@ export interface RunContextStagesOptions {
    */
   outsideTokens?: number;
   /**
+   * The most those tokens may be (`outsideTokens` is then the least): where a decision turns on the exact amount,
+   * the stages decide with both, and `outsideDecides` says when the two differ. @default outsideTokens
+   */
+  outsideTokensAtMost?: number;
+  /**
    * The working memory and recalled items loaded for this context (`loadMemorySegments`), added to those the
    * segments already hold; the history stages run without them. @default none
    */
@@ -91,10 +96,11 @@ export interface ContextStagesResult {
   /** Stored rounds the trims dropped. */
   droppedRounds: DroppedRound[];
   /**
-   * Whether the newest turn and pinned messages, over the compaction's target, were left whole before selection
-   * only because the context fits the budget (with `outsideTokens`): a window cannot tell that of the whole thread.
+   * Whether a decision turned on where the tokens beyond the segments lie between `outsideTokens` and
+   * `outsideTokensAtMost` (how much to prune; whether the newest turn and pinned messages, over the compaction's
+   * target, are left whole because the context fits the budget): a window cannot tell what the whole thread gives.
    */
-  keptAsFitting: boolean;
+  outsideDecides: boolean;
 }
 
 /**
@@ -123,15 +129,17 @@ async function runHistoryStages({
   memory,
   contentVersions = new Map(),
   outsideTokens = 0,
+  outsideTokensAtMost = outsideTokens,
 }: RunContextStagesOptions): Promise<ContextStagesResult> {
   // Over the budget, tool traffic goes oldest first down to the share of it a compaction keeps, as selecting does.
   const targetTokens = Math.floor(messageBudget * policy.summary.targetRatio);
   const overBudget = estimateSegments(segments, measure) + outsideTokens > messageBudget;
   // Both count what a window left out (`outsideTokens`) with the context.
-  const fit = { measure, messageBudget, targetTokens, outsideTokens, preview: policy.toolOutputPreview };
-  const pruned = pruneContext({ ...fit, segments, policy: policy.prune });
+  const fit = { measure, messageBudget, targetTokens, outsideTokens, outsideTokensAtMost };
+  const preview = policy.toolOutputPreview;
+  const pruned = pruneContext({ ...fit, preview, segments, policy: policy.prune });
   // A newest turn over the budget is shrunk first, to the share a compaction keeps: later steps keep its prefix.
-  const previewed = shrinkNewestTurn({ ...fit, segments: pruned.segments });
+  const previewed = shrinkNewestTurn({ ...fit, preview, segments: pruned.segments });
   const previousSummary = findSummary(previewed.segments);
   const summarized = await selectAndSummarize({
     original,
@@ -179,7 +187,7 @@ async function runHistoryStages({
     previews: [...pruned.previews, ...previewed.previews, ...trimmed.previews],
     trimmedReasoning: [...previewed.reasoning, ...trimmed.reasoning],
     droppedRounds: [...previewed.rounds, ...trimmed.rounds],
-    keptAsFitting: previewed.keptAsFitting,
+    outsideDecides: pruned.outsideDecides || previewed.outsideDecides,
   };
 }
 

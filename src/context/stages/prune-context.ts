@@ -5,15 +5,10 @@ import type { TrimResult } from './create-trimmer.js';
 import { pruneOldestToolTraffic } from './prune-oldest-tool-traffic.js';
 import type { PruneStageReport } from '../contracts/stage-reports.js';
 import { sumRemovedTokens } from '../segments/context-removal.js';
-import {
-  estimateSegments,
-  groupTurns,
-  turnHasUnfinishedToolWork,
-  type ContextSegment,
-  type ContextTurn,
-} from '../segments/context-segment.js';
+import { estimateSegments, groupTurns, type ContextSegment, type ContextTurn } from '../segments/context-segment.js';
 import { applyContextPruning, type ContextPruning } from './apply-context-pruning.js';
-import { mapApprovalsToCalls, segmentToolCallIds } from '../segments/segment-tool-calls.js';
+import { mapApprovalsToCalls } from '../segments/segment-tool-calls.js';
+import { prunableToolCallIds } from './prunable-tool-calls.js';
 
 /** Options of {@link pruneContext}. */
 export interface PruneContextOptions {
@@ -34,6 +29,11 @@ export interface PruneContextOptions {
   /** Tokens the context stands for beyond `segments`, counted against `messageBudget`. @default 0 */
   outsideTokens?: number;
   /**
+   * The most `segments` may stand for beyond them (`outsideTokens` is then the least): the pruning is decided with
+   * both, and `outsideDecides` says when the two differ. @default outsideTokens
+   */
+  outsideTokensAtMost?: number;
+  /**
    * Preview sizes: the last call whose traffic is needed to fit has its inputs and outputs previewed instead, when
    * that fits. Without, its traffic goes whole. @default none
    */
@@ -48,21 +48,50 @@ export interface PruneContextOptions {
  * `targetTokens`. Pinned segments are never pruned, turns with unfinished tool work keep their tool traffic; the
  * current input is never removed. Idempotent: pruning its output changes nothing.
  */
-export function pruneContext({
-  segments,
-  measure,
-  messageBudget,
-  targetTokens = messageBudget,
-  policy,
-  outsideTokens = 0,
-  preview,
-}: PruneContextOptions): {
+export function pruneContext(options: PruneContextOptions): PruneContextResult {
+  const { outsideTokens = 0, outsideTokensAtMost = outsideTokens, policy } = options;
+  const { exhausted, ...least } = pruneWithin(options, outsideTokens);
+  const decidedByBudget = policy.toolTraffic === 'when-over-budget' || policy.reasoning === 'when-over-budget';
+  // Pruned all it may with the least, it prunes the same with more.
+  if (!decidedByBudget || exhausted || !(outsideTokensAtMost > outsideTokens))
+    return { ...least, outsideDecides: false };
+  const most = pruneWithin(options, outsideTokensAtMost);
+  return { ...least, outsideDecides: !samePruning(least, most) };
+}
+
+/** What {@link pruneContext} gives. */
+export interface PruneContextResult {
+  /** The context pruned. */
   segments: ContextSegment[];
+  /** What was removed. */
   report: PruneStageReport;
+  /** The decision, to apply again. */
   pruning: ContextPruning;
   /** The previews made of the last call's inputs and outputs needed to fit (see `pruneOldestToolTraffic`). */
   previews: ToolOutputPreview[];
-} {
+  /** Whether the decision with `outsideTokensAtMost` differs from the one with `outsideTokens` (given). */
+  outsideDecides: boolean;
+}
+
+type Pruning = Omit<PruneContextResult, 'outsideDecides'>;
+
+// Whether two prunings of the same segments removed and previewed the same.
+function samePruning(a: Pruning, b: Pruning): boolean {
+  const same = (x: readonly unknown[], y: readonly unknown[]) => x.length === y.length && x.every((v, i) => v === y[i]);
+  return (
+    same(a.pruning.toolCallIds, b.pruning.toolCallIds) &&
+    same(a.pruning.reasoningSequences, b.pruning.reasoningSequences) &&
+    a.report.removed.length === b.report.removed.length &&
+    JSON.stringify(a.previews) === JSON.stringify(b.previews)
+  );
+}
+
+// The pruning, with `outsideTokens` standing for what the context holds beyond its segments; `exhausted` when it
+// pruned all it may (a larger `outsideTokens` prunes the same).
+function pruneWithin(
+  { segments, measure, messageBudget, targetTokens = messageBudget, policy, preview }: PruneContextOptions,
+  outsideTokens: number,
+): Pruning & { exhausted: boolean } {
   const turns = groupTurns(segments);
   const reasoningProtected = newestTurnIndices(turns, policy.reasoningTurns);
   const pruneReasoning = (reasoning: ContextPrunePolicy['reasoning']) =>
@@ -93,17 +122,16 @@ export function pruneContext({
             preview,
           })
         : undefined;
-    return combine(first, traffic);
+    return { ...combine(first, traffic), allTraffic: !whenOver || traffic?.all === true };
   };
   // `when-over-budget` keeps old reasoning while the context fits once the tool traffic is pruned, so a turn is
   // sent again as it was first sent.
-  let outcome = attempt(policy.reasoning === 'when-over-budget' ? 'none' : policy.reasoning);
-  if (
-    policy.reasoning === 'when-over-budget' &&
-    estimateSegments(outcome.segments, measure) + outsideTokens > messageBudget
-  )
-    outcome = attempt('outside-newest-turns');
-  return outcome;
+  const { allTraffic, ...outcome } = attempt(policy.reasoning === 'when-over-budget' ? 'none' : policy.reasoning);
+  if (policy.reasoning !== 'when-over-budget') return { ...outcome, exhausted: allTraffic };
+  if (estimateSegments(outcome.segments, measure) + outsideTokens <= messageBudget)
+    return { ...outcome, exhausted: false };
+  const { allTraffic: all, ...retried } = attempt('outside-newest-turns');
+  return { ...retried, exhausted: all };
 }
 
 type Pruned = ReturnType<typeof applyContextPruning>;
@@ -112,7 +140,7 @@ type Pruned = ReturnType<typeof applyContextPruning>;
 function combine(
   first: Pruned,
   traffic: { pruned: Pruned | undefined; previewed: TrimResult | undefined } | undefined,
-): ReturnType<typeof pruneContext> {
+): Pruning {
   const second = traffic?.pruned;
   const toolTraffic: PruneStageReport['toolTraffic'] =
     second && second.pruning.toolCallIds.length > 0 ? 'pruned' : 'kept';
@@ -156,7 +184,7 @@ function pruneToolTraffic({
     turns: readonly ContextTurn[];
     first: Pruned;
     whenOver: boolean;
-  }): { pruned: Pruned | undefined; previewed: TrimResult | undefined } | undefined {
+  }): { pruned: Pruned | undefined; previewed: TrimResult | undefined; all: boolean } {
   const approvalToCall = mapApprovalsToCalls(first.segments);
   // The first pass removes no message segment but one it emptied, which opens no turn unless it was a user's.
   const sameTurns = first.segments.length === segments.length;
@@ -175,8 +203,9 @@ function pruneToolTraffic({
       emptyMessages: policy.emptyMessages,
       approvalToCall,
     });
-  if (!whenOver) return { pruned: candidates.size > 0 ? prune(candidates) : undefined, previewed: undefined };
-  return pruneOldestToolTraffic({
+  if (!whenOver)
+    return { pruned: candidates.size > 0 ? prune(candidates) : undefined, previewed: undefined, all: true };
+  const oldest = pruneOldestToolTraffic({
     segments: first.segments,
     ordered: [...candidates],
     prune,
@@ -189,41 +218,12 @@ function pruneToolTraffic({
     preview,
     approvalToCall,
   });
+  // Whether every prunable call's traffic went (none previewed instead).
+  const all = !oldest?.previewed && (oldest?.pruned?.pruning.toolCallIds.length ?? 0) >= candidates.size;
+  return { pruned: oldest?.pruned, previewed: oldest?.previewed, all };
 }
 
 /** Segment indices in the newest `count` turns. */
 function newestTurnIndices(turns: readonly ContextTurn[], count: number): Set<number> {
   return new Set(turns.slice(Math.max(0, turns.length - count)).flatMap((turn) => turn.indices));
-}
-
-/**
- * Tool call ids outside the protected turns (newest, pinned, unfinished) that no protected segment uses, in the
- * order they first appear (oldest first).
- */
-function prunableToolCallIds(
-  segments: readonly ContextSegment[],
-  turns: readonly ContextTurn[],
-  keepTurns: number,
-  approvalToCall: ReadonlyMap<string, string>,
-): Set<string> {
-  // One flag per segment, set for the protected ones.
-  const protectedAt = new Uint8Array(segments.length);
-  for (let position = 0; position < turns.length; position++) {
-    const { indices } = turns[position]!;
-    if (position >= turns.length - keepTurns || turnHasUnfinishedToolWork(segments, indices))
-      for (let index = 0; index < indices.length; index++) protectedAt[indices[index]!] = 1;
-  }
-  for (let index = 0; index < segments.length; index++) {
-    const segment = segments[index]!;
-    if (segment.kind !== 'message' || segment.pinned) protectedAt[index] = 1;
-  }
-  const keep = new Set<string>();
-  const candidates = new Set<string>();
-  for (let index = 0; index < segments.length; index++) {
-    const ids = segmentToolCallIds(segments[index]!, approvalToCall);
-    const into = protectedAt[index] === 1 ? keep : candidates;
-    for (let position = 0; position < ids.length; position++) into.add(ids[position]!);
-  }
-  for (const id of keep) candidates.delete(id);
-  return candidates;
 }

@@ -33,16 +33,18 @@ export interface ShrinkNewestTurnOptions extends Omit<TrimContextOptions, 'earli
    * `messageBudget`. @default 0
    */
   outsideTokens?: number;
+  /** The most the context may stand for beyond `segments` (`outsideTokens` is then the least). @default outsideTokens */
+  outsideTokensAtMost?: number;
 }
 
 /** What {@link shrinkNewestTurn} did. */
 export interface ShrinkNewestTurnResult extends TrimResult {
   /**
    * True when what may never be dropped exceeds `targetTokens` and was left as it is only because the context,
-   * with `outsideTokens`, fits `messageBudget`: a context of which some older turns are left out, with more of
-   * them counted, may not have fitted.
+   * with `outsideTokens`, fits `messageBudget`, and with `outsideTokensAtMost` would not: a context of which some
+   * older turns are left out, with all of them counted, may not have fitted.
    */
-  keptAsFitting: boolean;
+  outsideDecides: boolean;
 }
 
 /**
@@ -96,11 +98,13 @@ export function shrinkNewestTurn({
   preview,
   targetTokens = messageBudget,
   outsideTokens = 0,
+  outsideTokensAtMost = outsideTokens,
 }: ShrinkNewestTurnOptions): ShrinkNewestTurnResult {
   const trimmer = createTrimmer(segments, measure, preview);
   const target = Math.min(targetTokens, messageBudget);
-  const keptAsFitting = shrinkRequired(trimmer, messageBudget, target, outsideTokens) === 'kept-as-fitting';
-  return { ...trimmer.result(messageBudget), keptAsFitting };
+  const kept = shrinkRequired(trimmer, messageBudget, target, outsideTokens) === 'kept-as-fitting';
+  const outsideDecides = kept && trimmer.total() + outsideTokensAtMost > messageBudget;
+  return { ...trimmer.result(messageBudget), outsideDecides };
 }
 
 // Over `budget`, shrinks what is required down to `target` (the newest round stays for that), then to `budget` as

@@ -108,6 +108,26 @@ describe('pruneContext: oldest first, only what the budget needs', () => {
     );
   });
 
+  it('should say when the tokens beyond the segments, between their bounds, decide how much is pruned', () => {
+    const options = { segments: input, messageBudget: total - 50 };
+    // Within 10 tokens beyond the segments, the oldest call is enough whatever they are; within 600, it may not be.
+    const sure = prune({ ...options, outsideTokensAtMost: 10 });
+    expect(sure.pruning.toolCallIds).toEqual(['c0']);
+    expect(sure.outsideDecides).toBe(false);
+    const unsure = prune({ ...options, outsideTokensAtMost: 600 });
+    expect(unsure.pruning.toolCallIds).toEqual(['c0']);
+    expect(unsure.outsideDecides).toBe(true);
+    expect(prune({ ...options, outsideTokens: 600 }).pruning.toolCallIds).toEqual(['c0', 'c1']);
+    // A pruning that does not turn on the budget is the same whatever they are.
+    const always = pruneContext({
+      ...options,
+      outsideTokensAtMost: 600,
+      measure,
+      policy: { ...defaultContextPolicy.prune, reasoning: 'none', toolTraffic: 'outside-newest-turns' },
+    });
+    expect(always.outsideDecides).toBe(false);
+  });
+
   it('should preview the last call needed instead of removing it, when the preview fits', () => {
     const big = segmentsOf(turns([5000, 40, 40, 40]));
     const bigTotal = estimateSegments(big, measure);

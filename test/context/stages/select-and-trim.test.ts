@@ -388,11 +388,18 @@ describe('shrinkNewestTurn', () => {
   const budget = cost(input) + 10;
   const targetTokens = Math.floor(budget / 4);
 
-  it('should leave what is required whole over the target while the context fits, and say so', () => {
-    const result = shrinkNewestTurn({ segments: input, measure, messageBudget: budget, preview, targetTokens });
-    expect(result.keptAsFitting).toBe(true);
-    expect(result.previews).toEqual([]);
-    expect(result.segments).toEqual(input);
+  it('should leave what is required whole over the target while the context fits, and say when more outside would not', () => {
+    const options = { segments: input, measure, messageBudget: budget, preview, targetTokens };
+    // Up to 11 tokens left out: the whole thread may be over the budget, and would then be shrunk.
+    const unsure = shrinkNewestTurn({ ...options, outsideTokensAtMost: 11 });
+    expect(unsure.outsideDecides).toBe(true);
+    expect(unsure.previews).toEqual([]);
+    expect(unsure.segments).toEqual(input);
+    // Up to 10: it fits whatever they are.
+    const sure = shrinkNewestTurn({ ...options, outsideTokensAtMost: 10 });
+    expect(sure.outsideDecides).toBe(false);
+    expect(sure.segments).toEqual(input);
+    expect(shrinkNewestTurn(options).outsideDecides).toBe(false);
   });
 
   it('should count the tokens a window leaves out with the context, and shrink towards the target', () => {
@@ -403,15 +410,22 @@ describe('shrinkNewestTurn', () => {
       preview,
       targetTokens,
       outsideTokens: 11,
+      outsideTokensAtMost: 40,
     });
-    expect(result.keptAsFitting).toBe(false);
+    expect(result.outsideDecides).toBe(false);
     expect(result.previews).toEqual([{ toolCallId: 'c-big', maxTokens: expect.any(Number), sequence: 2 }]);
     expect(cost(result.segments)).toBeLessThan(cost(input) / 2);
   });
 
   it('should not say it kept anything as fitting when what is required is within the target', () => {
     const small = segmentsOf(fourTurns);
-    const result = shrinkNewestTurn({ segments: small, measure, messageBudget: cost(small) - 1, preview });
-    expect(result.keptAsFitting).toBe(false);
+    const result = shrinkNewestTurn({
+      segments: small,
+      measure,
+      messageBudget: cost(small) - 1,
+      preview,
+      outsideTokensAtMost: 1_000,
+    });
+    expect(result.outsideDecides).toBe(false);
   });
 });
