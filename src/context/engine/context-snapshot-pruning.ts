@@ -121,3 +121,17 @@ export function recordedItem(item: SnapshotRecalledItem): SnapshotRecalledItem {
   const { id, sourceThreadId, sourceMessageId, sourceSequence, sourceContentVersion } = item;
   return { id, sourceThreadId, sourceMessageId, sourceSequence, sourceContentVersion };
 }
+
+/**
+ * Whether carrying a snapshot's cut (its `pruned` record) could shorten the text of a stored message before
+ * `sequence`: a content preview recorded there (or without its message), or a round dropped there. A window that
+ * leaves those messages out cannot count their text as sent whole.
+ */
+export function shortensTextBefore(pruned: unknown, sequence: number): boolean {
+  const recorded = readSnapshotPruning(pruned);
+  return (
+    recorded.previews.some(
+      (preview) => preview.part === 'content' && (preview.sequence == null || preview.sequence < sequence),
+    ) || recorded.droppedRounds.some((round) => round.sequence < sequence)
+  );
+}

@@ -21,7 +21,7 @@ export interface WindowOutsideTokens {
   /**
    * The most they add once the whole thread's pruning has reached the window (every prunable call older than it
    * pruned): each message's count less its tool parts' (unless tool traffic is never pruned), priced as the
-   * estimate prices it at its most (every other part a file, a framing per part). Infinite when a message has no
+   * estimate prices it at its most (every other part a file, two framed messages per part). Infinite when a message has no
    * count the engine uses, keeps tool parts it has no per-part counts of, or shares a tool call id with the window.
    */
   most: number;
@@ -120,9 +120,12 @@ function mostTokens({
   // closes (unfinished in an older turn) changes only tool parts, which are pruned: the other parts' counts hold.
   if (tools && (!pruneToolTraffic || !counts)) return Infinity;
   if (parts.some((part) => isToolUIPart(part) && windowToolCallIds.has(String(part.toolCallId)))) return Infinity;
-  const tally = { text: counts ? text : stored.tokenCount!, images: files, files, messages: kinds.length + 1 };
+  // Model messages: each part opens at most two (a step's assistant and tool messages, a closed call's; a steering
+  // message one, even empty), and with `emptyMessages: 'keep'` every one stays, framed, once pruned.
+  const messages = 2 * parts.length + 1;
+  const tally = { text: counts ? text : stored.tokenCount!, images: files, files, messages };
   // One more token a model message: each segment's estimate is rounded up on its own.
-  return measure.estimate(tally) + tally.messages;
+  return measure.estimate(tally) + messages;
 }
 
 // The per-part counts when they add up to the count and match the parts, else undefined.
