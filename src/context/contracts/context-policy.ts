@@ -21,7 +21,7 @@ export interface ContextPrunePolicy {
   /**
    * When to drop old tool traffic (calls, results and approvals outside the newest `toolTrafficTurns` turns):
    * only when the context does not fit (then oldest call first, in chunks of about `1 − summary.targetRatio` of the
-   * budget on average, each ended by a call drawn from its id and size, the fewest that fit it, so that the cut stays where it was until the budget is reached again; with
+   * budget, the fewest that fit it, so that the cut stays where it was until the budget is reached again; with
    * `targetRatio: 1`, call by call, the last call needed becoming a preview instead when that is enough), always,
    * or never.
    * @default 'when-over-budget'
