@@ -50,11 +50,13 @@ export interface PruneContextOptions {
  */
 export function pruneContext(options: PruneContextOptions): PruneContextResult {
   const { outsideTokens = 0, outsideTokensAtMost = outsideTokens, policy } = options;
-  const { exhausted, ...least } = pruneWithin(options, outsideTokens);
+  const { exhausted, sureCut, ...least } = pruneWithin(options, outsideTokens);
+  if (!(outsideTokensAtMost > outsideTokens)) return { ...least, outsideDecides: false };
+  // Chunks are counted from the oldest call: with more calls before these segments, they may end elsewhere.
+  if (!sureCut) return { ...least, outsideDecides: true };
   const decidedByBudget = policy.toolTraffic === 'when-over-budget' || policy.reasoning === 'when-over-budget';
   // Pruned all it may with the least, it prunes the same with more.
-  if (!decidedByBudget || exhausted || !(outsideTokensAtMost > outsideTokens))
-    return { ...least, outsideDecides: false };
+  if (!decidedByBudget || exhausted) return { ...least, outsideDecides: false };
   const most = pruneWithin(options, outsideTokensAtMost);
   return { ...least, outsideDecides: !samePruning(least, most) };
 }
@@ -87,11 +89,12 @@ function samePruning(a: Pruning, b: Pruning): boolean {
 }
 
 // The pruning, with `outsideTokens` standing for what the context holds beyond its segments; `exhausted` when it
-// pruned all it may (a larger `outsideTokens` prunes the same).
+// pruned all it may (a larger `outsideTokens` prunes the same); `sureCut` unless the tool traffic goes in chunks
+// and was not all pruned, over the budget even so (more calls before the segments would move the chunks' ends).
 function pruneWithin(
   { segments, measure, messageBudget, targetTokens = messageBudget, policy, preview }: PruneContextOptions,
   outsideTokens: number,
-): Pruning & { exhausted: boolean } {
+): Pruning & { exhausted: boolean; sureCut: boolean } {
   const turns = groupTurns(segments);
   const reasoningProtected = newestTurnIndices(turns, policy.reasoningTurns);
   const pruneReasoning = (reasoning: ContextPrunePolicy['reasoning']) =>
@@ -122,16 +125,21 @@ function pruneWithin(
             preview,
           })
         : undefined;
-    return { ...combine(first, traffic), allTraffic: !whenOver || traffic?.all === true };
+    const combined = combine(first, traffic);
+    const allTraffic = !whenOver || traffic?.all === true;
+    const unfit = estimateSegments(combined.segments, measure) + outsideTokens > messageBudget;
+    return { ...combined, allTraffic, sureCut: !(whenOver && targetTokens < messageBudget) || (allTraffic && unfit) };
   };
   // `when-over-budget` keeps old reasoning while the context fits once the tool traffic is pruned, so a turn is
   // sent again as it was first sent.
-  const { allTraffic, ...outcome } = attempt(policy.reasoning === 'when-over-budget' ? 'none' : policy.reasoning);
-  if (policy.reasoning !== 'when-over-budget') return { ...outcome, exhausted: allTraffic };
+  const { allTraffic, sureCut, ...outcome } = attempt(
+    policy.reasoning === 'when-over-budget' ? 'none' : policy.reasoning,
+  );
+  if (policy.reasoning !== 'when-over-budget') return { ...outcome, exhausted: allTraffic, sureCut };
   if (estimateSegments(outcome.segments, measure) + outsideTokens <= messageBudget)
-    return { ...outcome, exhausted: false };
-  const { allTraffic: all, ...retried } = attempt('outside-newest-turns');
-  return { ...retried, exhausted: all };
+    return { ...outcome, exhausted: false, sureCut };
+  const { allTraffic: all, sureCut: sure, ...retried } = attempt('outside-newest-turns');
+  return { ...retried, exhausted: all, sureCut: sure };
 }
 
 type Pruned = ReturnType<typeof applyContextPruning>;

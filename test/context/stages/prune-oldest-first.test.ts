@@ -124,6 +124,23 @@ describe('pruneContext: oldest first, only what the budget needs', () => {
     expect(always.outsideDecides).toBe(false);
   });
 
+  it('should say that calls before the segments decide a cut in chunks, unless all went and still do not fit', () => {
+    // Chunks are counted from the oldest call: a window of the newest turns cannot know where the whole thread's end.
+    const options = { segments: input, targetTokens: total - 900, outsideTokensAtMost: 10 };
+    const middle = prune({ ...options, messageBudget: total - 50 });
+    expect(middle.pruning.toolCallIds.length).toBeGreaterThan(0);
+    expect(middle.pruning.toolCallIds.length).toBeLessThan(4);
+    expect(middle.outsideDecides).toBe(true);
+    // Nothing pruned: the whole thread's first chunk may reach into these segments.
+    expect(prune({ ...options, messageBudget: total + 5 }).outsideDecides).toBe(true);
+    // Every prunable call pruned and still over the budget: every chunking prunes the same.
+    const all = prune({ ...options, messageBudget: 100, targetTokens: 50 });
+    expect(all.pruning.toolCallIds).toEqual(['c0', 'c1', 'c2', 'c3']);
+    expect(all.outsideDecides).toBe(false);
+    // Without calls before the segments (no bounds apart), nothing is said.
+    expect(prune({ ...options, outsideTokensAtMost: 0, messageBudget: total - 50 }).outsideDecides).toBe(false);
+  });
+
   it('should preview the last call needed instead of removing it, when the preview fits', () => {
     const big = segmentsOf(turns([5000, 40, 40, 40]));
     const bigTotal = estimateSegments(big, measure);
