@@ -21,8 +21,9 @@ export interface WindowOutsideTokens {
   /**
    * The most they add once the whole thread's pruning has reached the window (every prunable call older than it
    * pruned): each message's count less its tool parts' (unless tool traffic is never pruned), priced as the
-   * estimate prices it at its most (every other part a file, two framed messages per part). Infinite when a message has no
-   * count the engine uses, keeps tool parts it has no per-part counts of, or shares a tool call id with the window.
+   * estimate prices it at its most (every other part a file, two framed messages per part). Infinite when a
+   * message has no count the engine uses, keeps tool parts it has no per-part counts of, or shares a tool call id
+   * with the window.
    */
   most: number;
 }

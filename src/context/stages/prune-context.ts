@@ -30,7 +30,7 @@ export interface PruneContextOptions {
   outsideTokens?: number;
   /**
    * The most `segments` may stand for beyond them (`outsideTokens` is then the least): the pruning is decided with
-   * both, and `outsideDecides` says when the two differ. @default outsideTokens
+   * both, and `outsideDecides` says when where they lie may change it. @default outsideTokens
    */
   outsideTokensAtMost?: number;
   /**
@@ -71,7 +71,11 @@ export interface PruneContextResult {
   pruning: ContextPruning;
   /** The previews made of the last call's inputs and outputs needed to fit (see `pruneOldestToolTraffic`). */
   previews: ToolOutputPreview[];
-  /** Whether the decision with `outsideTokensAtMost` differs from the one with `outsideTokens` (given). */
+  /**
+   * Whether where the tokens beyond the segments lie, between `outsideTokens` and `outsideTokensAtMost` (when the two
+   * differ), may change the decision: the two decide differently, or the tool traffic went in chunks (counted from
+   * the oldest call: more calls before the segments would move their ends) and not all of it, over the budget even so.
+   */
   outsideDecides: boolean;
 }
 
@@ -127,8 +131,10 @@ function pruneWithin(
         : undefined;
     const combined = combine(first, traffic);
     const allTraffic = !whenOver || traffic?.all === true;
-    const unfit = estimateSegments(combined.segments, measure) + outsideTokens > messageBudget;
-    return { ...combined, allTraffic, sureCut: !(whenOver && targetTokens < messageBudget) || (allTraffic && unfit) };
+    const chunked = whenOver && targetTokens < messageBudget;
+    const sureCut =
+      !chunked || (allTraffic && estimateSegments(combined.segments, measure) + outsideTokens > messageBudget);
+    return { ...combined, allTraffic, sureCut };
   };
   // `when-over-budget` keeps old reasoning while the context fits once the tool traffic is pruned, so a turn is
   // sent again as it was first sent.

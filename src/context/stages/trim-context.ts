@@ -33,7 +33,10 @@ export interface ShrinkNewestTurnOptions extends Omit<TrimContextOptions, 'earli
    * `messageBudget`. @default 0
    */
   outsideTokens?: number;
-  /** The most the context may stand for beyond `segments` (`outsideTokens` is then the least). @default outsideTokens */
+  /**
+   * The most the context may stand for beyond `segments` (`outsideTokens` is then the least).
+   * @default outsideTokens
+   */
   outsideTokensAtMost?: number;
 }
 
