@@ -14,7 +14,6 @@ import {
   type ContextEngineState,
 } from './context-engine-state.js';
 import { carryFrom } from './carry-previous-cut.js';
-import { shortensTextBefore } from './context-snapshot-pruning.js';
 import type { CreateContextEngineOptions } from './create-context-engine-options.js';
 import type { ContextReport } from '../contracts/context-report.js';
 import type { ContextInstructions } from './estimate-prompt-overhead.js';
@@ -91,9 +90,6 @@ export async function buildInitial(
     memory: true,
     window: window && {
       ...window,
-      // The previous cut carried into the whole thread may shorten texts the window counts as sent whole.
-      outsideTokens:
-        view.snapshot && shortensTextBefore(view.snapshot.pruned, window.firstSequence) ? 0 : window.outsideTokens,
       whole: () => {
         const whole = window.whole();
         // The window's carry is recorded: the whole thread's takes its place (the two may differ, a dropped round

@@ -11,6 +11,7 @@ import { findWindowStart, windowMessages, type ContextWindowSize } from './conte
 import type { ContextPolicy } from '../contracts/context-policy.js';
 import type { ContextStageReport } from '../contracts/context-report.js';
 import { windowOutsideTokens } from './window-outside-tokens.js';
+import { shortensTextBefore } from './context-snapshot-pruning.js';
 import { withRowLookups } from '../caches/cached-row.js';
 import { isToolUIPart, type ContextUIPart } from '../../model/context-ui-message.js';
 
@@ -99,10 +100,10 @@ function loadSegments(options: LoadContextSegmentsOptions): LoadedContextSegment
   });
   const firstSequence = candidates[start]!.sequence;
   const whole = () => withRowLookups(options.cache, () => load(candidates));
-  return {
-    ...windowed,
-    window: { firstSequence, outsideTokens: outside.least, outsideTokensAtMost: outside.most, whole },
-  };
+  // The snapshot's cut, carried into the whole thread, may shorten texts the least counts as sent whole.
+  const shortened = view.snapshot != null && shortensTextBefore(view.snapshot.pruned, firstSequence);
+  const outsideTokens = shortened ? 0 : outside.least;
+  return { ...windowed, window: { firstSequence, outsideTokens, outsideTokensAtMost: outside.most, whole } };
 }
 
 // The tool call ids of the messages' tool parts (unvalidated rows: a part that is not one is passed over).
