@@ -33,6 +33,7 @@ export default defineConfig({
       'test/store/search-version.test.ts',
       'test/store/rebuild-derived-data.test.ts',
       'test/store/search-indexing.test.ts',
+      'test/store/search-background.test.ts',
       'test/store/redaction-across-forks.test.ts',
       'test/store/retention.test.ts',
       'test/store/generated-title-redaction.test.ts',

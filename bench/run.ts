@@ -77,6 +77,8 @@ async function openAppendPeer(
   if (peer === 'agent-history') return agentHistoryPeer(urls);
   // The same store with write combining off: every append its own statement and commit.
   if (peer === 'agent-history-one-by-one') return agentHistoryPeer({ ...urls, name: peer, appendBatching: false });
+  // The same store with `search: 'background'`: the drain after the appends is in its CPU and WAL.
+  if (peer === 'agent-history-background') return agentHistoryPeer({ ...urls, name: peer, search: 'background' });
   if (peer === 'bare-insert') return bareInsertPeer(urls);
   if (peer === 'bare-agent-table') return bareAgentTablePeer(urls);
   if (peer === 'guarded-insert') return guardedInsertPeer(urls);

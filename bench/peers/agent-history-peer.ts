@@ -21,9 +21,13 @@ function appendBatchingFromEnv() {
   return { maxInFlight: Number(value) };
 }
 
-/** `BENCH_SEARCH=deferred` or `off` picks the store's search indexing (`createAgentHistory({ search })`). Default: inline. */
+/**
+ * `BENCH_SEARCH=background`, `deferred` or `off` picks the store's search indexing (`createAgentHistory({ search })`).
+ * Default: inline.
+ */
 export function searchFromEnv(): SearchIndexing {
   const value = process.env.BENCH_SEARCH;
+  if (value === 'background') return 'background';
   if (value === 'deferred') return 'deferred';
   if (value === 'off') return false;
   return 'inline';
@@ -34,12 +38,13 @@ export function openAgentHistory(
   appUrl: string,
   poolSize: number,
   appendBatching: AppendBatchingOptions | false | undefined = appendBatchingFromEnv(),
+  search: SearchIndexing = searchFromEnv(),
 ) {
   const client = postgres(appUrl, { max: poolSize, onnotice: () => {} });
   const history = createAgentHistory({
     db: drizzle({ client }) as unknown as AgentHistoryDatabase,
     appendBatching,
-    search: searchFromEnv(),
+    search,
   });
   const tenantId = randomUUID();
   return { client, history, tenantId, store: history.forTenant(tenantId) };
@@ -92,16 +97,18 @@ export function agentHistoryPeer({
   poolSize,
   name = 'agent-history',
   appendBatching,
+  search,
 }: {
   appUrl: string;
   adminUrl: string;
   poolSize: number;
   name?: string;
   appendBatching?: AppendBatchingOptions | false;
+  search?: SearchIndexing;
 }): AppendPeer & {
   checkSequences(threadId: string): Promise<SequenceCheck>;
 } {
-  const { client, store } = openAgentHistory(appUrl, poolSize, appendBatching);
+  const { client, history, store } = openAgentHistory(appUrl, poolSize, appendBatching, search);
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   return {
     name,
@@ -109,6 +116,7 @@ export function agentHistoryPeer({
     append: async (threadId, message) => {
       await store.appendMessage(threadId, message);
     },
+    settle: () => history.drainSearch(),
     loadAllIds: async (threadId) => (await loadWholeThread(store, threadId)).map((stored) => stored.message.id),
     idsByCommit: async (threadId) =>
       (

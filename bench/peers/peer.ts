@@ -6,6 +6,11 @@ export interface AppendPeer {
   createThread(): Promise<string>;
   /** Persists one message; resolves once it is committed. */
   append(threadId: string, message: BenchMessage): Promise<void>;
+  /**
+   * Finishes what the store does after its appends in the background (agent-history's `search: 'background'`
+   * drain), measured with them: the workload calls it after its clock stops and before its CPU and WAL meter does.
+   */
+  settle?(): Promise<void>;
   /** The thread's message ids, oldest first, through the store's own read API. */
   loadAllIds(threadId: string): Promise<string[]>;
   /** Direct SQL (superuser): the thread's message ids in server commit order (`pg_xact_commit_timestamp(xmin)`). */

@@ -51,6 +51,8 @@ export async function runW2HotThread(
     }),
   );
   const wallMs = performance.now() - started;
+  await peer.settle?.();
+  const settledMs = performance.now() - started;
   const cpu = meter && cpuBefore ? cpuPerOperation(cpuBefore, await meter(), latencies.length) : undefined;
 
   const loaded = await peer.loadAllIds(threadId);
@@ -97,6 +99,8 @@ export async function runW2HotThread(
           .join(' | ')
       : undefined,
     wallMs: round(wallMs, 1),
+    /** Appends per second until the store's background work on them was done too (as appendsPerSecond without any). */
+    settledAppendsPerSecond: round((records.length / settledMs) * 1000, 1),
     appendsPerSecond: round((records.length / wallMs) * 1000, 1),
     latencyMs: summarize(latencies),
     /** CPU ms per append while appending: this process, the database server, both. */

@@ -42,6 +42,8 @@ export async function openEmbedded() {
     migrateMs,
     /** A fresh tenant's store (the PGlite login is superuser; every store call switches to agent_history_app, so RLS applies). */
     tenant: () => history.forTenant(randomUUID()),
+    /** Indexes what `search: 'background'` left pending (nothing in the other modes). */
+    settle: () => history.drainSearch(),
     close: () => client.close(),
   };
 }
@@ -50,9 +52,10 @@ export type Embedded = Awaited<ReturnType<typeof openEmbedded>>;
 
 export function embeddedAgentHistoryPeer(
   embedded: Embedded,
-): Pick<AppendPeer, 'createThread' | 'append' | 'loadAllIds'> {
+): Pick<AppendPeer, 'createThread' | 'append' | 'loadAllIds' | 'settle'> {
   const store = embedded.tenant();
   return {
+    settle: embedded.settle,
     createThread: async () => (await store.createThread()).id,
     append: async (threadId, message) => {
       await store.appendMessage(threadId, message);

@@ -60,6 +60,17 @@ export interface AgentHistory {
    * const store = history.forTenant(session.tenantId, { userId: session.userId });
    */
   forTenant(tenantId: string, options?: ForTenantOptions): TenantHistory;
+  /**
+   * With `search: 'background'`, indexes now every message the store's writes left without a search vector (each
+   * tenant it wrote to, every pending message of the tenant), instead of once the store is idle; resolves when none
+   * is left. Call it where the process may stop before it idles: a serverless function's `after()`, a shutdown.
+   * Resolves at once in every other mode, and in a transaction's store (`withTransaction`), which indexes inline.
+   *
+   * @throws {DatabaseError} A batch failed (the others still ran); its rows stay pending and searchable.
+   * @example
+   * after(() => history.drainSearch());
+   */
+  drainSearch(): Promise<void>;
 }
 
 /** The options of `forTenant`. */

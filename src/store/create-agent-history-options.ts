@@ -6,6 +6,7 @@ import type { RowLevelSecurityCheck } from './check-setup.js';
 import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
 import type { MessageCheck } from './message-check.js';
 import type { SearchIndexing } from './store-context-parts.js';
+import type { SearchDrainOptions } from './search-drain.js';
 import type { ContextMessageCacheOptions, SharedContextMessageCache } from '../tokens/context-message-cache.js';
 
 /** The options of `createAgentHistory`. */
@@ -54,8 +55,9 @@ export interface CreateAgentHistoryOptions {
    */
   rowLevelSecurityCheck?: RowLevelSecurityCheck;
   /**
-   * When a message's search vector is computed: `'inline'` in the append, `'deferred'` by `indexPendingMessages`
-   * in batches, `false` never. `searchMessages` returns the same hits in every mode. See {@link SearchIndexing}.
+   * When a message's search vector is computed: `'inline'` in the append, `'background'` by the store once it is
+   * idle, `'deferred'` by `indexPendingMessages` in batches, `false` never. `searchMessages` returns the same hits in
+   * every mode. A store over a transaction (`db: tx`, `withTransaction(tx)`) indexes `'background'` inline. See {@link SearchIndexing}.
    * @default 'inline'
    */
   search?: SearchIndexing;
@@ -79,5 +81,8 @@ export interface CreateAgentHistoryOptions {
     generateId?: () => string;
     /** Called when a combined append statement fails, before its items are resent one by one. */
     onAppendBatchError?: (error: unknown, size: number) => void;
+    /** `search: 'background'`'s timing and batch size, and where a failed batch of its timer goes. */
+    searchDrain?: Pick<SearchDrainOptions, 'idleMs' | 'maxDelayMs' | 'batchSize'>;
+    onSearchDrainError?: (error: unknown, tenantId: string) => void;
   };
 }

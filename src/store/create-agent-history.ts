@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { DEFAULT_APP_ROLE } from '../schema/define-agent-tables.js';
 import { defaultTables } from './default-tables.js';
 import { assertTenantId } from '../tenant/tenant-id.js';
-import { asStoreError } from './with-store-errors.js';
+import { rejectAsStoreError } from './with-store-errors.js';
 import { createAppendBatcher } from './append-batcher.js';
 import { createAppendLanes } from './append-lanes.js';
 import { appendStatements } from './append-statements.js';
 import { assertSearchIndexing } from './search-indexing.js';
+import { storeSearchDrain } from './search-drain.js';
 import { tenantHistory } from './tenant-history-methods.js';
 import type { StoreContext } from './store-context.js';
 import { loadO200kTokenCounter, scopeTokenCounter } from '../tokens/token-counter.js';
@@ -54,6 +55,7 @@ export function createAgentHistory({
 }: CreateAgentHistoryOptions): AgentHistory {
   assertDatabase(db);
   assertSearchIndexing(search);
+  if (search === 'background' && is(db, PgTransaction)) search = 'inline'; // as a transaction's store: see historyOver
   const shared: SharedSetup = {
     tables,
     appRole,
@@ -73,10 +75,13 @@ export function createAgentHistory({
     oneStatementReads: { available: true },
     contextCache: contextCacheOf(contextCache),
     setup: { passed: false, warned: false },
+    searchDrain: null,
   };
   // A store over a transaction keeps no messages in a cache (see `historyOver`).
   if (is(db, PgTransaction)) shared.contextCache = null;
-  return historyOver(db, shared, false);
+  const history = historyOver(db, shared, false);
+  if (search === 'background') shared.searchDrain = storeSearchDrain(history, _internal);
+  return history;
 }
 
 /** What a store and the stores of its transactions (`withTransaction`) share: the options, checked once. */
@@ -94,6 +99,7 @@ type SharedSetup = Pick<
   | 'appendStatements'
   | 'oneStatementReads'
   | 'search'
+  | 'searchDrain'
   | 'contextCache'
 > & {
   rowLevelSecurityCheck: NonNullable<CreateAgentHistoryOptions['rowLevelSecurityCheck']>;
@@ -112,11 +118,14 @@ type SharedSetup = Pick<
 /**
  * The store over `db`: the database, or (`inTransaction`) one of its transactions, whose store skips the setup check
  * once the database's store passed it (unless `appRole` is null: the role then is whatever the transaction runs as),
- * and keeps no messages in the shared cache, since the transaction may roll back what it would put there.
+ * keeps no messages in the shared cache, since the transaction may roll back what it would put there, and indexes
+ * search inline where the store would in the background (a drain could not see its rows before the commit).
  */
 function historyOver(db: AgentHistoryDatabase, shared: SharedSetup, inTransaction: boolean): AgentHistory {
   const { rowLevelSecurityCheck, tokenCounter, appendBatching, onAppendBatchError, setup, ...common } = shared;
   const { tables, appRole } = common;
+  const inline = inTransaction && common.search === 'background';
+  if (inline) Object.assign(common, { search: 'inline', appendStatements: appendStatements(tables, false) });
   const appendBatcher = createAppendBatcher(db, common.appendStatements, appendBatching, {
     onBatchError: onAppendBatchError,
   });
@@ -135,7 +144,7 @@ function historyOver(db: AgentHistoryDatabase, shared: SharedSetup, inTransactio
   return {
     tables,
     tokenCounter,
-    ready: async () => checkRowLevelSecurity().catch((error: unknown) => Promise.reject(asStoreError(error))),
+    ready: async () => checkRowLevelSecurity().catch(rejectAsStoreError),
     withTransaction(tx) {
       if (typeof tx !== 'object' || tx === null || Object.getPrototypeOf(tx) === null || !is(tx, PgTransaction))
         throw new InvalidArgumentError({
@@ -145,6 +154,8 @@ function historyOver(db: AgentHistoryDatabase, shared: SharedSetup, inTransactio
         });
       return historyOver(tx, shared, true);
     },
+    // Read when called: the drain is made after the store it indexes through.
+    drainSearch: async () => (inTransaction ? undefined : shared.searchDrain?.drain().catch(rejectAsStoreError)),
     forTenant(tenantId, options) {
       const tenant = assertTenantId(tenantId);
       const userId = forTenantUserId(options);
@@ -159,6 +170,7 @@ function historyOver(db: AgentHistoryDatabase, shared: SharedSetup, inTransactio
         appendLanes,
         checkRowLevelSecurity,
         contextCache: inTransaction ? null : common.contextCache,
+        searchDrain: inline ? null : shared.searchDrain,
       };
       return tenantHistory(context);
     },

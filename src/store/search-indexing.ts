@@ -8,8 +8,12 @@ import type { SearchIndexing } from './store-context-parts.js';
 
 /** Throws unless `value` is a {@link SearchIndexing}. */
 export function assertSearchIndexing(value: unknown): asserts value is SearchIndexing {
-  if (value !== 'inline' && value !== 'deferred' && value !== false) {
-    throw new InvalidArgumentError({ argument: 'search', value, message: "expected 'inline', 'deferred' or false." });
+  if (value !== 'inline' && value !== 'background' && value !== 'deferred' && value !== false) {
+    throw new InvalidArgumentError({
+      argument: 'search',
+      value,
+      message: "expected 'inline', 'background', 'deferred' or false.",
+    });
   }
 }
 

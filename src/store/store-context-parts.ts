@@ -8,6 +8,9 @@ import type { AppendItem } from './append-statements.js';
  * When a message's search vector is computed (`createAgentHistory({ search })`):
  * - `'inline'`: in the append itself (the search vector trigger): about 45 % of an append's WAL and 0.1–0.15
  *   ms of its database CPU (the `to_tsvector` and its GIN index entry);
+ * - `'background'`: appends store no vector; the store itself indexes the tenants it wrote to in batches once it
+ *   has been idle for 50 ms (at the latest a second after a write, however busy), off the append path and off the
+ *   thread's lock. `history.drainSearch()` indexes them now (before a serverless function returns, say);
  * - `'deferred'`: appends store no vector; `indexPendingMessages()` fills them in batches (call it from a job).
  *   Indexing later rewrites the row, so it costs more in total than inline: it is for append latency, not volume;
  * - `false`: never indexed, for apps that do not search.
@@ -16,7 +19,7 @@ import type { AppendItem } from './append-statements.js';
  * fly, so a search scans the tenant's unindexed rows (slower the more of them there are). Whatever the mode, a
  * stored vector is that of the current parts or null: a change of the parts (a redaction) recomputes it.
  */
-export type SearchIndexing = 'inline' | 'deferred' | false;
+export type SearchIndexing = 'inline' | 'background' | 'deferred' | false;
 
 /** Whether the one-statement functions (reads and writes) can be used; shared by every tenant of a store. */
 export interface OneStatementReads {

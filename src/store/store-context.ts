@@ -10,6 +10,7 @@ import type { AppendStatements } from './append-statements.js';
 import type { OversizedToolPayloadOptions } from './fit-assistant-parts.js';
 import type { MessageCheck } from './message-check.js';
 import type { AppendBatcher, OneStatementReads, SearchIndexing } from './store-context-parts.js';
+import type { SearchDrain } from './search-drain.js';
 
 /** What every store operation of one tenant shares. Internal. */
 export interface StoreContext {
@@ -51,6 +52,8 @@ export interface StoreContext {
   checkRowLevelSecurity: () => Promise<void>;
   /** When search vectors are computed (`createAgentHistory({ search })`). */
   search: SearchIndexing;
+  /** With `search: 'background'` (outside a transaction), where writes note their tenant to be indexed; else null. */
+  searchDrain: SearchDrain | null;
   /** The context engine's cache of converted messages, shared by every tenant (each gets its own part); or null. */
   contextCache: SharedContextMessageCache | null;
 }

@@ -29,6 +29,11 @@ import type { TenantHistory } from './tenant-history.js';
 
 /** The methods of a tenant's store over `context`, each one async, with the store's errors and spans. */
 export function tenantHistory(context: StoreContext): TenantHistory {
+  /** A write that may leave messages without a search vector: `search: 'background'` indexes its tenant later. */
+  const noted = <RESULT>(result: RESULT): RESULT => {
+    context.searchDrain?.note(context.tenantId);
+    return result;
+  };
   // Every method is async: bad input is a rejected promise, never a synchronous throw escaping a `.catch()` chain.
   const methods: Omit<TenantHistory, 'tenantId' | 'userId' | 'contextStore'> = {
     createThread: async (options) => createThread(context, options),
@@ -39,19 +44,22 @@ export function tenantHistory(context: StoreContext): TenantHistory {
     updateThreadMetadata: async (threadId, options) => updateThread(context, threadId, { metadata: options?.metadata }),
     softDeleteThread: async (threadId, options) => softDeleteThread(context, threadId, options),
     deleteThread: async (threadId, options) => deleteThread(context, threadId, options),
-    forkThread: async (threadId, options) => forkThread(context, threadId, options),
+    forkThread: async (threadId, options) => noted(await forkThread(context, threadId, options)),
 
     startRun: async (threadId, options) => startRun(context, threadId, options),
     finishRun: async (runId, options) => finishRun(context, runId, options),
     failRun: async (runId, options) => failRun(context, runId, options),
     getRun: async (runId) => getRun(context, runId),
 
-    appendMessage: async (threadId, message, options) => appendMessage(context, threadId, message, options),
-    beginAssistantMessage: async (threadId, options) => beginAssistantMessage(context, threadId, options),
-    checkpointMessage: async (threadId, messageId, options) => checkpointMessage(context, threadId, messageId, options),
-    finalizeMessage: async (threadId, messageId, options) => finalizeMessage(context, threadId, messageId, options),
+    appendMessage: async (threadId, message, options) =>
+      noted(await appendMessage(context, threadId, message, options)),
+    beginAssistantMessage: async (threadId, options) => noted(await beginAssistantMessage(context, threadId, options)),
+    checkpointMessage: async (threadId, messageId, options) =>
+      noted(await checkpointMessage(context, threadId, messageId, options)),
+    finalizeMessage: async (threadId, messageId, options) =>
+      noted(await finalizeMessage(context, threadId, messageId, options)),
     reopenAssistantMessage: async (threadId, messageId, options) =>
-      reopenAssistantMessage(context, threadId, messageId, options),
+      noted(await reopenAssistantMessage(context, threadId, messageId, options)),
     recoverAbandonedMessages: async () => recoverAbandonedMessages(context),
     rebuildDerivedData: async (options) => rebuildDerivedData(context, options),
     excludeMessages: async (threadId, messageIds, options) => excludeMessages(context, threadId, messageIds, options),

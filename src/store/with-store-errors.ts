@@ -47,6 +47,9 @@ export function asStoreError(error: unknown): unknown {
   });
 }
 
+/** A rejection with {@link asStoreError}'s error, for a promise's `.catch`. */
+export const rejectAsStoreError = (error: unknown): Promise<never> => Promise.reject(asStoreError(error));
+
 /** Wraps every method of `methods` so that it throws {@link asStoreError}'s errors. */
 export function withStoreErrors<METHODS extends object>(methods: METHODS): METHODS {
   const wrapped: Record<string, unknown> = {};

@@ -103,6 +103,13 @@ const comparable = (hits: SearchHit[], threads: string[]) =>
 describe.each(BACKENDS)('search indexing modes on %s', (backend) => {
   const database = useTestDatabase(backend);
   const storeOf = (search: SearchIndexing) => createAgentHistory({ db: database.db, search }).forTenant(randomUUID());
+  /** A background store whose drain runs as soon as it can, one message per statement: a second writer at every step. */
+  const eagerBackground = () =>
+    createAgentHistory({
+      db: database.db,
+      search: 'background',
+      _internal: { searchDrain: { idleMs: 0, maxDelayMs: 0, batchSize: 1 } },
+    });
   const vectors = (tenant: string) =>
     database.admin.query<{ message_id: string; indexed: boolean }>(
       `select message_id, search_vector is not null as indexed from agent_message where tenant_id = $1 order by sequence`,
@@ -211,11 +218,12 @@ describe.each(BACKENDS)('search indexing modes on %s', (backend) => {
   it('should give the same hits in every mode after random appends, streams, redactions and partial indexing', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 14 }), queries, async (steps, searched) => {
+        const background = eagerBackground();
         const runs = await Promise.all(
-          MODES.map(async (search) => {
-            const store = storeOf(search);
-            return { store, threads: await run(store, steps) };
-          }),
+          [...MODES.map((search) => storeOf(search)), background.forTenant(randomUUID())].map(async (store) => ({
+            store,
+            threads: await run(store, steps),
+          })),
         );
         for (const query of searched) {
           const [inline, ...others] = await Promise.all(
@@ -225,6 +233,14 @@ describe.each(BACKENDS)('search indexing modes on %s', (backend) => {
           );
           for (const other of others) expect(other).toEqual(inline);
         }
+        // Once drained, the background store's vectors are the inline store's, message by message.
+        await background.drainSearch();
+        const stored = async (tenant: string) =>
+          database.admin.query<{ message_id: string; vector: string | null }>(
+            `select message_id, search_vector::text as vector from agent_message where tenant_id = $1 order by message_id`,
+            [tenant],
+          );
+        expect(await stored(runs.at(-1)!.store.tenantId)).toEqual(await stored(runs[0]!.store.tenantId));
       }),
       { numRuns: backend === 'pglite' ? 15 : 25 },
     );

@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import { describe, expect, it } from 'vitest';
+import { createAgentHistory, DatabaseError, type AgentHistoryDatabase } from '../../src/index.js';
+import { BACKENDS, itOffCitus, useTestDatabase } from '../support/test-database.js';
+import { text } from '../support/fixtures.js';
+
+// `search: 'background'` on the databases: the store indexes what it wrote once it is idle, as the application role
+// of each tenant, and `drainSearch()` does it at once. The scheduling itself: search-drain.test.ts.
+
+/** Timer settings that never fire within a test: only `drainSearch()` indexes. */
+const NEVER = { idleMs: 600_000, maxDelayMs: 600_000 };
+
+describe.each(BACKENDS)("search: 'background' on %s", (backend) => {
+  const database = useTestDatabase(backend);
+  const vectors = async (tenant: string) =>
+    (
+      await database.admin.query<{ message_id: string; vector: string | null }>(
+        `select message_id, search_vector::text as vector from agent_message where tenant_id = $1 order by sequence`,
+        [tenant],
+      )
+    ).map((row) => [row.message_id, row.vector]);
+
+  it('should append without a vector, then index once idle, each vector that of the parts inline', async () => {
+    const tenant = randomUUID();
+    // A second of quiet before the drain (50 ms by default), so that the rows are seen pending first.
+    const background = createAgentHistory({
+      db: database.db,
+      search: 'background',
+      _internal: { searchDrain: { idleMs: 1000 } },
+    }).forTenant(tenant);
+    const inlineTenant = randomUUID();
+    const inline = createAgentHistory({ db: database.db, search: 'inline' }).forTenant(inlineTenant);
+    for (const store of [inline, background]) {
+      const thread = (await store.createThread()).id;
+      await store.appendMessage(thread, { id: 'a', role: 'user', parts: [text('sourdough starter')] });
+      await store.appendMessage(thread, { id: 'b', role: 'user', parts: [text('rye bread')] });
+      await store.beginAssistantMessage(thread, { messageId: 'c' });
+      await store.finalizeMessage(thread, 'c', { status: 'completed', parts: [text('feed it flour daily')] });
+    }
+    // Before the drain: the rows are still pending, and search finds them all the same.
+    const pendingAtOnce = (await vectors(tenant)).filter(([, vector]) => vector === null).length;
+    expect((await background.searchMessages('flour')).map((hit) => hit.messageId)).toEqual(['c']);
+    await expect.poll(async () => vectors(tenant)).toEqual(await vectors(inlineTenant));
+    expect((await vectors(tenant)).every(([, vector]) => vector !== null)).toBe(true);
+    expect(pendingAtOnce).toBeGreaterThan(0);
+  });
+
+  it('should index at drainSearch() every pending message of the tenants it wrote to, also those of another store', async () => {
+    const history = createAgentHistory({ db: database.db, search: 'background', _internal: { searchDrain: NEVER } });
+    const tenant = randomUUID();
+    const untouched = randomUUID();
+    const store = history.forTenant(tenant);
+    const deferred = createAgentHistory({ db: database.db, search: 'deferred' });
+    const thread = (await store.createThread()).id;
+    await deferred.forTenant(tenant).appendMessage(thread, { id: 'other', role: 'user', parts: [text('from a job')] });
+    const otherThread = (await deferred.forTenant(untouched).createThread()).id;
+    await deferred.forTenant(untouched).appendMessage(otherThread, { id: 'x', role: 'user', parts: [text('apart')] });
+    for (let index = 0; index < 3; index++)
+      await store.appendMessage(thread, { id: `m${index}`, role: 'user', parts: [text(`word${index}`)] });
+    expect((await vectors(tenant)).filter(([, vector]) => vector === null)).toHaveLength(4);
+    await history.drainSearch();
+    expect((await vectors(tenant)).filter(([, vector]) => vector === null)).toEqual([]);
+    // A tenant the store never wrote to is not its to index.
+    expect(await vectors(untouched)).toEqual([['x', null]]);
+    await history.drainSearch(); // nothing noted: resolves at once
+  });
+
+  it('should index the writes of a user-scoped store, as the whole tenant, and never another tenant', async () => {
+    const history = createAgentHistory({ db: database.db, search: 'background', _internal: { searchDrain: NEVER } });
+    const tenant = randomUUID();
+    const mine = history.forTenant(tenant, { userId: 'u1' });
+    const thread = (await mine.createThread()).id;
+    await mine.appendMessage(thread, { id: 'a', role: 'user', parts: [text('only mine')] });
+    const stranger = randomUUID();
+    const strangerThread = (
+      await createAgentHistory({ db: database.db, search: 'deferred' }).forTenant(stranger).createThread()
+    ).id;
+    await createAgentHistory({ db: database.db, search: 'deferred' })
+      .forTenant(stranger)
+      .appendMessage(strangerThread, { id: 'b', role: 'user', parts: [text('not yours')] });
+    await history.drainSearch();
+    expect((await vectors(tenant))[0]![1]).toContain("'mine'");
+    expect(await vectors(stranger)).toEqual([['b', null]]);
+  });
+
+  it('should resolve drainSearch() at once for the other modes, and index inline in the stores of a transaction', async () => {
+    await createAgentHistory({ db: database.db, search: 'deferred' }).drainSearch();
+    const tenant = randomUUID();
+    const history = createAgentHistory({ db: database.db, search: 'background', _internal: { searchDrain: NEVER } });
+    const thread = (await history.forTenant(tenant).createThread()).id;
+    await database.db.transaction(async (tx) => {
+      const store = createAgentHistory({ db: tx as AgentHistoryDatabase, search: 'background' }).forTenant(tenant);
+      await store.appendMessage(thread, { id: 'in-tx', role: 'user', parts: [text('committed together')] });
+    });
+    expect((await vectors(tenant))[0]![1]).toContain("'together'");
+    // So does a transaction's store (withTransaction), and its drainSearch() resolves at once: on PGlite, a drain on
+    // the store's connection would wait for the transaction that waits for it.
+    await database.db.transaction(async (tx) => {
+      const inTx = history.withTransaction(tx as AgentHistoryDatabase);
+      const store = inTx.forTenant(tenant);
+      await store.appendMessage(thread, { id: 'with-tx', role: 'user', parts: [text('at once indexed')] });
+      await store.beginAssistantMessage(thread, { messageId: 'answer' });
+      await store.finalizeMessage(thread, 'answer', { status: 'completed', parts: [text('streamed inside')] });
+      await inTx.drainSearch();
+    });
+    expect((await vectors(tenant)).slice(1)).toEqual([
+      ['with-tx', expect.stringContaining("'once'")],
+      ['answer', expect.stringContaining("'streamed'")],
+    ]);
+  });
+
+  it('should index a redacted message by its redacted parts, whichever comes first', async () => {
+    const history = createAgentHistory({ db: database.db, search: 'background', _internal: { searchDrain: NEVER } });
+    const store = history.forTenant(randomUUID());
+    const thread = (await store.createThread()).id;
+    await store.appendMessage(thread, { id: 'a', role: 'user', parts: [text('my pin is 4821 thanks')] });
+    await store.appendMessage(thread, { id: 'b', role: 'user', parts: [text('my pin is 9377 thanks')] });
+    await store.redactMessage(thread, 'a', { spans: ['4821'], actor: 'test', reason: 'pii' });
+    const drained = history.drainSearch();
+    await store.redactMessage(thread, 'b', { spans: ['9377'], actor: 'test', reason: 'pii' });
+    await drained;
+    await history.drainSearch();
+    const stored = (await vectors(store.tenantId)).map(([, vector]) => vector ?? '');
+    expect(stored.join(' ')).not.toMatch(/4821|9377/);
+    expect(await store.searchMessages('4821 or 9377')).toEqual([]);
+  });
+
+  // A store whose connection is gone when its timer fires: the failure is reported, nothing is thrown at the app
+  // (vitest fails a test file on an unhandled rejection), and the rows stay pending for the next drain.
+  itOffCitus('should report a drain that fails when the database is gone, and throw nothing at the app', async () => {
+    if (database.appUrl === undefined) {
+      // PGlite: its one connection is the test's; a failure stands in by the role's grant on the table.
+      const failures: string[] = [];
+      const tenant = randomUUID();
+      const history = createAgentHistory({
+        db: database.db,
+        search: 'background',
+        _internal: { searchDrain: { idleMs: 1 }, onSearchDrainError: (_error, failed) => failures.push(failed) },
+      });
+      const thread = (await history.forTenant(tenant).createThread()).id;
+      await database.admin.query('revoke update on agent_message from agent_history_app');
+      try {
+        await history.forTenant(tenant).appendMessage(thread, { id: 'a', role: 'user', parts: [text('kept')] });
+        await expect.poll(() => failures).toEqual([tenant]);
+        await expect(history.drainSearch()).resolves.toBeUndefined(); // dropped with its failure: nothing noted
+      } finally {
+        await database.admin.query('grant update on agent_message to agent_history_app');
+      }
+      expect(await vectors(tenant)).toEqual([['a', null]]);
+      expect((await history.forTenant(tenant).searchMessages('kept')).map((hit) => hit.messageId)).toEqual(['a']);
+      return;
+    }
+    const client = postgres(database.appUrl, { max: 2, onnotice: () => {} });
+    const failures: Array<{ error: unknown; tenantId: string }> = [];
+    const history = createAgentHistory({
+      db: drizzle({ client }) as unknown as AgentHistoryDatabase,
+      search: 'background',
+      _internal: {
+        searchDrain: { idleMs: 100 },
+        onSearchDrainError: (error, tenantId) => failures.push({ error, tenantId }),
+      },
+    });
+    const tenant = randomUUID();
+    const store = history.forTenant(tenant);
+    const thread = (await store.createThread()).id;
+    await store.appendMessage(thread, { id: 'a', role: 'user', parts: [text('left pending')] });
+    await client.end();
+    await expect.poll(() => failures.map((failure) => failure.tenantId)).toEqual([tenant]);
+    expect(failures[0]!.error).toBeInstanceOf(DatabaseError);
+    expect(await vectors(tenant)).toEqual([['a', null]]);
+  });
+});

@@ -1,0 +1,186 @@
+import { describe, expect, it } from 'vitest';
+import { createSearchDrain, type SearchDrainOptions } from '../../src/store/search-drain.js';
+
+// The drain's scheduling against a tenant-by-tenant count of pending messages (what `indexPendingMessages` does to
+// them is tested on the databases in search-background.test.ts). Real timers, short waits.
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Pending messages per tenant, indexed `limit` at a time; each call logged. */
+function pendingRows(initial: Record<string, number> = {}) {
+  const pending = new Map(Object.entries(initial));
+  const calls: Array<{ tenantId: string; limit: number; at: number }> = [];
+  const failing = new Set<string>();
+  const indexTenant: SearchDrainOptions['indexTenant'] = async (tenantId, limit) => {
+    calls.push({ tenantId, limit, at: performance.now() });
+    await sleep(1);
+    if (failing.has(tenantId)) throw new Error(`connection lost while indexing ${tenantId}`);
+    const left = pending.get(tenantId) ?? 0;
+    const indexed = Math.min(left, limit);
+    pending.set(tenantId, left - indexed);
+    return indexed;
+  };
+  const write = (tenantId: string, messages = 1) => pending.set(tenantId, (pending.get(tenantId) ?? 0) + messages);
+  return { pending, calls, failing, indexTenant, write };
+}
+
+describe('the background search drain', () => {
+  it('should index every noted tenant in batches once the writes stop, and not before', async () => {
+    const rows = pendingRows();
+    const errors: unknown[] = [];
+    const drain = createSearchDrain({
+      indexTenant: rows.indexTenant,
+      onError: (error) => errors.push(error),
+      idleMs: 40,
+      maxDelayMs: 10_000,
+      batchSize: 3,
+    });
+    const started = performance.now();
+    let lastWrite = started;
+    let writes = 0;
+    // Writes every 10 ms for 200 ms: never 40 ms quiet, so nothing is indexed while they go on.
+    while (performance.now() - started < 200) {
+      rows.write('a', 2);
+      rows.write('b');
+      drain.note('a');
+      drain.note('b');
+      lastWrite = performance.now();
+      writes++;
+      await sleep(10);
+    }
+    expect(rows.calls).toEqual([]);
+    await expect.poll(() => [rows.pending.get('a'), rows.pending.get('b')]).toEqual([0, 0]);
+    expect(rows.calls[0]!.at - lastWrite).toBeGreaterThanOrEqual(35);
+    expect(new Set(rows.calls.map((call) => call.limit))).toEqual(new Set([3]));
+    // Whole batches until one comes back short: no call more than that for a tenant.
+    const callsOf = (tenant: string) => rows.calls.filter((call) => call.tenantId === tenant).length;
+    expect(callsOf('b')).toBe(Math.floor(writes / 3) + 1);
+    expect(errors).toEqual([]);
+  });
+
+  it('should index at the latest maxDelayMs after a note, however busy the store', async () => {
+    const rows = pendingRows();
+    const drain = createSearchDrain({
+      indexTenant: rows.indexTenant,
+      onError: () => {},
+      idleMs: 60_000,
+      maxDelayMs: 50,
+      batchSize: 100,
+    });
+    const started = performance.now();
+    const indexedWhileBusy: number[] = [];
+    while (performance.now() - started < 400) {
+      rows.write('a');
+      drain.note('a');
+      await sleep(5);
+      indexedWhileBusy.push(rows.calls.length);
+    }
+    // Several drains ran while the writes never paused, each within the delay of the oldest note it found.
+    expect(rows.calls.length).toBeGreaterThanOrEqual(3);
+    expect(rows.calls[0]!.at - started).toBeLessThan(200);
+    await expect.poll(() => rows.pending.get('a')).toBe(0);
+  });
+
+  it('should keep a tenant noted while its batches run, and index what was written meanwhile', async () => {
+    const rows = pendingRows();
+    const drain = createSearchDrain({
+      indexTenant: async (tenantId, limit) => {
+        const indexed = await rows.indexTenant(tenantId, limit);
+        // A write lands while this batch runs: the drain must come back for it.
+        if (rows.calls.length === 1) {
+          rows.write(tenantId, 5);
+          drain.note(tenantId);
+        }
+        return indexed;
+      },
+      onError: () => {},
+      idleMs: 5,
+      batchSize: 10,
+    });
+    rows.write('a', 2);
+    drain.note('a');
+    await expect.poll(() => rows.calls.length).toBeGreaterThanOrEqual(2);
+    await expect.poll(() => rows.pending.get('a')).toBe(0);
+  });
+
+  it('should report a failed batch, drop its tenant until its next write, and still index the others', async () => {
+    const rows = pendingRows();
+    const errors: Array<{ error: unknown; tenantId: string }> = [];
+    const drain = createSearchDrain({
+      indexTenant: rows.indexTenant,
+      onError: (error, tenantId) => errors.push({ error, tenantId }),
+      idleMs: 5,
+      batchSize: 10,
+    });
+    rows.failing.add('a');
+    rows.write('a', 4);
+    rows.write('b', 4);
+    drain.note('a');
+    drain.note('b');
+    await expect.poll(() => rows.pending.get('b')).toBe(0);
+    await expect.poll(() => errors.length).toBe(1);
+    expect(errors[0]!.tenantId).toBe('a');
+    expect(String(errors[0]!.error)).toContain('connection lost while indexing a');
+    await sleep(50);
+    // Not retried in a loop: one call for the failed tenant until it is written to again.
+    expect(rows.calls.filter((call) => call.tenantId === 'a')).toHaveLength(1);
+    rows.failing.delete('a');
+    drain.note('a');
+    await expect.poll(() => rows.pending.get('a')).toBe(0);
+  });
+
+  it('should index every noted tenant at drain(), reject with the first failure, and run the others', async () => {
+    const rows = pendingRows();
+    const drain = createSearchDrain({
+      indexTenant: rows.indexTenant,
+      onError: () => {
+        throw new Error('the timer must not run while drain() has the tenants');
+      },
+      idleMs: 60_000,
+      maxDelayMs: 60_000,
+      batchSize: 2,
+    });
+    for (const tenant of ['a', 'b', 'c']) {
+      rows.write(tenant, 5);
+      drain.note(tenant);
+    }
+    rows.failing.add('b');
+    await expect(drain.drain()).rejects.toThrow('connection lost while indexing b');
+    expect([rows.pending.get('a'), rows.pending.get('b'), rows.pending.get('c')]).toEqual([0, 5, 0]);
+    rows.failing.delete('b');
+    // Dropped with its failure; noted again by its next write.
+    await drain.drain();
+    expect(rows.pending.get('b')).toBe(5);
+    drain.note('b');
+    await drain.drain();
+    expect(rows.pending.get('b')).toBe(0);
+  });
+
+  it('should wait for a drain the timer started before draining again', async () => {
+    const rows = pendingRows();
+    let inFlight = 0;
+    let most = 0;
+    const drain = createSearchDrain({
+      indexTenant: async (tenantId, limit) => {
+        most = Math.max(most, ++inFlight);
+        try {
+          await sleep(20);
+          return await rows.indexTenant(tenantId, limit);
+        } finally {
+          inFlight--;
+        }
+      },
+      onError: () => {},
+      idleMs: 1,
+      batchSize: 1,
+    });
+    rows.write('a', 3);
+    drain.note('a');
+    await sleep(10);
+    rows.write('a', 2);
+    drain.note('a');
+    await drain.drain();
+    expect(rows.pending.get('a')).toBe(0);
+    expect(most).toBe(1);
+  });
+});
