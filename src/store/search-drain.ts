@@ -70,7 +70,11 @@ export function createSearchDrain({
         try {
           while ((await indexTenant(tenantId, batchSize)) >= batchSize);
         } catch (error) {
-          failed(error, tenantId);
+          try {
+            failed(error, tenantId);
+          } catch {
+            // A reporter that throws must not stop the other tenants, nor reach the app as an unhandled rejection.
+          }
         }
       }
     })();

@@ -36,7 +36,7 @@ export interface IndexPendingMessagesOptions {
 
 /**
  * Computes the search vector of up to `limit` of the tenant's messages stored without one (by a store with
- * `search: 'deferred'` or `false`), in one statement; rows another call is indexing are skipped. Returns how many
+ * `search: 'background'`, `'deferred'` or `false`), in one statement; rows another call is indexing are skipped. Returns how many
  * it indexed: call it again until 0 to index everything.
  */
 export async function indexPendingMessages(

@@ -129,6 +129,28 @@ describe('the background search drain', () => {
     await expect.poll(() => rows.pending.get('a')).toBe(0);
   });
 
+  it('should go on to the other tenants when the failure reporter itself throws', async () => {
+    const rows = pendingRows();
+    const drain = createSearchDrain({
+      indexTenant: rows.indexTenant,
+      onError: () => {
+        throw new Error('a reporter that throws');
+      },
+      idleMs: 5,
+      batchSize: 10,
+    });
+    rows.failing.add('a');
+    rows.write('a', 1);
+    rows.write('b', 3);
+    drain.note('a');
+    drain.note('b');
+    // An unhandled rejection would fail this file; the other tenant is indexed all the same.
+    await expect.poll(() => rows.pending.get('b')).toBe(0);
+    rows.failing.delete('a');
+    drain.note('a');
+    await expect.poll(() => rows.pending.get('a')).toBe(0);
+  });
+
   it('should index every noted tenant at drain(), reject with the first failure, and run the others', async () => {
     const rows = pendingRows();
     const drain = createSearchDrain({
