@@ -73,7 +73,7 @@ export type { RedactMessageOptions } from './store/redact-message.js';
 export type { RetentionOptions } from './store/retention.js';
 export type { FailRunOptions, FinishRunOptions, StartRunOptions } from './store/runs.js';
 export type { SearchHit, SearchMessagesOptions } from './store/search-messages.js';
-export type { IndexPendingMessagesOptions } from './store/search-indexing.js';
+export type { IndexPendingMessagesOptions, IndexPendingResult } from './store/search-indexing.js';
 export type { SearchIndexing } from './store/store-context-parts.js';
 export type { ForkThreadOptions } from './store/fork-thread.js';
 export type {

@@ -63,7 +63,7 @@ export interface AgentHistory {
   /**
    * With `search: 'background'`, indexes now every message the store's writes left without a search vector (each
    * tenant it wrote to, every pending message of the tenant), instead of once the store is idle; resolves when none
-   * is left. Call it where the process may stop before it idles: a serverless function's `after()`, a shutdown.
+   * is left. Call it where the process may stop before it idles: a serverless function's after-response hook, a shutdown.
    * Resolves at once in every other mode, and in a transaction's store (`withTransaction`), which indexes inline.
    *
    * @throws {DatabaseError} A batch failed (the others still ran); its rows stay pending and searchable.

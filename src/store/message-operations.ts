@@ -1,4 +1,4 @@
-import type { IndexPendingMessagesOptions } from './search-indexing.js';
+import type { IndexPendingMessagesOptions, IndexPendingResult } from './search-indexing.js';
 import type { StoredMessage } from '../model/stored-rows.js';
 import type { AppendMessageOptions, AppendResult } from './append-message.js';
 import type {
@@ -204,14 +204,15 @@ export interface MessageOperations {
 
   /**
    * Computes the search vector of up to `limit` of the tenant's messages stored without one (a store with
-   * `search: 'deferred'` or `false` appends none), in one statement and commit; returns how many. Searches match
-   * those messages either way: indexing only makes them fast. Call it from a job until it returns 0.
+   * `search: 'background'`, `'deferred'` or `false` appends none), in one statement and commit; returns how many.
+   * A message still pending or streaming is left for after its finalize (each checkpoint writes its parts again).
+   * Searches match those messages either way: indexing only makes them fast. Call it from a job while `remaining`.
    *
    * @throws {InvalidArgumentError} `limit` is not an integer from 1 to 100000.
    * @example
-   * while ((await store.indexPendingMessages({ limit: 500 })).indexed > 0);
+   * while ((await store.indexPendingMessages({ limit: 500 })).remaining);
    */
-  indexPendingMessages(options?: IndexPendingMessagesOptions): Promise<{ indexed: number }>;
+  indexPendingMessages(options?: IndexPendingMessagesOptions): Promise<IndexPendingResult>;
 
   /**
    * Redacts a message: the whole text, or the given spans, is replaced in its parts and metadata (spans also in the

@@ -28,6 +28,17 @@ export function deferredSearchVector(context: StoreContext): { searchVersion?: n
   return { searchVersion: -1 };
 }
 
+/** What `indexPendingMessages` did. */
+export interface IndexPendingResult {
+  /** The messages it indexed. */
+  indexed: number;
+  /**
+   * Whether messages without a vector are left that it could index (beyond `limit`, or held by another transaction
+   * while it ran): call again while true. A message still pending or streaming is not counted.
+   */
+  remaining: boolean;
+}
+
 /** The options of `indexPendingMessages`. */
 export interface IndexPendingMessagesOptions {
   /** The most messages indexed by this call (one statement, one commit). @default 1000 (1 to 100000) */
@@ -36,23 +47,26 @@ export interface IndexPendingMessagesOptions {
 
 /**
  * Computes the search vector of up to `limit` of the tenant's messages stored without one (by a store with
- * `search: 'background'`, `'deferred'` or `false`), in one statement; rows another call is indexing are skipped. Returns how many
- * it indexed: call it again until 0 to index everything.
+ * `search: 'background'`, `'deferred'` or `false`), in one statement; rows another call is indexing are skipped, and
+ * so are messages still pending or streaming (their checkpoints would write them again; their finalize leaves them
+ * pending). Returns how many it indexed, and whether any other is left (beyond `limit`, or held by another
+ * transaction): call it again while one is.
  */
 export async function indexPendingMessages(
   context: StoreContext,
   options: IndexPendingMessagesOptions = {},
-): Promise<{ indexed: number }> {
+): Promise<IndexPendingResult> {
   const limit = assertInteger('options.limit', options.limit ?? 1000, 1, 100_000);
   const { agentMessage } = context.tables;
   return inTenant(context, async (tx) => {
     // Any vector written is replaced by the search vector trigger with the one of the row version the UPDATE writes (a
     // concurrent redaction is waited for and the condition rechecked), so it is never that of older parts.
-    const rows = rowsOf<{ indexed: string }>(
+    const settled = sql`search_vector is null and status not in ('pending', 'streaming')`;
+    const rows = rowsOf<{ indexed: string; remaining: boolean }>(
       await tx.execute(sql`
         with pending as (
           select id from ${agentMessage}
-          where tenant_id = ${context.tenantId} and search_vector is null
+          where tenant_id = ${context.tenantId} and ${settled}
           limit ${limit}
           for update skip locked
         ), indexed as (
@@ -61,9 +75,15 @@ export async function indexPendingMessages(
           where m.tenant_id = ${context.tenantId} and m.id = pending.id and m.search_vector is null
           returning 1
         )
-        select count(*) as indexed from indexed`),
+        -- The statement's snapshot still shows the rows it indexed without a vector: they are left out by id. A row
+        -- another transaction holds (a redaction, an exclusion, another indexer) is left for a later call.
+        select (select count(*) from indexed) as indexed,
+          exists (
+            select 1 from ${agentMessage}
+            where tenant_id = ${context.tenantId} and ${settled} and id not in (select id from pending)
+          ) as remaining`),
     );
-    return { indexed: Number(rows[0]?.indexed ?? 0) };
+    return { indexed: Number(rows[0]?.indexed ?? 0), remaining: rows[0]?.remaining === true };
   });
 }
 

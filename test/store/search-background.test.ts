@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { trace } from '@opentelemetry/api';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { createAgentHistory, DatabaseError, type AgentHistoryDatabase } from '../../src/index.js';
-import { BACKENDS, itOffCitus, useTestDatabase } from '../support/test-database.js';
+import { BACKENDS, describeOffCitus, itOffCitus, useTestDatabase } from '../support/test-database.js';
 import { text } from '../support/fixtures.js';
+import { idHash, useInMemoryTracing } from '../support/in-memory-tracing.js';
 
 // `search: 'background'` on the databases: the store indexes what it wrote once it is idle, as the application role
 // of each tenant, and `drainSearch()` does it at once. The scheduling itself: search-drain.test.ts.
@@ -111,6 +113,26 @@ describe.each(BACKENDS)("search: 'background' on %s", (backend) => {
     ]);
   });
 
+  it('should leave a message still streaming to its finalize, then index its final parts', async () => {
+    const history = createAgentHistory({ db: database.db, search: 'background', _internal: { searchDrain: NEVER } });
+    const store = history.forTenant(randomUUID());
+    const thread = (await store.createThread()).id;
+    await store.beginAssistantMessage(thread, { messageId: 'answer' });
+    await store.checkpointMessage(thread, 'answer', { parts: [text('half a draft')] });
+    await store.appendMessage(thread, { id: 'note', role: 'user', parts: [text('meanwhile')] });
+    await history.drainSearch();
+    // Each checkpoint writes the parts again: indexing them now would be undone by the next one.
+    expect(await vectors(store.tenantId)).toEqual([
+      ['answer', null],
+      ['note', "'meanwhile':1"],
+    ]);
+    expect(await store.indexPendingMessages()).toEqual({ indexed: 0, remaining: false });
+    expect((await store.searchMessages('draft')).map((hit) => hit.messageId)).toEqual(['answer']);
+    await store.finalizeMessage(thread, 'answer', { status: 'completed', parts: [text('the final answer')] });
+    await history.drainSearch();
+    expect((await vectors(store.tenantId))[0]).toEqual(['answer', "'answer':3 'final':2 'the':1"]);
+  });
+
   it('should index a redacted message by its redacted parts, whichever comes first', async () => {
     const history = createAgentHistory({ db: database.db, search: 'background', _internal: { searchDrain: NEVER } });
     const store = history.forTenant(randomUUID());
@@ -144,12 +166,15 @@ describe.each(BACKENDS)("search: 'background' on %s", (backend) => {
       try {
         await history.forTenant(tenant).appendMessage(thread, { id: 'a', role: 'user', parts: [text('kept')] });
         await expect.poll(() => failures).toEqual([tenant]);
-        await expect(history.drainSearch()).resolves.toBeUndefined(); // dropped with its failure: nothing noted
+        // Searchable while pending; drainSearch() tries the failed tenant again, and says it failed.
+        expect((await history.forTenant(tenant).searchMessages('kept')).map((hit) => hit.messageId)).toEqual(['a']);
+        await expect(history.drainSearch()).rejects.toThrow(DatabaseError);
+        expect(await vectors(tenant)).toEqual([['a', null]]);
       } finally {
         await database.admin.query('grant update on agent_message to agent_history_app');
       }
-      expect(await vectors(tenant)).toEqual([['a', null]]);
-      expect((await history.forTenant(tenant).searchMessages('kept')).map((hit) => hit.messageId)).toEqual(['a']);
+      await history.drainSearch();
+      expect(await vectors(tenant)).toEqual([['a', "'kept':1"]]);
       return;
     }
     const client = postgres(database.appUrl, { max: 2, onnotice: () => {} });
@@ -171,4 +196,87 @@ describe.each(BACKENDS)("search: 'background' on %s", (backend) => {
     expect(failures[0]!.error).toBeInstanceOf(DatabaseError);
     expect(await vectors(tenant)).toEqual([['a', null]]);
   });
+});
+
+describe("search: 'background' and the app's traces", () => {
+  const database = useTestDatabase('pglite');
+  const tracing = useInMemoryTracing();
+
+  // The timer is armed inside the call of whichever write came first: its batches, for every tenant, must not join
+  // that request's trace.
+  it("should record the drain's batches in traces of their own, not in the request whose write armed the timer", async () => {
+    const history = createAgentHistory({
+      db: database.db,
+      search: 'background',
+      _internal: { searchDrain: { idleMs: 20 } },
+    });
+    const tenants = [randomUUID(), randomUUID()];
+    const threads = await Promise.all(
+      tenants.map(async (tenant) => (await history.forTenant(tenant).createThread()).id),
+    );
+    const requests = await Promise.all(
+      tenants.map(async (tenant, index) =>
+        trace.getTracer('app').startActiveSpan(`request ${index}`, async (request) => {
+          await history
+            .forTenant(tenant)
+            .appendMessage(threads[index]!, { id: 'm', role: 'user', parts: [text('words')] });
+          request.end();
+          return request.spanContext().traceId;
+        }),
+      ),
+    );
+    await expect.poll(() => tracing.named('agent-history.store.indexPendingMessages').length).toBe(2);
+    const drained = tracing.named('agent-history.store.indexPendingMessages');
+    expect(new Set(drained.map((span) => span.attributes['agent_history.tenant.id_hash']))).toEqual(
+      new Set(tenants.map(idHash)),
+    );
+    for (const span of drained) {
+      expect(requests).not.toContain(span.spanContext().traceId);
+      expect(span.parentSpanContext?.spanId).toBeUndefined();
+    }
+  });
+});
+
+// A row another transaction holds is skipped by the indexer (it never waits on the app's writers), and that
+// transaction may commit it still without a vector: the indexer says so, and the store comes back for it.
+describeOffCitus('search indexing and rows another transaction holds, on postgres', () => {
+  const database = useTestDatabase('postgres');
+
+  it('should report a held row as remaining, and drainSearch() should wait for it and index it', async () => {
+    const history = createAgentHistory({ db: database.db, search: 'background', _internal: { searchDrain: NEVER } });
+    const store = history.forTenant(randomUUID());
+    const thread = (await store.createThread()).id;
+    for (const id of ['a', 'b', 'c'])
+      await store.appendMessage(thread, { id, role: 'user', parts: [text(`word ${id}`)] });
+    const admin = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked = () => {};
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holder = admin.begin(async (tx) => {
+      await tx`select 1 from agent_message where tenant_id = ${store.tenantId} and message_id = 'b' for update`;
+      locked();
+      await released;
+    });
+    try {
+      await isLocked;
+      expect(await store.indexPendingMessages()).toEqual({ indexed: 2, remaining: true });
+      expect(await store.indexPendingMessages()).toEqual({ indexed: 0, remaining: true });
+      setTimeout(release, 100);
+      await history.drainSearch();
+    } finally {
+      release();
+      await holder;
+      await admin.end();
+    }
+    expect((await vectors(store.tenantId)).filter(([, vector]) => vector === null)).toEqual([]);
+  });
+
+  const vectors = async (tenant: string) =>
+    (
+      await database.admin.query<{ message_id: string; vector: string | null }>(
+        `select message_id, search_vector::text as vector from agent_message where tenant_id = $1 order by sequence`,
+        [tenant],
+      )
+    ).map((row) => [row.message_id, row.vector]);
 });

@@ -6,9 +6,13 @@ import { createSearchDrain, type SearchDrainOptions } from '../../src/store/sear
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Pending messages per tenant, indexed `limit` at a time; each call logged. */
+/**
+ * Pending messages per tenant, indexed `limit` at a time; each call logged. `held` of them are held by another
+ * transaction: skipped, but counted as remaining.
+ */
 function pendingRows(initial: Record<string, number> = {}) {
   const pending = new Map(Object.entries(initial));
+  const held = new Map<string, number>();
   const calls: Array<{ tenantId: string; limit: number; at: number }> = [];
   const failing = new Set<string>();
   const indexTenant: SearchDrainOptions['indexTenant'] = async (tenantId, limit) => {
@@ -16,12 +20,13 @@ function pendingRows(initial: Record<string, number> = {}) {
     await sleep(1);
     if (failing.has(tenantId)) throw new Error(`connection lost while indexing ${tenantId}`);
     const left = pending.get(tenantId) ?? 0;
-    const indexed = Math.min(left, limit);
+    const free = left - (held.get(tenantId) ?? 0);
+    const indexed = Math.min(free, limit);
     pending.set(tenantId, left - indexed);
-    return indexed;
+    return { indexed, remaining: left - indexed > 0 };
   };
   const write = (tenantId: string, messages = 1) => pending.set(tenantId, (pending.get(tenantId) ?? 0) + messages);
-  return { pending, calls, failing, indexTenant, write };
+  return { pending, held, calls, failing, indexTenant, write };
 }
 
 describe('the background search drain', () => {
@@ -102,7 +107,7 @@ describe('the background search drain', () => {
     await expect.poll(() => rows.pending.get('a')).toBe(0);
   });
 
-  it('should report a failed batch, drop its tenant until its next write, and still index the others', async () => {
+  it('should report a failed batch, leave its tenant until its next write, and still index the others', async () => {
     const rows = pendingRows();
     const errors: Array<{ error: unknown; tenantId: string }> = [];
     const drain = createSearchDrain({
@@ -126,6 +131,29 @@ describe('the background search drain', () => {
     rows.failing.delete('a');
     drain.note('a');
     await expect.poll(() => rows.pending.get('a')).toBe(0);
+  });
+
+  // A row another transaction holds (a redaction, an exclusion) is skipped, and that transaction may commit it still
+  // without a vector: its tenant must be tried again, by the timer and by drain(), until the row is indexed.
+  it('should come back for rows another transaction held, by the timer and by drain()', async () => {
+    const rows = pendingRows();
+    const drain = createSearchDrain({ indexTenant: rows.indexTenant, onError: () => {}, idleMs: 5, batchSize: 10 });
+    rows.write('a', 25);
+    rows.held.set('a', 3);
+    drain.note('a');
+    await expect.poll(() => rows.pending.get('a')).toBe(3);
+    await sleep(30);
+    const callsWhileHeld = rows.calls.length;
+    rows.held.delete('a'); // the holder commits, without writing to the tenant's store
+    await expect.poll(() => rows.pending.get('a')).toBe(0);
+    expect(rows.calls.length).toBeGreaterThan(callsWhileHeld);
+
+    rows.write('b', 4);
+    rows.held.set('b', 4);
+    drain.note('b');
+    setTimeout(() => rows.held.delete('b'), 60);
+    await drain.drain();
+    expect(rows.pending.get('b')).toBe(0);
   });
 
   it('should go on to the other tenants when the failure reporter itself throws', async () => {
@@ -169,12 +197,68 @@ describe('the background search drain', () => {
     await expect(drain.drain()).rejects.toThrow('connection lost while indexing b');
     expect([rows.pending.get('a'), rows.pending.get('b'), rows.pending.get('c')]).toEqual([0, 5, 0]);
     rows.failing.delete('b');
-    // Dropped with its failure; noted again by its next write.
-    await drain.drain();
-    expect(rows.pending.get('b')).toBe(5);
-    drain.note('b');
+    // A drain() retries the tenants whose batch failed: it resolves only when none is left.
     await drain.drain();
     expect(rows.pending.get('b')).toBe(0);
+  });
+
+  it('should reject every drain() waiting on a run whose batch failed, while the failure lasts', async () => {
+    const drain = createSearchDrain({
+      indexTenant: async () => {
+        await sleep(5);
+        throw new Error('connection lost');
+      },
+      onError: () => {},
+      idleMs: 600_000,
+      maxDelayMs: 600_000,
+    });
+    drain.note('a');
+    const outcomes = await Promise.all(
+      [drain.drain(), drain.drain()].map(async (drained) =>
+        drained.then(
+          () => 'resolved',
+          () => 'rejected',
+        ),
+      ),
+    );
+    expect(outcomes).toEqual(['rejected', 'rejected']);
+  });
+
+  // drain() waits for the timer's run; that run's end re-arms the timer (a note came during it); drain() must not
+  // let the re-armed timer start a second run beside its own, nor resolve while one is still indexing.
+  it("should never run the timer's drain beside drain(), nor resolve drain() with a batch in flight", async () => {
+    let inFlight = 0;
+    let most = 0;
+    let calls = 0;
+    const drain: ReturnType<typeof createSearchDrain> = createSearchDrain({
+      indexTenant: async (tenantId) => {
+        const call = ++calls;
+        most = Math.max(most, ++inFlight);
+        const batch = (async () => {
+          await sleep(call === 1 ? 30 : 40);
+          inFlight--;
+          return { indexed: 0, remaining: false };
+        })();
+        // A write of the tenant resolves a few microtasks after the timer run's last batch.
+        if (call === 1)
+          void batch.then(async () => {
+            for (let index = 0; index < 3; index++) await Promise.resolve();
+            drain.note(tenantId);
+          });
+        // Another write lands while drain()'s run goes on.
+        if (call === 2) queueMicrotask(() => drain.note(tenantId));
+        return batch;
+      },
+      onError: () => {},
+      idleMs: 0,
+      maxDelayMs: 0,
+    });
+    drain.note('a');
+    await sleep(10); // the timer's run is in flight
+    await drain.drain();
+    const inFlightWhenDrained = inFlight;
+    await sleep(100);
+    expect({ most, inFlightWhenDrained }).toEqual({ most: 1, inFlightWhenDrained: 0 });
   });
 
   it('should wait for a drain the timer started before draining again', async () => {

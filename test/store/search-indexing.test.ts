@@ -126,8 +126,11 @@ describe.each(BACKENDS)('search indexing modes on %s', (backend) => {
         search === 'inline' ? [true, true] : [false, false],
       );
       expect((await store.searchMessages('sourdough')).map((hit) => hit.messageId)).toEqual(['a']);
-      expect(await store.indexPendingMessages({ limit: 1 })).toEqual({ indexed: search === 'inline' ? 0 : 1 });
-      expect(await store.indexPendingMessages()).toEqual({ indexed: search === 'inline' ? 0 : 1 });
+      expect(await store.indexPendingMessages({ limit: 1 })).toEqual({
+        indexed: search === 'inline' ? 0 : 1,
+        remaining: search !== 'inline',
+      });
+      expect(await store.indexPendingMessages()).toEqual({ indexed: search === 'inline' ? 0 : 1, remaining: false });
       expect((await vectors(store.tenantId)).map((row) => row.indexed)).toEqual([true, true]);
       expect((await store.searchMessages('rye')).map((hit) => hit.messageId)).toEqual(['b']);
     }
@@ -162,7 +165,7 @@ describe.each(BACKENDS)('search indexing modes on %s', (backend) => {
     await asApp(`update agent_message set search_vector = null ${own}`);
     expect((await vectors(store.tenantId))[0]!.indexed).toBe(false);
     expect((await store.searchMessages('plain')).map((hit) => hit.messageId)).toEqual(['a']);
-    expect(await store.indexPendingMessages()).toEqual({ indexed: 1 });
+    expect(await store.indexPendingMessages()).toEqual({ indexed: 1, remaining: false });
     expect((await vectors(store.tenantId))[0]!.indexed).toBe(true);
   });
 
@@ -181,7 +184,7 @@ describe.each(BACKENDS)('search indexing modes on %s', (backend) => {
     expect(await write('[{"type":"text","text":"a NUL \\u0000 here"}]')).toBe('22P05');
     expect(await write('[{"type":"text","text":"a backslash \\\\u0000 here"}]')).toBe('written');
     expect((await store.searchMessages('backslash')).map((hit) => hit.messageId)).toEqual(['a']);
-    expect(await store.indexPendingMessages()).toEqual({ indexed: 1 });
+    expect(await store.indexPendingMessages()).toEqual({ indexed: 1, remaining: false });
     expect((await store.getMessage(thread, 'a')).message.parts).toEqual([text('a backslash \\u0000 here')]);
   });
 
@@ -190,7 +193,7 @@ describe.each(BACKENDS)('search indexing modes on %s', (backend) => {
     const other = storeOf('deferred');
     const thread = (await deferred.createThread()).id;
     await deferred.appendMessage(thread, { id: 'a', role: 'user', parts: [text('private words')] });
-    expect(await other.indexPendingMessages()).toEqual({ indexed: 0 });
+    expect(await other.indexPendingMessages()).toEqual({ indexed: 0, remaining: false });
     expect(await other.searchMessages('private')).toEqual([]);
     expect((await vectors(deferred.tenantId))[0]!.indexed).toBe(false);
   });

@@ -44,7 +44,7 @@ describe.each(BACKENDS)('the search vector version on %s', (backend) => {
       { message_id: 'm-001', search_version: 1, has_vector: true, current: true },
       { message_id: 'm-pending', search_version: null, has_vector: false, current: null },
     ]);
-    expect(await deferred.indexPendingMessages()).toEqual({ indexed: 1 });
+    expect(await deferred.indexPendingMessages()).toEqual({ indexed: 1, remaining: false });
     expect((await versionsOf(database, tenantId)).at(-1)).toMatchObject({ search_version: 1, current: true });
   });
 
