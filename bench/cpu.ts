@@ -62,6 +62,18 @@ export interface CpuSample {
 
 export type CpuMeter = () => Promise<CpuSample>;
 
+/** `end` as if the meter had stopped from `paused` to `resumed` (a check read between, not measured). */
+export function withoutPause(paused: CpuSample, resumed: CpuSample, end: CpuSample): CpuSample {
+  const less = (field: keyof CpuSample) => end[field] - (resumed[field] - paused[field]);
+  return {
+    clientMs: less('clientMs'),
+    serverMs: less('serverMs'),
+    walBytes: less('walBytes'),
+    machineBusyMs: less('machineBusyMs'),
+    wallMs: less('wallMs'),
+  };
+}
+
 /** A meter for the cluster of `postmasterPid`; `walBytes` reads its WAL insert position. */
 export function cpuMeter(postmasterPid: number | null, walBytes?: () => Promise<number>): CpuMeter {
   return async () => {

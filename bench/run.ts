@@ -102,10 +102,12 @@ async function appendWorkload(server: BenchServer, workload: 'w1' | 'w2', runInd
       const meter = cpuMeter(await server.postmasterPid(), () => server.walBytes());
       if (workload === 'w1') result = await runW1Append(peer, factory, config.w1, meter);
       else {
-        const w2 = await runW2HotThread(peer, factory, config.w2, meter);
+        const checkSequences =
+          'checkSequences' in peer ? (peer as ReturnType<typeof agentHistoryPeer>).checkSequences : undefined;
+        const w2 = await runW2HotThread(peer, factory, config.w2, meter, checkSequences);
         result = w2;
-        if ('checkSequences' in peer) {
-          const check = await (peer as ReturnType<typeof agentHistoryPeer>).checkSequences(w2.threadId);
+        const check = w2.sequences;
+        if (check !== undefined) {
           const n = w2.appends;
           const ok =
             check.rows === n &&

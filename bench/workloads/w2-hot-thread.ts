@@ -11,7 +11,7 @@
 import { performance } from 'node:perf_hooks';
 import type { MessageFactory } from '../messages.js';
 import type { AppendPeer } from '../peers/peer.js';
-import { cpuPerOperation, type CpuMeter } from '../cpu.js';
+import { cpuPerOperation, withoutPause, type CpuMeter } from '../cpu.js';
 import { round, summarize } from '../stats.js';
 
 interface AppendRecord {
@@ -21,11 +21,12 @@ interface AppendRecord {
   end: number;
 }
 
-export async function runW2HotThread(
+export async function runW2HotThread<SEQUENCES = undefined>(
   peer: AppendPeer,
   factory: MessageFactory,
   { appenders, messages }: { appenders: number; messages: number },
   meter?: CpuMeter,
+  checkBeforeSettle?: (threadId: string) => Promise<SEQUENCES>,
 ) {
   const threadId = await peer.createThread();
   const records: AppendRecord[] = [];
@@ -51,9 +52,20 @@ export async function runW2HotThread(
     }),
   );
   const wallMs = performance.now() - started;
+  // The commit order is read before the store's background work, which rewrites rows (and so their xmin): out of
+  // the CPU and WAL measured.
+  const paused = await meter?.();
+  const byCommit = await peer.idsByCommit(threadId);
+  const sequences = await checkBeforeSettle?.(threadId);
+  const resumed = await meter?.();
+  const settleStarted = performance.now();
   await peer.settle?.();
-  const settledMs = performance.now() - started;
-  const cpu = meter && cpuBefore ? cpuPerOperation(cpuBefore, await meter(), latencies.length) : undefined;
+  const settledMs = wallMs + performance.now() - settleStarted;
+  const end = await meter?.();
+  const cpu =
+    cpuBefore && paused && resumed && end
+      ? cpuPerOperation(cpuBefore, withoutPause(paused, resumed, end), latencies.length)
+      : undefined;
 
   const loaded = await peer.loadAllIds(threadId);
   const position = new Map<string, number>();
@@ -75,7 +87,7 @@ export async function runW2HotThread(
   }
   let landedBehindCommitted = 0;
   let highest = -1;
-  for (const id of await peer.idsByCommit(threadId)) {
+  for (const id of byCommit) {
     const at = position.get(id);
     if (at === undefined) continue;
     if (at < highest) landedBehindCommitted++;
@@ -90,6 +102,8 @@ export async function runW2HotThread(
     landedBehindCommitted === 0;
   return {
     threadId,
+    /** What `checkBeforeSettle` found, read with the commit order. */
+    sequences,
     appends: records.length,
     errors: errors.length,
     firstError: errors.length
