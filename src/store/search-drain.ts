@@ -49,6 +49,13 @@ class Drain {
   private readonly noted = new Set<string>();
   /** Tenants whose batch failed: not retried by the timer (no loop against a database that is gone), but by drain(). */
   private readonly failed = new Set<string>();
+  /**
+   * Tenants whose rows left were all held by other transactions (a redaction, an exclusion, which may commit them
+   * still pending): tried again after a pause that doubles while they stay held (up to a minute), and by drain().
+   */
+  private readonly held = new Set<string>();
+  private heldPause = 0;
+  private heldTimer: ReturnType<typeof setTimeout> | undefined;
   /** When the latest note came, and the oldest one not drained yet (null when none is). */
   private lastNote = 0;
   private oldestNote: number | null = null;
@@ -68,6 +75,7 @@ class Drain {
   note(tenantId: string): void {
     this.noted.add(tenantId);
     this.failed.delete(tenantId);
+    this.held.delete(tenantId);
     this.lastNote = performance.now();
     this.oldestNote ??= this.lastNote;
     this.arm();
@@ -84,8 +92,9 @@ class Drain {
         if (this.running === null) break;
         await this.running;
       }
-      for (const tenantId of this.failed) this.noted.add(tenantId);
+      for (const tenantId of [...this.failed, ...this.held]) this.noted.add(tenantId);
       this.failed.clear();
+      this.held.clear();
       const held = await this.start((error) => failures.push(error));
       if (failures.length > 0) throw failures[0];
       if (held === 0) return;
@@ -112,9 +121,8 @@ class Drain {
   }
 
   /**
-   * Runs every noted tenant's batches until none is left; each failure goes to `report`, its tenant to `failed`. A
-   * tenant whose rows left are all held by other transactions (a redaction, an exclusion) is noted again at the end,
-   * for the next run: the holder may commit them still pending.
+   * Runs every noted tenant's batches until none is left; each failure goes to `report`, its tenant to `failed`, and a
+   * tenant whose rows left are all held by other transactions to `held`. Resolves how many were held.
    */
   private start(report: (error: unknown, tenantId: string) => void): Promise<number> {
     const run = (async () => {
@@ -130,7 +138,8 @@ class Drain {
           reportSafely(report, error, tenantId);
         }
       }
-      for (const tenantId of held) this.note(tenantId);
+      for (const tenantId of held) this.held.add(tenantId);
+      this.retryHeld();
       return held.size;
     })();
     const current: Promise<number> = run.finally(() => {
@@ -139,6 +148,19 @@ class Drain {
     });
     this.running = current;
     return current;
+  }
+
+  private retryHeld(): void {
+    if (this.held.size === 0) this.heldPause = 0;
+    if (this.held.size === 0 || this.heldTimer !== undefined) return;
+    this.heldPause = Math.min(Math.max(this.heldPause * 2, this.idleMs), 60_000);
+    this.heldTimer = setTimeout(() => {
+      this.heldTimer = undefined;
+      const tenants = [...this.held];
+      this.held.clear();
+      for (const tenantId of tenants) this.note(tenantId);
+    }, this.heldPause);
+    (this.heldTimer as { unref?: () => void }).unref?.();
   }
 
   /** A tenant's batches, until none is left or every one left is held by another transaction. */
