@@ -62,7 +62,7 @@ export async function indexPendingMessages(
     // Any vector written is replaced by the search vector trigger with the one of the row version the UPDATE writes (a
     // concurrent redaction is waited for and the condition rechecked), so it is never that of older parts.
     const settled = sql`search_vector is null and status not in ('pending', 'streaming')`;
-    const rows = rowsOf<{ indexed: string; remaining: boolean }>(
+    const rows = rowsOf<{ indexed: string }>(
       await tx.execute(sql`
         with pending as (
           select id from ${agentMessage}
@@ -75,15 +75,16 @@ export async function indexPendingMessages(
           where m.tenant_id = ${context.tenantId} and m.id = pending.id and m.search_vector is null
           returning 1
         )
-        -- The statement's snapshot still shows the rows it indexed without a vector: they are left out by id. A row
-        -- another transaction holds (a redaction, an exclusion, another indexer) is left for a later call.
-        select (select count(*) from indexed) as indexed,
-          exists (
-            select 1 from ${agentMessage}
-            where tenant_id = ${context.tenantId} and ${settled} and id not in (select id from pending)
-          ) as remaining`),
+        select count(*) as indexed from indexed`),
     );
-    return { indexed: Number(rows[0]?.indexed ?? 0), remaining: rows[0]?.remaining === true };
+    // A second statement, which sees the rows just indexed with their vector: what is left is beyond the limit, or
+    // held by another transaction (a redaction, an exclusion, another indexer) and left for a later call.
+    const left = rowsOf<{ remaining: boolean }>(
+      await tx.execute(
+        sql`select exists (select 1 from ${agentMessage} where tenant_id = ${context.tenantId} and ${settled}) as remaining`,
+      ),
+    );
+    return { indexed: Number(rows[0]?.indexed ?? 0), remaining: left[0]?.remaining === true };
   });
 }
 
