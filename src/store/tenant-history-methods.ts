@@ -60,7 +60,7 @@ export function tenantHistory(context: StoreContext): TenantHistory {
       noted(await finalizeMessage(context, threadId, messageId, options)),
     reopenAssistantMessage: async (threadId, messageId, options) =>
       noted(await reopenAssistantMessage(context, threadId, messageId, options)),
-    recoverAbandonedMessages: async () => recoverAbandonedMessages(context),
+    recoverAbandonedMessages: async () => noted(await recoverAbandonedMessages(context)),
     rebuildDerivedData: async (options) => rebuildDerivedData(context, options),
     excludeMessages: async (threadId, messageIds, options) => excludeMessages(context, threadId, messageIds, options),
     includeMessages: async (threadId, messageIds, options) => includeMessages(context, threadId, messageIds, options),

@@ -137,6 +137,25 @@ describe.each(BACKENDS)("search: 'background' on %s", (backend) => {
     expect((await vectors(store.tenantId))[0]).toEqual(['answer', "'answer':3 'final':2 'the':1"]);
   });
 
+  it('should index an abandoned stream once it is recovered', async () => {
+    const history = createAgentHistory({
+      db: database.db,
+      search: 'background',
+      leaseMs: 1,
+      _internal: { searchDrain: NEVER },
+    });
+    const store = history.forTenant(randomUUID());
+    const thread = (await store.createThread()).id;
+    await store.beginAssistantMessage(thread, { messageId: 'answer' });
+    await store.checkpointMessage(thread, 'answer', { parts: [text('cut off mid sentence')] });
+    await history.drainSearch();
+    expect(await vectors(store.tenantId)).toEqual([['answer', null]]);
+    await new Promise((resolve) => setTimeout(resolve, 5)); // past its lease
+    await store.recoverAbandonedMessages();
+    await history.drainSearch();
+    expect((await vectors(store.tenantId))[0]![1]).toContain("'sentence'");
+  });
+
   it('should index a redacted message by its redacted parts, whichever comes first', async () => {
     const history = createAgentHistory({ db: database.db, search: 'background', _internal: { searchDrain: NEVER } });
     const store = history.forTenant(randomUUID());
