@@ -29,6 +29,18 @@ function pendingRows(initial: Record<string, number> = {}) {
   return { pending, held, calls, failing, indexTenant, write };
 }
 
+/** A drain of two noted tenants with 4 pending messages each, whose batches fail for tenant `a`. */
+function aFailingBesideB(onError: SearchDrainOptions['onError']) {
+  const rows = pendingRows();
+  const drain = createSearchDrain({ indexTenant: rows.indexTenant, onError, idleMs: 5, batchSize: 10 });
+  rows.failing.add('a');
+  rows.write('a', 4);
+  rows.write('b', 4);
+  drain.note('a');
+  drain.note('b');
+  return { rows, drain };
+}
+
 describe('the background search drain', () => {
   it('should index every noted tenant in batches once the writes stop, and not before', async () => {
     const rows = pendingRows();
@@ -108,19 +120,8 @@ describe('the background search drain', () => {
   });
 
   it('should report a failed batch, leave its tenant until its next write, and still index the others', async () => {
-    const rows = pendingRows();
     const errors: Array<{ error: unknown; tenantId: string }> = [];
-    const drain = createSearchDrain({
-      indexTenant: rows.indexTenant,
-      onError: (error, tenantId) => errors.push({ error, tenantId }),
-      idleMs: 5,
-      batchSize: 10,
-    });
-    rows.failing.add('a');
-    rows.write('a', 4);
-    rows.write('b', 4);
-    drain.note('a');
-    drain.note('b');
+    const { rows, drain } = aFailingBesideB((error, tenantId) => errors.push({ error, tenantId }));
     await expect.poll(() => rows.pending.get('b')).toBe(0);
     await expect.poll(() => errors.length).toBe(1);
     expect(errors[0]!.tenantId).toBe('a');
@@ -161,20 +162,9 @@ describe('the background search drain', () => {
   });
 
   it('should go on to the other tenants when the failure reporter itself throws', async () => {
-    const rows = pendingRows();
-    const drain = createSearchDrain({
-      indexTenant: rows.indexTenant,
-      onError: () => {
-        throw new Error('a reporter that throws');
-      },
-      idleMs: 5,
-      batchSize: 10,
+    const { rows, drain } = aFailingBesideB(() => {
+      throw new Error('a reporter that throws');
     });
-    rows.failing.add('a');
-    rows.write('a', 1);
-    rows.write('b', 3);
-    drain.note('a');
-    drain.note('b');
     // An unhandled rejection would fail this file; the other tenant is indexed all the same.
     await expect.poll(() => rows.pending.get('b')).toBe(0);
     rows.failing.delete('a');
