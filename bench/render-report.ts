@@ -108,7 +108,11 @@ export function renderReport(results: { meta: Record<string, any>; runs: any[] }
       appendTable(
         runs.map((run) => ({ w1: run.w5?.w1 })),
         'w1',
-        ['agent-history', 'bare-insert', ...(config.peers.includes('guarded-insert') ? ['guarded-insert'] : [])],
+        [
+          'agent-history',
+          'bare-insert',
+          ...['guarded-insert', 'guarded-insert-search'].filter((floor) => config.peers.includes(floor)),
+        ],
       ),
       '',
     );

@@ -131,6 +131,40 @@ export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
       verdict: verdict(pglite, (value) => value >= 0.4),
     });
   }
+  // The floors (not the store): the guarantees one append at a time, without and with the search index, each
+  // against the bare INSERT of its run; and the store against the floor of a searchable log.
+  const floors: [string, string, (run: Json) => Json][] = [
+    ['W1 append', '', (run) => run.w1],
+    ['PGlite W1 append', ' on the same PGlite', (run) => run.w5?.w1],
+  ];
+  for (const [label, where, of] of floors) {
+    const pairs: [string, string, string][] = [
+      ['guarded-insert', 'bare-insert', 'the guarded floor (the guarantees, no search index; not the store)'],
+      [
+        'guarded-insert-search',
+        'bare-insert',
+        'the guarded floor of a searchable log (every message indexed; not the store)',
+      ],
+      ['agent-history', 'guarded-insert-search', 'agent-history (as the README sets it up)'],
+    ];
+    for (const [peer, against, name] of pairs) {
+      const ratio = perRun(runs, (run) => of(run)?.[peer]?.appendsPerSecond / of(run)?.[against]?.appendsPerSecond);
+      if (!ratio) continue;
+      rows.push({
+        target: `${label}: ${name} vs ${against}${where}`,
+        measured: `${fmtSpread(
+          perRun(runs, (run) => of(run)?.[peer]?.appendsPerSecond),
+          0,
+        )} vs ${fmtSpread(
+          perRun(runs, (run) => of(run)?.[against]?.appendsPerSecond),
+          0,
+        )} appends/s`,
+        ratio,
+        limit: '–',
+        verdict: 'info',
+      });
+    }
+  }
   const checks = runs.map((run) => run.w2?.['agent-history']);
   const sequenceOk = checks.every((result) => result?.verify?.ok && result?.sequences?.ok);
   rows.push({

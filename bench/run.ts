@@ -56,7 +56,7 @@ async function topStatements(server: BenchServer, database: string) {
   const sql = postgres(server.adminUrl(database), { max: 1, onnotice: () => {} });
   try {
     const rows =
-      await sql`select calls::int, round(mean_exec_time::numeric, 3)::float as "meanMs", round(total_exec_time::numeric, 1)::float as "totalMs",
+      await sql`select calls::int, round(mean_exec_time::numeric, 3)::float as "meanMs", round(total_exec_time::numeric, 1)::float as "totalMs", plans::int, round(mean_plan_time::numeric, 3)::float as "meanPlanMs",
         round((shared_blks_hit + shared_blks_read)::numeric / greatest(calls, 1), 1)::float as "blocksPerCall", left(regexp_replace(query, '\\s+', ' ', 'g'), 140) as query
       from pg_stat_statements where dbid = (select oid from pg_database where datname = ${database})
       order by total_exec_time desc limit 8`;
@@ -79,9 +79,13 @@ async function openAppendPeer(
   if (peer === 'agent-history-one-by-one') return agentHistoryPeer({ ...urls, name: peer, appendBatching: false });
   // The same store with `search: 'background'`: the drain after the appends is in its CPU and WAL.
   if (peer === 'agent-history-background') return agentHistoryPeer({ ...urls, name: peer, search: 'background' });
+  // The same store with `maxInFlight` append statements at once instead of its default.
+  const inFlight = /^agent-history-in-flight-(\d+)$/.exec(peer);
+  if (inFlight) return agentHistoryPeer({ ...urls, name: peer, appendBatching: { maxInFlight: Number(inFlight[1]) } });
   if (peer === 'bare-insert') return bareInsertPeer(urls);
   if (peer === 'bare-agent-table') return bareAgentTablePeer(urls);
   if (peer === 'guarded-insert') return guardedInsertPeer(urls);
+  if (peer === 'guarded-insert-search') return guardedInsertPeer({ ...urls, search: true });
   if (peer === 'mastra-pg') return mastraPeer(urls);
   if (peer === 'drizzle-chatbot') return drizzleChatbotPeer(urls);
   throw new Error(`unknown peer ${peer}`);
@@ -167,7 +171,7 @@ async function runEmbedded(
   const names = [
     'agent-history',
     'bare-insert',
-    ...(config.peers.includes('guarded-insert') ? ['guarded-insert'] : []),
+    ...['guarded-insert', 'guarded-insert-search'].filter((floor) => config.peers.includes(floor)),
   ];
   for (const name of rotate(names, runIndex)) {
     const peer =
@@ -175,7 +179,7 @@ async function runEmbedded(
         ? embeddedAgentHistoryPeer(embedded)
         : name === 'bare-insert'
           ? embeddedBarePeer(embedded)
-          : await embeddedGuardedPeer(embedded);
+          : await embeddedGuardedPeer(embedded, { search: name === 'guarded-insert-search' });
     w1[name] = await runW1Append(peer, factory, config.w5.w1, embeddedMeter(embedded));
     log(`  w5 pglite w1 ${name.padEnd(14)} ${(w1[name] as { appendsPerSecond: number }).appendsPerSecond} appends/s`);
   }

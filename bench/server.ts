@@ -41,7 +41,13 @@ export async function startBenchServer({
       // W2 compares the sequence order with the server's commit timestamps.
       track_commit_timestamp: 'on',
       log_min_messages: 'warning',
-      ...(profile ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } : {}),
+      ...(profile
+        ? {
+            shared_preload_libraries: 'pg_stat_statements',
+            'pg_stat_statements.track': 'all',
+            'pg_stat_statements.track_planning': 'on',
+          }
+        : {}),
     },
   });
   const adminUrl = (database: string) => cluster.url(database);

@@ -4,7 +4,10 @@
 // transaction, the message id looked up for idempotency, the thread's counter row bumped for a gapless sequence
 // equal to commit order, the row inserted under its foreign key and unique keys); the exact token count of every
 // part made on the client with the library's own counter, as the store stores it. No write combining, no checks of
-// the input, no run, no search. What an append with these guarantees costs at least, in this shape.
+// the input, no run, no search. What an append with these guarantees costs at least, in this shape. The
+// `guarded-insert-search` peer is the same floor with every message also indexed for search in its append: what an
+// append costs at least in a log that is searchable (the store's default indexes in the append; a store that defers
+// the index still pays it, later).
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { countStoredPartTokens } from '../../src/tokens/count-stored-message-tokens.js';
@@ -17,45 +20,67 @@ import type { AppendPeer } from './peer.js';
 const tenantCheck = `tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid`;
 
 /**
+ * The search vector as the store's trigger makes it (the text parts' text, the `simple` configuration), for the
+ * floor that also indexes every message for search.
+ */
+const SEARCH_VECTOR = `to_tsvector('simple'::regconfig, jsonb_path_query_array(p_parts::jsonb, 'strict $[*] ? (@.type == "text").text'))`;
+
+/** The floor's tables and function: `guarded_*`, or `searched_*` for the floor that also indexes for search. */
+export const floorPrefix = (search: boolean) => (search ? 'searched' : 'guarded');
+
+/**
  * The floor's schema and function, for `role` (the application login on PostgreSQL). With `switchRole` the function
  * switches to `role` for its transaction itself, as the store's functions do on PGlite, whose one login is a superuser.
+ * With `search` every message is also indexed for search in its append (a search vector and its GIN index), as a
+ * store that leaves nothing unindexed must do at some point: the floor of a searchable log.
  */
-export const guardedDdl = (role: string, switchRole = false) => [
-  `create table guarded_thread (tenant_id uuid not null, id uuid not null, next_sequence bigint not null default 0,
-     primary key (tenant_id, id))`,
-  `create table guarded_message (tenant_id uuid not null, thread_id uuid not null, sequence bigint not null,
-     message_id text not null, role text not null, parts json not null, token_count integer not null,
-     created_at timestamptz not null default now(),
-     primary key (tenant_id, thread_id, sequence), unique (tenant_id, thread_id, message_id),
-     foreign key (tenant_id, thread_id) references guarded_thread (tenant_id, id))`,
-  ...['guarded_thread', 'guarded_message'].flatMap((table) => [
-    `alter table ${table} enable row level security`,
-    `alter table ${table} force row level security`,
-    `create policy ${table}_tenant on ${table} to ${role} using (${tenantCheck}) with check (${tenantCheck})`,
-    `grant select, insert, update on ${table} to ${role}`,
-  ]),
-  `create function guarded_append(p_tenant uuid, p_thread uuid, p_message_id text, p_role text, p_parts json,
-     p_tokens integer) returns bigint language plpgsql as $$
-   declare found_sequence bigint;
-   begin
-     perform set_config('app.tenant_id', p_tenant::text, true);${
-       switchRole
-         ? `
-     perform set_config('role', '${role}', true);`
-         : ''
-     }
-     select m.sequence into found_sequence from guarded_message m
-       where m.tenant_id = p_tenant and m.thread_id = p_thread and m.message_id = p_message_id;
-     if found then return found_sequence; end if;
-     update guarded_thread t set next_sequence = t.next_sequence + 1
-       where t.tenant_id = p_tenant and t.id = p_thread returning t.next_sequence into found_sequence;
-     if not found then raise exception 'thread % not found', p_thread; end if;
-     insert into guarded_message (tenant_id, thread_id, sequence, message_id, role, parts, token_count)
-       values (p_tenant, p_thread, found_sequence, p_message_id, p_role, p_parts, p_tokens);
-     return found_sequence;
-   end $$`,
-  `grant execute on function guarded_append(uuid, uuid, text, text, json, integer) to ${role}`,
-];
+export const guardedDdl = (role: string, { switchRole = false, search = false } = {}) => {
+  const prefix = floorPrefix(search);
+  const [thread, message] = [`${prefix}_thread`, `${prefix}_message`];
+  return [
+    `create table ${thread} (tenant_id uuid not null, id uuid not null, next_sequence bigint not null default 0,
+       primary key (tenant_id, id))`,
+    `create table ${message} (tenant_id uuid not null, thread_id uuid not null, sequence bigint not null,
+       message_id text not null, role text not null, parts json not null, token_count integer not null,${
+         search ? ' search_vector tsvector not null,' : ''
+       }
+       created_at timestamptz not null default now(),
+       primary key (tenant_id, thread_id, sequence), unique (tenant_id, thread_id, message_id),
+       foreign key (tenant_id, thread_id) references ${thread} (tenant_id, id))`,
+    ...(search ? [`create index ${message}_search_idx on ${message} using gin (search_vector)`] : []),
+    ...[thread, message].flatMap((table) => [
+      `alter table ${table} enable row level security`,
+      `alter table ${table} force row level security`,
+      `create policy ${table}_tenant on ${table} to ${role} using (${tenantCheck}) with check (${tenantCheck})`,
+      `grant select, insert, update on ${table} to ${role}`,
+    ]),
+    `create function ${prefix}_append(p_tenant uuid, p_thread uuid, p_message_id text, p_role text, p_parts json,
+       p_tokens integer) returns bigint language plpgsql as $$
+     declare found_sequence bigint;
+     begin
+       perform set_config('app.tenant_id', p_tenant::text, true);${
+         switchRole
+           ? `
+       perform set_config('role', '${role}', true);`
+           : ''
+       }
+       select m.sequence into found_sequence from ${message} m
+         where m.tenant_id = p_tenant and m.thread_id = p_thread and m.message_id = p_message_id;
+       if found then return found_sequence; end if;
+       update ${thread} t set next_sequence = t.next_sequence + 1
+         where t.tenant_id = p_tenant and t.id = p_thread returning t.next_sequence into found_sequence;
+       if not found then raise exception 'thread % not found', p_thread; end if;
+       insert into ${message} (tenant_id, thread_id, sequence, message_id, role, parts, token_count${
+         search ? ', search_vector' : ''
+       })
+         values (p_tenant, p_thread, found_sequence, p_message_id, p_role, p_parts, p_tokens${
+           search ? `, ${SEARCH_VECTOR}` : ''
+         });
+       return found_sequence;
+     end $$`,
+    `grant execute on function ${prefix}_append(uuid, uuid, text, text, json, integer) to ${role}`,
+  ];
+};
 
 /** The message's exact token count as the floor stores it: the library's per-part count, summed. */
 export function guardedTokenCount(message: BenchMessage, tokenCounter: TokenCounter): number {
@@ -67,13 +92,17 @@ export async function guardedInsertPeer({
   adminUrl,
   appUrl,
   poolSize,
+  search = false,
 }: {
   adminUrl: string;
   appUrl: string;
   poolSize: number;
+  /** The floor of a searchable log: every message also indexed for search in its append. */
+  search?: boolean;
 }): Promise<AppendPeer> {
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  for (const statement of guardedDdl(APP_LOGIN)) await admin.unsafe(statement);
+  for (const statement of guardedDdl(APP_LOGIN, { search })) await admin.unsafe(statement);
+  const prefix = floorPrefix(search);
   const sql = postgres(appUrl, { max: poolSize, onnotice: () => {} });
   const tokenCounter = await loadO200kTokenCounter();
   const tenantId = randomUUID();
@@ -83,29 +112,33 @@ export async function guardedInsertPeer({
       return work(tx);
     }) as Promise<ROWS>;
   return {
-    name: 'guarded-insert',
+    name: search ? 'guarded-insert-search' : 'guarded-insert',
     async createThread() {
       const id = randomUUID();
-      await asTenant((tx) => tx`insert into guarded_thread (tenant_id, id) values (${tenantId}, ${id})`);
+      await asTenant((tx) => tx`insert into ${sql(`${prefix}_thread`)} (tenant_id, id) values (${tenantId}, ${id})`);
       return id;
     },
     async append(threadId, message) {
       const tokens = guardedTokenCount(message, tokenCounter);
       // ::text first: postgres-js JSON.stringify()s any parameter the server types as json.
-      await sql`select guarded_append(${tenantId}, ${threadId}, ${message.id}, ${message.role},
+      await sql`select ${sql.unsafe(`${prefix}_append`)}(${tenantId}, ${threadId}, ${message.id}, ${message.role},
         ${JSON.stringify(message.parts)}::text::json, ${tokens})`;
     },
     loadAllIds: async (threadId) =>
       (
         await asTenant(
           (tx) =>
-            tx<{ message_id: string }[]>`select message_id from guarded_message where thread_id = ${threadId}
+            tx<
+              { message_id: string }[]
+            >`select message_id from ${sql(`${prefix}_message`)} where thread_id = ${threadId}
               order by sequence`,
         )
       ).map((row) => row.message_id),
     idsByCommit: async (threadId) =>
       (
-        await admin<{ message_id: string }[]>`select message_id from guarded_message where thread_id = ${threadId}
+        await admin<
+          { message_id: string }[]
+        >`select message_id from ${admin(`${prefix}_message`)} where thread_id = ${threadId}
           order by pg_xact_commit_timestamp(xmin), sequence`
       ).map((row) => row.message_id),
     close: async () => {

@@ -8,7 +8,7 @@ import { migrate } from '../../src/store/migrate.js';
 import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
 import { loadWholeThread, searchFromEnv } from '../peers/agent-history-peer.js';
 import { BARE_DDL } from '../peers/bare-insert-peer.js';
-import { guardedDdl, guardedTokenCount } from '../peers/guarded-insert-peer.js';
+import { floorPrefix, guardedDdl, guardedTokenCount } from '../peers/guarded-insert-peer.js';
 import { loadO200kTokenCounter } from '../../src/tokens/token-counter.js';
 import type { AppendPeer } from '../peers/peer.js';
 import type { AdminQuery } from './w3-agent-history.js';
@@ -32,7 +32,8 @@ export async function openEmbedded() {
   await migrate(db);
   const migrateMs = performance.now() - started - createMs;
   for (const statement of BARE_DDL) await client.exec(statement);
-  for (const statement of guardedDdl('agent_history_app', true)) await client.exec(statement);
+  for (const search of [false, true])
+    for (const statement of guardedDdl('agent_history_app', { switchRole: true, search })) await client.exec(statement);
   const admin: AdminQuery = async (text, params) => (await client.query<Record<string, unknown>>(text, params)).rows;
   const history = createAgentHistory({ db, search: searchFromEnv() });
   return {
@@ -91,22 +92,25 @@ export function embeddedBarePeer({ client }: Embedded): Pick<AppendPeer, 'create
 /**
  * The `guarded-insert` floor on the same PGlite: agent-history's guarantees in their plainest form, one statement per
  * append (see `bench/peers/guarded-insert-peer.ts`); its function switches to the application role, so row-level
- * security applies as it does to the store.
+ * security applies as it does to the store. With `search`, the floor of a searchable log (every message indexed in
+ * its append).
  */
-export async function embeddedGuardedPeer({
-  client,
-}: Embedded): Promise<Pick<AppendPeer, 'createThread' | 'append' | 'loadAllIds'>> {
+export async function embeddedGuardedPeer(
+  { client }: Embedded,
+  { search = false } = {},
+): Promise<Pick<AppendPeer, 'createThread' | 'append' | 'loadAllIds'>> {
+  const prefix = floorPrefix(search);
   const tokenCounter = await loadO200kTokenCounter();
   const tenantId = randomUUID();
   return {
     createThread: async () => {
       const id = randomUUID();
-      await client.query('insert into guarded_thread (tenant_id, id) values ($1, $2)', [tenantId, id]);
+      await client.query(`insert into ${prefix}_thread (tenant_id, id) values ($1, $2)`, [tenantId, id]);
       return id;
     },
     append: async (threadId, message) => {
       const tokens = guardedTokenCount(message, tokenCounter);
-      await client.query('select guarded_append($1, $2, $3, $4, $5::text::json, $6)', [
+      await client.query(`select ${prefix}_append($1, $2, $3, $4, $5::text::json, $6)`, [
         tenantId,
         threadId,
         message.id,
@@ -118,7 +122,7 @@ export async function embeddedGuardedPeer({
     loadAllIds: async (threadId) =>
       (
         await client.query<{ message_id: string }>(
-          'select message_id from guarded_message where tenant_id = $1 and thread_id = $2 order by sequence',
+          `select message_id from ${prefix}_message where tenant_id = $1 and thread_id = $2 order by sequence`,
           [tenantId, threadId],
         )
       ).rows.map((row) => row.message_id),
