@@ -140,6 +140,7 @@ export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
   for (const [label, where, of] of floors) {
     const pairs: [string, string, string][] = [
       ['guarded-insert', 'bare-insert', 'the guarded floor (the guarantees, no search index; not the store)'],
+      ['guarded-insert', 'mastra-pg', 'the guarded floor (the guarantees, no search index; not the store)'],
       [
         'guarded-insert-search',
         'bare-insert',
