@@ -111,7 +111,9 @@ export function renderReport(results: { meta: Record<string, any>; runs: any[] }
         [
           'agent-history',
           'bare-insert',
-          ...['guarded-insert', 'guarded-insert-search'].filter((floor) => config.peers.includes(floor)),
+          ...['guarded-insert', 'guarded-insert-search', 'guarded-batch-search'].filter((floor) =>
+            config.peers.includes(floor),
+          ),
         ],
       ),
       '',

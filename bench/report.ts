@@ -147,6 +147,12 @@ export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
         'the guarded floor of a searchable log (every message indexed; not the store)',
       ],
       ['agent-history', 'guarded-insert-search', 'agent-history (as the README sets it up)'],
+      [
+        'guarded-batch-search',
+        'bare-insert',
+        'the combining floor of a searchable log (appends sent together, as the store does; not the store)',
+      ],
+      ['agent-history', 'guarded-batch-search', 'agent-history (as the README sets it up)'],
     ];
     for (const [peer, against, name] of pairs) {
       const ratio = perRun(runs, (run) => of(run)?.[peer]?.appendsPerSecond / of(run)?.[against]?.appendsPerSecond);

@@ -50,6 +50,8 @@ const config = loadConfig();
 const factory = new MessageFactory({ seed: config.seed });
 const log = (...parts: unknown[]) => console.log(...parts);
 const dbName = (...parts: string[]) => `bench_${parts.join('_')}`.replace(/[^a-z0-9_]/g, '_');
+/** The floors, which are not the store (`bench/peers/guarded-insert-peer.ts`). */
+const FLOORS = ['guarded-insert', 'guarded-insert-search', 'guarded-batch-search'];
 const rotate = <T>(items: T[], by: number) => items.map((_, index) => items[(index + by) % items.length]!);
 
 async function topStatements(server: BenchServer, database: string) {
@@ -86,6 +88,7 @@ async function openAppendPeer(
   if (peer === 'bare-agent-table') return bareAgentTablePeer(urls);
   if (peer === 'guarded-insert') return guardedInsertPeer(urls);
   if (peer === 'guarded-insert-search') return guardedInsertPeer({ ...urls, search: true });
+  if (peer === 'guarded-batch-search') return guardedInsertPeer({ ...urls, search: true, combine: true });
   if (peer === 'mastra-pg') return mastraPeer(urls);
   if (peer === 'drizzle-chatbot') return drizzleChatbotPeer(urls);
   throw new Error(`unknown peer ${peer}`);
@@ -168,18 +171,17 @@ async function runEmbedded(
   }
   const embedded = state.embedded;
   const w1: Record<string, unknown> = {};
-  const names = [
-    'agent-history',
-    'bare-insert',
-    ...['guarded-insert', 'guarded-insert-search'].filter((floor) => config.peers.includes(floor)),
-  ];
+  const names = ['agent-history', 'bare-insert', ...FLOORS.filter((floor) => config.peers.includes(floor))];
   for (const name of rotate(names, runIndex)) {
     const peer =
       name === 'agent-history'
         ? embeddedAgentHistoryPeer(embedded)
         : name === 'bare-insert'
           ? embeddedBarePeer(embedded)
-          : await embeddedGuardedPeer(embedded, { search: name === 'guarded-insert-search' });
+          : await embeddedGuardedPeer(embedded, {
+              search: name.endsWith('-search'),
+              combine: name.startsWith('guarded-batch'),
+            });
     w1[name] = await runW1Append(peer, factory, config.w5.w1, embeddedMeter(embedded));
     log(`  w5 pglite w1 ${name.padEnd(14)} ${(w1[name] as { appendsPerSecond: number }).appendsPerSecond} appends/s`);
   }

@@ -23,7 +23,8 @@ const tenantCheck = `tenant_id = nullif(current_setting('app.tenant_id', true), 
  * The search vector as the store's trigger makes it (the text parts' text, the `simple` configuration), for the
  * floor that also indexes every message for search.
  */
-const SEARCH_VECTOR = `to_tsvector('simple'::regconfig, jsonb_path_query_array(p_parts::jsonb, 'strict $[*] ? (@.type == "text").text'))`;
+const searchVector = (parts: string) =>
+  `to_tsvector('simple'::regconfig, jsonb_path_query_array(${parts}::jsonb, 'strict $[*] ? (@.type == "text").text'))`;
 
 /** The floor's tables and function: `guarded_*`, or `searched_*` for the floor that also indexes for search. */
 export const floorPrefix = (search: boolean) => (search ? 'searched' : 'guarded');
@@ -74,13 +75,102 @@ export const guardedDdl = (role: string, { switchRole = false, search = false } 
          search ? ', search_vector' : ''
        })
          values (p_tenant, p_thread, found_sequence, p_message_id, p_role, p_parts, p_tokens${
-           search ? `, ${SEARCH_VECTOR}` : ''
+           search ? `, ${searchVector('p_parts')}` : ''
          });
        return found_sequence;
      end $$`,
     `grant execute on function ${prefix}_append(uuid, uuid, text, text, json, integer) to ${role}`,
+    // The same append for a batch of messages, one statement and one commit (the combining floor): items
+    // ({ thread, id, role, tokens }) and their parts apart, as the store's batch function takes them; each thread's
+    // counter bumped once by its number of new messages. A floor for W1's and W2's shapes: two batches in flight
+    // never share a thread in W1, and in W2 share only the one, so the counter rows are taken in no order that could
+    // deadlock.
+    `create function ${prefix}_append_batch(p_tenant uuid, p_items jsonb, p_parts json) returns setof bigint
+       language plpgsql as $$
+     begin
+       perform set_config('app.tenant_id', p_tenant::text, true);${
+         switchRole
+           ? `
+       perform set_config('role', '${role}', true);`
+           : ''
+       }
+       return query
+         with items as (
+           select (e.value->>'thread')::uuid as thread, e.value->>'id' as message_id, e.value->>'role' as role,
+             (e.value->>'tokens')::integer as tokens, e.parts, e.ordinality
+           from rows from (jsonb_array_elements(p_items), json_array_elements(p_parts)) with ordinality
+             e(value, parts, ordinality)
+         ),
+         fresh as (
+           select i.*, row_number() over (partition by i.thread order by i.ordinality) as rank,
+             count(*) over (partition by i.thread) as n
+           from items i
+           where not exists (select 1 from ${message} m
+             where m.tenant_id = p_tenant and m.thread_id = i.thread and m.message_id = i.message_id)
+         ),
+         slot as (
+           update ${thread} t set next_sequence = t.next_sequence + c.n
+           from (select distinct f.thread, f.n from fresh f) c
+           where t.tenant_id = p_tenant and t.id = c.thread
+           returning t.id, t.next_sequence - c.n as before
+         )
+         insert into ${message} (tenant_id, thread_id, sequence, message_id, role, parts, token_count${
+           search ? ', search_vector' : ''
+         })
+         select p_tenant, f.thread, s.before + f.rank, f.message_id, f.role, f.parts, f.tokens${
+           search ? `, ${searchVector('f.parts')}` : ''
+         }
+         from fresh f join slot s on s.id = f.thread
+         order by f.ordinality
+         returning sequence;
+     end $$`,
+    `grant execute on function ${prefix}_append_batch(uuid, jsonb, json) to ${role}`,
   ];
 };
+
+/** One message waiting for the combining floor's next statement. */
+interface Waiting {
+  item: { thread: string; id: string; role: string; tokens: number };
+  parts: string;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * The combining floor's client: appends wait while `maxInFlight` statements run, then the next free slot sends every
+ * waiting append (up to 64) as one statement of `send(items, parts)` (the items as JSON, the parts as one JSON array
+ * in item order), as the store's write combining does; nothing else.
+ */
+export function combiningAppender(
+  send: (items: string, parts: string) => Promise<unknown>,
+  maxInFlight: number,
+): (item: Waiting['item'], parts: unknown) => Promise<void> {
+  let waiting: Waiting[] = [];
+  let inFlight = 0;
+  const pump = () => {
+    while (inFlight < maxInFlight && waiting.length > 0) {
+      const batch = waiting.slice(0, 64);
+      waiting = waiting.slice(64);
+      inFlight++;
+      const items = JSON.stringify(batch.map((entry) => entry.item));
+      const parts = `[${batch.map((entry) => entry.parts).join(',')}]`;
+      send(items, parts)
+        .then(
+          () => batch.forEach((entry) => entry.resolve()),
+          (error: unknown) => batch.forEach((entry) => entry.reject(error)),
+        )
+        .finally(() => {
+          inFlight--;
+          pump();
+        });
+    }
+  };
+  return (item, parts) =>
+    new Promise<void>((resolve, reject) => {
+      waiting.push({ item, parts: JSON.stringify(parts), resolve, reject });
+      pump();
+    });
+}
 
 /** The message's exact token count as the floor stores it: the library's per-part count, summed. */
 export function guardedTokenCount(message: BenchMessage, tokenCounter: TokenCounter): number {
@@ -93,12 +183,15 @@ export async function guardedInsertPeer({
   appUrl,
   poolSize,
   search = false,
+  combine = false,
 }: {
   adminUrl: string;
   appUrl: string;
   poolSize: number;
   /** The floor of a searchable log: every message also indexed for search in its append. */
   search?: boolean;
+  /** The combining floor: concurrent appends sent as one statement, two statements at a time, as the store's are. */
+  combine?: boolean;
 }): Promise<AppendPeer> {
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   for (const statement of guardedDdl(APP_LOGIN, { search })) await admin.unsafe(statement);
@@ -106,13 +199,20 @@ export async function guardedInsertPeer({
   const sql = postgres(appUrl, { max: poolSize, onnotice: () => {} });
   const tokenCounter = await loadO200kTokenCounter();
   const tenantId = randomUUID();
+  const combined = combine
+    ? combiningAppender(
+        (items, parts) =>
+          sql`select ${sql.unsafe(`${prefix}_append_batch`)}(${tenantId}, ${items}::text::jsonb, ${parts}::text::json)`,
+        2,
+      )
+    : null;
   const asTenant = <ROWS>(work: (tx: postgres.TransactionSql) => Promise<ROWS>) =>
     sql.begin(async (tx) => {
       await tx`select set_config('app.tenant_id', ${tenantId}, true)`;
       return work(tx);
     }) as Promise<ROWS>;
   return {
-    name: search ? 'guarded-insert-search' : 'guarded-insert',
+    name: `guarded-${combine ? 'batch' : 'insert'}${search ? '-search' : ''}`,
     async createThread() {
       const id = randomUUID();
       await asTenant((tx) => tx`insert into ${sql(`${prefix}_thread`)} (tenant_id, id) values (${tenantId}, ${id})`);
@@ -120,6 +220,7 @@ export async function guardedInsertPeer({
     },
     async append(threadId, message) {
       const tokens = guardedTokenCount(message, tokenCounter);
+      if (combined) return combined({ thread: threadId, id: message.id, role: message.role, tokens }, message.parts);
       // ::text first: postgres-js JSON.stringify()s any parameter the server types as json.
       await sql`select ${sql.unsafe(`${prefix}_append`)}(${tenantId}, ${threadId}, ${message.id}, ${message.role},
         ${JSON.stringify(message.parts)}::text::json, ${tokens})`;

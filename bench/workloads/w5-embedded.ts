@@ -8,7 +8,7 @@ import { migrate } from '../../src/store/migrate.js';
 import type { AgentHistoryDatabase } from '../../src/tenant/database.js';
 import { loadWholeThread, searchFromEnv } from '../peers/agent-history-peer.js';
 import { BARE_DDL } from '../peers/bare-insert-peer.js';
-import { floorPrefix, guardedDdl, guardedTokenCount } from '../peers/guarded-insert-peer.js';
+import { combiningAppender, floorPrefix, guardedDdl, guardedTokenCount } from '../peers/guarded-insert-peer.js';
 import { loadO200kTokenCounter } from '../../src/tokens/token-counter.js';
 import type { AppendPeer } from '../peers/peer.js';
 import type { AdminQuery } from './w3-agent-history.js';
@@ -93,15 +93,23 @@ export function embeddedBarePeer({ client }: Embedded): Pick<AppendPeer, 'create
  * The `guarded-insert` floor on the same PGlite: agent-history's guarantees in their plainest form, one statement per
  * append (see `bench/peers/guarded-insert-peer.ts`); its function switches to the application role, so row-level
  * security applies as it does to the store. With `search`, the floor of a searchable log (every message indexed in
- * its append).
+ * its append); with `combine`, appends that arrive while a statement runs are sent together as the next one.
  */
 export async function embeddedGuardedPeer(
   { client }: Embedded,
-  { search = false } = {},
+  { search = false, combine = false } = {},
 ): Promise<Pick<AppendPeer, 'createThread' | 'append' | 'loadAllIds'>> {
   const prefix = floorPrefix(search);
   const tokenCounter = await loadO200kTokenCounter();
   const tenantId = randomUUID();
+  // The combining floor: one statement at a time, as the store's write combining runs on PGlite.
+  const combined = combine
+    ? combiningAppender(
+        (items, parts) =>
+          client.query(`select ${prefix}_append_batch($1, $2::text::jsonb, $3::text::json)`, [tenantId, items, parts]),
+        1,
+      )
+    : null;
   return {
     createThread: async () => {
       const id = randomUUID();
@@ -110,6 +118,7 @@ export async function embeddedGuardedPeer(
     },
     append: async (threadId, message) => {
       const tokens = guardedTokenCount(message, tokenCounter);
+      if (combined) return combined({ thread: threadId, id: message.id, role: message.role, tokens }, message.parts);
       await client.query(`select ${prefix}_append($1, $2, $3, $4, $5::text::json, $6)`, [
         tenantId,
         threadId,
