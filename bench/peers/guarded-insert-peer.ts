@@ -38,6 +38,10 @@ export const floorPrefix = (search: boolean) => (search ? 'searched' : 'guarded'
 export const guardedDdl = (role: string, { switchRole = false, search = false } = {}) => {
   const prefix = floorPrefix(search);
   const [thread, message] = [`${prefix}_thread`, `${prefix}_message`];
+  // Each function's first statements: the tenant for the transaction, and the role where it switches itself.
+  const asTenant = `perform set_config('app.tenant_id', p_tenant::text, true);${
+    switchRole ? ` perform set_config('role', '${role}', true);` : ''
+  }`;
   return [
     `create table ${thread} (tenant_id uuid not null, id uuid not null, next_sequence bigint not null default 0,
        primary key (tenant_id, id))`,
@@ -59,12 +63,7 @@ export const guardedDdl = (role: string, { switchRole = false, search = false } 
        p_tokens integer) returns bigint language plpgsql as $$
      declare found_sequence bigint;
      begin
-       perform set_config('app.tenant_id', p_tenant::text, true);${
-         switchRole
-           ? `
-       perform set_config('role', '${role}', true);`
-           : ''
-       }
+       ${asTenant}
        select m.sequence into found_sequence from ${message} m
          where m.tenant_id = p_tenant and m.thread_id = p_thread and m.message_id = p_message_id;
        if found then return found_sequence; end if;
@@ -88,12 +87,7 @@ export const guardedDdl = (role: string, { switchRole = false, search = false } 
     `create function ${prefix}_append_batch(p_tenant uuid, p_items jsonb, p_parts json) returns setof bigint
        language plpgsql as $$
      begin
-       perform set_config('app.tenant_id', p_tenant::text, true);${
-         switchRole
-           ? `
-       perform set_config('role', '${role}', true);`
-           : ''
-       }
+       ${asTenant}
        return query
          with items as (
            select (e.value->>'thread')::uuid as thread, e.value->>'id' as message_id, e.value->>'role' as role,
