@@ -2,6 +2,7 @@ import type { BenchConfig } from './config.js';
 import { appendTable, evaluateTargets, fmtSpread, loadTable, prepareStepTable, targetsTable } from './report.js';
 import { spread } from './stats.js';
 import { w8Table } from './w8-report.js';
+import { FLOOR_PEERS } from './peers/guarded-insert-peer.js';
 
 /** The console / markdown report of one `npm run bench`. */
 export function renderReport(results: { meta: Record<string, any>; runs: any[] }, config: BenchConfig): string {
@@ -108,13 +109,7 @@ export function renderReport(results: { meta: Record<string, any>; runs: any[] }
       appendTable(
         runs.map((run) => ({ w1: run.w5?.w1 })),
         'w1',
-        [
-          'agent-history',
-          'bare-insert',
-          ...['guarded-insert', 'guarded-insert-search', 'guarded-batch-search'].filter((floor) =>
-            config.peers.includes(floor),
-          ),
-        ],
+        ['agent-history', 'bare-insert', ...FLOOR_PEERS.filter((floor) => config.peers.includes(floor))],
       ),
       '',
     );

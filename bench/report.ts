@@ -131,8 +131,8 @@ export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
       verdict: verdict(pglite, (value) => value >= 0.4),
     });
   }
-  // The floors (not the store): the guarantees one append at a time, without and with the search index, each
-  // against the bare INSERT of its run; and the store against the floor of a searchable log.
+  // The floors (not the store): the guarantees without and with the search index, one append per statement or
+  // combined, each against the bare INSERT of its run; and the store against the floors of a searchable log.
   const floors: [string, string, (run: Json) => Json][] = [
     ['W1 append', '', (run) => run.w1],
     ['PGlite W1 append', ' on the same PGlite', (run) => run.w5?.w1],

@@ -13,7 +13,7 @@ import { MessageFactory } from './messages.js';
 import { agentHistoryPeer } from './peers/agent-history-peer.js';
 import { bareAgentTablePeer } from './peers/bare-agent-table-peer.js';
 import { bareInsertPeer } from './peers/bare-insert-peer.js';
-import { guardedInsertPeer } from './peers/guarded-insert-peer.js';
+import { FLOOR_PEERS, guardedInsertPeer } from './peers/guarded-insert-peer.js';
 import { mastraPeer } from './peers/mastra-peer.js';
 import { drizzleChatbotPeer } from './peers/drizzle-chatbot-peer.js';
 import type { AppendPeer } from './peers/peer.js';
@@ -50,8 +50,6 @@ const config = loadConfig();
 const factory = new MessageFactory({ seed: config.seed });
 const log = (...parts: unknown[]) => console.log(...parts);
 const dbName = (...parts: string[]) => `bench_${parts.join('_')}`.replace(/[^a-z0-9_]/g, '_');
-/** The floors, which are not the store (`bench/peers/guarded-insert-peer.ts`). */
-const FLOORS = ['guarded-insert', 'guarded-insert-search', 'guarded-batch-search'];
 const rotate = <T>(items: T[], by: number) => items.map((_, index) => items[(index + by) % items.length]!);
 
 async function topStatements(server: BenchServer, database: string) {
@@ -171,7 +169,7 @@ async function runEmbedded(
   }
   const embedded = state.embedded;
   const w1: Record<string, unknown> = {};
-  const names = ['agent-history', 'bare-insert', ...FLOORS.filter((floor) => config.peers.includes(floor))];
+  const names = ['agent-history', 'bare-insert', ...FLOOR_PEERS.filter((floor) => config.peers.includes(floor))];
   for (const name of rotate(names, runIndex)) {
     const peer =
       name === 'agent-history'

@@ -26,6 +26,9 @@ const tenantCheck = `tenant_id = nullif(current_setting('app.tenant_id', true), 
 const searchVector = (parts: string) =>
   `to_tsvector('simple'::regconfig, jsonb_path_query_array(${parts}::jsonb, 'strict $[*] ? (@.type == "text").text'))`;
 
+/** The floors' peer names, as `BENCH_PEERS` takes them. */
+export const FLOOR_PEERS = ['guarded-insert', 'guarded-insert-search', 'guarded-batch-search'];
+
 /** The floor's tables and function: `guarded_*`, or `searched_*` for the floor that also indexes for search. */
 export const floorPrefix = (search: boolean) => (search ? 'searched' : 'guarded');
 
