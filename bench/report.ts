@@ -153,6 +153,11 @@ export function evaluateTargets(runs: Json[], sizes: number[]): TargetRow[] {
         'the combining floor of a searchable log (appends sent together, as the store does; not the store)',
       ],
       ['agent-history', 'guarded-batch-search', 'agent-history (as the README sets it up)'],
+      [
+        'guarded-batch-search-1',
+        'bare-insert',
+        'the combining floor of a searchable log, one statement at a time (not the store)',
+      ],
     ];
     for (const [peer, against, name] of pairs) {
       const ratio = perRun(runs, (run) => of(run)?.[peer]?.appendsPerSecond / of(run)?.[against]?.appendsPerSecond);

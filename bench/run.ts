@@ -86,7 +86,9 @@ async function openAppendPeer(
   if (peer === 'bare-agent-table') return bareAgentTablePeer(urls);
   if (peer === 'guarded-insert') return guardedInsertPeer(urls);
   if (peer === 'guarded-insert-search') return guardedInsertPeer({ ...urls, search: true });
-  if (peer === 'guarded-batch-search') return guardedInsertPeer({ ...urls, search: true, combine: true });
+  // The combining floor, with 2 statements in flight or with the number its name ends with.
+  const batch = /^guarded-batch-search(?:-(\d+))?$/.exec(peer);
+  if (batch) return guardedInsertPeer({ ...urls, search: true, combine: true, inFlight: Number(batch[1] ?? 2) });
   if (peer === 'mastra-pg') return mastraPeer(urls);
   if (peer === 'drizzle-chatbot') return drizzleChatbotPeer(urls);
   throw new Error(`unknown peer ${peer}`);

@@ -56,6 +56,11 @@ export const guardedDdl = (role: string, { switchRole = false, search = false } 
        primary key (tenant_id, thread_id, sequence), unique (tenant_id, thread_id, message_id),
        foreign key (tenant_id, thread_id) references ${thread} (tenant_id, id))`,
     ...(search ? [`create index ${message}_search_idx on ${message} using gin (search_vector)`] : []),
+    // Parts compressed with lz4 where the server has it, as the store's are.
+    `do $$ begin
+       if exists (select 1 from pg_catalog.pg_settings where name = 'default_toast_compression' and 'lz4' = any (enumvals))
+       then alter table ${message} alter column parts set compression lz4; end if;
+     end $$`,
     ...[thread, message].flatMap((table) => [
       `alter table ${table} enable row level security`,
       `alter table ${table} force row level security`,
@@ -144,7 +149,9 @@ export function combiningAppender(
 ): (item: Waiting['item'], parts: unknown) => Promise<void> {
   let waiting: Waiting[] = [];
   let inFlight = 0;
+  let scheduled = false;
   const pump = () => {
+    scheduled = false;
     while (inFlight < maxInFlight && waiting.length > 0) {
       const batch = waiting.slice(0, 64);
       waiting = waiting.slice(64);
@@ -158,14 +165,21 @@ export function combiningAppender(
         )
         .finally(() => {
           inFlight--;
-          pump();
+          schedule();
         });
     }
+  };
+  // A statement is sent on the next turn of the event loop, once every append that the last answer released (or
+  // that arrived meanwhile) has joined the queue: a free slot does not go to the first of them alone.
+  const schedule = () => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(pump);
   };
   return (item, parts) =>
     new Promise<void>((resolve, reject) => {
       waiting.push({ item, parts: JSON.stringify(parts), resolve, reject });
-      pump();
+      schedule();
     });
 }
 
@@ -181,14 +195,19 @@ export async function guardedInsertPeer({
   poolSize,
   search = false,
   combine = false,
+  inFlight = 2,
 }: {
   adminUrl: string;
   appUrl: string;
   poolSize: number;
   /** The floor of a searchable log: every message also indexed for search in its append. */
   search?: boolean;
-  /** The combining floor: concurrent appends sent as one statement, two statements at a time, as the store's are. */
+  /**
+   * The combining floor: concurrent appends sent as one statement, `inFlight` statements at a time (2, as the store's
+   * are by default).
+   */
   combine?: boolean;
+  inFlight?: number;
 }): Promise<AppendPeer> {
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   for (const statement of guardedDdl(APP_LOGIN, { search })) await admin.unsafe(statement);
@@ -200,7 +219,7 @@ export async function guardedInsertPeer({
     ? combiningAppender(
         (items, parts) =>
           sql`select ${sql.unsafe(`${prefix}_append_batch`)}(${tenantId}, ${items}::text::jsonb, ${parts}::text::json)`,
-        2,
+        inFlight,
       )
     : null;
   const asTenant = <ROWS>(work: (tx: postgres.TransactionSql) => Promise<ROWS>) =>
@@ -209,7 +228,7 @@ export async function guardedInsertPeer({
       return work(tx);
     }) as Promise<ROWS>;
   return {
-    name: `guarded-${combine ? 'batch' : 'insert'}${search ? '-search' : ''}`,
+    name: `guarded-${combine ? 'batch' : 'insert'}${search ? '-search' : ''}${combine && inFlight !== 2 ? `-${inFlight}` : ''}`,
     async createThread() {
       const id = randomUUID();
       await asTenant((tx) => tx`insert into ${sql(`${prefix}_thread`)} (tenant_id, id) values (${tenantId}, ${id})`);
