@@ -7,7 +7,8 @@
 // the input, no run, no search. What an append with these guarantees costs at least, in this shape. The
 // `guarded-insert-search` peer is the same floor with every message also indexed for search in its append: what an
 // append costs at least in a log that is searchable (the store's default indexes in the append; a store that defers
-// the index still pays it, later).
+// the index still pays it, later). `guarded-batch-search` is that floor with write combining (`combiningAppender` and
+// the batch function), for W1's and W2's shapes. Every floor stores parts with lz4 where the server has it.
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { countStoredPartTokens } from '../../src/tokens/count-stored-message-tokens.js';
