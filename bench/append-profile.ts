@@ -13,6 +13,8 @@ import type { AgentHistoryDatabase } from '../src/tenant/database.js';
 import { runMain } from './run-main.js';
 
 const count = Number(process.env.BENCH_APPEND_COUNT ?? 3_000);
+/** `w1`: W1's shape instead (8 appenders, a pool of 8, write combining at its defaults). */
+const w1 = process.env.BENCH_PROFILE_SHAPE === 'w1';
 
 interface ProfileNode {
   id: number;
@@ -25,20 +27,30 @@ async function main() {
   const server = await startBenchServer({ profile: false, synchronousCommit: 'off' });
   try {
     await server.createDatabase('bench_append_profile', { migrated: true });
-    const client = postgres(server.appUrl('bench_append_profile'), { max: 1, onnotice: () => {} });
+    const client = postgres(server.appUrl('bench_append_profile'), { max: w1 ? 8 : 1, onnotice: () => {} });
     const db = drizzle({ client }) as unknown as AgentHistoryDatabase;
-    const store = createAgentHistory({ db, appendBatching: false }).forTenant(randomUUID());
+    const store = createAgentHistory({ db, ...(w1 ? {} : { appendBatching: false }) }).forTenant(randomUUID());
+    const appendAll = async (from: number, to: number) => {
+      let next = from;
+      const appender = async () => {
+        while (next < to) {
+          const k = next++;
+          await store.appendMessage(threads[k % 50]!, factory.make(k));
+        }
+      };
+      await Promise.all(Array.from({ length: w1 ? 8 : 1 }, appender));
+    };
     const threads: string[] = [];
     for (let index = 0; index < 50; index++) threads.push((await store.createThread()).id);
     const factory = new MessageFactory({ seed: 42 });
-    for (let k = 0; k < 500; k++) await store.appendMessage(threads[k % 50]!, factory.make(k));
+    await appendAll(0, 500);
     const session = new Session();
     session.connect();
     await session.post('Profiler.enable');
     await session.post('Profiler.setSamplingInterval', { interval: 100 });
     await session.post('Profiler.start');
     const started = process.cpuUsage();
-    for (let k = 0; k < count; k++) await store.appendMessage(threads[k % 50]!, factory.make(1_000 + k));
+    await appendAll(1_000, 1_000 + count);
     const used = process.cpuUsage(started);
     const { profile } = (await session.post('Profiler.stop')) as {
       profile: { nodes: ProfileNode[]; startTime: number; endTime: number; samples: number[] };

@@ -14,8 +14,9 @@ import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { range, userMessage } from '../support/fixtures.js';
 import { SETTLE_TIMEOUT_MS, waitUntil } from '../support/time-limits.js';
 
-// Write combining: with `maxInFlight: 1`, the first of a burst of appends is sent alone and every append that
-// arrives while it runs is queued, then sent as one statement. `xmin` tells which rows one transaction wrote.
+// Write combining: a statement leaves at the end of the event loop's turn, with every append made in that turn;
+// the appends that arrive while every slot (or their thread) is busy are queued, then sent as one statement.
+// `xmin` tells which rows one transaction wrote.
 describe.each(BACKENDS)('append batching on %s', (backend) => {
   const database = useTestDatabase(backend, { poolSize: 8 });
 
@@ -35,6 +36,13 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
       [threadId],
     );
   const transactionsOf = async (threadId: string) => new Set((await rowsOf(threadId)).map((row) => row.tx)).size;
+  /**
+   * Two turns of the event loop: an append made before (its checks and count take microtasks only) has left in
+   * the statement of the turn it was made in, and a statement on the server is still in flight.
+   */
+  const afterItLeaves = async () => {
+    for (const _ of range(1, 2)) await new Promise((resolve) => setImmediate(resolve));
+  };
   /** Append statements (single or batch) of this test database waiting on a row lock (other files share the server). */
   const appendsWaitingOnLocks = async () =>
     (
@@ -55,18 +63,18 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     }
   };
 
-  it('should send a burst of appends as one statement after the first, with the same sequences, rows and results as one by one', async () => {
+  it('should send a burst of appends made in one turn as one statement, with the same sequences, rows and results as one by one', async () => {
     const store = history({ maxInFlight: 1 }).forTenant(randomUUID());
     const thread = await store.createThread();
     const results = await Promise.all(
       range(1, 20).map((index) => store.appendMessage(thread.id, userMessage(`m${index}`))),
     );
     const rows = await rowsOf(thread.id);
-    // In the order the appends were made, one transaction for the first, one for the 19 queued behind it.
+    // In the order the appends were made, in one transaction: the first did not leave alone.
     expect(rows.map((row) => [row.message_id, Number(row.sequence)])).toEqual(
       range(1, 20).map((index) => [`m${index}`, index]),
     );
-    expect(new Set(rows.map((row) => row.tx)).size).toBe(2);
+    expect(new Set(rows.map((row) => row.tx)).size).toBe(1);
     expect(results.every((result) => result.created)).toBe(true);
     // Every caller is told its own row.
     const told = new Map(results.map((result) => [result.stored.message.id, result.stored.sequence]));
@@ -111,9 +119,7 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     expect(finished[0]).toBe('o1');
   });
 
-  it('should keep one append statement in flight by default on PGlite, which runs one at a time, and two elsewhere', async () => {
-    // PGlite runs one statement at a time: a second statement in flight would only wait inside PGlite, holding
-    // appends out of the next batch. So a burst to 12 threads is the first append alone, then the other 11 in one.
+  it('should send the appends of one turn to 12 threads as one statement, each thread its sequence 1', async () => {
     const tenantId = randomUUID();
     const store = history().forTenant(tenantId);
     const threads = await Promise.all(range(1, 12).map(() => store.createThread()));
@@ -123,8 +129,7 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
       [tenantId],
     );
     expect(rows.map((row) => Number(row.sequence))).toEqual(threads.map(() => 1));
-    // Elsewhere the second append is sent alone while the first is in flight, and the other ten are batched.
-    expect(new Set(rows.map((row) => row.tx)).size).toBe(backend === 'pglite' ? 2 : 3);
+    expect(new Set(rows.map((row) => row.tx)).size).toBe(1);
   });
 
   it('should keep each appender in its own order and every sequence gapless when 16 appenders share one thread', async () => {
@@ -144,10 +149,10 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
   });
 
   it('should let the appenders a statement answered join the next one of their thread, not go alone or alternate', async () => {
-    // 16 appenders, each appending again as soon as it is answered: the first append goes alone, then every
-    // statement carries all 16 (the answered appenders' next appends join the ones queued while it ran). A thread
-    // freed before its answered appenders are back sent the first of them alone and the rest as a second statement
-    // (1, 15, 1, 15, ...): twice the commits, each waiting on the last.
+    // 16 appenders, each appending again as soon as it is answered: every statement carries all 16 (the answered
+    // appenders' next appends join the ones queued while it ran). A thread freed before its answered appenders are
+    // back sent the first of them alone and the rest as a second statement (1, 15, 1, 15, ...): twice the commits,
+    // each waiting on the last.
     const store = history({ maxInFlight: 1 }).forTenant(randomUUID());
     const thread = await store.createThread();
     await Promise.all(
@@ -162,19 +167,7 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
       previous = row.tx;
       sizes[sizes.length - 1]! += 1;
     }
-    expect(sizes).toEqual([1, 16, 16, 16, 16, 16, 15]);
-  });
-
-  it('should keep at most one statement per thread in flight, so a free slot never sends a second one for a busy thread', async () => {
-    const store = history({ maxInFlight: 2 }).forTenant(randomUUID());
-    const [hot, other] = [await store.createThread(), await store.createThread()];
-    await Promise.all([
-      ...range(1, 10).map((index) => store.appendMessage(hot.id, userMessage(`h${index}`))),
-      store.appendMessage(other.id, userMessage('o1')),
-    ]);
-    // h1 alone; h2..h10 wait for it although a slot is free (o1 takes it), then go as one batch.
-    expect(await transactionsOf(hot.id)).toBe(2);
-    expect((await rowsOf(hot.id)).map((row) => row.message_id)).toEqual(range(1, 10).map((index) => `h${index}`));
+    expect(sizes).toEqual(range(1, 6).map(() => 16));
   });
 
   it('should apply idempotency within a batch: a repeated message id or client request id returns the row stored earlier in it', async () => {
@@ -374,6 +367,48 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
   });
 
   if (backend === 'postgres') {
+    it('should keep two append statements in flight by default on a server, and one with maxInFlight: 1', async () => {
+      for (const [appendBatching, settles] of [
+        [undefined, true],
+        [{ maxInFlight: 1 }, false],
+      ] as const) {
+        const store = history(appendBatching).forTenant(randomUUID());
+        const [held, free] = [await store.createThread(), await store.createThread()];
+        let waiting: Promise<{ created: boolean }> | undefined;
+        let freeAppend: Promise<{ created: boolean }> | undefined;
+        await whileAnotherWriterHolds([held.id], async () => {
+          waiting = store.appendMessage(held.id, userMessage('h1'));
+          await waitUntil('an append waiting on a lock', async () => (await appendsWaitingOnLocks()) === 1);
+          freeAppend = store.appendMessage(free.id, userMessage('f1'));
+          const outcome = await within(
+            settles ? SETTLE_TIMEOUT_MS : 1_000,
+            freeAppend.then(() => 'settled'),
+          );
+          expect([appendBatching, outcome]).toEqual([appendBatching, settles ? 'settled' : 'timed out']);
+        });
+        expect([(await waiting!).created, (await freeAppend!).created]).toEqual([true, true]);
+      }
+    });
+
+    it('should keep at most one statement per thread in flight, so a free slot never sends a second one for a busy thread', async () => {
+      const store = history({ maxInFlight: 2 }).forTenant(randomUUID());
+      const [hot, other] = [await store.createThread(), await store.createThread()];
+      const appends: Array<Promise<unknown>> = [];
+      await whileAnotherWriterHolds([hot.id], async () => {
+        appends.push(store.appendMessage(hot.id, userMessage('h1')));
+        await waitUntil('an append waiting on a lock', async () => (await appendsWaitingOnLocks()) === 1);
+        appends.push(...range(2, 10).map((index) => store.appendMessage(hot.id, userMessage(`h${index}`))));
+        // o1 takes the free slot; h2..h10 wait for h1 although the slot is free again once o1 is answered.
+        await store.appendMessage(other.id, userMessage('o1'));
+        await afterItLeaves();
+        expect(await appendsWaitingOnLocks()).toBe(1);
+        expect(await rowsOf(hot.id)).toEqual([]);
+      });
+      await Promise.all(appends);
+      expect(await transactionsOf(hot.id)).toBe(2);
+      expect((await rowsOf(hot.id)).map((row) => row.message_id)).toEqual(range(1, 10).map((index) => `h${index}`));
+    });
+
     it('should not deadlock when two processes batch appends to the same threads in opposite orders', async () => {
       const tenantId = randomUUID();
       const [first, second] = [
@@ -399,15 +434,13 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
 
     it('should not hold appends to a free thread behind a thread another writer holds, when both are in one batch', async () => {
       const store = history({ maxInFlight: 1 }).forTenant(randomUUID());
-      const [free, busy, warmUp] = [await store.createThread(), await store.createThread(), await store.createThread()];
+      const [free, busy] = [await store.createThread(), await store.createThread()];
       let busyAppend: Promise<{ created: boolean }> | undefined;
       await whileAnotherWriterHolds([busy.id], async () => {
         batchErrors.length = 0;
-        // The warm-up goes alone; the next two queue behind it and leave as one batch of two threads.
-        const warm = store.appendMessage(warmUp.id, userMessage('w'));
+        // Made in one turn, the two leave as one batch of two threads.
         busyAppend = store.appendMessage(busy.id, userMessage('b1'));
         const freeAppend = store.appendMessage(free.id, userMessage('f1'));
-        await warm;
         // Settles while the busy thread is still locked.
         expect(
           await within(
@@ -484,24 +517,22 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
         history({ maxInFlight: 1 }).forTenant(tenantId),
         history({ maxInFlight: 1 }).forTenant(tenantId),
       ];
-      const [thread, warmUp] = [await first.createThread(), await first.createThread()];
+      const thread = await first.createThread();
       let calls: Array<Promise<Awaited<ReturnType<typeof first.appendMessage>>>> = [];
       await whileAnotherWriterHolds([thread.id], async () => {
         batchErrors.length = 0;
         calls = [first, second].flatMap((store, process) => [
-          store.appendMessage(warmUp.id, userMessage(`warm-${process}`)),
           store.appendMessage(thread.id, userMessage('same', 'hello')),
           store.appendMessage(thread.id, userMessage(`own-${process}`)),
         ]);
-        await Promise.all([calls[0], calls[3]]);
         // Both batches ([same, own-N]) wait on the thread row, before their idempotency look-up.
         await waitUntil('two appends waiting on locks', async () => (await appendsWaitingOnLocks()) === 2);
       });
       const results = await Promise.all(calls);
-      const same = [results[1]!, results[4]!];
+      const same = [results[0]!, results[2]!];
       expect(same.filter((result) => result.created)).toHaveLength(1);
       expect(same[0]!.stored.rowId).toBe(same[1]!.stored.rowId);
-      expect([results[2]!.created, results[5]!.created]).toEqual([true, true]);
+      expect([results[1]!.created, results[3]!.created]).toEqual([true, true]);
       // The later batch looked up after the earlier one committed: it found `same` and rolled nothing back.
       expect(batchErrors.map((error) => postgresErrorCode(error))).toEqual([]);
       const rows = await rowsOf(thread.id);

@@ -61,12 +61,13 @@ describe.each(BACKENDS)('store spans on %s', (backend) => {
     const store = history().forTenant(randomUUID());
     const thread = await store.createThread();
     tracing.reset();
-    // The first append is sent alone; the four arriving while it runs wait for its thread and go as one statement.
+    // The five appends made in one turn leave as one statement; the next one, made alone, as one of its own.
     await Promise.all(range(1, 5).map((index) => store.appendMessage(thread.id, userMessage(`m-${index}`))));
+    await store.appendMessage(thread.id, userMessage('m-6'));
     const sizes = tracing
       .named('agent-history.store.appendMessage')
       .map((span) => span.attributes['agent_history.append.batch_size']);
-    expect(sizes.sort()).toEqual([1, 4, 4, 4, 4]);
+    expect(sizes.sort()).toEqual([1, 5, 5, 5, 5, 5]);
   });
 
   it("should record a failed call's error code and status, and still reject with the typed error", async () => {
