@@ -1,6 +1,7 @@
 // Where the client's CPU goes in an append: a V8 CPU profile of 3,000 appends (one appender, 50 threads, no write
 // combining, `search: 'inline'`) after a warm-up, summarized by self time per function and per module.
-// `npx tsx bench/append-profile.ts` (BENCH_APPEND_COUNT appends, default 3,000; BENCH_PROFILE_OUT writes the .cpuprofile).
+// `npx tsx bench/append-profile.ts` (BENCH_APPEND_COUNT appends, default 3,000; BENCH_PROFILE_OUT writes the .cpuprofile;
+// BENCH_PROFILE_SHAPE=w1 profiles W1's shape instead: 8 appenders, a pool of 8, write combining at its defaults).
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
