@@ -24,7 +24,7 @@ const tenantCheck = `tenant_id = nullif(current_setting('app.tenant_id', true), 
  * The search vector as the store's trigger makes it (the text parts' text, the `simple` configuration), for the
  * floor that also indexes every message for search.
  */
-const searchVector = (parts: string) =>
+export const searchVector = (parts: string) =>
   `to_tsvector('simple'::regconfig, jsonb_path_query_array(${parts}::jsonb, 'strict $[*] ? (@.type == "text").text'))`;
 
 /** The floors' peer names, as `BENCH_PEERS` takes them. */
