@@ -90,11 +90,7 @@ export function createAppendBatcher(
 
   const pump = () => {
     while (inFlight < maxInFlight && queue.length > 0) {
-      const { batch, rest } = takeAppendBatch(queue, {
-        busyThreads,
-        maxBatchSize,
-        maxBatchBytes,
-      });
+      const { batch, rest } = takeAppendBatch(queue, { busyThreads, maxBatchSize, maxBatchBytes });
       queue = rest;
       if (batch.length === 0) return; // every queued append waits for its thread's statement in flight
       // One statement per thread at most, so a batch's threads were all free: no count is needed.
