@@ -17,7 +17,7 @@ import { appendThreadKey, takeAppendBatch, type QueuedAppend } from './take-appe
  * sends every queued append of one tenant whose thread is free (up to `maxBatchSize` messages and
  * `maxBatchBytes`) as one statement with one commit. A statement leaves at the end of the event loop's turn, so
  * the appends made in one turn (a burst, or the callers a statement just answered appending again) go together:
- * a lone append waits for nothing else. Under load this turns N commits (N WAL flushes, N round trips, N waits on
+ * a lone append waits for nothing else. (Only a slot given up by a stalled statement is used at once.) Under load this turns N commits (N WAL flushes, N round trips, N waits on
  * a hot thread's row lock) into one.
  */
 export interface AppendBatchingOptions {
@@ -115,12 +115,12 @@ export function createAppendBatcher(
         .finally(() => {
           clearTimeout(stalled);
           if (gaveUpSlot) stalledCount--;
-          else inFlight--;
-          // The callers just answered may append again at once (a writer's loop): the freed slot, and their
-          // threads, wait to the end of this turn, so that those appends join the ones queued meanwhile in one
+          // The callers just answered may append again at once (a writer's loop): the slot, and their threads,
+          // stay busy to the end of this turn, so that those appends join the ones queued meanwhile in one
           // statement instead of the first going alone (which made a hot thread's statements alternate between
           // one append and all the others, and 50 threads' appenders send a third of their appends alone).
           void nextTurn().then(() => {
+            if (!gaveUpSlot) inFlight--;
             for (const key of keys) busyThreads.delete(key);
             pump();
           });

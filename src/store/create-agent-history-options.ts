@@ -40,10 +40,11 @@ export interface CreateAgentHistoryOptions {
   /** How long a pending or streaming message belongs to its writer without a checkpoint. @default 60_000 ms */
   leaseMs?: number;
   /**
-   * Write combining: appends that arrive while `maxInFlight` append statements are already running, or while their
-   * thread has one in flight, are queued and sent together, one statement and one commit for many messages (same
-   * guarantees as one by one: gapless sequences, idempotency, commit order). A lone append is never delayed.
-   * `false` sends every append alone; so does a `db` that is a transaction.
+   * Write combining: the appends made in one turn of the event loop, and those that arrive while `maxInFlight`
+   * append statements are already running or while their thread has one in flight, are sent together, one
+   * statement and one commit for many messages (same guarantees as one by one: gapless sequences, idempotency,
+   * commit order). A lone append waits only for the end of its turn. `false` sends every append alone; so does a
+   * `db` that is a transaction.
    * @default { maxInFlight: 2, maxBatchSize: 64, maxBatchBytes: 4_194_304 }
    */
   appendBatching?: AppendBatchingOptions | false;
