@@ -96,13 +96,12 @@ describe.each(BACKENDS)('tables in another schema, with another application role
         const store = history(appendBatching).forTenant(tenantId);
         const thread = await store.createThread({ title: 'in another schema' });
         const append = (id: string) => store.appendMessage(thread.id, userMessage(id, `bread ${id}`));
-        // With batching: one alone, then the rest queued behind it and sent as one statement, in call order.
-        // Without: one after the other (concurrent lone appends to one thread commit in any order).
-        const ids = ['m1', 'm2', 'm3', 'm4'];
+        // With batching: one alone (the single-append function), then the rest made in one turn and sent as one
+        // statement (the batch function), in call order. Without: one after the other.
         const results =
           appendBatching === false
             ? [await append('m1'), await append('m2'), await append('m3'), await append('m4')]
-            : await Promise.all(ids.map(append));
+            : [await append('m1'), ...(await Promise.all(['m2', 'm3', 'm4'].map(append)))];
         expect(results.map((result) => [result.stored.message.id, result.stored.sequence, result.created])).toEqual([
           ['m1', 1, true],
           ['m2', 2, true],
