@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import postgres from 'postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
-import { backendCpuMs } from './cpu.js';
+import { capturedThreads, countMessages, replayInServer, type ReplaySample } from './in-server-replay.js';
 import { MessageFactory } from './messages.js';
 import { BARE_DDL } from './peers/bare-insert-peer.js';
 import { startBenchServer } from './server.js';
@@ -112,14 +112,6 @@ const STEPS: { name: string; ddl: string[] }[] = [
   },
 ];
 
-interface Sample {
-  /** The replay's CPU time in the backend (from /proc: utime + stime, 10 ms ticks). */
-  cpuMs: number;
-  /** Its elapsed time in the backend. */
-  ms: number;
-  wal: number;
-}
-
 async function main() {
   const server = await startBenchServer();
   const factory = new MessageFactory({ seed: 42 });
@@ -153,56 +145,18 @@ async function main() {
         Array.from({ length: 32 }, (_, k) => combined.appendMessage(hot, factory.make(100_000 + wave * 32 + k))),
       );
     await client.end();
-    const countMessages = (queries: string[]) =>
-      queries.reduce((sum, query) => sum + (query.match(/"messageId"/g)?.length ?? 0), 0);
     const batchedMessages = countMessages(batches);
+    const threadRows = await capturedThreads(server, 'attribution_capture');
 
-    const capture = postgres(server.adminUrl('attribution_capture'), { max: 1, onnotice: () => {} });
-    const threadRows = (await capture`select * from agent_thread`).map(
-      // generated or written by the appends: the replays start from fresh threads
-      ({ last_activity_minute: _a, next_sequence: _n, last_message_at: _l, ...rest }) => rest,
-    );
-    await capture.end();
-
-    const replay = async (ddl: string[], statements: string[]): Promise<Sample> => {
-      const database = 'attribution_replay';
-      await server.createDatabase(database, { migrated: true });
-      const admin = postgres(server.adminUrl(database), { max: 1, onnotice: () => {} });
-      try {
-        await admin`insert into agent_thread ${admin(threadRows)}`;
-        await admin`create table attribution_statement (i integer primary key, q text)`;
-        await admin`insert into attribution_statement ${admin(statements.map((q, i) => ({ i, q })))}`;
-        await admin`grant select on attribution_statement to public`;
-        // Each statement in its own transaction, as the store sends it (a thread row updated many times in one
-        // transaction would grow a chain of row versions that no real append walks).
-        await admin.unsafe(`create procedure attribution_replay(p_from integer, p_to integer, inout ms float8,
-          inout wal bigint) language plpgsql as $$
-          declare started timestamptz; lsn pg_lsn; r record;
-          begin
-            lsn := pg_current_wal_insert_lsn();
-            started := clock_timestamp();
-            for r in select q from attribution_statement where i >= p_from and i < p_to order by i loop
-              execute r.q;
-              commit;
-            end loop;
-            ms := extract(epoch from clock_timestamp() - started) * 1000;
-            wal := pg_current_wal_insert_lsn() - lsn;
-          end $$`);
-        for (const statement of ddl) await admin.unsafe(statement);
-        // The first half warms the caches and plans; the second half is counted.
-        const half = Math.floor(statements.length / 2);
-        await admin.unsafe(`call attribution_replay(0, ${half}, null, null)`);
-        const [{ pid }] = await admin.unsafe<{ pid: number }[]>('select pg_backend_pid() as pid');
-        const cpuBefore = backendCpuMs(pid!);
-        const [row] = await admin.unsafe<{ ms: number; wal: string }[]>(
-          `call attribution_replay(${half}, ${statements.length}, null, null)`,
-        );
-        return { cpuMs: backendCpuMs(pid!) - cpuBefore, ms: Number(row!.ms), wal: Number(row!.wal) };
-      } finally {
-        await admin.end();
-        await server.dropDatabase(database);
-      }
-    };
+    const replay = (ddl: string[], statements: string[]): Promise<ReplaySample> =>
+      replayInServer(server, {
+        database: 'attribution_replay',
+        threads: threadRows,
+        statements,
+        prepare: async (admin) => {
+          for (const statement of ddl) await admin.unsafe(statement);
+        },
+      });
 
     const cases = [
       ...STEPS.map((step, index) => ({
@@ -218,7 +172,7 @@ async function main() {
         messages: countMessages(batches.slice(Math.floor(batches.length / 2))),
       },
     ];
-    const samples: Sample[][] = cases.map(() => []);
+    const samples: ReplaySample[][] = cases.map(() => []);
     console.log(
       `load average ${loadavg()
         .map((value) => value.toFixed(2))

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import postgres from 'postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
-import { backendCpuMs } from './cpu.js';
+import { capturedThreads, countMessages, replayInServer } from './in-server-replay.js';
 import { MessageFactory } from './messages.js';
 import { startBenchServer } from './server.js';
 import { createAgentHistory } from '../src/store/create-agent-history.js';
@@ -108,59 +108,24 @@ async function main() {
       }),
     );
     await client.end();
-    const countMessages = (queries: string[]) =>
-      queries.reduce((sum, query) => sum + (query.match(/"messageId"/g)?.length ?? 0), 0);
     console.log(`${batches.length} batches, ${countMessages(batches)} messages of ${total}`);
-    const capture = postgres(server.adminUrl('batch_variants_capture'), { max: 1, onnotice: () => {} });
-    const threadRows = (await capture`select * from agent_thread`).map(
-      ({ last_activity_minute: _a, next_sequence: _n, last_message_at: _l, ...rest }) => rest,
-    );
-    await capture.end();
-
+    const threadRows = await capturedThreads(server, 'batch_variants_capture');
+    const counted = countMessages(batches.slice(Math.floor(batches.length / 2)));
     const replay = async (variant: Variant) => {
-      const database = 'batch_variants_replay';
-      await server.createDatabase(database, { migrated: true });
-      const admin = postgres(server.adminUrl(database), { max: 1, onnotice: () => {} });
-      try {
-        await admin`insert into agent_thread ${admin(threadRows)}`;
-        await admin`create table replay_statement (i integer primary key, q text)`;
-        await admin`insert into replay_statement ${admin(batches.map((q, i) => ({ i, q })))}`;
-        await admin.unsafe(`create procedure replay(p_from integer, p_to integer, inout ms float8,
-          inout wal bigint) language plpgsql as $$
-          declare started timestamptz; lsn pg_lsn; r record;
-          begin
-            lsn := pg_current_wal_insert_lsn();
-            started := clock_timestamp();
-            for r in select q from replay_statement where i >= p_from and i < p_to order by i loop
-              execute r.q;
-              commit;
-            end loop;
-            ms := extract(epoch from clock_timestamp() - started) * 1000;
-            wal := pg_current_wal_insert_lsn() - lsn;
-          end $$`);
-        const [{ def }] = await admin.unsafe<{ def: string }[]>(
-          `select pg_get_functiondef('${BATCH_FN}'::regprocedure) as def`,
-        );
-        const edited = variant.edit(def!);
-        if (edited !== def) await admin.unsafe(edited);
-        for (const statement of variant.ddl ?? []) await admin.unsafe(statement);
-        const half = Math.floor(batches.length / 2);
-        await admin.unsafe(`call replay(0, ${half}, null, null)`);
-        const [{ pid }] = await admin.unsafe<{ pid: number }[]>('select pg_backend_pid() as pid');
-        const before = backendCpuMs(pid!);
-        const [row] = await admin.unsafe<{ ms: number; wal: string }[]>(
-          `call replay(${half}, ${batches.length}, null, null)`,
-        );
-        const messages = countMessages(batches.slice(half));
-        return {
-          cpu: (backendCpuMs(pid!) - before) / messages,
-          ms: Number(row!.ms) / messages,
-          wal: Number(row!.wal) / messages,
-        };
-      } finally {
-        await admin.end();
-        await server.dropDatabase(database);
-      }
+      const sample = await replayInServer(server, {
+        database: 'batch_variants_replay',
+        threads: threadRows,
+        statements: batches,
+        prepare: async (admin) => {
+          const [{ def }] = await admin.unsafe<{ def: string }[]>(
+            `select pg_get_functiondef('${BATCH_FN}'::regprocedure) as def`,
+          );
+          const edited = variant.edit(def!);
+          if (edited !== def) await admin.unsafe(edited);
+          for (const statement of variant.ddl ?? []) await admin.unsafe(statement);
+        },
+      });
+      return { cpu: sample.cpuMs / counted, ms: sample.ms / counted, wal: sample.wal / counted };
     };
     console.log(
       `load average ${loadavg()

@@ -17,8 +17,8 @@ import { appendThreadKey, takeAppendBatch, type QueuedAppend } from './take-appe
  * sends every queued append of one tenant whose thread is free (up to `maxBatchSize` messages and
  * `maxBatchBytes`) as one statement with one commit. A statement leaves at the end of the event loop's turn, so
  * the appends made in one turn (a burst, or the callers a statement just answered appending again) go together:
- * a lone append waits for nothing else. (Only a slot given up by a stalled statement is used at once.) Under load this turns N commits (N WAL flushes, N round trips, N waits on
- * a hot thread's row lock) into one.
+ * a lone append waits for nothing else. (Only a slot given up by a stalled statement is used at once.) Under load
+ * this turns N commits (N WAL flushes, N round trips, N waits on a hot thread's row lock) into one.
  */
 export interface AppendBatchingOptions {
   /**
