@@ -125,6 +125,27 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
     expect(new Set(rows.map((row) => row.tx)).size).toBe(1);
   });
 
+  it('should answer every append, gapless in call order per thread, when one arrives in every turn while others are in flight', async () => {
+    // A pump that each new append postponed would never send: 200 turns, one append each, to 5 threads.
+    const store = history().forTenant(randomUUID());
+    const threads = await Promise.all(range(1, 5).map(() => store.createThread()));
+    const calls: Array<Promise<{ stored: { sequence: number } }>> = [];
+    for (const turn of range(1, 200)) {
+      calls.push(store.appendMessage(threads[turn % 5]!.id, userMessage(`t${turn}`)));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const results = await Promise.all(calls);
+    for (const [index, thread] of threads.entries()) {
+      const mine = results.filter((_, turn) => (turn + 1) % 5 === index).map((result) => result.stored.sequence);
+      expect(mine).toEqual(range(1, 40));
+      expect((await rowsOf(thread.id)).map((row) => row.message_id)).toEqual(
+        range(1, 200)
+          .filter((turn) => turn % 5 === index)
+          .map((turn) => `t${turn}`),
+      );
+    }
+  });
+
   it('should keep each appender in its own order and every sequence gapless when 16 appenders share one thread', async () => {
     const store = history({ maxInFlight: 2 }).forTenant(randomUUID());
     const thread = await store.createThread();
