@@ -1,4 +1,4 @@
-import { trace } from '@opentelemetry/api';
+import { context, trace } from '@opentelemetry/api';
 import { is } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.js';
@@ -109,7 +109,7 @@ export function createAppendBatcher(
         pump();
       }, stalledAfterMs);
       (stalled as { unref?: () => void }).unref?.(); // a number, without unref, outside Node
-      void sendAppendBatch(batch, sendOptions)
+      void sendAppendBatch(batch, sendOptions, batch[0]!.context)
         // sendAppendBatch settles every entry itself; this only keeps an unexpected throw from leaving callers waiting.
         .catch((error: unknown) => batch.forEach((entry) => entry.reject(error)))
         .finally(() => {
@@ -143,7 +143,7 @@ export function createAppendBatcher(
     new Promise<ROW[]>((resolve, reject) => {
       const active = trace.getActiveSpan();
       const span = active?.isRecording() ? active : undefined;
-      const entry = { tenantId, appRole, item, reject, ...(span ? { span } : {}) };
+      const entry = { tenantId, appRole, item, reject, context: context.active(), ...(span ? { span } : {}) };
       queue.push({ ...entry, resolve: resolve as (rows: unknown[]) => void });
       schedule();
     });

@@ -1,3 +1,4 @@
+import { context, type Context } from '@opentelemetry/api';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
 import { executeAppend } from './execute-append.js';
 import type { AppendStatements } from './append-statements.js';
@@ -19,9 +20,18 @@ export interface SendAppendBatchOptions {
 
 /**
  * Sends a batch of one tenant's appends as one statement (one alone as the single-append statement) and settles
- * every caller: with its own rows, or with the error it would have had alone. Never throws.
+ * every caller: with its own rows, or with the error it would have had alone. Never throws. A statement runs in the
+ * async context of its first caller (`within`, else the current one); an append resent alone, in its own caller's.
  */
-export async function sendAppendBatch(batch: QueuedAppend[], options: SendAppendBatchOptions): Promise<void> {
+export function sendAppendBatch(
+  batch: QueuedAppend[],
+  options: SendAppendBatchOptions,
+  within: Context = context.active(),
+): Promise<void> {
+  return context.with(within, () => sendBatch(batch, options));
+}
+
+async function sendBatch(batch: QueuedAppend[], options: SendAppendBatchOptions): Promise<void> {
   const { db, statements, onBatchError } = options;
   if (batch.length === 1) return sendAlone(batch[0]!, options);
   const { tenantId, appRole } = batch[0]!;
@@ -47,7 +57,7 @@ export async function sendAppendBatch(batch: QueuedAppend[], options: SendAppend
     if (code === '55P03' && threads.size > 1) {
       // Another writer holds one of the threads (the batch does not wait while holding the others): one batch
       // per thread, each waiting for its own thread only.
-      await Promise.all([...threads.values()].map((thread) => sendAppendBatch(thread, options)));
+      await Promise.all([...threads.values()].map((thread) => sendAppendBatch(thread, options, thread[0]!.context)));
     } else if (ITEM_CAUSED.test(code)) {
       // The whole batch rolled back (a racing duplicate, a missing run, …): send each append alone, in order,
       // so each caller gets exactly the outcome it would have had without batching.
@@ -73,7 +83,11 @@ export async function sendAppendBatch(batch: QueuedAppend[], options: SendAppend
   batch.forEach((entry, index) => entry.resolve(byItem[index]!));
 }
 
-async function sendAlone(entry: QueuedAppend, { db, statements }: SendAppendBatchOptions): Promise<void> {
+function sendAlone(entry: QueuedAppend, options: SendAppendBatchOptions): Promise<void> {
+  return context.with(entry.context ?? context.active(), () => sendOne(entry, options));
+}
+
+async function sendOne(entry: QueuedAppend, { db, statements }: SendAppendBatchOptions): Promise<void> {
   try {
     entry.resolve(
       await executeAppend(db, statements.single(entry.tenantId, entry.appRole, entry.item), {

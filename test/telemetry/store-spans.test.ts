@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
-import { sql } from 'drizzle-orm';
+import { sql, type Logger } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
 import { createAgentHistory, DatabaseError, NotFoundError } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { idHash, stringsOf, useInMemoryTracing } from '../support/in-memory-tracing.js';
 import { range, userMessage } from '../support/fixtures.js';
+import { waitUntil } from '../support/time-limits.js';
 
 const tracing = useInMemoryTracing();
 
@@ -121,5 +124,85 @@ describe.each(BACKENDS)('store spans on %s', (backend) => {
     ]);
     expect(children[1]!.attributes['agent_history.thread.id_hash']).toBe(idHash(thread.id));
     expect(children[1]!.attributes['agent_history.rows']).toBe(1); // the tail: one message
+  });
+});
+
+// A statement that waited for a slot is sent when the statement before it finishes: it must run in the async
+// context of its own first caller (whose span a driver's instrumentation nests its query under), not in that of
+// the statement before it, whose caller may have had its answer and ended its span. Needs a statement in flight
+// across turns, which PostgreSQL gives (another writer holds its thread) and PGlite does not.
+describe('append statements in their callers’ context on postgres', () => {
+  const database = useTestDatabase('postgres', { poolSize: 4 });
+
+  /** The active span when Drizzle sends each append statement (its logger runs in the sender's context). */
+  const sentUnder: Array<string | undefined> = [];
+  const logger: Logger = {
+    logQuery: (query) => {
+      if (query.includes('agent_history_append_message')) sentUnder.push(trace.getActiveSpan()?.spanContext().spanId);
+    },
+  };
+  const storeOf = () => {
+    sentUnder.length = 0;
+    const db = drizzle({ client: (database.db as unknown as { $client: never }).$client, logger });
+    const appendBatching = { maxInFlight: 1, stalledAfterMs: 600_000 };
+    return createAgentHistory({ db: db as never, appendBatching }).forTenant(randomUUID());
+  };
+  /** An append made in a request's span of its own. */
+  const request = (store: ReturnType<typeof storeOf>, name: string, threadId: string, runId?: string) =>
+    trace
+      .getTracer('app')
+      .startActiveSpan(name, (span) =>
+        store.appendMessage(threadId, userMessage(`${name}-message`), runId ? { runId } : {}).finally(() => span.end()),
+      );
+  /** The id of the store's `appendMessage` span made within the request `name`. */
+  const storeSpanOf = (name: string) => {
+    const parent = tracing.named(name)[0]!.spanContext().spanId;
+    return tracing
+      .named('agent-history.store.appendMessage')
+      .find((span) => span.parentSpanContext?.spanId === parent)!
+      .spanContext().spanId;
+  };
+
+  it('should send a queued append statement under its own caller’s span, not the one of the statement before it', async () => {
+    const store = storeOf();
+    const [a, b] = [await store.createThread(), await store.createThread()];
+    const holder = postgres(database.adminUrl!, { max: 1, onnotice: () => {} });
+    try {
+      let held!: () => void;
+      let release!: () => void;
+      const holding = new Promise<void>((resolve) => (held = resolve));
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const transaction = holder.begin(async (tx) => {
+        await tx`select 1 from agent_thread where id = ${a.id} for update`;
+        held();
+        await released;
+      });
+      await holding;
+      const first = request(store, 'request-a', a.id); // sent, then waits for the thread another writer holds
+      await waitUntil('the first append statement sent', () => sentUnder.length === 1);
+      const second = request(store, 'request-b', b.id); // queued: the one slot is taken
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(sentUnder).toHaveLength(1);
+      release();
+      await transaction;
+      await Promise.all([first, second]);
+    } finally {
+      await holder.end();
+    }
+    expect(sentUnder).toEqual([storeSpanOf('request-a'), storeSpanOf('request-b')]);
+  });
+
+  it('should resend each append of a failed batch under its own caller’s span', async () => {
+    const store = storeOf();
+    const thread = await store.createThread();
+    // Made in one turn, the two go as one statement under the first caller's span; the missing run fails it (a
+    // foreign key), and each append is resent alone.
+    const results = await Promise.allSettled([
+      request(store, 'request-a', thread.id),
+      request(store, 'request-b', thread.id, randomUUID()),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected']);
+    const [a, b] = [storeSpanOf('request-a'), storeSpanOf('request-b')];
+    expect(sentUnder).toEqual([a, a, b]);
   });
 });
