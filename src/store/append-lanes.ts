@@ -1,3 +1,5 @@
+import { context } from '@opentelemetry/api';
+
 /** One append's place in its thread's lane. */
 export interface AppendLaneTurn {
   /**
@@ -71,13 +73,16 @@ export function createAppendLanes({ patienceMs = DEFAULT_PATIENCE_MS }: { patien
         handOn: <RESULT>(send: () => Promise<RESULT>) =>
           new Promise<RESULT>((resolve, reject) => {
             clearTimeout(patience);
-            turn.go = () => {
-              try {
-                resolve(send());
-              } catch (error) {
-                reject(error);
-              }
-            };
+            // Run by whichever append frees the lane: `send` runs in this caller's async context, not that one's.
+            const caller = context.active();
+            turn.go = () =>
+              context.with(caller, () => {
+                try {
+                  resolve(send());
+                } catch (error) {
+                  reject(error);
+                }
+              });
             if (turn.expired) return turn.go();
             advance(key, own);
           }),

@@ -23,7 +23,7 @@ export interface SendAppendBatchOptions {
  * every caller: with its own rows, or with the error it would have had alone. Never throws. A statement runs in the
  * async context of its first caller (`within`, else the current one); an append resent alone, in its own caller's.
  */
-export function sendAppendBatch(
+export async function sendAppendBatch(
   batch: QueuedAppend[],
   options: SendAppendBatchOptions,
   within: Context = context.active(),
@@ -83,7 +83,7 @@ async function sendBatch(batch: QueuedAppend[], options: SendAppendBatchOptions)
   batch.forEach((entry, index) => entry.resolve(byItem[index]!));
 }
 
-function sendAlone(entry: QueuedAppend, options: SendAppendBatchOptions): Promise<void> {
+async function sendAlone(entry: QueuedAppend, options: SendAppendBatchOptions): Promise<void> {
   return context.with(entry.context ?? context.active(), () => sendOne(entry, options));
 }
 

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { sql, type Logger } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { createAgentHistory, DatabaseError, NotFoundError } from '../../src/index.js';
+import type { UIMessage } from 'ai';
+import { createAgentHistory, DatabaseError, NotFoundError, type TokenCounter } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { idHash, stringsOf, useInMemoryTracing } from '../support/in-memory-tracing.js';
 import { range, userMessage } from '../support/fixtures.js';
@@ -141,18 +142,25 @@ describe('append statements in their callers’ context on postgres', () => {
       if (query.includes('agent_history_append_message')) sentUnder.push(trace.getActiveSpan()?.spanContext().spanId);
     },
   };
-  const storeOf = () => {
+  const storeOf = (tokenCounter?: TokenCounter) => {
     sentUnder.length = 0;
     const db = drizzle({ client: (database.db as unknown as { $client: never }).$client, logger });
     const appendBatching = { maxInFlight: 1, stalledAfterMs: 600_000 };
-    return createAgentHistory({ db: db as never, appendBatching }).forTenant(randomUUID());
+    return createAgentHistory({ db: db as never, appendBatching, ...(tokenCounter ? { tokenCounter } : {}) }).forTenant(
+      randomUUID(),
+    );
   };
-  /** An append made in a request's span of its own. */
-  const request = (store: ReturnType<typeof storeOf>, name: string, threadId: string, runId?: string) =>
+  /** An append of `message` (a short one of its own by default) made in a request's span of its own. */
+  const request = (
+    store: ReturnType<typeof storeOf>,
+    name: string,
+    threadId: string,
+    { runId, message = userMessage(`${name}-message`) }: { runId?: string; message?: UIMessage } = {},
+  ) =>
     trace
       .getTracer('app')
       .startActiveSpan(name, (span) =>
-        store.appendMessage(threadId, userMessage(`${name}-message`), runId ? { runId } : {}).finally(() => span.end()),
+        store.appendMessage(threadId, message, runId ? { runId } : {}).finally(() => span.end()),
       );
   /** The id of the store's `appendMessage` span made within the request `name`. */
   const storeSpanOf = (name: string) => {
@@ -199,10 +207,40 @@ describe('append statements in their callers’ context on postgres', () => {
     // foreign key), and each append is resent alone.
     const results = await Promise.allSettled([
       request(store, 'request-a', thread.id),
-      request(store, 'request-b', thread.id, randomUUID()),
+      request(store, 'request-b', thread.id, { runId: randomUUID() }),
     ]);
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected']);
     const [a, b] = [storeSpanOf('request-a'), storeSpanOf('request-b')];
     expect(sentUnder).toEqual([a, a, b]);
+  });
+
+  it('should keep its own caller’s span for an append that waited in its thread’s lane for a slower one', async () => {
+    // The long message is counted over several turns; the short one behind it, to the same thread, is ready first
+    // and waits in the thread's lane until the long one's call hands both on. Both go in one statement (under the
+    // first caller's span); the short one's missing run fails it, and each is resent under its own caller's span.
+    const slow: TokenCounter = {
+      id: 'slow-for-long-texts',
+      count: (text) => text.length,
+      countAsync: async (text) => {
+        if (text.length > 1_000) await new Promise((resolve) => setTimeout(resolve, 30));
+        return text.length;
+      },
+    };
+    const store = storeOf(slow);
+    const thread = await store.createThread();
+    const long: UIMessage = { id: 'long', role: 'user', parts: [{ type: 'text', text: 'x '.repeat(20_000) }] };
+    const results = await Promise.allSettled([
+      request(store, 'request-a', thread.id, { message: long }),
+      request(store, 'request-b', thread.id, { runId: randomUUID() }),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected']);
+    const [a, b] = [storeSpanOf('request-a'), storeSpanOf('request-b')];
+    expect(sentUnder).toEqual([a, a, b]);
+    const sizes = (name: string) =>
+      tracing
+        .named('agent-history.store.appendMessage')
+        .filter((span) => span.parentSpanContext?.spanId === tracing.named(name)[0]!.spanContext().spanId)
+        .map((span) => span.attributes['agent_history.append.batch_size']);
+    expect([sizes('request-a'), sizes('request-b')]).toEqual([[2], [2]]);
   });
 });
