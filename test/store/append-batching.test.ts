@@ -7,11 +7,10 @@ import {
   InvalidArgumentError,
   NotFoundError,
   type AppendBatchingOptions,
-  type TokenCounter,
 } from '../../src/index.js';
 import { postgresErrorCode } from '../../src/store/store-context.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
-import { range, userMessage } from '../support/fixtures.js';
+import { range, slowForLongTexts, userMessage } from '../support/fixtures.js';
 import { SETTLE_TIMEOUT_MS, waitUntil } from '../support/time-limits.js';
 
 // Write combining: a statement leaves at the end of the event loop's turn, with every append made in that turn;
@@ -85,15 +84,7 @@ describe.each(BACKENDS)('append batching on %s', (backend) => {
   it('should keep the call order of concurrent appends to one thread when an earlier one takes turns to count', async () => {
     // A long message is counted through countAsync, which gives the event loop turns; the short ones behind it are
     // counted at once. They must still take the sequences in the order the appends were made.
-    const slow: TokenCounter = {
-      id: 'slow-for-long-texts',
-      count: (text) => text.length,
-      countAsync: async (text) => {
-        if (text.length > 1_000) await new Promise((resolve) => setTimeout(resolve, 30));
-        return text.length;
-      },
-    };
-    const store = createAgentHistory({ db: database.db, tokenCounter: slow }).forTenant(randomUUID());
+    const store = createAgentHistory({ db: database.db, tokenCounter: slowForLongTexts }).forTenant(randomUUID());
     const thread = await store.createThread();
     const other = await store.createThread();
     const long = { id: 'm1', role: 'user' as const, parts: [{ type: 'text' as const, text: 'x '.repeat(20_000) }] };

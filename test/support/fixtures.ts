@@ -1,4 +1,5 @@
 import type { MessagePage } from '../../src/store/list-messages.js';
+import type { TokenCounter } from '../../src/tokens/token-counter.js';
 
 // The builders every test folder uses (messages, parts, ranges). Fixtures specific to one folder stay there
 // (`test/ai-sdk/fixtures.ts`: tools, scripted models, chat rows; `test/context/fixtures.ts`: stored rows, measures).
@@ -23,6 +24,19 @@ export const assistantMessage = (id: string, text: string) => ({
   role: 'assistant' as const,
   parts: [{ type: 'text' as const, text }],
 });
+
+/**
+ * A counter (one token a character) whose `countAsync` takes 30 ms and turns of the event loop for a text over
+ * 1,000 characters and answers at once for a shorter one: a long message is ready after a short one made after it.
+ */
+export const slowForLongTexts: TokenCounter = {
+  id: 'slow-for-long-texts',
+  count: (text) => text.length,
+  countAsync: async (text) => {
+    if (text.length > 1_000) await new Promise((resolve) => setTimeout(resolve, 30));
+    return text.length;
+  },
+};
 
 /** The integers from `from` through `through`, ascending (empty when `through` is below `from`). */
 export const range = (from: number, through: number) =>

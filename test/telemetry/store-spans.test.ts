@@ -8,7 +8,7 @@ import type { UIMessage } from 'ai';
 import { createAgentHistory, DatabaseError, NotFoundError, type TokenCounter } from '../../src/index.js';
 import { BACKENDS, useTestDatabase } from '../support/test-database.js';
 import { idHash, stringsOf, useInMemoryTracing } from '../support/in-memory-tracing.js';
-import { range, userMessage } from '../support/fixtures.js';
+import { range, slowForLongTexts, userMessage } from '../support/fixtures.js';
 import { waitUntil } from '../support/time-limits.js';
 
 const tracing = useInMemoryTracing();
@@ -218,15 +218,7 @@ describe('append statements in their callers’ context on postgres', () => {
     // The long message is counted over several turns; the short one behind it, to the same thread, is ready first
     // and waits in the thread's lane until the long one's call hands both on. Both go in one statement (under the
     // first caller's span); the short one's missing run fails it, and each is resent under its own caller's span.
-    const slow: TokenCounter = {
-      id: 'slow-for-long-texts',
-      count: (text) => text.length,
-      countAsync: async (text) => {
-        if (text.length > 1_000) await new Promise((resolve) => setTimeout(resolve, 30));
-        return text.length;
-      },
-    };
-    const store = storeOf(slow);
+    const store = storeOf(slowForLongTexts);
     const thread = await store.createThread();
     const long: UIMessage = { id: 'long', role: 'user', parts: [{ type: 'text', text: 'x '.repeat(20_000) }] };
     const results = await Promise.allSettled([
