@@ -67,6 +67,14 @@ function batchingSettings(
   };
 }
 
+/** Tells each caller's span (its store method's, when traced) how many appends its statement combined. */
+function tellBatchSize(batch: QueuedAppend[]): void {
+  for (const entry of batch) {
+    const span = trace.getSpan(entry.context);
+    if (span?.isRecording()) span.setAttribute('agent_history.append.batch_size', batch.length);
+  }
+}
+
 /**
  * Validates the options; `false` turns batching off (every append is its own statement), and so does a `db` that
  * is a transaction (a failed batch would abort it, and the one-by-one resend with it).
@@ -95,7 +103,7 @@ export function createAppendBatcher(
       if (batch.length === 0) return; // every queued append waits for its thread's statement in flight
       // One statement per thread at most, so a batch's threads were all free: no count is needed.
       const keys = new Set(batch.map(appendThreadKey));
-      for (const entry of batch) entry.span?.setAttribute('agent_history.append.batch_size', batch.length);
+      tellBatchSize(batch);
       for (const key of keys) busyThreads.add(key);
       inFlight++;
       let gaveUpSlot = false;
@@ -109,7 +117,7 @@ export function createAppendBatcher(
         pump();
       }, stalledAfterMs);
       (stalled as { unref?: () => void }).unref?.(); // a number, without unref, outside Node
-      void sendAppendBatch(batch, sendOptions, batch[0]!.context)
+      void sendAppendBatch(batch, sendOptions)
         // sendAppendBatch settles every entry itself; this only keeps an unexpected throw from leaving callers waiting.
         .catch((error: unknown) => batch.forEach((entry) => entry.reject(error)))
         .finally(() => {
@@ -141,9 +149,7 @@ export function createAppendBatcher(
 
   const submit = <ROW>(tenantId: string, appRole: string | null, item: AppendItem) =>
     new Promise<ROW[]>((resolve, reject) => {
-      const active = trace.getActiveSpan();
-      const span = active?.isRecording() ? active : undefined;
-      const entry = { tenantId, appRole, item, reject, context: context.active(), ...(span ? { span } : {}) };
+      const entry = { tenantId, appRole, item, reject, context: context.active() };
       queue.push({ ...entry, resolve: resolve as (rows: unknown[]) => void });
       schedule();
     });

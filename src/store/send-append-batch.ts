@@ -1,4 +1,4 @@
-import { context, type Context } from '@opentelemetry/api';
+import { context } from '@opentelemetry/api';
 import type { AgentHistoryDatabase } from '../tenant/database.js';
 import { executeAppend } from './execute-append.js';
 import type { AppendStatements } from './append-statements.js';
@@ -21,14 +21,10 @@ export interface SendAppendBatchOptions {
 /**
  * Sends a batch of one tenant's appends as one statement (one alone as the single-append statement) and settles
  * every caller: with its own rows, or with the error it would have had alone. Never throws. A statement runs in the
- * async context of its first caller (`within`, else the current one); an append resent alone, in its own caller's.
+ * async context of its first caller; an append resent alone, in its own caller's.
  */
-export async function sendAppendBatch(
-  batch: QueuedAppend[],
-  options: SendAppendBatchOptions,
-  within: Context = context.active(),
-): Promise<void> {
-  return context.with(within, () => sendBatch(batch, options));
+export async function sendAppendBatch(batch: QueuedAppend[], options: SendAppendBatchOptions): Promise<void> {
+  return context.with(batch[0]!.context, () => sendBatch(batch, options));
 }
 
 async function sendBatch(batch: QueuedAppend[], options: SendAppendBatchOptions): Promise<void> {
@@ -57,7 +53,7 @@ async function sendBatch(batch: QueuedAppend[], options: SendAppendBatchOptions)
     if (code === '55P03' && threads.size > 1) {
       // Another writer holds one of the threads (the batch does not wait while holding the others): one batch
       // per thread, each waiting for its own thread only.
-      await Promise.all([...threads.values()].map((thread) => sendAppendBatch(thread, options, thread[0]!.context)));
+      await Promise.all([...threads.values()].map((thread) => sendAppendBatch(thread, options)));
     } else if (ITEM_CAUSED.test(code)) {
       // The whole batch rolled back (a racing duplicate, a missing run, …): send each append alone, in order,
       // so each caller gets exactly the outcome it would have had without batching.
@@ -84,7 +80,7 @@ async function sendBatch(batch: QueuedAppend[], options: SendAppendBatchOptions)
 }
 
 async function sendAlone(entry: QueuedAppend, options: SendAppendBatchOptions): Promise<void> {
-  return context.with(entry.context ?? context.active(), () => sendOne(entry, options));
+  return context.with(entry.context, () => sendOne(entry, options));
 }
 
 async function sendOne(entry: QueuedAppend, { db, statements }: SendAppendBatchOptions): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Context, Span } from '@opentelemetry/api';
+import type { Context } from '@opentelemetry/api';
 import type { AppendItem } from './append-statements.js';
 
 /** One append waiting in the batcher's queue, with its caller's promise. */
@@ -13,13 +13,12 @@ export interface QueuedAppend {
   resolve(rows: unknown[]): void;
   /** Settles the caller's promise with the error this item got. */
   reject(error: unknown): void;
-  /** The caller's span (its store method's), told how many appends its statement combined; none when not traced. */
-  span?: Span;
   /**
    * The caller's async context: a statement is sent in its first item's, so that a driver's tracing nests the
-   * query under a caller still waiting for it. @default the context the statement is sent from
+   * query under a caller still waiting for it, and its span (the store method's) is told how many appends its
+   * statement combined.
    */
-  context?: Context;
+  context: Context;
 }
 
 /** The key of a queued append's thread: at most one statement per key is in flight. */
